@@ -1,0 +1,209 @@
+"""The ``pgbarrier`` sqlglot dialect: RisingWave plus pgbarrier's control statements.
+
+Rules this module keeps:
+
+* :class:`PgBarrier` is sqlglot's RisingWave dialect with three additions, each a real
+  AST node (``exp.Expression`` subclass with ``arg_types``), never an ``exp.Command``:
+
+  - ``ALTER DATABASE d PAUSE`` / ``ALTER DATABASE d RESUME`` ->
+    :class:`AlterDatabaseBarrier` (``this`` = the database ``Identifier``,
+    ``action`` = ``"PAUSE"`` or ``"RESUME"``). Any other ``ALTER DATABASE`` keeps
+    sqlglot's behaviour (today: ``exp.Command``).
+  - ``FLUSH`` (a bare, unquoted ``FLUSH`` starting a statement) -> :class:`Flush`.
+    Tokens after it are a parse error ("Invalid expression / Unexpected token").
+  - ``BATCH REFRESH [EVERY n unit | EVERY INTERVAL 'text']`` in a ``CREATE``'s
+    property position -> :class:`BatchRefreshProperty` inside ``exp.Create``'s
+    properties. ``this`` is ``None`` (no ``EVERY``) or an ``exp.Interval``: a *number*
+    literal plus a unit (``SECOND[S]``, ``MINUTE[S]``, ``HOUR[S]``, ``DAY[S]``, kept as
+    written, upper-cased) for ``EVERY n unit``, or a *string* literal and no unit for
+    ``EVERY INTERVAL 'text'``. Once ``BATCH REFRESH`` has been read, anything that does
+    not fit raises a ``ParseError`` at the offending token.
+
+* Each special form is tried first; if it does not match, the parser retreats to where it
+  started and defers to RisingWave's parser, so everything that round-trips through the
+  RisingWave dialect round-trips the same way here (``WITH (refresh.interval.sec = 5)``
+  stays an ``exp.Property``).
+* Generation goes through the generator's ``TRANSFORMS`` (sqlglot 30 dispatches
+  ``<key>_sql`` methods only for its own classes). ``BATCH REFRESH ...`` is a
+  ``POST_SCHEMA`` property: it is generated after the view name / column list and
+  before ``AS``.
+* :class:`PgBarrierParser` records, for error reporting, where parsing failed
+  (:attr:`PgBarrierParser.failure`), where it fell back to ``exp.Command``
+  (:attr:`PgBarrierParser.fallback`) and the token index at which a ``CREATE``'s query
+  began (:attr:`PgBarrierParser.query_index`). A recorded ``None`` token means "at end of
+  input". These are read by :mod:`pgbarrier.sql.statements`; they change nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.risingwave import RisingWave
+from sqlglot.generators.risingwave import RisingWaveGenerator
+from sqlglot.parsers.risingwave import RisingWaveParser
+from sqlglot.tokens import Token, TokenType
+
+__all__ = [
+    "AlterDatabaseBarrier",
+    "BatchRefreshProperty",
+    "Flush",
+    "PgBarrier",
+    "PgBarrierGenerator",
+    "PgBarrierParser",
+    "REFRESH_UNITS",
+]
+
+#: Units accepted by ``BATCH REFRESH EVERY n <unit>``, with their length in seconds.
+REFRESH_UNITS: dict[str, int] = {
+    "SECOND": 1,
+    "SECONDS": 1,
+    "MINUTE": 60,
+    "MINUTES": 60,
+    "HOUR": 3600,
+    "HOURS": 3600,
+    "DAY": 86400,
+    "DAYS": 86400,
+}
+
+_BARRIER_ACTIONS = ("PAUSE", "RESUME")
+
+
+class AlterDatabaseBarrier(exp.Expression):
+    """``ALTER DATABASE <this> PAUSE|RESUME``; ``action`` is the upper-cased keyword."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "action": True}
+
+
+class Flush(exp.Expression):
+    """``FLUSH``: wait for a checkpoint barrier injected after it to commit."""
+
+    arg_types: ClassVar[dict[str, bool]] = {}
+
+
+class BatchRefreshProperty(exp.Property):
+    """``BATCH REFRESH [EVERY ...]``; ``this`` is ``None`` or an ``exp.Interval``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": False}
+
+
+class PgBarrierParser(RisingWaveParser):
+    """RisingWave's parser plus the hooks for pgbarrier's statements."""
+
+    __slots__ = ("failure", "fallback", "query_index")
+
+    def reset(self) -> None:
+        super().reset()
+        #: The token a ParseError was raised at (``None`` = end of input).
+        self.failure: Token | None = None
+        #: The token where parsing gave up and fell back to ``exp.Command``.
+        self.fallback: Token | None = None
+        #: Token index (within the statement) where a CREATE's query began.
+        self.query_index: int | None = None
+
+    # -- error bookkeeping -------------------------------------------------------------
+
+    def raise_error(self, message: str, token: Token | None = None) -> None:  # type: ignore[override]
+        self.failure = token if token else (self._curr if self._curr else None)
+        super().raise_error(message, token)  # type: ignore[arg-type]
+
+    def _parse_as_command(self, start: Token) -> exp.Command:
+        self.fallback = self._curr if self._curr else None
+        return super()._parse_as_command(start)
+
+    def _parse_ddl_select(self) -> exp.Expr | None:
+        if self.query_index is None:
+            self.query_index = self._index
+        return super()._parse_ddl_select()
+
+    # -- FLUSH ----------------------------------------------------------------------------
+
+    def _parse_statement(self) -> exp.Expr | None:
+        curr = self._curr
+        if curr and curr.token_type == TokenType.VAR and curr.text.upper() == "FLUSH":
+            self._advance()
+            return self.expression(Flush(), token=curr)
+        return super()._parse_statement()
+
+    # -- ALTER DATABASE d PAUSE | RESUME -----------------------------------------------
+
+    def _parse_alter(self) -> exp.Alter | exp.Command:
+        index = self._index
+        if self._match(TokenType.DATABASE):
+            name = self._parse_id_var(any_token=False)
+            if name and self._match_texts(_BARRIER_ACTIONS) and not self._curr:
+                action = self._prev.text.upper()
+                return self.expression(AlterDatabaseBarrier(this=name, action=action))  # type: ignore[return-value]
+        self._retreat(index)
+        return super()._parse_alter()
+
+    # -- BATCH REFRESH [EVERY ...] --------------------------------------------------------
+
+    def _parse_property(self) -> exp.Expr | list[exp.Expr] | None:
+        start = self._curr
+        if self._match_text_seq("BATCH", "REFRESH"):
+            return self._parse_batch_refresh().update_positions(start)
+        return super()._parse_property()
+
+    def _parse_batch_refresh(self) -> BatchRefreshProperty:
+        if not self._match_text_seq("EVERY"):
+            return self.expression(BatchRefreshProperty(this=None))
+
+        interval: exp.Interval | None = None
+        if self._match(TokenType.INTERVAL):
+            if self._match(TokenType.STRING):
+                interval = exp.Interval(this=exp.Literal.string(self._prev.text))
+            else:
+                self.raise_error("Expected a string literal after INTERVAL")
+        elif self._match(TokenType.NUMBER):
+            count = self._prev.text
+            if self._match_texts(REFRESH_UNITS):
+                unit = exp.var(self._prev.text.upper())
+                interval = exp.Interval(this=exp.Literal.number(count), unit=unit)
+            else:
+                self.raise_error("Expected SECOND[S], MINUTE[S], HOUR[S] or DAY[S]")
+        else:
+            self.raise_error("Expected a number or INTERVAL after EVERY")
+
+        return self.expression(BatchRefreshProperty(this=interval))
+
+
+def _alter_database_barrier_sql(gen: Any, e: AlterDatabaseBarrier) -> str:
+    return f"ALTER DATABASE {gen.sql(e, 'this')} {e.args['action']}"
+
+
+def _flush_sql(gen: Any, e: Flush) -> str:
+    return "FLUSH"
+
+
+def _batch_refresh_sql(gen: Any, e: BatchRefreshProperty) -> str:
+    interval = e.this
+    if not isinstance(interval, exp.Interval):
+        return "BATCH REFRESH"
+    value = interval.this
+    if isinstance(value, exp.Literal) and value.is_string:
+        return f"BATCH REFRESH EVERY INTERVAL {gen.sql(value)}"
+    return f"BATCH REFRESH EVERY {gen.sql(value)} {gen.sql(interval, 'unit')}"
+
+
+class PgBarrierGenerator(RisingWaveGenerator):
+    """RisingWave's generator plus pgbarrier's nodes."""
+
+    TRANSFORMS = {
+        **RisingWaveGenerator.TRANSFORMS,
+        AlterDatabaseBarrier: _alter_database_barrier_sql,
+        Flush: _flush_sql,
+        BatchRefreshProperty: _batch_refresh_sql,
+    }
+
+    PROPERTIES_LOCATION = {
+        **RisingWaveGenerator.PROPERTIES_LOCATION,
+        BatchRefreshProperty: exp.Properties.Location.POST_SCHEMA,
+    }
+
+
+class PgBarrier(RisingWave):
+    """sqlglot dialect ``"pgbarrier"``: RisingWave with PAUSE/RESUME, FLUSH, BATCH REFRESH."""
+
+    Parser = PgBarrierParser
+    Generator = PgBarrierGenerator
