@@ -1,0 +1,147 @@
+"""Meta commands that ride on barriers.
+
+Rules this module keeps:
+
+* A command is a frozen value; scheduling one injects a barrier for it at once
+  (one command per barrier) and the command is applied when that barrier is.
+* Every command barrier is a checkpoint (as RisingWave's ``need_checkpoint``),
+  so that what the command changed is committed, and handed to the durable
+  ``on_commit`` hook, before the command's issuer hears back. Only a
+  :class:`Custom` built with ``checkpoint=False`` rides an ordinary barrier.
+* :class:`Pause`, :class:`Resume` and :class:`Flush` are built into the
+  barrier worker. Every other command is (or turns into, via ``as_custom()``)
+  a :class:`Custom`: an ``on_apply`` callback run in the barrier worker's
+  thread, optionally refused while the database is paused. New features add
+  commands this way without touching the worker.
+* ``on_apply`` is cheap, in-memory and never blocks (no backend queries, no
+  waiting on other commands); its return value is the command's result. When
+  it raises, the barrier is not injected and nothing in the barrier state
+  changes; the exception goes to the command's issuer.
+* A command refused because the database is paused raises one typed error
+  (55000 for the built-in ones, see :func:`paused_error`) and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias, runtime_checkable
+
+from pgbarrier.barrier.info import BarrierInfo
+from pgbarrier.barrier.pause import Paused, PauseState
+from pgbarrier.errors import ObjectNotInPrerequisiteState, PgError
+
+
+@dataclass(frozen=True)
+class Pause:
+    """``ALTER DATABASE d PAUSE``: idempotent; a paused database keeps its original at/by.
+
+    Result: :class:`PauseResult` (``changed=False`` when it was already paused).
+    """
+
+    by: str
+
+
+@dataclass(frozen=True)
+class Resume:
+    """``ALTER DATABASE d RESUME``: idempotent.
+
+    Result: :class:`PauseResult` (``changed=False`` when it was not paused).
+    ``by`` is kept for logging; a running database records no resumer.
+    """
+
+    by: str
+
+
+@dataclass(frozen=True)
+class Flush:
+    """``FLUSH``: forces a checkpoint barrier; collected once it has committed.
+
+    Result: the committed epoch (``int``), the ``prev_epoch`` of that barrier.
+    Allowed while paused (barriers keep flowing).
+    """
+
+
+@dataclass(frozen=True)
+class Custom:
+    """A generic command: ``on_apply(info)`` runs when its barrier is applied.
+
+    ``requires_unpaused_error``: when given and the database is paused, the
+    command is refused with ``requires_unpaused_error(database, paused)`` and
+    ``on_apply`` is not called. When ``None`` the command also applies while
+    paused (``info.paused`` tells it). ``checkpoint``: whether its barrier is
+    a checkpoint (default yes, see the module rules).
+    """
+
+    name: str
+    on_apply: Callable[[BarrierInfo], object]
+    requires_unpaused_error: Callable[[str, Paused], PgError] | None = None
+    checkpoint: bool = True
+
+    def as_custom(self) -> Custom:
+        return self
+
+
+@dataclass(frozen=True)
+class CreateBatchRefreshJob:
+    """Create a batch-refresh job: ``on_apply(info)`` registers it at ``info.prev_epoch``.
+
+    Refused while the database is paused with 55000 ``cannot create batch
+    refresh job while database barrier is paused`` (DETAIL who paused it and
+    when, HINT how to resume); then ``on_apply`` is not called and nothing
+    changes. Result: whatever ``on_apply`` returned.
+    """
+
+    name: str
+    on_apply: Callable[[BarrierInfo], object]
+
+    def as_custom(self) -> Custom:
+        return Custom(
+            name=f"create batch refresh job {self.name}",
+            on_apply=self.on_apply,
+            requires_unpaused_error=_create_job_while_paused,
+        )
+
+
+@runtime_checkable
+class CustomCommand(Protocol):
+    """Anything the worker can apply as a :class:`Custom`."""
+
+    def as_custom(self) -> Custom: ...
+
+
+Command: TypeAlias = Pause | Resume | Flush | Custom | CreateBatchRefreshJob | CustomCommand
+
+
+@dataclass(frozen=True)
+class PauseResult:
+    """Result of :class:`Pause` / :class:`Resume`: whether it changed anything, and the state now."""
+
+    changed: bool
+    state: PauseState
+
+
+def forces_checkpoint(command: Command) -> bool:
+    """Whether the barrier carrying ``command`` must be a checkpoint."""
+    if isinstance(command, (Pause, Resume, Flush)):
+        return True
+    return command.as_custom().checkpoint
+
+
+def paused_error(message: str, database: str, paused: Paused) -> ObjectNotInPrerequisiteState:
+    """The 55000 error for ``message`` on a paused database, with SPEC's DETAIL and HINT.
+
+    For example ``paused_error(f'cannot refresh materialized view "{v}" while
+    database barrier is paused', db, paused)`` for a manual refresh.
+    """
+    return ObjectNotInPrerequisiteState(
+        message,
+        detail=f'database "{database}" was paused at {paused.at:%Y-%m-%d %H:%M:%S%z} by {paused.by}',
+        hint=f"Resume the database with ALTER DATABASE {database} RESUME, then retry.",
+    )
+
+
+def _create_job_while_paused(database: str, paused: Paused) -> PgError:
+    return paused_error(
+        "cannot create batch refresh job while database barrier is paused", database, paused
+    )
