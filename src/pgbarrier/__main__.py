@@ -1,0 +1,3 @@
+from pgbarrier.cli import main
+
+raise SystemExit(main())

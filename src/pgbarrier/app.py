@@ -1,0 +1,80 @@
+"""Assembles one pgbarrier process: backend, barrier manager, jobs, control plane, server.
+
+Everything is injected (clock, backend), so tests can build an ``App`` with a
+manual clock or an in-memory backend and drive it without sleeping.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from pgbarrier import __version__
+from pgbarrier.backends.base import Backend
+from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.barrier.clock import Clock, SystemClock
+from pgbarrier.barrier.manager import BarrierManager
+from pgbarrier.control import ControlPlane
+from pgbarrier.jobs.registry import JobRegistry
+from pgbarrier.session.session import Session
+from pgbarrier.wire.server import PgBarrierServer
+
+log = logging.getLogger(__name__)
+
+#: what PostgreSQL 15 reports at start-up; server_version must stay parseable (pgjdbc, asyncpg)
+SERVER_PARAMETERS = {
+    "server_version": "15.0",
+    "server_encoding": "UTF8",
+    "client_encoding": "UTF8",
+    "DateStyle": "ISO, MDY",
+    "IntervalStyle": "postgres",
+    "integer_datetimes": "on",
+    "standard_conforming_strings": "on",
+    "TimeZone": "UTC",
+    "is_superuser": "on",
+}
+
+
+@dataclass
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 4566
+    data_dir: str = "./pgbarrier-data"
+    barrier_interval_ms: int = 1000
+    checkpoint_frequency: int = 1
+    default_database: str = "dev"
+
+
+class App:
+    def __init__(self, config: Config, *, clock: Clock | None = None,
+                 backend: Backend | None = None) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.backend = backend or DuckDBBackend(config.data_dir)
+        self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
+                                      checkpoint_frequency=config.checkpoint_frequency)
+        self.jobs = JobRegistry()
+        self.control = ControlPlane(self.backend, self.barrier, self.jobs, self.clock)
+        self.server: PgBarrierServer | None = None
+
+    def new_session(self) -> Session:
+        return Session(self.control, SERVER_PARAMETERS)
+
+    def start(self) -> PgBarrierServer:
+        db = self.config.default_database
+        self.backend.ensure_database(db)
+        self.barrier.add_database(db)
+        self.barrier.start()
+        self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session)
+        host, port = self.server.server_address[:2]
+        log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
+                 __version__, host, port, type(self.backend).__name__,
+                 ", ".join(self.barrier.databases()))
+        return self.server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+        self.barrier.stop()
+        self.backend.close()

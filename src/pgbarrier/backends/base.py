@@ -1,0 +1,78 @@
+"""The data-plane interface: what pgbarrier needs from DuckDB or PostgreSQL.
+
+Rules this module keeps:
+
+* A backend knows nothing about barriers, epochs or pause state; it runs SQL.
+* One :class:`BackendSession` per client connection; it is used by one thread
+  at a time, except :meth:`BackendSession.interrupt`, which another thread may
+  call to cancel the running statement (it then fails with 57014).
+* Errors leave as :class:`pgbarrier.errors.PgError` with the nearest SQLSTATE.
+* ``describe`` learns a statement's result shape without executing it.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from buenavista.core import Connection, Session
+
+from pgbarrier.result import Column, Result
+
+
+class BackendSession(Session, abc.ABC):
+    """One client's connection to one database of the data plane."""
+
+    @abc.abstractmethod
+    def execute(self, sql: str, params: list[Any] | None = None) -> Result: ...
+
+    @abc.abstractmethod
+    def describe(self, sql: str, params: list[Any] | None = None) -> list[Column] | None:
+        """Row shape of ``sql`` (None: no row set), without running it."""
+
+    @abc.abstractmethod
+    def interrupt(self) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # buenavista's Session seam
+    def execute_sql(self, sql: str, params: Any = None) -> Result:
+        return self.execute(sql, params)
+
+
+class Backend(Connection, abc.ABC):
+    """A data plane holding one database per pgbarrier database."""
+
+    #: sqlglot dialect of the SQL this backend runs (for AST rewrites)
+    dialect: str = "postgres"
+
+    @abc.abstractmethod
+    def ensure_database(self, name: str) -> None:
+        """Make sure ``name`` exists in the data plane (idempotent)."""
+
+    @abc.abstractmethod
+    def connect(self, database: str, user: str) -> BackendSession: ...
+
+    @abc.abstractmethod
+    def relation_exists(self, database: str, name: str) -> bool: ...
+
+    @abc.abstractmethod
+    def create_snapshot_table(self, database: str, name: str, columns: tuple[str, ...] | None,
+                              query: str) -> int:
+        """Atomically create table ``name`` holding the rows of ``query``; returns the row count."""
+
+    @abc.abstractmethod
+    def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                    query: str) -> None: ...
+
+    @abc.abstractmethod
+    def describe_query(self, database: str, query: str) -> list[Column]:
+        """Validate ``query`` (42P01 for a missing relation...) and return its columns."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # buenavista's Connection seam: sessions are opened per database via connect()
+    def new_session(self) -> Session:
+        return self.connect("dev", "root")

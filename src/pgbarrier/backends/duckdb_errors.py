@@ -1,0 +1,94 @@
+"""DuckDB exceptions as PostgreSQL errors: nearest SQLSTATE, PostgreSQL's wording.
+
+Rules this module keeps:
+
+* The exception class decides the SQLSTATE family; a few messages are matched
+  more precisely (missing / duplicate relation, unique and not-null violations)
+  so clients get PostgreSQL's codes ``42P01``, ``42P07``, ``23505``, ``23502``.
+* DuckDB's ``Xxx Error:`` prefix is dropped; its ``LINE n:`` caret becomes the
+  ErrorResponse position (1-based, in the statement text).
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from pgbarrier.errors import PgError, QueryCanceled
+
+_CLASS_STATE: list[tuple[type[BaseException], str]] = [
+    (duckdb.InterruptException, "57014"),
+    (duckdb.ParserException, "42601"),
+    (duckdb.CatalogException, "42704"),
+    (duckdb.BinderException, "42703"),
+    (duckdb.ConstraintException, "23000"),
+    (duckdb.ConversionException, "22P02"),
+    (duckdb.OutOfRangeException, "22003"),
+    (duckdb.InvalidInputException, "22023"),
+    (duckdb.TransactionException, "25000"),
+    (duckdb.NotImplementedException, "0A000"),
+    (duckdb.PermissionException, "42501"),
+    (duckdb.DataError, "22000"),
+    (duckdb.IntegrityError, "23000"),
+    (duckdb.ProgrammingError, "42000"),
+]
+
+_PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? does not exist'), "42P01",
+     'relation "{0}" does not exist'),
+    (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? already exists'), "42P07",
+     'relation "{0}" already exists'),
+    (re.compile(r"duplicate key \"?(.*?)\"?$"), "23505",
+     "duplicate key value violates unique constraint (key {0})"),
+    (re.compile(r"NOT NULL constraint failed: (\S+)"), "23502",
+     'null value in column "{0}" violates not-null constraint'),
+    (re.compile(r"^Current transaction is aborted"), "25P02",
+     "current transaction is aborted, commands ignored until end of transaction block"),
+    (re.compile(r'Referenced column "([^"]+)" not found'), "42703", 'column "{0}" does not exist'),
+    (re.compile(r"^Scalar Function with name (\S+) does not exist"), "42883",
+     "function {0} does not exist"),
+]
+
+_LINE = re.compile(r"^LINE (\d+): ", re.M)
+
+
+def _position(text: str, sql: str | None) -> int | None:
+    m = _LINE.search(text)
+    if not m or sql is None:
+        return None
+    caret_line = text[m.end():].split("\n", 2)
+    if len(caret_line) < 2:
+        return None
+    col = caret_line[1].find("^") - len(m.group(0))
+    if col < 0:
+        return None
+    line_no = int(m.group(1))
+    lines = sql.split("\n")
+    if line_no > len(lines):
+        return None
+    return sum(len(line) + 1 for line in lines[: line_no - 1]) + col + 1
+
+
+def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
+    """The PgError a client should see for a DuckDB exception."""
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryCanceled()
+    text = str(exc)
+    head = text.split("\n", 1)[0]
+    message = head.split(": ", 1)[1] if ": " in head and head.split(": ", 1)[0].endswith("Error") else head
+    detail_lines = [ln for ln in text.split("\n")[1:] if ln and not ln.startswith("LINE ")
+                    and not ln.strip().startswith("^")]
+    hint = detail_lines[0] if detail_lines and detail_lines[0].startswith(("Did you mean", "Candidate")) else None
+    state = "XX000"
+    for cls, code in _CLASS_STATE:
+        if isinstance(exc, cls):
+            state = code
+            break
+    for pattern, code, template in _PATTERNS:
+        m = pattern.search(message)
+        if m:
+            state, message = code, template.format(*m.groups())
+            break
+    message = message.rstrip("!")
+    return PgError.by_sqlstate(state)(message, hint=hint, position=_position(text, sql), sqlstate=state)

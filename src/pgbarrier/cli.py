@@ -1,0 +1,81 @@
+"""``pgbarrier serve``: flags, environment variables, start-up and shutdown. No logic.
+
+Every flag also reads from ``PGBARRIER_<FLAG>`` (``--barrier-interval-ms`` from
+``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins. SIGINT and
+SIGTERM stop the server cleanly and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+from pgbarrier import __version__
+from pgbarrier.app import App, Config
+
+
+def _env(flag: str, default: str | None) -> str | None:
+    return os.environ.get("PGBARRIER_" + flag.upper().replace("-", "_"), default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pgbarrier", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"pgbarrier {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the PostgreSQL-wire server")
+    serve.add_argument("--host", default=_env("host", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(_env("port", "4566") or 4566),
+                       help="0 picks a free port (logged when ready)")
+    serve.add_argument("--data-dir", default=_env("data-dir", "./pgbarrier-data"),
+                       help="DuckDB files live here; ':memory:' keeps nothing")
+    serve.add_argument("--barrier-interval-ms", type=int,
+                       default=int(_env("barrier-interval-ms", "1000") or 1000))
+    serve.add_argument("--checkpoint-frequency", type=int,
+                       default=int(_env("checkpoint-frequency", "1") or 1))
+    serve.add_argument("--database", default=_env("database", "dev"),
+                       help="database created at first start")
+    serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.barrier_interval_ms <= 0 or args.checkpoint_frequency <= 0:
+        print("pgbarrier: --barrier-interval-ms and --checkpoint-frequency must be positive",
+              file=sys.stderr)
+        return 2
+    config = Config(host=args.host, port=args.port, data_dir=args.data_dir,
+                    barrier_interval_ms=args.barrier_interval_ms,
+                    checkpoint_frequency=args.checkpoint_frequency,
+                    default_database=args.database)
+    app = App(config)
+    try:
+        server = app.start()
+    except OSError as exc:
+        print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        logging.getLogger("pgbarrier").info("received %s, shutting down",
+                                            signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    serving = threading.Thread(target=server.serve_forever, name="pgbarrier-accept", daemon=True)
+    serving.start()
+    stop.wait()
+    app.stop()
+    logging.getLogger("pgbarrier").info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

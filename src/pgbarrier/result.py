@@ -1,0 +1,92 @@
+"""What running one statement produces, whoever ran it (backend or control plane).
+
+Rules this module keeps:
+
+* ``columns is None`` means the statement returns no row set: the client gets
+  NoData on Describe and only a CommandComplete with ``tag``.
+* A row set's CommandComplete is ``SELECT <n>`` (or ``tag`` followed by the
+  count, for ``INSERT ... RETURNING``-style results) and is completed by the
+  session once the rows were counted, so portals that suspend report the total.
+* ``Result`` is buenavista's ``QueryResult`` seam, with PostgreSQL type OIDs
+  instead of buenavista's coarse ``BVType``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from buenavista.core import BVType, QueryResult
+
+from pgbarrier.errors import Notice
+from pgbarrier.wire import types as pgt
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type_oid: int
+    type_modifier: int = -1
+
+    @property
+    def type_size(self) -> int:
+        return pgt.TYPE_SIZE.get(self.type_oid, -1)
+
+
+_BVTYPE = {
+    pgt.BOOL: BVType.BOOL, pgt.INT2: BVType.INTEGER, pgt.INT4: BVType.INTEGER,
+    pgt.INT8: BVType.BIGINT, pgt.FLOAT4: BVType.FLOAT, pgt.FLOAT8: BVType.FLOAT,
+    pgt.NUMERIC: BVType.DECIMAL, pgt.TEXT: BVType.TEXT, pgt.VARCHAR: BVType.TEXT,
+    pgt.DATE: BVType.DATE, pgt.TIME: BVType.TIME, pgt.TIMESTAMP: BVType.TIMESTAMP,
+    pgt.INTERVAL: BVType.INTERVAL, pgt.BYTEA: BVType.BYTES, pgt.JSON: BVType.JSON,
+}
+
+
+@dataclass
+class Result(QueryResult):
+    """One statement's outcome: optional row set, command tag, notices."""
+
+    tag: str
+    columns: list[Column] | None = None
+    row_source: Iterable[tuple[Any, ...]] = ()
+    notices: list[Notice] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        QueryResult.__init__(self)
+        self._iter: Iterator[tuple[Any, ...]] | None = None
+
+    # buenavista's QueryResult seam -------------------------------------------------
+    def has_results(self) -> bool:
+        return self.columns is not None
+
+    def column_count(self) -> int:
+        return len(self.columns or ())
+
+    def column(self, index: int) -> tuple[str, BVType]:
+        col = (self.columns or [])[index]
+        return col.name, _BVTYPE.get(col.type_oid, BVType.UNKNOWN)
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        if self._iter is None:
+            self._iter = iter(self.row_source)
+        return self._iter
+
+    def status(self) -> str:
+        return self.tag
+
+    def completion_tag(self, row_count: int) -> str:
+        """The CommandComplete tag once ``row_count`` rows were sent."""
+        if self.columns is None:
+            return self.tag
+        if self.tag == "INSERT":
+            return f"INSERT 0 {row_count}"
+        return f"{self.tag} {row_count}"
+
+
+def command(tag: str, notices: list[Notice] | None = None) -> Result:
+    return Result(tag=tag, notices=notices or [])
+
+
+def rowset(columns: list[Column], rows: Iterable[tuple[Any, ...]], tag: str = "SELECT") -> Result:
+    return Result(tag=tag, columns=columns, row_source=rows)

@@ -1,0 +1,380 @@
+"""PostgreSQL protocol 3.0 messages: decoding what clients send, encoding what we answer.
+
+Rules this module keeps:
+
+* No I/O. Functions take payload bytes and return dataclasses, or take values and
+  return the complete framed message (type byte, length, body).
+* A malformed payload raises :class:`pgbarrier.errors.ProtocolViolation` (08P01),
+  never ``struct.error``/``IndexError``/``UnicodeDecodeError``.
+* Every ErrorResponse and NoticeResponse carries S, V, C and M, plus D, H and P
+  when the error has them, so psql prints ``ERROR:``/``DETAIL:``/``HINT:`` and,
+  with ``VERBOSITY verbose``, the SQLSTATE.
+
+The message-type codes are buenavista's (``ServerResponse``/``ClientCommand``).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from buenavista.postgres import ClientCommand, ServerResponse
+
+from pgbarrier.errors import Notice, PgError, ProtocolViolation
+
+PROTOCOL_3_0 = 196608
+SSL_REQUEST = 80877103
+GSSENC_REQUEST = 80877104
+CANCEL_REQUEST = 80877102
+
+
+# --------------------------------------------------------------------------- frontend
+
+
+@dataclass(frozen=True)
+class StartupMessage:
+    parameters: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SSLRequest:
+    pass
+
+
+@dataclass(frozen=True)
+class GSSENCRequest:
+    pass
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    process_id: int
+    secret_key: int
+
+
+@dataclass(frozen=True)
+class Query:
+    sql: str
+
+
+@dataclass(frozen=True)
+class Parse:
+    statement: str
+    sql: str
+    param_oids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Bind:
+    portal: str
+    statement: str
+    param_formats: tuple[int, ...]
+    params: tuple[bytes | None, ...]
+    result_formats: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Describe:
+    kind: str  # "S" statement or "P" portal
+    name: str
+
+
+@dataclass(frozen=True)
+class Execute:
+    portal: str
+    max_rows: int
+
+
+@dataclass(frozen=True)
+class Close:
+    kind: str  # "S" or "P"
+    name: str
+
+
+@dataclass(frozen=True)
+class Sync:
+    pass
+
+
+@dataclass(frozen=True)
+class Flush:
+    pass
+
+
+@dataclass(frozen=True)
+class Terminate:
+    pass
+
+
+@dataclass(frozen=True)
+class PasswordMessage:
+    data: bytes
+
+
+FrontendMessage = Query | Parse | Bind | Describe | Execute | Close | Sync | Flush | Terminate | PasswordMessage
+
+
+class _Reader:
+    """Bounds-checked reads over one payload; any overrun is a protocol violation."""
+
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def _take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ProtocolViolation("invalid message format")
+        chunk = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return chunk
+
+    def int16(self) -> int:
+        return struct.unpack("!h", self._take(2))[0]
+
+    def int32(self) -> int:
+        return struct.unpack("!i", self._take(4))[0]
+
+    def byte(self) -> str:
+        return self._take(1).decode("latin-1")
+
+    def cstring(self) -> str:
+        end = self.data.find(b"\x00", self.pos)
+        if end < 0:
+            raise ProtocolViolation("invalid string in message")
+        raw = self.data[self.pos : end]
+        self.pos = end + 1
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolViolation("invalid byte sequence for encoding \"UTF8\"") from exc
+
+    def rest(self) -> bytes:
+        chunk = self.data[self.pos :]
+        self.pos = len(self.data)
+        return chunk
+
+    def done(self) -> None:
+        if self.pos != len(self.data):
+            raise ProtocolViolation("invalid message format")
+
+
+def decode_startup(payload: bytes) -> StartupMessage | SSLRequest | GSSENCRequest | CancelRequest:
+    """Decode the body of the untyped first message (after its length word)."""
+    r = _Reader(payload)
+    code = r.int32()
+    if code == SSL_REQUEST:
+        return SSLRequest()
+    if code == GSSENC_REQUEST:
+        return GSSENCRequest()
+    if code == CANCEL_REQUEST:
+        pid = r.int32() & 0xFFFFFFFF
+        key = r.int32() & 0xFFFFFFFF
+        return CancelRequest(pid, key)
+    if code != PROTOCOL_3_0:
+        raise ProtocolViolation(
+            f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}: "
+            "server supports 3.0 to 3.0"
+        )
+    params: dict[str, str] = {}
+    while True:
+        key = r.cstring()
+        if not key:
+            break
+        params[key] = r.cstring()
+    return StartupMessage(params)
+
+
+def decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
+    """Decode one typed frontend message."""
+    r = _Reader(payload)
+    if type_code == ClientCommand.QUERY:
+        msg: FrontendMessage = Query(r.cstring())
+    elif type_code == ClientCommand.PARSE:
+        name, sql = r.cstring(), r.cstring()
+        oids = tuple(r.int32() & 0xFFFFFFFF for _ in range(r.int16()))
+        msg = Parse(name, sql, oids)
+    elif type_code == ClientCommand.BIND:
+        portal, stmt = r.cstring(), r.cstring()
+        fmts = tuple(r.int16() for _ in range(r.int16()))
+        values: list[bytes | None] = []
+        for _ in range(r.int16()):
+            n = r.int32()
+            values.append(None if n == -1 else r._take(n))
+        rfmts = tuple(r.int16() for _ in range(r.int16()))
+        msg = Bind(portal, stmt, fmts, tuple(values), rfmts)
+    elif type_code == ClientCommand.DESCRIBE:
+        kind = r.byte()
+        if kind not in ("S", "P"):
+            raise ProtocolViolation(f"invalid DESCRIBE message subtype {ord(kind)}")
+        msg = Describe(kind, r.cstring())
+    elif type_code == ClientCommand.EXECUTE:
+        msg = Execute(r.cstring(), r.int32())
+    elif type_code == ClientCommand.CLOSE:
+        kind = r.byte()
+        if kind not in ("S", "P"):
+            raise ProtocolViolation(f"invalid CLOSE message subtype {ord(kind)}")
+        msg = Close(kind, r.cstring())
+    elif type_code == ClientCommand.SYNC:
+        msg = Sync()
+    elif type_code == ClientCommand.FLUSH:
+        msg = Flush()
+    elif type_code == ClientCommand.TERMINATE:
+        msg = Terminate()
+    elif type_code == ClientCommand.PASSWORD_MESSAGE:
+        return PasswordMessage(r.rest())
+    else:
+        raise ProtocolViolation(f"invalid frontend message type {type_code[0] if type_code else 0}")
+    r.done()
+    return msg
+
+
+# --------------------------------------------------------------------------- backend
+
+
+def _frame(code: bytes, body: bytes = b"") -> bytes:
+    return code + struct.pack("!i", len(body) + 4) + body
+
+
+def _cstr(value: str) -> bytes:
+    return value.encode("utf-8").replace(b"\x00", b"") + b"\x00"
+
+
+def authentication_ok() -> bytes:
+    return _frame(ServerResponse.AUTHENTICATION_REQUEST, struct.pack("!i", 0))
+
+
+def parameter_status(name: str, value: str) -> bytes:
+    return _frame(ServerResponse.PARAMETER_STATUS, _cstr(name) + _cstr(value))
+
+
+def backend_key_data(process_id: int, secret_key: int) -> bytes:
+    return _frame(ServerResponse.BACKEND_KEY_DATA, struct.pack("!II", process_id, secret_key))
+
+
+def ready_for_query(status: bytes) -> bytes:
+    return _frame(ServerResponse.READY_FOR_QUERY, status)
+
+
+def parse_complete() -> bytes:
+    return _frame(ServerResponse.PARSE_COMPLETE)
+
+
+def bind_complete() -> bytes:
+    return _frame(ServerResponse.BIND_COMPLETE)
+
+
+def close_complete() -> bytes:
+    return _frame(ServerResponse.CLOSE_COMPLETE)
+
+
+def no_data() -> bytes:
+    return _frame(ServerResponse.NO_DATA)
+
+
+def portal_suspended() -> bytes:
+    return _frame(ServerResponse.PORTAL_SUSPENDED)
+
+
+def empty_query_response() -> bytes:
+    return _frame(ServerResponse.EMPTY_QUERY_RESPONSE)
+
+
+def command_complete(tag: str) -> bytes:
+    return _frame(ServerResponse.COMMAND_COMPLETE, _cstr(tag))
+
+
+def parameter_description(oids: list[int] | tuple[int, ...]) -> bytes:
+    body = struct.pack("!h", len(oids)) + b"".join(struct.pack("!I", o) for o in oids)
+    return _frame(ServerResponse.PARAMETER_DESCRIPTION, body)
+
+
+@dataclass(frozen=True)
+class FieldDescription:
+    name: str
+    type_oid: int
+    type_size: int = -1
+    type_modifier: int = -1
+    format: int = 0
+    table_oid: int = 0
+    column_number: int = 0
+
+
+def row_description(fields: list[FieldDescription]) -> bytes:
+    parts = [struct.pack("!h", len(fields))]
+    for f in fields:
+        parts.append(_cstr(f.name))
+        parts.append(
+            struct.pack(
+                "!ihIhih",
+                f.table_oid,
+                f.column_number,
+                f.type_oid,
+                f.type_size,
+                f.type_modifier,
+                f.format,
+            )
+        )
+    return _frame(ServerResponse.ROW_DESCRIPTION, b"".join(parts))
+
+
+_NULL = struct.pack("!i", -1)
+
+
+def data_row(values: list[bytes | None]) -> bytes:
+    parts = [struct.pack("!h", len(values))]
+    for v in values:
+        if v is None:
+            parts.append(_NULL)
+        else:
+            parts.append(struct.pack("!i", len(v)))
+            parts.append(v)
+    return _frame(ServerResponse.DATA_ROW, b"".join(parts))
+
+
+def _fields(severity: str, sqlstate: str, message: str, detail: str | None,
+            hint: str | None, position: int | None) -> bytes:
+    parts = [
+        b"S" + _cstr(severity),
+        b"V" + _cstr(severity),
+        b"C" + _cstr(sqlstate),
+        b"M" + _cstr(message),
+    ]
+    if detail:
+        parts.append(b"D" + _cstr(detail))
+    if hint:
+        parts.append(b"H" + _cstr(hint))
+    if position:
+        parts.append(b"P" + _cstr(str(position)))
+    parts.append(b"\x00")
+    return b"".join(parts)
+
+
+def error_response(err: PgError) -> bytes:
+    return _frame(
+        ServerResponse.ERROR_RESPONSE,
+        _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position),
+    )
+
+
+def notice_response(notice: Notice) -> bytes:
+    return _frame(
+        ServerResponse.NOTICE_RESPONSE,
+        _fields(notice.severity, notice.sqlstate, notice.message, notice.detail, notice.hint, None),
+    )
+
+
+@dataclass
+class Outbox:
+    """Encoded backend messages waiting to be written, in order."""
+
+    chunks: list[bytes] = field(default_factory=list)
+
+    def add(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+    def take(self) -> bytes:
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        return data
