@@ -1,0 +1,26 @@
+# The two commands a newcomer types: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## install and start the server on 127.0.0.1:4566 (embedded DuckDB, database `dev`)
+run: install
+	$(VENV)/bin/pgbarrier serve
+
+## install and run every test
+test: install
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) pgbarrier-data .pytest_cache

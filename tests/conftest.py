@@ -1,0 +1,101 @@
+"""Shared fixtures: a real pgbarrier server process on port 0, and the clients' DSNs.
+
+The server is started as ``python -m pgbarrier serve --port 0`` and the test waits
+for its "ready" log line (which names the port) — a readiness wait, never a sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+READY = re.compile(r"ready: listening on ([\d.]+):(\d+)")
+START_TIMEOUT_S = 60
+
+
+@dataclass
+class ServerProcess:
+    proc: subprocess.Popen[str]
+    host: str
+    port: int
+    log: list[str] = field(default_factory=list)
+
+    def dsn(self, database: str = "dev", user: str = "root") -> str:
+        return f"host={self.host} port={self.port} user={user} dbname={database}"
+
+    def psql(self, *args: str, database: str = "dev", input: str | None = None,
+             check: bool = False) -> subprocess.CompletedProcess[str]:
+        cmd = ["psql", "-X", "-h", self.host, "-p", str(self.port), "-U", "root", "-d", database,
+               *args]
+        env = {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGAPPNAME": "pytest"}
+        return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=60,
+                              check=check, env=env)
+
+
+def start_server(*extra: str) -> ServerProcess:
+    cmd = [sys.executable, "-m", "pgbarrier", "serve", "--port", "0", "--data-dir", ":memory:",
+           *extra]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    lines: list[str] = []
+    found: list[tuple[str, int]] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            m = READY.search(line)
+            if m and not found:
+                found.append((m.group(1), int(m.group(2))))
+                ready.set()
+        ready.set()  # process ended
+
+    threading.Thread(target=pump, daemon=True).start()
+    if not ready.wait(START_TIMEOUT_S) or not found:
+        proc.kill()
+        raise RuntimeError("pgbarrier did not become ready:\n" + "".join(lines))
+    host, port = found[0]
+    return ServerProcess(proc, host, port, lines)
+
+
+def stop_server(server: ServerProcess) -> int:
+    server.proc.terminate()
+    try:
+        return server.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        raise
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    srv = start_server("--barrier-interval-ms", "1000")
+    yield srv
+    code = stop_server(srv)
+    assert code == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
+def postgres_dsn() -> str:
+    return os.environ.get("PGBARRIER_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def require_postgres() -> str:
+    """The upstream PostgreSQL DSN, or skip (fail under CI=true) when it is unreachable."""
+    import psycopg
+
+    dsn = postgres_dsn()
+    try:
+        with psycopg.connect(dsn, connect_timeout=5):
+            pass
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL at {dsn} is unreachable under CI=true: {exc}")
+        pytest.skip(f"PostgreSQL at {dsn} is unreachable: {exc}")
+    return dsn
