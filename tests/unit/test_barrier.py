@@ -219,7 +219,7 @@ def test_create_batch_refresh_job_rejected_while_paused_and_nothing_changes() ->
     err = ei.value
     assert err.sqlstate == "55000"
     assert err.message == "cannot create batch refresh job while database barrier is paused"
-    assert err.detail == 'database "dev" was paused at 2024-05-01 12:00:00+0000 by alice'
+    assert err.detail == 'database "dev" was paused at 2024-05-01 12:00:00+00 by alice'
     assert err.hint == "Resume the database with ALTER DATABASE dev RESUME, then retry."
     assert calls == []
     assert state_key(state) == before
@@ -267,7 +267,7 @@ def test_custom_command_with_its_own_paused_error() -> None:
     )
     with pytest.raises(ObjectNotInPrerequisiteState) as ei:
         state.inject(T0, refuse)
-    assert ei.value.detail == 'database "dev" was paused at 2024-05-01 12:00:00+0000 by carol'
+    assert ei.value.detail == 'database "dev" was paused at 2024-05-01 12:00:00+00 by carol'
     # a custom command without requires_unpaused_error applies while paused
     seen: list[bool] = []
     state.inject(T0, Custom("drop job", on_apply=lambda info: seen.append(info.paused)))

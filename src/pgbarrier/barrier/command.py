@@ -24,6 +24,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timezone
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
@@ -136,7 +137,9 @@ def paused_error(message: str, database: str, paused: Paused) -> ObjectNotInPrer
     """
     return ObjectNotInPrerequisiteState(
         message,
-        detail=f'database "{database}" was paused at {paused.at:%Y-%m-%d %H:%M:%S%z} by {paused.by}',
+        # PostgreSQL's text form of a timestamptz in UTC, as psql would print it
+        detail=f'database "{database}" was paused at '
+        f"{paused.at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S}+00 by {paused.by}",
         hint=f"Resume the database with ALTER DATABASE {database} RESUME, then retry.",
     )
 
