@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test clean
+.PHONY: install run test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,8 @@ test: install
 
 clean:
 	rm -rf $(VENV) pgbarrier-data .pytest_cache
+
+## measurements written up in docs/BENCHMARKS.md
+bench: install
+	$(PY) bench/control_roundtrip.py --rounds 100
+	$(PY) bench/control_roundtrip.py --rounds 1000

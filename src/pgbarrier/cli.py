@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # sqlglot warns when it falls back to a Command; pgbarrier turns those into 42601 itself
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     if args.barrier_interval_ms <= 0 or args.checkpoint_frequency <= 0:
         print("pgbarrier: --barrier-interval-ms and --checkpoint-frequency must be positive",
               file=sys.stderr)

@@ -76,13 +76,9 @@ class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         super().__init__()
         self._cursor = conn.cursor()
-        self._in_tx = False
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
-
-    def in_transaction(self) -> bool:
-        return self._in_tx
 
     def execute(self, sql: str, params: list[Any] | None = None) -> Result:
         words = leading_words(sql, 3)

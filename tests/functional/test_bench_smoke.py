@@ -1,0 +1,16 @@
+"""Each benchmark runs once at a tiny size so it cannot rot (no timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def test_control_roundtrip_bench_runs():
+    out = subprocess.run([sys.executable, str(BENCH / "control_roundtrip.py"), "--rounds", "3"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "PAUSE->RESUME round trips: n=3 " in out.stdout

@@ -1,0 +1,243 @@
+"""The session state machine fed with protocol bytes, no socket.
+
+These pin the buenavista 0.5.0 defects pgbarrier must not inherit: full
+ErrorResponse fields, NoData, Describe that never executes, skip-until-Sync
+after any error (not just Execute), errors in Parse/Bind that keep the
+connection, and portals that suspend at the row limit.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from pgbarrier.app import SERVER_PARAMETERS
+from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.barrier.clock import ManualClock
+from pgbarrier.barrier.manager import BarrierManager
+from pgbarrier.control import ControlPlane
+from pgbarrier.errors import ProtocolViolation
+from pgbarrier.jobs.registry import JobRegistry
+from pgbarrier.session.session import Session
+from pgbarrier.wire import messages as m
+
+
+def cstr(s: str) -> bytes:
+    return s.encode() + b"\x00"
+
+
+def frame(code: bytes, body: bytes = b"") -> tuple[bytes, bytes]:
+    return code, body
+
+
+def parse(sql: str, name: str = "", oids: tuple[int, ...] = ()) -> tuple[bytes, bytes]:
+    return frame(b"P", cstr(name) + cstr(sql) + struct.pack("!h", len(oids))
+                 + b"".join(struct.pack("!I", o) for o in oids))
+
+
+def bind(portal: str = "", stmt: str = "", params: tuple[bytes | None, ...] = (),
+         result_formats: tuple[int, ...] = ()) -> tuple[bytes, bytes]:
+    body = cstr(portal) + cstr(stmt) + struct.pack("!h", 0) + struct.pack("!h", len(params))
+    for p in params:
+        body += struct.pack("!i", -1) if p is None else struct.pack("!i", len(p)) + p
+    body += struct.pack("!h", len(result_formats)) + b"".join(struct.pack("!h", f) for f in result_formats)
+    return frame(b"B", body)
+
+
+def describe(kind: str, name: str = "") -> tuple[bytes, bytes]:
+    return frame(b"D", kind.encode() + cstr(name))
+
+
+def execute(portal: str = "", max_rows: int = 0) -> tuple[bytes, bytes]:
+    return frame(b"E", cstr(portal) + struct.pack("!i", max_rows))
+
+
+SYNC = frame(b"S")
+
+
+def query(sql: str) -> tuple[bytes, bytes]:
+    return frame(b"Q", cstr(sql))
+
+
+def responses(data: bytes) -> list[tuple[str, bytes]]:
+    out, pos = [], 0
+    while pos < len(data):
+        code = data[pos:pos + 1].decode()
+        (length,) = struct.unpack("!i", data[pos + 1:pos + 5])
+        out.append((code, data[pos + 5:pos + 1 + length]))
+        pos += 1 + length
+    return out
+
+
+def error_fields(payload: bytes) -> dict[str, str]:
+    fields = {}
+    for part in payload.rstrip(b"\x00").split(b"\x00"):
+        if part:
+            fields[chr(part[0])] = part[1:].decode()
+    return fields
+
+
+@pytest.fixture
+def plane():
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    barrier = BarrierManager(ManualClock(1_750_000_000_000), barrier_interval_ms=3_600_000)
+    barrier.add_database("dev")
+    barrier.start()
+    yield ControlPlane(backend, barrier, JobRegistry(), ManualClock(1_750_000_000_000))
+    barrier.stop()
+    backend.close()
+
+
+@pytest.fixture
+def session(plane):
+    s = Session(plane, SERVER_PARAMETERS)
+    s.start(m.StartupMessage({"user": "root", "database": "dev"}))
+    start = responses(s.out.take())
+    assert [c for c, _ in start][0] == "R" and start[-1] == ("Z", b"I")
+    yield s
+    s.close()
+
+
+def send(session: Session, *frames: tuple[bytes, bytes]) -> list[tuple[str, bytes]]:
+    for code, body in frames:
+        session.handle(m.decode_message(code, body))
+    return responses(session.out.take())
+
+
+def codes(resp: list[tuple[str, bytes]]) -> str:
+    return "".join(c for c, _ in resp)
+
+
+def test_startup_reports_parameters_and_key(plane):
+    s = Session(plane, SERVER_PARAMETERS)
+    s.start(m.StartupMessage({"user": "root", "database": "dev", "application_name": "t"}))
+    resp = responses(s.out.take())
+    params = dict(tuple(p.rstrip(b"\x00").decode().split("\x00")) for c, p in resp if c == "S")
+    assert params["server_version"] == "15.0"
+    assert params["client_encoding"] == "UTF8" and params["DateStyle"] == "ISO, MDY"
+    assert params["application_name"] == "t" and params["session_authorization"] == "root"
+    assert [c for c, _ in resp if c == "K"] == ["K"]
+
+
+def test_error_response_carries_severity_sqlstate_message_and_position(session):
+    resp = send(session, query("SELECT 1; ALTER DATABASE dev PAUZE"))
+    assert codes(resp) == "TDCEZ"  # first statement's result, then the error, then RFQ
+    fields = error_fields(resp[3][1])
+    assert fields["S"] == fields["V"] == "ERROR"
+    assert fields["C"] == "42601"
+    assert fields["M"] == 'syntax error at or near "PAUZE"'
+    assert fields["P"] == str(len("SELECT 1; ALTER DATABASE dev ") + 1)
+
+
+def test_paused_create_error_has_detail_and_hint(session):
+    send(session, query("ALTER DATABASE dev PAUSE"))
+    resp = send(session, query(
+        "CREATE MATERIALIZED VIEW v WITH (refresh.interval.sec = 5) AS SELECT 1 AS x"))
+    assert codes(resp) == "EZ"
+    fields = error_fields(resp[0][1])
+    assert fields["C"] == "55000"
+    assert fields["D"].startswith('database "dev" was paused at ') and fields["D"].endswith(" by root")
+    assert fields["H"] == "Resume the database with ALTER DATABASE dev RESUME, then retry."
+
+
+def test_repeated_pause_sends_a_notice_before_completion(session):
+    assert codes(send(session, query("ALTER DATABASE dev PAUSE"))) == "CZ"
+    resp = send(session, query("ALTER DATABASE dev PAUSE"))
+    assert codes(resp) == "NCZ"
+    assert error_fields(resp[0][1])["S"] == "NOTICE"
+    assert resp[1][1] == b"ALTER DATABASE\x00"
+
+
+def test_empty_query_gets_empty_query_response(session):
+    assert codes(send(session, query(";"))) == "IZ"
+    assert codes(send(session, query(""))) == "IZ"
+
+
+def test_describe_portal_of_insert_sends_nodata_and_inserts_nothing(session):
+    send(session, query("CREATE TABLE t (x INT)"))
+    resp = send(session, parse("INSERT INTO t VALUES (1)"), bind(), describe("P"), SYNC)
+    assert codes(resp) == "12nZ"
+    rows = send(session, query("SELECT count(*) FROM t"))
+    assert rows[1] == ("D", struct.pack("!hi", 1, 1) + b"0")
+
+
+def test_describe_statement_sends_parameter_and_row_description_without_running(session):
+    send(session, query("CREATE TABLE t (x INT, y TEXT)"))
+    resp = send(session, parse("SELECT x, y FROM t WHERE x = $1", "s1", (23,)), describe("S", "s1"), SYNC)
+    assert codes(resp) == "1tTZ"
+    assert resp[1][1] == struct.pack("!hI", 1, 23)
+    resp = send(session, parse("INSERT INTO t VALUES ($1, 'a')", "s2", (23,)), describe("S", "s2"), SYNC)
+    assert codes(resp) == "1tnZ"
+    assert send(session, query("SELECT count(*) FROM t"))[1][1].endswith(b"0")
+
+
+def test_error_skips_every_message_until_sync_and_connection_survives(session):
+    resp = send(session, bind(stmt="nosuch"), parse("SELECT 1"), bind(), execute(), SYNC)
+    assert codes(resp) == "EZ"
+    assert error_fields(resp[0][1])["C"] == "26000"
+    resp = send(session, parse("SELECT 1"), bind(), execute(), SYNC)
+    assert codes(resp) == "12DCZ"
+
+
+def test_execute_suspends_at_row_limit_and_resumes(session):
+    resp = send(session, parse("SELECT * FROM range(5)"), bind(), describe("P"), execute(max_rows=2),
+                execute(max_rows=2), execute(max_rows=2), SYNC)
+    assert codes(resp) == "12T" + "DDs" + "DDs" + "DC" + "Z"
+    assert resp[-2][1] == b"SELECT 5\x00"
+
+
+def test_binary_result_format_for_integers(session):
+    resp = send(session, parse("SELECT 7::INTEGER AS n"), bind(result_formats=(1,)), describe("P"),
+                execute(), SYNC)
+    assert codes(resp) == "12TDCZ"
+    assert resp[3][1] == struct.pack("!hii", 1, 4, 7)
+
+
+def test_transaction_status_in_ready_for_query(session):
+    assert send(session, query("BEGIN"))[-1] == ("Z", b"T")
+    assert send(session, query("SELECT * FROM nosuch"))[-1] == ("Z", b"E")
+    resp = send(session, query("SELECT 1"))
+    assert error_fields(resp[0][1])["C"] == "25P02" and resp[-1] == ("Z", b"E")
+    resp = send(session, query("COMMIT"))
+    assert resp[0] == ("C", b"ROLLBACK\x00") and resp[-1] == ("Z", b"I")
+
+
+def test_control_statement_in_transaction_block_is_25001(session):
+    send(session, query("BEGIN"))
+    resp = send(session, query("FLUSH"))
+    fields = error_fields(resp[0][1])
+    assert fields["C"] == "25001" and fields["M"] == "FLUSH cannot run inside a transaction block"
+    send(session, query("ROLLBACK"))
+
+
+def test_control_statements_through_extended_protocol_run_once(session, plane):
+    before = plane.barrier.snapshot("dev").prev_epoch
+    resp = send(session, parse("ALTER DATABASE dev PAUSE"), bind(), describe("P"), execute(), SYNC)
+    assert codes(resp) == "12nCZ"
+    assert plane.barrier.snapshot("dev").paused
+    assert plane.barrier.snapshot("dev").prev_epoch > before
+    send(session, query("ALTER DATABASE dev RESUME"))
+
+
+@pytest.mark.parametrize("code, body", [
+    (b"P", b"no-terminator"),
+    (b"B", cstr("") + cstr("") + struct.pack("!h", 5)),
+    (b"E", cstr("")),
+    (b"D", b"X" + cstr("")),
+    (b"?", b""),
+])
+def test_malformed_messages_are_protocol_violations(code, body):
+    with pytest.raises(ProtocolViolation) as info:
+        m.decode_message(code, body)
+    assert info.value.sqlstate == "08P01"
+
+
+def test_startup_requests_decode():
+    assert isinstance(m.decode_startup(struct.pack("!i", 80877103)), m.SSLRequest)
+    assert isinstance(m.decode_startup(struct.pack("!i", 80877104)), m.GSSENCRequest)
+    cancel = m.decode_startup(struct.pack("!iII", 80877102, 7, 4_000_000_000))
+    assert cancel == m.CancelRequest(7, 4_000_000_000)
+    start = m.decode_startup(struct.pack("!i", 196608) + cstr("user") + cstr("root") + b"\x00")
+    assert start == m.StartupMessage({"user": "root"})
