@@ -12,14 +12,23 @@ from sqlglot.errors import ParseError
 from pgbarrier import errors
 from pgbarrier.sql import (
     AlterDatabaseBarrier,
+    AlterMaterializedViewAs,
     BatchRefreshProperty,
+    ControlStatement,
+    CreateDatabase,
     CreateMaterializedView,
+    DropDatabase,
+    DropMaterializedView,
     Flush,
     PauseDatabase,
     PgBarrier,
+    RefreshMaterializedView,
     ResumeDatabase,
+    ShowDatabases,
+    ShowMaterializedViews,
     parse_control,
 )
+from pgbarrier.sql import statements
 from pgbarrier.sql.dialect import Flush as FlushNode
 from pgbarrier.sql.statements import parse_interval_seconds
 
@@ -106,6 +115,85 @@ def test_batch_refresh_node_shape() -> None:
     assert bare.find(BatchRefreshProperty).this is None
 
 
+def test_refresh_materialized_view_is_sqlglots_refresh() -> None:
+    tree = validate_identity("REFRESH MATERIALIZED VIEW v")
+    assert type(tree) is exp.Refresh
+    assert tree.text("kind") == "MATERIALIZED VIEW"
+    assert tree.this == exp.to_table("v")
+    validate_identity("refresh materialized view S.\"V\"", 'REFRESH MATERIALIZED VIEW S."V"')
+    # CONCURRENTLY is read and dropped: every pgbarrier refresh leaves readers alone.
+    tree = validate_identity(
+        "REFRESH MATERIALIZED VIEW CONCURRENTLY s.v", "REFRESH MATERIALIZED VIEW s.v"
+    )
+    assert type(tree) is exp.Refresh
+    validate_identity(
+        "/* a */ REFRESH MATERIALIZED VIEW v -- b", "REFRESH MATERIALIZED VIEW v /* b */ /* a */"
+    )
+
+
+def test_refresh_generates_in_other_dialects() -> None:
+    # The node is sqlglot's own, so it transpiles both ways.
+    assert sqlglot.transpile("REFRESH MATERIALIZED VIEW s.v", read=PgBarrier, write="trino") == [
+        "REFRESH MATERIALIZED VIEW s.v"
+    ]
+    assert sqlglot.transpile("REFRESH MATERIALIZED VIEW s.v", read="trino", write=PgBarrier) == [
+        "REFRESH MATERIALIZED VIEW s.v"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected", "this"),
+    [
+        ("SHOW DATABASES", None, "DATABASES"),
+        ("show databases", "SHOW DATABASES", "DATABASES"),
+        ("SHOW MATERIALIZED VIEWS", None, "MATERIALIZED VIEWS"),
+        ("Show Materialized  Views", "SHOW MATERIALIZED VIEWS", "MATERIALIZED VIEWS"),
+        ("/* a */ SHOW DATABASES -- b", "SHOW DATABASES /* a */ /* b */", "DATABASES"),
+    ],
+)
+def test_show_lists_are_sqlglots_show(sql: str, expected: str | None, this: str) -> None:
+    tree = validate_identity(sql, expected)
+    assert type(tree) is exp.Show
+    assert tree.name == this
+
+
+def test_show_transpiles_from_mysql_and_snowflake() -> None:
+    assert sqlglot.transpile("SHOW DATABASES", read="mysql", write=PgBarrier) == ["SHOW DATABASES"]
+    assert sqlglot.transpile("SHOW DATABASES", read=PgBarrier, write="mysql") == ["SHOW DATABASES"]
+
+
+def test_alter_materialized_view_as_is_an_alter() -> None:
+    tree = validate_identity("ALTER MATERIALIZED VIEW v AS SELECT a FROM t")
+    assert type(tree) is exp.Alter
+    assert tree.text("kind") == "MATERIALIZED VIEW"
+    assert tree.this == exp.to_table("v")
+    assert [type(a) for a in tree.args["actions"]] == [exp.Select]
+    validate_identity(
+        "alter materialized view S.V as with c as (select 1) select * from c",
+        "ALTER MATERIALIZED VIEW S.V AS WITH c AS (SELECT 1) SELECT * FROM c",
+    )
+    validate_identity("ALTER MATERIALIZED VIEW v AS (SELECT 1) UNION ALL (SELECT 2)")
+
+
+@pytest.mark.parametrize(
+    ("sql", "node", "kind"),
+    [
+        ("CREATE DATABASE d", exp.Create, "DATABASE"),
+        ('CREATE DATABASE "My DB"', exp.Create, "DATABASE"),
+        ("DROP DATABASE d", exp.Drop, "DATABASE"),
+        ("DROP DATABASE IF EXISTS d", exp.Drop, "DATABASE"),
+        ("DROP MATERIALIZED VIEW v", exp.Drop, "VIEW"),
+        ("DROP MATERIALIZED VIEW IF EXISTS s.v RESTRICT", exp.Drop, "VIEW"),
+    ],
+)
+def test_database_and_drop_statements_keep_sqlglots_nodes(
+    sql: str, node: type[exp.Expr], kind: str
+) -> None:
+    tree = validate_identity(sql)
+    assert type(tree) is node
+    assert tree.kind == kind
+
+
 def test_with_refresh_option_stays_a_property() -> None:
     tree = validate_identity(
         "CREATE MATERIALIZED VIEW v WITH (refresh.interval.sec = 5) AS SELECT 1",
@@ -134,13 +222,45 @@ def test_with_refresh_option_stays_a_property() -> None:
         "CREATE SOURCE s WITH (connector='kafka') FORMAT PLAIN ENCODE JSON",
         "DROP MATERIALIZED VIEW IF EXISTS v",
         "WITH c AS (SELECT 1 AS x) SELECT x FROM c",
+        "SELECT show, refresh FROM t",
+        "SHOW search_path",
+        "show search_path;",
+        "SHOW TABLES",
+        "SHOW ALL",
+        "show TIME ZONE",
+        'SHOW "x"',
+        "SHOW DATABASES LIKE 'x'",
+        "SHOW MATERIALIZED VIEWS FROM s",
+        "show /* c */ search_path",
+        "SHOW",
+        "SHOW x; SELECT 1",
+        "REFRESH TABLE t",
+        "refresh table t",
+        "REFRESH foo 'bar'",
+        "REFRESH",
+        "ALTER MATERIALIZED VIEW v RENAME TO w",
+        "ALTER MATERIALIZED VIEW v SET SCHEMA s",
+        "ALTER MATERIALIZED VIEW IF EXISTS v RENAME TO w",
+        "ALTER MATERIALIZED VIEW",
+        "ALTER VIEW v AS SELECT 1",
+        "CREATE DATABASE d",
+        "DROP DATABASE IF EXISTS d",
+        "DROP DATABASE d CASCADE",
+        "DROP MATERIALIZED VIEW a, b CASCADE",
     ],
 )
 def test_ordinary_statements_generate_as_risingwave_does(sql: str) -> None:
-    ours = sqlglot.parse_one(sql, read=PgBarrier)
-    theirs = sqlglot.parse_one(sql, read="risingwave")
-    assert type(ours) is type(theirs)
-    assert ours.sql(dialect=PgBarrier) == theirs.sql(dialect="risingwave")
+    ours = sqlglot.parse(sql, read=PgBarrier)
+    theirs = sqlglot.parse(sql, read="risingwave")
+    assert [type(t) for t in ours] == [type(t) for t in theirs]
+    assert [t.sql(dialect=PgBarrier) for t in ours] == [t.sql(dialect="risingwave") for t in theirs]
+
+
+def test_trailing_comment_of_a_passed_through_show_is_kept() -> None:
+    # RisingWave keeps it inside the Command's raw text; ours keeps it as a comment.
+    tree = sqlglot.parse_one("SHOW x -- c", read=PgBarrier)
+    assert isinstance(tree, exp.Command)
+    assert tree.sql(dialect=PgBarrier) == "/* c */ SHOW x"
 
 
 def test_ordinary_identities() -> None:
@@ -157,6 +277,13 @@ def test_ordinary_identities() -> None:
         "CREATE MATERIALIZED VIEW v BATCH REFRESH EVERY 5 AS SELECT 1",
         "CREATE MATERIALIZED VIEW v BATCH REFRESH EVERY 5 WEEKS AS SELECT 1",
         "CREATE MATERIALIZED VIEW v BATCH REFRESH EVERY INTERVAL 5 AS SELECT 1",
+        "REFRESH MATERIALIZED VIEW",
+        "REFRESH MATERIALIZED VIEW CONCURRENTLY",
+        "REFRESH MATERIALIZED VIEW v WITH NO DATA",
+        "REFRESH MATERIALIZED VIEW v w",
+        "ALTER MATERIALIZED VIEW v AS",
+        "ALTER MATERIALIZED VIEW v AS SELEC 1",
+        "ALTER MATERIALIZED VIEW v AS SELECT 1 WITH NO DATA",
     ],
 )
 def test_malformed_special_forms_raise(sql: str) -> None:
@@ -278,6 +405,70 @@ def test_qualified_and_quoted_view_names() -> None:
     assert parse_control('CREATE MATERIALIZED VIEW "Mixed" AS SELECT 1').name == "Mixed"
 
 
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("REFRESH MATERIALIZED VIEW v", RefreshMaterializedView("v")),
+        ("refresh materialized view Daily;", RefreshMaterializedView("daily")),
+        ("REFRESH MATERIALIZED VIEW CONCURRENTLY v", RefreshMaterializedView("v")),
+        ('REFRESH MATERIALIZED VIEW S."Mixed"', RefreshMaterializedView("s.Mixed")),
+        ("/* c */ REFRESH -- x\n MATERIALIZED VIEW v ;", RefreshMaterializedView("v")),
+        ("DROP MATERIALIZED VIEW v", DropMaterializedView("v", if_exists=False)),
+        ("drop materialized view if exists S.V", DropMaterializedView("s.v", if_exists=True)),
+        ('DROP MATERIALIZED VIEW "V" RESTRICT;', DropMaterializedView("V", if_exists=False)),
+        ("SHOW DATABASES", ShowDatabases()),
+        ("show databases ;", ShowDatabases()),
+        ("SHOW MATERIALIZED VIEWS", ShowMaterializedViews()),
+        ("show /* x */ materialized -- y\n views;", ShowMaterializedViews()),
+        ("CREATE DATABASE d", CreateDatabase("d")),
+        ("create database Analytics;", CreateDatabase("analytics")),
+        ('CREATE DATABASE "My DB"', CreateDatabase("My DB")),
+        ("DROP DATABASE d", DropDatabase("d", if_exists=False)),
+        ("drop database if exists D;", DropDatabase("d", if_exists=True)),
+        ('DROP DATABASE "D"', DropDatabase("D", if_exists=False)),
+        (
+            "ALTER MATERIALIZED VIEW v AS SELECT a FROM t",
+            AlterMaterializedViewAs("v", query="SELECT a FROM t"),
+        ),
+        (
+            "alter materialized view S.V as\n  select  \"A\" ,'x;y' from t -- note\n;",
+            AlterMaterializedViewAs("s.v", query="select  \"A\" ,'x;y' from t"),
+        ),
+        (
+            "ALTER MATERIALIZED VIEW v AS (SELECT 1) UNION ALL (SELECT 2)",
+            AlterMaterializedViewAs("v", query="(SELECT 1) UNION ALL (SELECT 2)"),
+        ),
+        (
+            "ALTER MATERIALIZED VIEW v AS WITH c AS (SELECT 1) SELECT * FROM c",
+            AlterMaterializedViewAs("v", query="WITH c AS (SELECT 1) SELECT * FROM c"),
+        ),
+    ],
+)
+def test_parse_new_control_statements(sql: str, expected: ControlStatement) -> None:
+    assert parse_control(sql) == expected
+
+
+def test_new_statements_are_frozen_and_exported() -> None:
+    for cls in (
+        RefreshMaterializedView,
+        DropMaterializedView,
+        AlterMaterializedViewAs,
+        ShowMaterializedViews,
+        ShowDatabases,
+        CreateDatabase,
+        DropDatabase,
+    ):
+        assert getattr(statements, cls.__name__) is cls
+        assert cls.__name__ in statements.__all__
+        assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert ShowDatabases() == ShowDatabases() and ShowDatabases() != ShowMaterializedViews()
+    assert RefreshMaterializedView.__dataclass_fields__.keys() == {"name"}
+    assert DropMaterializedView.__dataclass_fields__.keys() == {"name", "if_exists"}
+    assert AlterMaterializedViewAs.__dataclass_fields__.keys() == {"name", "query"}
+    assert CreateDatabase.__dataclass_fields__.keys() == {"name"}
+    assert DropDatabase.__dataclass_fields__.keys() == {"name", "if_exists"}
+
+
 # -- parse_control: 42601 -----------------------------------------------------------------
 
 
@@ -319,6 +510,45 @@ def test_qualified_and_quoted_view_names() -> None:
             "conflicting or redundant options",
             48,
         ),
+        # REFRESH MATERIALIZED VIEW
+        ("REFRESH MATERIALIZED VIEW", "syntax error at end of input", 26),
+        ("REFRESH MATERIALIZED VIEW  ;", 'syntax error at or near ";"', 28),
+        ("REFRESH MATERIALIZED VIEW CONCURRENTLY", "syntax error at end of input", 39),
+        ("REFRESH MATERIALIZED VIEW v w", 'syntax error at or near "w"', 29),
+        ("REFRESH MATERIALIZED VIEW v WITH", "syntax error at end of input", 33),
+        ("REFRESH MATERIALIZED VIEW v WITH NO", "syntax error at end of input", 36),
+        ("REFRESH MATERIALIZED VIEW v WITH FOO", 'syntax error at or near "FOO"', 34),
+        ("REFRESH MATERIALIZED VIEW v WITH NO DATA x", 'syntax error at or near "x"', 42),
+        ("REFRESH MATERIALIZED VIEW WITH", 'syntax error at or near "WITH"', 27),
+        ("REFRESH MATERIALIZED VIEW 'v'", "syntax error at or near \"'v'\"", 27),
+        # DROP MATERIALIZED VIEW
+        ("DROP MATERIALIZED VIEW", "syntax error at end of input", 23),
+        ("DROP MATERIALIZED VIEW IF EXISTS", "syntax error at end of input", 33),
+        ("DROP MATERIALIZED VIEW v PURGE", 'syntax error at or near "PURGE"', 26),
+        ("DROP MATERIALIZED VIEW v (a)", 'syntax error at or near "("', 26),
+        ("DROP MATERIALIZED VIEW v RESTRICT CASCADE", 'syntax error at or near "CASCADE"', 35),
+        # ALTER MATERIALIZED VIEW v AS query
+        ("ALTER MATERIALIZED VIEW v AS", "syntax error at end of input", 29),
+        ("ALTER MATERIALIZED VIEW v AS SELEC 1", 'syntax error at or near "SELEC"', 30),
+        ("ALTER MATERIALIZED VIEW v AS SELECT (1", "syntax error at end of input", 39),
+        (
+            "ALTER MATERIALIZED VIEW v AS SELECT 1 WITH NO DATA",
+            'syntax error at or near "WITH"',
+            39,
+        ),
+        ("ALTER MATERIALIZED VIEW select AS SELECT 1", 'syntax error at or near "select"', 25),
+        # CREATE / DROP DATABASE
+        ("CREATE DATABASE", "syntax error at end of input", 16),
+        ("CREATE DATABASE 5", 'syntax error at or near "5"', 17),
+        ("CREATE DATABASE a.b", 'syntax error at or near "."', 18),
+        ("CREATE DATABASE d WITH", "syntax error at end of input", 23),
+        ("CREATE DATABASE d 'x'", "syntax error at or near \"'x'\"", 19),
+        ("DROP DATABASE", "syntax error at end of input", 14),
+        ("DROP DATABASE IF EXISTS", "syntax error at end of input", 24),
+        ("DROP DATABASE a, b", 'syntax error at or near ","', 16),
+        ("DROP DATABASE d WITH (", "syntax error at end of input", 23),
+        ('DROP DATABASE ""', 'zero-length delimited identifier at or near """"', 15),
+        ('REFRESH MATERIALIZED VIEW s.""', 'zero-length delimited identifier at or near """"', 29),
     ],
 )
 def test_syntax_errors(sql: str, message: str, position: int) -> None:
@@ -387,6 +617,52 @@ def test_unsupported_clause() -> None:
         parse_control("CREATE MATERIALIZED VIEW v TABLESPACE x AS SELECT 1")
 
 
+@pytest.mark.parametrize(
+    ("sql", "message", "position"),
+    [
+        (
+            "REFRESH MATERIALIZED VIEW v WITH NO DATA",
+            "REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported",
+            29,
+        ),
+        (
+            "refresh materialized view concurrently v with data;",
+            "REFRESH MATERIALIZED VIEW ... WITH DATA is not supported",
+            42,
+        ),
+        ("DROP MATERIALIZED VIEW v CASCADE", "DROP ... CASCADE is not supported", 26),
+        ("DROP MATERIALIZED VIEW IF EXISTS s.v CASCADE;", "DROP ... CASCADE is not supported", 38),
+        (
+            "DROP MATERIALIZED VIEW a, b",
+            "DROP MATERIALIZED VIEW with more than one name is not supported",
+            27,
+        ),
+        (
+            "DROP MATERIALIZED VIEW IF EXISTS a,b,c CASCADE",
+            "DROP MATERIALIZED VIEW with more than one name is not supported",
+            36,
+        ),
+        ("CREATE DATABASE d OWNER u", 'CREATE DATABASE option "owner" is not supported', 19),
+        (
+            "CREATE DATABASE d WITH ENCODING = 'UTF8'",
+            'CREATE DATABASE option "encoding" is not supported',
+            24,
+        ),
+        ("CREATE DATABASE IF NOT EXISTS d", "CREATE DATABASE IF NOT EXISTS is not supported", 17),
+        ("DROP DATABASE d WITH (FORCE)", 'DROP DATABASE option "force" is not supported', 23),
+        ("DROP DATABASE IF EXISTS d (force)", 'DROP DATABASE option "force" is not supported', 28),
+        ("DROP DATABASE d CASCADE", 'DROP DATABASE option "cascade" is not supported', 17),
+    ],
+)
+def test_unsupported_forms_of_new_statements(sql: str, message: str, position: int) -> None:
+    with pytest.raises(errors.FeatureNotSupported) as info:
+        parse_control(sql)
+    err = info.value
+    assert err.sqlstate == "0A000"
+    assert err.message == message
+    assert err.position == position
+
+
 def test_caller_bugs_are_value_errors() -> None:
     with pytest.raises(ValueError):
         parse_control("SELECT 1")
@@ -394,6 +670,10 @@ def test_caller_bugs_are_value_errors() -> None:
         parse_control("FLUSH; FLUSH")
     with pytest.raises(ValueError):
         parse_control(" -- nothing\n;")
+    with pytest.raises(ValueError):
+        parse_control("DROP TABLE t")
+    with pytest.raises(ValueError):
+        parse_control("CREATE TABLE t (a INT)")
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,10 @@ Rules this package keeps:
   that mention ``rw_catalog`` go to :func:`rewrite_catalog_refs`.
 * Control statements come back as frozen dataclasses (:data:`ControlStatement`), never as
   sqlglot ``Command``s; what looks like ours but does not parse is a 42601 with a position.
+  They are: ``ALTER DATABASE d PAUSE|RESUME``, ``FLUSH``, ``CREATE MATERIALIZED VIEW``,
+  ``REFRESH MATERIALIZED VIEW``, ``DROP MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v
+  AS query``, ``SHOW MATERIALIZED VIEWS``, ``SHOW DATABASES``, ``CREATE DATABASE`` and
+  ``DROP DATABASE``; every other statement passes through to the backend.
 """
 
 from pgbarrier.sql.catalog_rewrite import CATALOG_SCHEMA, CatalogTable, rewrite_catalog_refs
@@ -21,11 +25,18 @@ from pgbarrier.sql.dialect import AlterDatabaseBarrier, BatchRefreshProperty, Pg
 from pgbarrier.sql.statements import (
     DEFAULT_BATCH_REFRESH_SEC,
     MAX_REFRESH_INTERVAL_SEC,
+    AlterMaterializedViewAs,
     ControlStatement,
+    CreateDatabase,
     CreateMaterializedView,
+    DropDatabase,
+    DropMaterializedView,
     Flush,
     PauseDatabase,
+    RefreshMaterializedView,
     ResumeDatabase,
+    ShowDatabases,
+    ShowMaterializedViews,
     parse_control,
 )
 
@@ -34,15 +45,22 @@ __all__ = [
     "DEFAULT_BATCH_REFRESH_SEC",
     "MAX_REFRESH_INTERVAL_SEC",
     "AlterDatabaseBarrier",
+    "AlterMaterializedViewAs",
     "BatchRefreshProperty",
     "CatalogTable",
     "ControlStatement",
+    "CreateDatabase",
     "CreateMaterializedView",
+    "DropDatabase",
+    "DropMaterializedView",
     "Flush",
     "PauseDatabase",
     "PgBarrier",
     "Piece",
+    "RefreshMaterializedView",
     "ResumeDatabase",
+    "ShowDatabases",
+    "ShowMaterializedViews",
     "is_control",
     "leading_words",
     "mentions_rw_catalog",

@@ -13,7 +13,8 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   (the backend reports it); a sole ``;`` that is the last non-blank character ends the
   statement whatever it sits in (the text before it is the statement either way).
   The only regex is a compiled character-class search that jumps between the characters
-  that matter; :func:`is_control` uses none over the whole text (one anchored word match).
+  that matter; :func:`is_control` uses none over the whole text (only anchored word
+  matches at the words it reads).
 * :func:`unterminated_token` finds the first unclosed quote, identifier, comment or
   dollar quote, so a 42601 can be worded as PostgreSQL's lexer words it.
 * :func:`leading_words` reads keyword-like words after leading whitespace and comments.
@@ -23,22 +24,33 @@ No sqlglot here; plain string scanning. Rules this module keeps:
 * :func:`is_control` is ``True`` exactly for statements that may be pgbarrier's:
 
   - ``FLUSH ...`` (anything after ``FLUSH`` is the parser's 42601 to report);
-  - ``CREATE MATERIALIZED VIEW ...``;
+  - ``CREATE MATERIALIZED VIEW ...``, ``REFRESH MATERIALIZED VIEW ...`` and
+    ``DROP MATERIALIZED VIEW ...``;
+  - ``CREATE DATABASE ...`` and ``DROP DATABASE ...`` (options are the parser's 0A000);
+  - ``SHOW DATABASES`` and ``SHOW MATERIALIZED VIEWS`` with nothing after them but
+    whitespace, comments or ``;``;
+  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``;
   - ``ALTER DATABASE <name> PAUSE ...`` and ``ALTER DATABASE <name> RESUME ...``;
   - ``ALTER DATABASE <name> <one word>`` with nothing after that word but whitespace,
     comments or ``;`` (so a typo such as ``PAUZE`` becomes a 42601 instead of reaching
     the backend; PostgreSQL has no one-word ``ALTER DATABASE`` action).
-    ``<name>`` is a word or a double-quoted identifier.
 
-  Everything else (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d RENAME TO e``,
-  ``CREATE OR REPLACE MATERIALIZED VIEW``...) is ``False`` and passes through.
+  ``<name>`` is a word or a double-quoted identifier; a ``<qualified name>`` is names
+  joined by ``.`` (whitespace and comments allowed around it). Everything else
+  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d RENAME TO e``, ``CREATE OR REPLACE
+  MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v RENAME TO w``, ``SHOW search_path``,
+  ``SHOW TABLES``, ``SHOW DATABASES LIKE 'x'``, ``DROP TABLE t``, ``DROP VIEW v``...) is
+  ``False`` and passes through. The first two characters settle most statements:
+  only ``AL``, ``CR``, ``DR``, ``FL``, ``RE`` and ``SH`` (any case) read on.
 * :func:`mentions_rw_catalog` is a case-insensitive substring test; false positives (the
   word in a string or comment) are fine, the rewriter then changes nothing.
 
 Cost (CPython 3.11 on the 2-CPU dev box, ``timeit`` best of 5 x 200k calls, call overhead
-included): ``is_control`` ~130 ns for ``SELECT * FROM t WHERE id = 1`` and ~125 ns for an
-``INSERT`` carrying a 1 KB string (the first character settles both); ~0.5 us for
-``COMMIT`` (first word read); ~2-2.7 us for statements that are or resemble ours.
+included): ``is_control`` ~130 ns for an ``INSERT`` carrying a 1 KB string and ~200 ns for
+``COMMIT`` (the first character settles them); ~210 ns for ``SELECT * FROM t WHERE id =
+1``, ``SET`` or ``DELETE`` (the second character settles them: ``S`` and ``D`` also start
+ours); ~1.4 us for ``DROP TABLE t`` or ``SHOW search_path`` (two words read); ~2-3 us for
+statements that are or resemble ours, ~5 us for ``ALTER MATERIALIZED VIEW s.v AS ...``.
 ``split_statements``: ~0.65 us / ~0.7 us for those two (no ``;``: one ``str.find`` and a
 trim), ~1 us with a trailing ``;``, ~4 us for the 1 KB INSERT followed by ``; SELECT 1;``
 (full scan). ``mentions_rw_catalog``: ~0.1 us / ~0.38 us.
@@ -67,7 +79,14 @@ class Piece(NamedTuple):
 
 
 _WS = " \t\n\r\f\v"
-_FIRST = frozenset("AaCcFf")  # first letters of ALTER, CREATE, FLUSH
+# ALTER, CREATE, DROP, FLUSH, REFRESH, SHOW: first letter -> the second letters that may
+# follow it (both cases). One-character strings are interned, so both checks are cheap.
+_SECOND = {
+    first: second + second.lower()
+    for word in ("AL", "CR", "DR", "FL", "RE", "SH")
+    for first, second in ((word[0], word[1]), (word[0].lower(), word[1]))
+}
+_FIRST = frozenset(_SECOND)
 _SKIPPABLE = frozenset(_WS + "-/")
 # A word: a letter or "_", then letters, digits, "_" or "$" (matched at one spot only).
 _WORD = re.compile(r"[^\W\d][\w$]*")
@@ -294,6 +313,32 @@ def _at_end(sql: str, i: int) -> bool:
         i += 1
 
 
+def _qualified_name(sql: str, i: int) -> int:
+    """End of ``name [. name ...]`` at ``i`` (``i`` if no name starts there)."""
+    j = _next_name(sql, i)
+    if j == i:
+        return i
+    while True:
+        k = _skip_space_and_comments(sql, j)
+        if sql[k : k + 1] != ".":
+            return j
+        k = _skip_space_and_comments(sql, k + 1)
+        end = _next_name(sql, k)
+        if end == k:
+            return j
+        j = end
+
+
+def _word_after(sql: str, i: int) -> tuple[str, int]:
+    """The upper-cased word after whitespace/comments at ``i``, and its end."""
+    i = _skip_space_and_comments(sql, i)
+    j = _word_at(sql, i)
+    return sql[i:j].upper(), j
+
+
+_MATERIALIZED_VIEW = ("MATERIALIZED", "VIEW")
+
+
 def is_control(sql: str) -> bool:
     """Whether ``sql`` (one statement) may be a pgbarrier control statement."""
     c = sql[:1]
@@ -302,20 +347,40 @@ def is_control(sql: str) -> bool:
         if c not in _SKIPPABLE or not c:
             return False
         i = _skip_space_and_comments(sql, 0)
-        if sql[i : i + 1] not in _FIRST:
+        c = sql[i : i + 1]
+        if c not in _FIRST:
             return False
+    if sql[i + 1 : i + 2] not in _SECOND[c]:  # "" (a one-letter statement) reads on: harmless
+        return False
     j = _word_at(sql, i)
     first = sql[i:j].upper()
     if first == "FLUSH":
         return True
-    if first == "CREATE":
-        return _words(sql, j, 2) == ("MATERIALIZED", "VIEW")
+    if first in ("CREATE", "DROP"):
+        second, k = _word_after(sql, j)
+        return second == "DATABASE" or (
+            second == "MATERIALIZED" and _word_after(sql, k)[0] == "VIEW"
+        )
+    if first == "REFRESH":
+        return _words(sql, j, 2) == _MATERIALIZED_VIEW
+    if first == "SHOW":
+        second, j = _word_after(sql, j)
+        if second == "MATERIALIZED":
+            second, j = _word_after(sql, j)
+            return second == "VIEWS" and _at_end(sql, j)
+        return second == "DATABASES" and _at_end(sql, j)
     if first != "ALTER":
         return False
 
-    i = _skip_space_and_comments(sql, j)
-    j = _word_at(sql, i)
-    if sql[i:j].upper() != "DATABASE":
+    second, j = _word_after(sql, j)
+    if second == "MATERIALIZED":
+        word, j = _word_after(sql, j)
+        if word != "VIEW":
+            return False
+        i = _skip_space_and_comments(sql, j)
+        j = _qualified_name(sql, i)
+        return j != i and _word_after(sql, j)[0] == "AS"
+    if second != "DATABASE":
         return False
     i = _skip_space_and_comments(sql, j)
     j = _next_name(sql, i)

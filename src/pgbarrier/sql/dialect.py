@@ -2,8 +2,8 @@
 
 Rules this module keeps:
 
-* :class:`PgBarrier` is sqlglot's RisingWave dialect with three additions, each a real
-  AST node (``exp.Expression`` subclass with ``arg_types``), never an ``exp.Command``:
+* :class:`PgBarrier` is sqlglot's RisingWave dialect with these additions, each parsed into a
+  real AST node (an ``exp.Expression`` with ``arg_types``), never an ``exp.Command``:
 
   - ``ALTER DATABASE d PAUSE`` / ``ALTER DATABASE d RESUME`` ->
     :class:`AlterDatabaseBarrier` (``this`` = the database ``Identifier``,
@@ -18,20 +18,48 @@ Rules this module keeps:
     written, upper-cased) for ``EVERY n unit``, or a *string* literal and no unit for
     ``EVERY INTERVAL 'text'``. Once ``BATCH REFRESH`` has been read, anything that does
     not fit raises a ``ParseError`` at the offending token.
+  - ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v`` -> sqlglot's own ``exp.Refresh``
+    (``kind="MATERIALIZED VIEW"``, ``this`` = an ``exp.Table``), the node Trino and
+    StarRocks parse it into, so it generates (``REFRESH MATERIALIZED VIEW v``) in every
+    dialect. ``CONCURRENTLY`` is read and dropped (a pgbarrier refresh never blocks
+    readers, which is what it asks for). Once ``REFRESH MATERIALIZED VIEW`` has been
+    read, a missing name is a ``ParseError`` and anything after the name (``WITH [NO]
+    DATA`` included) is the usual "Unexpected token" at that token. Any other
+    ``REFRESH ...`` is the ``exp.Command`` RisingWave makes of it.
+  - ``SHOW DATABASES`` / ``SHOW MATERIALIZED VIEWS``, exactly, -> sqlglot's ``exp.Show``
+    (``this`` = ``"DATABASES"`` / ``"MATERIALIZED VIEWS"``; MySQL parses ``SHOW
+    DATABASES`` into the same node). Any other ``SHOW ...`` (``SHOW search_path``, ``SHOW TABLES``, ``SHOW
+    DATABASES LIKE 'x'``) is the ``exp.Command`` RisingWave makes of it.
+  - ``ALTER MATERIALIZED VIEW v AS query`` -> sqlglot's ``exp.Alter`` with
+    ``kind="MATERIALIZED VIEW"`` and ``actions=[query]`` (the shape sqlglot gives
+    ``ALTER VIEW v AS query``). Once ``AS`` has been read, a missing query is a
+    ``ParseError`` at the token after ``AS``. Other ``ALTER MATERIALIZED VIEW`` forms
+    (``RENAME TO``, ``SET ...``) keep RisingWave's ``exp.Command``.
+  - ``CREATE DATABASE d``, ``DROP DATABASE [IF EXISTS] d`` and ``DROP MATERIALIZED VIEW
+    ...`` need no hook: sqlglot already parses them into ``exp.Create`` / ``exp.Drop``.
 
 * Each special form is tried first; if it does not match, the parser retreats to where it
   started and defers to RisingWave's parser, so everything that round-trips through the
   RisingWave dialect round-trips the same way here (``WITH (refresh.interval.sec = 5)``
-  stays an ``exp.Property``).
+  stays an ``exp.Property``; ``SHOW x`` and ``REFRESH x`` generate as RisingWave's
+  Commands do).
+* :class:`PgBarrierTokenizer` differs from RisingWave's in two keywords only: ``REFRESH``
+  is ``TokenType.REFRESH`` (Postgres makes it a raw-text ``COMMAND``) and ``SHOW`` is not
+  in ``COMMANDS``, so the words after them are real tokens with positions. The parser
+  rebuilds the same ``exp.Command`` RisingWave would have made for the forms that are
+  not ours.
 * Generation goes through the generator's ``TRANSFORMS`` (sqlglot 30 dispatches
   ``<key>_sql`` methods only for its own classes). ``BATCH REFRESH ...`` is a
   ``POST_SCHEMA`` property: it is generated after the view name / column list and
-  before ``AS``.
+  before ``AS``. ``exp.Show`` generates as ``SHOW DATABASES`` / ``SHOW MATERIALIZED
+  VIEWS`` when it is exactly one of those; any other ``exp.Show`` keeps the base
+  generator's "unsupported" behaviour.
 * :class:`PgBarrierParser` records, for error reporting, where parsing failed
   (:attr:`PgBarrierParser.failure`), where it fell back to ``exp.Command``
-  (:attr:`PgBarrierParser.fallback`) and the token index at which a ``CREATE``'s query
-  began (:attr:`PgBarrierParser.query_index`). A recorded ``None`` token means "at end of
-  input". These are read by :mod:`pgbarrier.sql.statements`; they change nothing else.
+  (:attr:`PgBarrierParser.fallback`) and the token index at which a ``CREATE``'s or an
+  ``ALTER MATERIALIZED VIEW``'s query began (:attr:`PgBarrierParser.query_index`). A
+  recorded ``None`` token means "at end of input". These are read by
+  :mod:`pgbarrier.sql.statements`; they change nothing else.
 """
 
 from __future__ import annotations
@@ -51,7 +79,9 @@ __all__ = [
     "PgBarrier",
     "PgBarrierGenerator",
     "PgBarrierParser",
+    "PgBarrierTokenizer",
     "REFRESH_UNITS",
+    "SHOW_LISTS",
 ]
 
 #: Units accepted by ``BATCH REFRESH EVERY n <unit>``, with their length in seconds.
@@ -67,6 +97,9 @@ REFRESH_UNITS: dict[str, int] = {
 }
 
 _BARRIER_ACTIONS = ("PAUSE", "RESUME")
+
+#: The ``SHOW`` forms that are pgbarrier's (``exp.Show.this``), each matched exactly.
+SHOW_LISTS: tuple[str, ...] = ("DATABASES", "MATERIALIZED VIEWS")
 
 
 class AlterDatabaseBarrier(exp.Expression):
@@ -87,8 +120,23 @@ class BatchRefreshProperty(exp.Property):
     arg_types: ClassVar[dict[str, bool]] = {"this": False}
 
 
+class PgBarrierTokenizer(RisingWave.Tokenizer):
+    """RisingWave's tokenizer with ``REFRESH`` and ``SHOW`` tokenized as real keywords."""
+
+    KEYWORDS = {
+        **RisingWave.Tokenizer.KEYWORDS,
+        "REFRESH": TokenType.REFRESH,
+    }
+    COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
+
+
 class PgBarrierParser(RisingWaveParser):
     """RisingWave's parser plus the hooks for pgbarrier's statements."""
+
+    STATEMENT_PARSERS = {
+        **RisingWaveParser.STATEMENT_PARSERS,
+        TokenType.SHOW: lambda self: self._parse_show(),
+    }
 
     __slots__ = ("failure", "fallback", "query_index")
 
@@ -116,6 +164,22 @@ class PgBarrierParser(RisingWaveParser):
             self.query_index = self._index
         return super()._parse_ddl_select()
 
+    def _parse_risingwave_command(self, start: Token) -> exp.Command:
+        """The rest of the statement as the ``exp.Command`` RisingWave's parser makes.
+
+        RisingWave tokenizes ``SHOW`` / ``REFRESH`` as commands (the rest is one raw
+        string); ours reads real tokens, so rebuild that node: keyword upper-cased, the
+        raw text after it up to its last token, trimmed (a comment after the last token
+        is kept as the node's comment).
+        """
+        command = self._parse_as_command(start)
+        rest = command.text("expression").strip()
+        node = exp.Command(this=start.text.upper(), expression=exp.Literal.string(rest))
+        last = self._prev
+        if last is not start and last.comments:
+            node.add_comments(last.comments)  # a trailing comment is not in the raw text
+        return node
+
     # -- FLUSH ----------------------------------------------------------------------------
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -125,7 +189,7 @@ class PgBarrierParser(RisingWaveParser):
             return self.expression(Flush(), token=curr)
         return super()._parse_statement()
 
-    # -- ALTER DATABASE d PAUSE | RESUME -----------------------------------------------
+    # -- ALTER DATABASE d PAUSE | RESUME, ALTER MATERIALIZED VIEW v AS query -------------
 
     def _parse_alter(self) -> exp.Alter | exp.Command:
         index = self._index
@@ -134,8 +198,38 @@ class PgBarrierParser(RisingWaveParser):
             if name and self._match_texts(_BARRIER_ACTIONS) and not self._curr:
                 action = self._prev.text.upper()
                 return self.expression(AlterDatabaseBarrier(this=name, action=action))  # type: ignore[return-value]
+        elif self._match_text_seq("MATERIALIZED", "VIEW"):
+            view = self._try_parse(self._parse_table_parts)
+            if view and self._match(TokenType.ALIAS):
+                query = self._parse_ddl_select()
+                if query is None:
+                    self.raise_error("Expected a query after AS")
+                return self.expression(
+                    exp.Alter(this=view, kind="MATERIALIZED VIEW", actions=[query])
+                )
         self._retreat(index)
         return super()._parse_alter()
+
+    # -- REFRESH MATERIALIZED VIEW [CONCURRENTLY] v --------------------------------------------
+
+    def _parse_refresh(self) -> exp.Refresh | exp.Command:
+        start = self._prev
+        if self._match_text_seq("MATERIALIZED", "VIEW"):
+            self._match_text_seq("CONCURRENTLY")
+            view = self._parse_table_parts()
+            return self.expression(exp.Refresh(this=view, kind="MATERIALIZED VIEW"))
+        return self._parse_risingwave_command(start)
+
+    # -- SHOW DATABASES | SHOW MATERIALIZED VIEWS --------------------------------------------
+
+    def _parse_show(self) -> exp.Expr | None:
+        start = self._prev
+        index = self._index
+        for form in SHOW_LISTS:
+            if self._match_text_seq(*form.split()) and not self._curr:
+                return self.expression(exp.Show(this=form))
+            self._retreat(index)
+        return self._parse_risingwave_command(start)
 
     # -- BATCH REFRESH [EVERY ...] --------------------------------------------------------
 
@@ -176,6 +270,13 @@ def _flush_sql(gen: Any, e: Flush) -> str:
     return "FLUSH"
 
 
+def _show_sql(gen: Any, e: exp.Show) -> str:
+    plain = not any(v for k, v in e.args.items() if k != "this")
+    if plain and e.name in SHOW_LISTS:
+        return f"SHOW {e.name}"
+    return gen.show_sql(e)
+
+
 def _batch_refresh_sql(gen: Any, e: BatchRefreshProperty) -> str:
     interval = e.this
     if not isinstance(interval, exp.Interval):
@@ -194,6 +295,7 @@ class PgBarrierGenerator(RisingWaveGenerator):
         AlterDatabaseBarrier: _alter_database_barrier_sql,
         Flush: _flush_sql,
         BatchRefreshProperty: _batch_refresh_sql,
+        exp.Show: _show_sql,
     }
 
     PROPERTIES_LOCATION = {
@@ -203,7 +305,8 @@ class PgBarrierGenerator(RisingWaveGenerator):
 
 
 class PgBarrier(RisingWave):
-    """sqlglot dialect ``"pgbarrier"``: RisingWave with PAUSE/RESUME, FLUSH, BATCH REFRESH."""
+    """sqlglot dialect ``"pgbarrier"``: RisingWave plus pgbarrier's control statements."""
 
+    Tokenizer = PgBarrierTokenizer
     Parser = PgBarrierParser
     Generator = PgBarrierGenerator

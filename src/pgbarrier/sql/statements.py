@@ -21,6 +21,29 @@ Rules this module keeps:
   to the last token of the statement (trailing comments excluded), so it can be sent to
   a backend unchanged; ``definition`` is the whole statement, trimmed, without trailing
   ``;``.
+* Other names (``REFRESH``/``DROP``/``ALTER MATERIALIZED VIEW``, databases) follow the
+  same rule. A name must be an identifier: a string literal or parameter in its place is
+  42601 at it, and an empty quoted name is PostgreSQL's 42601 ``zero-length delimited
+  identifier``.
+* ``RefreshMaterializedView``: ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v``;
+  ``CONCURRENTLY`` is accepted and ignored, ``WITH [NO] DATA`` after the name is 0A000
+  ``REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported`` (positioned at ``WITH``).
+* ``DropMaterializedView``: ``DROP MATERIALIZED VIEW [IF EXISTS] v [RESTRICT]``. More than
+  one name is 0A000 ``DROP MATERIALIZED VIEW with more than one name is not supported``
+  (at the second name); ``CASCADE`` is 0A000 ``DROP ... CASCADE is not supported`` (at
+  ``CASCADE``); other clauses sqlglot accepts there (``PURGE``, a column list...) are
+  42601 at their first token.
+* ``ShowDatabases`` / ``ShowMaterializedViews``: exactly ``SHOW DATABASES`` / ``SHOW
+  MATERIALIZED VIEWS`` (the classifier passes no other ``SHOW``).
+* ``AlterMaterializedViewAs``: ``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the
+  original text after ``AS``, cut like ``CreateMaterializedView.query``.
+* ``CreateDatabase`` / ``DropDatabase``: ``CREATE DATABASE d`` and ``DROP DATABASE [IF
+  EXISTS] d`` only. Anything after the name is 0A000 naming the option, lower-cased as
+  PostgreSQL names options (``CREATE DATABASE option "owner" is not supported``; an
+  optional ``WITH`` and ``(`` before it are skipped, so ``WITH (FORCE)`` names
+  ``force``), positioned at the option; ``CREATE DATABASE IF NOT EXISTS`` is 0A000 too.
+  A ``.`` or ``,`` after the name, a ``WITH`` with nothing after it, or a non-word
+  there is PostgreSQL's 42601.
 * Refresh interval:
 
   - no option -> ``None`` (streaming MV); ``BATCH REFRESH`` without ``EVERY`` -> 60;
@@ -66,11 +89,18 @@ from pgbarrier.sql.dialect import Flush as FlushNode
 __all__ = [
     "DEFAULT_BATCH_REFRESH_SEC",
     "MAX_REFRESH_INTERVAL_SEC",
+    "AlterMaterializedViewAs",
     "ControlStatement",
+    "CreateDatabase",
     "CreateMaterializedView",
+    "DropDatabase",
+    "DropMaterializedView",
     "Flush",
     "PauseDatabase",
+    "RefreshMaterializedView",
     "ResumeDatabase",
+    "ShowDatabases",
+    "ShowMaterializedViews",
     "normalize_identifier",
     "parse_control",
     "parse_interval_seconds",
@@ -113,7 +143,67 @@ class CreateMaterializedView:
     definition: str
 
 
-ControlStatement = PauseDatabase | ResumeDatabase | Flush | CreateMaterializedView
+@dataclass(frozen=True)
+class RefreshMaterializedView:
+    """``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DropMaterializedView:
+    """``DROP MATERIALIZED VIEW [IF EXISTS] v [RESTRICT]``."""
+
+    name: str
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class AlterMaterializedViewAs:
+    """``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the original text after ``AS``."""
+
+    name: str
+    query: str
+
+
+@dataclass(frozen=True)
+class ShowMaterializedViews:
+    """``SHOW MATERIALIZED VIEWS``."""
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    """``SHOW DATABASES``."""
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    """``CREATE DATABASE d``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    """``DROP DATABASE [IF EXISTS] d``."""
+
+    name: str
+    if_exists: bool
+
+
+ControlStatement = (
+    PauseDatabase
+    | ResumeDatabase
+    | Flush
+    | CreateMaterializedView
+    | RefreshMaterializedView
+    | DropMaterializedView
+    | AlterMaterializedViewAs
+    | ShowMaterializedViews
+    | ShowDatabases
+    | CreateDatabase
+    | DropDatabase
+)
 
 _DIALECT = PgBarrier()
 
@@ -169,6 +259,9 @@ class _Blame:
         """42601 for a statement of ours that sqlglot could only read as a Command."""
         tokens = self.tokens
         if tokens[0].token_type == TokenType.ALTER:
+            if len(tokens) > 1 and _is_word(tokens[1], "MATERIALIZED"):
+                # ALTER MATERIALIZED VIEW <name> AS ...: only the name can have failed.
+                return self.at(3)
             # ALTER DATABASE <name> PAUSE|RESUME <end>: blame the first token out of place.
             if len(tokens) < 2 or tokens[1].token_type != TokenType.DATABASE:
                 return self.at(1)
@@ -214,6 +307,16 @@ _QUERY_STARTS = frozenset(
     {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN, TokenType.VALUES, TokenType.TABLE}
 )
 _NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER}) | PgBarrierParser.ID_VAR_TOKENS
+_KEYWORD = re.compile(r"[^\W\d][\w$]*")
+
+
+def _is_word(token: Token, word: str | None = None) -> bool:
+    """An unquoted word (``word`` itself, case-insensitively, when given)."""
+    if token.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+        return False
+    if word is not None:
+        return token.text.upper() == word
+    return _KEYWORD.fullmatch(token.text) is not None
 
 
 def _top_level_alias(tokens: list[Token]) -> int | None:
@@ -253,12 +356,15 @@ def parse_control(sql: str) -> ControlStatement:
     if any(t.token_type == TokenType.SEMICOLON for t in tokens):
         raise ValueError("parse_control: expected exactly one statement")
     blame = _Blame(sql, tokens, semicolon)
+    database_error = _database_options(blame)
+    if database_error is not None:
+        raise database_error
 
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
     try:
         tree = parser.parse(tokens, sql)[0]
     except ParseError:
-        raise blame.near(parser.failure) from None
+        raise _refresh_with_data(blame, parser.failure) or blame.near(parser.failure) from None
 
     if isinstance(tree, exp.Command):
         raise blame.command(parser)
@@ -269,7 +375,182 @@ def parse_control(sql: str) -> ControlStatement:
         return Flush()
     if isinstance(tree, exp.Create) and _is_materialized_view(tree):
         return _create_mv(sql, blame, parser, tree)
+    if isinstance(tree, exp.Create) and tree.kind == "DATABASE":
+        return CreateDatabase(_object_name(blame, tree.this, 2))
+    if isinstance(tree, exp.Drop) and tree.kind == "DATABASE":
+        tables = tree.args.get("tables") or []
+        if_exists = bool(tree.args.get("exists"))
+        name = _object_name(blame, tables[0] if tables else None, 4 if if_exists else 2)
+        return DropDatabase(name, if_exists=if_exists)
+    if isinstance(tree, exp.Drop) and tree.kind == "VIEW" and tree.args.get("materialized"):
+        return _drop_mv(blame, tree)
+    if isinstance(tree, exp.Refresh) and tree.text("kind") == "MATERIALIZED VIEW":
+        at = 4 if len(tokens) > 3 and _is_word(tokens[3], "CONCURRENTLY") else 3
+        return RefreshMaterializedView(_object_name(blame, tree.this, at))
+    if isinstance(tree, exp.Show) and tree.name == "DATABASES":
+        return ShowDatabases()
+    if isinstance(tree, exp.Show) and tree.name == "MATERIALIZED VIEWS":
+        return ShowMaterializedViews()
+    if isinstance(tree, exp.Alter) and tree.text("kind") == "MATERIALIZED VIEW":
+        return _alter_mv(sql, blame, parser, tree)
     raise ValueError(f"parse_control: not a pgbarrier control statement: {sql!r}")
+
+
+def _object_name(blame: _Blame, table: exp.Expr | None, at: int) -> str:
+    """The normalised name of ``table``, whose first token is ``tokens[at]``.
+
+    Every part must be an identifier written as one (sqlglot also reads a string literal
+    as a name, and a parameter as a part): else 42601 at the offending part.
+    """
+    if not isinstance(table, exp.Table):
+        raise blame.at(at)
+    for part in table.parts:
+        if not isinstance(part, exp.Identifier) or "start" not in part.meta:
+            raise blame.at(at)
+        start = part.meta["start"]
+        token = next((t for t in blame.tokens if t.start == start), None)
+        if token is not None and token.token_type == TokenType.STRING:
+            raise blame.near(token)
+        if part.quoted and not part.name:
+            raise errors.SyntaxError(
+                'zero-length delimited identifier at or near """"', position=start + 1
+            )
+    return _table_name(table)
+
+
+# -- REFRESH / DROP / ALTER MATERIALIZED VIEW, CREATE / DROP DATABASE -------------------------
+
+
+def _refresh_with_data(blame: _Blame, failure: Token | None) -> errors.PgError | None:
+    """``REFRESH MATERIALIZED VIEW v WITH [NO] DATA``: 0A000 (None if it is not that).
+
+    The dialect stops at ``WITH``; a clause that is not exactly ``WITH [NO] DATA`` is
+    42601 at its first wrong token (end of input when it is cut short).
+    """
+    tokens = blame.tokens
+    if tokens[0].token_type != TokenType.REFRESH or failure is None:
+        return None
+    if failure.token_type != TokenType.WITH:
+        return None
+    i = next(k for k, t in enumerate(tokens) if t is failure)
+    name_at = 4 if len(tokens) > 3 and _is_word(tokens[3], "CONCURRENTLY") else 3
+    if i <= name_at:
+        return None  # WITH where the name belongs
+    words = ["WITH", "DATA"]
+    if i + 1 < len(tokens) and _is_word(tokens[i + 1], "NO"):
+        words = ["WITH", "NO", "DATA"]
+    for k, word in enumerate(words):
+        if i + k >= len(tokens) or not _is_word(tokens[i + k], word):
+            return blame.at(i + k)
+    if i + len(words) < len(tokens):
+        return blame.at(i + len(words))
+    clause = " ".join(words)
+    return errors.FeatureNotSupported(
+        f"REFRESH MATERIALIZED VIEW ... {clause} is not supported",
+        detail="A pgbarrier refresh always recomputes the view from a consistent snapshot.",
+        hint=f"Omit {clause}.",
+        position=failure.start + 1,
+    )
+
+
+def _database_options(blame: _Blame) -> errors.PgError | None:
+    """``CREATE DATABASE d ...`` / ``DROP DATABASE [IF EXISTS] d ...``: what follows the name.
+
+    None when the statement is not one of those, or has nothing after a sound name (the
+    parser then reports whatever else is wrong).
+    """
+    tokens = blame.tokens
+    if len(tokens) < 3 or tokens[1].token_type != TokenType.DATABASE:
+        return None
+    verb = tokens[0].token_type
+    if verb not in (TokenType.CREATE, TokenType.DROP):
+        return None
+    statement = f"{tokens[0].text.upper()} DATABASE"
+    i = 2
+    if _is_word(tokens[2], "IF") and len(tokens) > 3:
+        if verb == TokenType.DROP and _is_word(tokens[3], "EXISTS"):
+            i = 4
+        elif verb == TokenType.CREATE and tokens[3].token_type == TokenType.NOT:
+            return errors.FeatureNotSupported(
+                "CREATE DATABASE IF NOT EXISTS is not supported",
+                detail="pgbarrier supports CREATE DATABASE name, without options.",
+                position=tokens[2].start + 1,
+            )
+    if i >= len(tokens) or tokens[i].token_type not in _NAME_TOKENS:
+        return None
+    i += 1
+    if i >= len(tokens):
+        return None
+    if tokens[i].token_type in (TokenType.DOT, TokenType.COMMA):
+        return blame.at(i)
+    if tokens[i].token_type == TokenType.WITH:
+        i += 1
+    if i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN:
+        i += 1
+    if i >= len(tokens) or not _is_word(tokens[i]):
+        return blame.at(i)
+    syntax = "CREATE DATABASE name"
+    if verb == TokenType.DROP:
+        syntax = "DROP DATABASE [IF EXISTS] name"
+    return errors.FeatureNotSupported(
+        f'{statement} option "{tokens[i].text.lower()}" is not supported',
+        detail=f"pgbarrier supports {syntax}, without options.",
+        position=tokens[i].start + 1,
+    )
+
+
+def _token_index_after(blame: _Blame, node: exp.Expr) -> int:
+    """Index of the first token after ``node`` (``len(tokens)`` if none)."""
+    end = max((n.meta["end"] for n in node.walk() if "end" in n.meta), default=-1)
+    return next((k for k, t in enumerate(blame.tokens) if t.start > end), len(blame.tokens))
+
+
+def _drop_mv(blame: _Blame, tree: exp.Drop) -> DropMaterializedView:
+    tokens = blame.tokens
+    tables = tree.args.get("tables") or []
+    if_exists = bool(tree.args.get("exists"))
+    name = _object_name(blame, tables[0] if tables else None, 5 if if_exists else 3)
+
+    # After the names only CASCADE or RESTRICT may follow (PostgreSQL's grammar).
+    after = _token_index_after(blame, tables[-1])
+    cascade = after < len(tokens) and _is_word(tokens[after], "CASCADE")
+    if after < len(tokens) and (cascade or _is_word(tokens[after], "RESTRICT")):
+        after += 1
+    if after < len(tokens):
+        raise blame.at(after)
+
+    if len(tables) > 1:
+        second = _token_index_after(blame, tables[0]) + 1  # past the comma
+        raise errors.FeatureNotSupported(
+            "DROP MATERIALIZED VIEW with more than one name is not supported",
+            hint="Drop one materialized view per statement.",
+            position=tokens[second].start + 1 if second < len(tokens) else None,
+        )
+    if cascade:
+        at = _token_index_after(blame, tables[-1])
+        raise errors.FeatureNotSupported(
+            "DROP ... CASCADE is not supported",
+            hint="Drop the objects that depend on it first.",
+            position=tokens[at].start + 1,
+        )
+    return DropMaterializedView(name, if_exists=if_exists)
+
+
+def _alter_mv(
+    sql: str, blame: _Blame, parser: PgBarrierParser, tree: exp.Alter
+) -> AlterMaterializedViewAs:
+    tokens = blame.tokens
+    name = _object_name(blame, tree.this, 3)
+    actions = tree.args.get("actions") or []
+    index = parser.query_index
+    if len(actions) != 1 or not isinstance(actions[0], exp.Query):
+        raise blame.at(index if index is not None else len(tokens))
+    if index is None or index >= len(tokens):
+        raise blame.at(len(tokens))
+    return AlterMaterializedViewAs(name, query=sql[tokens[index].start : tokens[-1].end + 1])
+
+
+# -- CREATE MATERIALIZED VIEW ---------------------------------------------------------------
 
 
 def _is_materialized_view(tree: exp.Create) -> bool:
@@ -277,9 +558,6 @@ def _is_materialized_view(tree: exp.Create) -> bool:
     return tree.kind == "VIEW" and bool(
         props and any(isinstance(p, exp.MaterializedProperty) for p in props.expressions)
     )
-
-
-# -- CREATE MATERIALIZED VIEW ---------------------------------------------------------------
 
 
 def _create_mv(
