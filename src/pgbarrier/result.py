@@ -9,6 +9,11 @@ Rules this module keeps:
   session once the rows were counted, so portals that suspend report the total.
 * ``Result`` is buenavista's ``QueryResult`` seam, with PostgreSQL type OIDs
   instead of buenavista's coarse ``BVType``.
+* ``raw_format is None``: row values are Python values the session encodes;
+  ``raw_format == 0``: they are already PostgreSQL text-format bytes (relayed
+  from an upstream server) and are sent as they are.
+* ``exact_tag``: ``tag`` is the complete CommandComplete tag (an upstream's own,
+  e.g. ``SELECT 3`` or ``SHOW``); no row count is appended.
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ class Result(QueryResult):
     columns: list[Column] | None = None
     row_source: Iterable[tuple[Any, ...]] = ()
     notices: list[Notice] = field(default_factory=list)
+    #: None: Python values to encode; 0: values are already PostgreSQL text bytes
+    raw_format: int | None = None
+    #: True: ``tag`` is the final CommandComplete tag, whatever the row count
+    exact_tag: bool = False
 
     def __post_init__(self) -> None:
         QueryResult.__init__(self)
@@ -77,7 +86,7 @@ class Result(QueryResult):
 
     def completion_tag(self, row_count: int) -> str:
         """The CommandComplete tag once ``row_count`` rows were sent."""
-        if self.columns is None:
+        if self.columns is None or self.exact_tag:
             return self.tag
         if self.tag == "INSERT":
             return f"INSERT 0 {row_count}"

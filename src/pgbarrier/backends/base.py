@@ -8,6 +8,10 @@ Rules this module keeps:
   call to cancel the running statement (it then fails with 57014).
 * Errors leave as :class:`pgbarrier.errors.PgError` with the nearest SQLSTATE.
 * ``describe`` learns a statement's result shape without executing it.
+* A *batch view* holds the rows of its query as of its last (re)fresh; readers
+  see the old rows or the new ones, never a half-done refresh. A *view* is
+  always current. DuckDB keeps a batch view as a table swapped in one
+  transaction; PostgreSQL as a real materialized view.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from pgbarrier.result import Column, Result
 
 class BackendSession(Session, abc.ABC):
     """One client's connection to one database of the data plane."""
+
+    #: None: ``execute`` returns Python values; 0: rows are the upstream's PostgreSQL
+    #: text bytes (``Result.raw_format == 0``), relayed without re-encoding
+    raw_format: int | None = None
 
     @abc.abstractmethod
     def execute(self, sql: str, params: list[Any] | None = None) -> Result: ...
@@ -52,19 +60,41 @@ class Backend(Connection, abc.ABC):
         """Make sure ``name`` exists in the data plane (idempotent)."""
 
     @abc.abstractmethod
+    def drop_database(self, name: str) -> None:
+        """Remove ``name`` and its data from the data plane (no sessions may be open)."""
+
+    @abc.abstractmethod
     def connect(self, database: str, user: str) -> BackendSession: ...
 
     @abc.abstractmethod
     def relation_exists(self, database: str, name: str) -> bool: ...
 
     @abc.abstractmethod
-    def create_snapshot_table(self, database: str, name: str, columns: tuple[str, ...] | None,
-                              query: str) -> int:
-        """Atomically create table ``name`` holding the rows of ``query``; returns the row count."""
+    def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                          query: str) -> int:
+        """Atomically create batch view ``name`` holding the rows of ``query``;
+        returns the row count."""
+
+    @abc.abstractmethod
+    def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                           query: str) -> int:
+        """Replace the rows of batch view ``name`` by those ``query`` returns now, atomically
+        (readers see the old rows until it commits); returns the new row count.
+        ``columns`` and ``query`` are the view's definition (a backend that stores the
+        definition itself, like PostgreSQL, ignores them)."""
+
+    @abc.abstractmethod
+    def drop_batch_view(self, database: str, name: str) -> None:
+        """Drop batch view ``name`` and its rows; nothing when it does not exist."""
 
     @abc.abstractmethod
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                    query: str) -> None: ...
+                    query: str) -> None:
+        """Create view ``name`` over ``query``: always current (a streaming view)."""
+
+    @abc.abstractmethod
+    def drop_view(self, database: str, name: str) -> None:
+        """Drop view ``name``; nothing when it does not exist."""
 
     @abc.abstractmethod
     def describe_query(self, database: str, query: str) -> list[Column]:

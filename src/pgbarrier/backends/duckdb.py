@@ -10,6 +10,8 @@ Rules this module keeps:
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation for queries, which DuckDB plans but does
   not run; DML never runs to be described (see ``NeedsExecution``).
+* A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
+  TABLE`` inside one transaction, so readers see the old rows until COMMIT.
 """
 
 from __future__ import annotations
@@ -143,14 +145,28 @@ class DuckDBBackend(Backend):
         with self._lock:
             conn = self._dbs.get(name)
             if conn is None:
-                path = ":memory:" if self.data_dir == ":memory:" else os.path.join(
-                    self.data_dir, f"{name}.duckdb")
-                conn = duckdb.connect(path)
+                conn = duckdb.connect(self._path(name))
                 self._dbs[name] = conn
             return conn
 
+    def _path(self, name: str) -> str:
+        return ":memory:" if self.data_dir == ":memory:" else os.path.join(
+            self.data_dir, f"{name}.duckdb")
+
     def ensure_database(self, name: str) -> None:
         self._db(name)
+
+    def drop_database(self, name: str) -> None:
+        """Close ``name``'s DuckDB and delete its file (its sessions must be closed)."""
+        with self._lock:
+            conn = self._dbs.pop(name, None)
+        if conn is not None:
+            conn.close()
+        path = self._path(name)
+        if path != ":memory:":
+            for p in (path, path + ".wal"):
+                if os.path.exists(p):
+                    os.remove(p)
 
     def connect(self, database: str, user: str) -> DuckDBSession:
         return DuckDBSession(self._db(database))
@@ -184,12 +200,15 @@ class DuckDBBackend(Backend):
         cols = ", ".join(quote_ident(c) for c in columns)
         return f"SELECT * FROM ({query}) AS _q({cols})"
 
-    def create_snapshot_table(self, database: str, name: str, columns: tuple[str, ...] | None,
-                              query: str) -> int:
+    def _swap_in(self, database: str, name: str, columns: tuple[str, ...] | None, query: str,
+                 replace: bool) -> int:
+        """In one transaction: (re)create table ``name`` from ``query``, count it, commit."""
+        verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+
         def go(cur: duckdb.DuckDBPyConnection) -> int:
             try:
                 cur.execute("BEGIN")
-                cur.execute(f"CREATE TABLE {quote_ident(name)} AS {self._aliased(columns, query)}")
+                cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
                 (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
                 cur.execute("COMMIT")
                 return int(count)
@@ -201,6 +220,27 @@ class DuckDBBackend(Backend):
                 raise to_pg_error(exc) from None
         return self._run(database, go)
 
+    def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                          query: str) -> int:
+        """A batch view is a table holding the rows of ``query``, created in one transaction."""
+        return self._swap_in(database, name, columns, query, replace=False)
+
+    def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                           query: str) -> int:
+        """``CREATE OR REPLACE TABLE`` in one transaction: readers see the old rows until COMMIT."""
+        return self._swap_in(database, name, columns, query, replace=True)
+
+    def _drop(self, database: str, kind: str, name: str) -> None:
+        def go(cur: duckdb.DuckDBPyConnection) -> None:
+            try:
+                cur.execute(f"DROP {kind} IF EXISTS {quote_ident(name)}")
+            except duckdb.Error as exc:
+                raise to_pg_error(exc) from None
+        self._run(database, go)
+
+    def drop_batch_view(self, database: str, name: str) -> None:
+        self._drop(database, "TABLE", name)
+
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str) -> None:
         def go(cur: duckdb.DuckDBPyConnection) -> None:
@@ -209,6 +249,9 @@ class DuckDBBackend(Backend):
             except duckdb.Error as exc:
                 raise to_pg_error(exc) from None
         self._run(database, go)
+
+    def drop_view(self, database: str, name: str) -> None:
+        self._drop(database, "VIEW", name)
 
     def close(self) -> None:
         with self._lock:

@@ -39,7 +39,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
      'relation "{0}" does not exist'),
     (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? already exists'), "42P07",
      'relation "{0}" already exists'),
-    (re.compile(r"duplicate key \"?(.*?)\"?$"), "23505",
+    (re.compile(r"duplicate key \"?(.*?)\"?$", re.I), "23505",
      "duplicate key value violates unique constraint (key {0})"),
     (re.compile(r"NOT NULL constraint failed: (\S+)"), "23502",
      'null value in column "{0}" violates not-null constraint'),

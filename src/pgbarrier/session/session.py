@@ -155,9 +155,13 @@ class Session:
         ]
         return m.row_description(fields)
 
-    @staticmethod
-    def _format(portal: Portal | None, index: int, type_oid: int) -> int:
+    def _format(self, portal: Portal | None, index: int, type_oid: int) -> int:
         if portal is None:
+            return 0
+        if self.executor is not None and self.executor.backend.raw_format == 0:
+            # the backend relays the upstream's text bytes: every column goes out
+            # in text, whatever the client asked (the same answer at Describe and
+            # at Execute, for control-plane results too)
             return 0
         fmt = portal.format_of(index)
         return 1 if fmt == 1 and pgt.supports_binary(type_oid) else 0
@@ -165,13 +169,21 @@ class Session:
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""
         columns = result.columns or []
-        encoders = [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid))
-                    for i, c in enumerate(columns)]
         rows = result.rows()
         sent = 0
         out = self.out
+        if result.raw_format == 0:
+            # already PostgreSQL text bytes (an upstream's own): relayed as they are
+            def encode(row: tuple[Any, ...]) -> list[bytes | None]:
+                return list(row)
+        else:
+            encoders = [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid))
+                        for i, c in enumerate(columns)]
+
+            def encode(row: tuple[Any, ...]) -> list[bytes | None]:
+                return [None if v is None else enc(v) for enc, v in zip(encoders, row)]
         for row in rows:
-            out.add(m.data_row([None if v is None else enc(v) for enc, v in zip(encoders, row)]))
+            out.add(m.data_row(encode(row)))
             sent += 1
             if limit and sent >= limit:
                 if portal is not None:

@@ -1,0 +1,536 @@
+"""The upstream PostgreSQL data plane: statements relayed to a real server.
+
+Rules this module keeps:
+
+* Each pgbarrier database is the upstream database of the same name (the
+  upstream DSN with its dbname replaced); ``ensure_database`` creates it there.
+* One upstream connection per client session, in autocommit mode: psycopg never
+  adds a BEGIN; the client's own BEGIN/COMMIT pass through like any statement.
+* Statements are relayed, not re-interpreted (ARCHITECTURE practice 11): the SQL
+  goes to the server unchanged through libpq's extended protocol (``$1``
+  placeholders included), and rows come back as the server's own text bytes,
+  with its command tag, column type OIDs and typmods (``Result.raw_format == 0``,
+  ``Result.exact_tag``). No row is decoded into Python values.
+* The upstream session runs with the settings pgbarrier announces to its
+  clients (client_encoding UTF8, DateStyle ISO/MDY, IntervalStyle postgres,
+  TimeZone UTC), so relayed text is what the client was told to expect.
+* Upstream errors keep their SQLSTATE, severity, message, detail, hint and
+  position; a lost upstream connection is a FATAL 08006. NOTICEs raised while a
+  statement runs become the result's notices.
+* ``describe`` prepares the unnamed statement upstream and describes it; it
+  never executes. The next ``execute`` of the same text reuses that statement.
+* ``interrupt`` may be called from any thread: while a statement runs it sends
+  the upstream a cancel request, re-sent with back-off until the statement ends
+  (a cancel that reaches the server before the statement does is dropped by
+  PostgreSQL); the statement then fails with 57014. Idle, it does nothing.
+* Batch-refresh views are real materialized views; refresh work runs on a small
+  connection pool per database. A refresh is ``CONCURRENTLY`` when the view has
+  a unique index PostgreSQL accepts for it, else plain; either way readers see
+  the old rows or the new ones, never a half-done refresh.
+* Identifiers are quoted with ``psycopg.sql.Identifier``; values travel as
+  parameters. View queries are SQL text by nature and are composed verbatim.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import select
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from psycopg import pq
+from psycopg import sql as pgsql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
+
+from pgbarrier.backends.base import Backend, BackendSession
+from pgbarrier.errors import FeatureNotSupported, InvalidCatalogName, Notice, PgError
+from pgbarrier.result import Column, Result
+from pgbarrier.wire.types import to_text
+
+log = logging.getLogger(__name__)
+
+#: upstream session settings matching the ParameterStatus values pgbarrier sends (app.py)
+_SESSION_OPTIONS = "-c DateStyle=ISO,MDY -c IntervalStyle=postgres -c TimeZone=UTC"
+_ENCODING = "utf-8"
+#: back-off of re-sent cancel requests while an interrupted statement still runs
+_CANCEL_FIRST_RETRY_S = 0.05
+_CANCEL_MAX_RETRY_S = 1.0
+#: how often a waiting execute wakes up to look for a pending cancel
+_WAKE_S = 0.2
+_CANCEL_TIMEOUT_S = 5.0
+_POOL_TIMEOUT_S = 30.0
+
+_FATAL_LOST = "08006"
+_MISSING_DB = re.compile(r'database "(.*)" does not exist')
+
+_E = pq.ExecStatus
+_F = pq.DiagnosticField
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode(_ENCODING, "replace")
+
+
+def _make_error(sqlstate: str, message: str, *, severity: str | None = None,
+                detail: str | None = None, hint: str | None = None,
+                position: str | int | None = None) -> PgError:
+    pos = int(position) if position not in (None, "") else None
+    cls = PgError.by_sqlstate(sqlstate)
+    return cls(message, detail=detail, hint=hint, position=pos, sqlstate=sqlstate,
+               severity=severity or "ERROR")
+
+
+def _lost(message: str) -> PgError:
+    return _make_error(_FATAL_LOST, message.strip() or "upstream connection lost",
+                       severity="FATAL")
+
+
+def _error_from_result(res: pq.abc.PGresult, pgconn: pq.abc.PGconn | None = None) -> PgError:
+    """A failed PGresult as a PgError with the upstream's own fields."""
+    state = _text(res.error_field(_F.SQLSTATE))
+    if not state:
+        # libpq's own failure (no server message): the connection is gone
+        msg = _text(res.error_message) or (pgconn.get_error_message() if pgconn else "")
+        return _lost(msg or "server closed the connection unexpectedly")
+    return _make_error(
+        state,
+        _text(res.error_field(_F.MESSAGE_PRIMARY)) or "",
+        severity=_text(res.error_field(_F.SEVERITY_NONLOCALIZED))
+        or _text(res.error_field(_F.SEVERITY)),
+        detail=_text(res.error_field(_F.MESSAGE_DETAIL)),
+        hint=_text(res.error_field(_F.MESSAGE_HINT)),
+        position=_text(res.error_field(_F.STATEMENT_POSITION)),
+    )
+
+
+def _error_from_psycopg(exc: psycopg.Error) -> PgError:
+    """A psycopg exception as a PgError with the upstream's own fields."""
+    diag = exc.diag
+    if not diag.sqlstate:
+        if isinstance(exc, psycopg.OperationalError):
+            return _connect_error(exc)
+        return _make_error("XX000", str(exc))
+    return _make_error(diag.sqlstate, diag.message_primary or str(exc),
+                       severity=diag.severity_nonlocalized or diag.severity,
+                       detail=diag.message_detail, hint=diag.message_hint,
+                       position=diag.statement_position)
+
+
+def _connect_error(exc: psycopg.OperationalError) -> PgError:
+    text = str(exc)
+    m = _MISSING_DB.search(text)
+    if m:
+        return InvalidCatalogName(f'database "{m.group(1)}" does not exist', severity="FATAL")
+    return _lost(f"could not connect to the upstream PostgreSQL: {text}")
+
+
+def _notice(diag: psycopg.errors.Diagnostic) -> Notice:
+    return Notice(diag.message_primary or "", detail=diag.message_detail,
+                  hint=diag.message_hint, sqlstate=diag.sqlstate or "00000",
+                  severity=diag.severity_nonlocalized or diag.severity or "NOTICE")
+
+
+def _columns(res: pq.abc.PGresult) -> list[Column]:
+    return [Column(_text(res.fname(i)) or "", res.ftype(i), res.fmod(i))
+            for i in range(res.nfields)]
+
+
+def _raw_rows(res: pq.abc.PGresult) -> Iterator[tuple[bytes | None, ...]]:
+    get = res.get_value
+    cols = range(res.nfields)
+    for r in range(res.ntuples):
+        yield tuple(get(r, c) for c in cols)
+
+
+def _encode_params(params: list[Any] | None) -> list[bytes | None] | None:
+    if not params:
+        return None
+    return [None if v is None else to_text(v).encode(_ENCODING) for v in params]
+
+
+# --------------------------------------------------------------------------- session
+
+
+class PostgresSession(BackendSession):
+    """One client's upstream connection; rows relayed as the server's text bytes."""
+
+    raw_format = 0
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        super().__init__()
+        self._conn = conn
+        self._pg = conn.pgconn
+        self._notices: list[Notice] = []
+        conn.add_notice_handler(self._on_notice)
+        #: SQL text of the upstream unnamed prepared statement (from describe)
+        self._prepared: bytes | None = None
+        self._lock = threading.Lock()
+        self._busy = False
+        self._cancel_wanted = False
+        self._poll = select.poll()
+        self._poll.register(self._pg.socket, select.POLLIN)
+
+    def _on_notice(self, diag: psycopg.errors.Diagnostic) -> None:
+        self._notices.append(_notice(diag))
+
+    # ------------------------------------------------------------------ execute
+
+    def execute(self, sql: str, params: list[Any] | None = None) -> Result:
+        query = sql.encode(_ENCODING)
+        values = _encode_params(params)
+        self._notices = notices = []
+        pg = self._pg
+        with self._lock:
+            self._busy, self._cancel_wanted = True, False
+        try:
+            try:
+                if query == self._prepared:
+                    pg.send_query_prepared(b"", values, None, 0)
+                else:
+                    self._prepared = None  # the extended protocol replaces the unnamed statement
+                    pg.send_query_params(query, values, None, None, 0)
+                results, copy = self._collect()
+            except psycopg.OperationalError as exc:
+                raise _lost(str(exc)) from None
+        finally:
+            with self._lock:
+                self._busy = False
+        if copy:  # checked first: the upstream reports the refused COPY FROM STDIN as 57014
+            raise FeatureNotSupported(
+                "COPY to or from the client is not supported with an upstream PostgreSQL")
+        for res in results:
+            if res.status in (_E.FATAL_ERROR, _E.NONFATAL_ERROR):
+                raise _error_from_result(res, pg)
+        if not results:
+            raise _lost(pg.get_error_message())
+        res = results[-1]
+        tag = _text(res.command_status) or ""
+        if res.status == _E.TUPLES_OK:
+            return Result(tag=tag, columns=_columns(res), row_source=_raw_rows(res),
+                          notices=notices, raw_format=0, exact_tag=True)
+        return Result(tag=tag, notices=notices, raw_format=0, exact_tag=True)
+
+    def _collect(self) -> tuple[list[pq.abc.PGresult], bool]:
+        """Every result of the statement just sent; True when it tried COPY with the client."""
+        pg = self._pg
+        results: list[pq.abc.PGresult] = []
+        copy = False
+        while True:
+            if pg.is_busy():
+                self._wait()
+                pg.consume_input()
+                continue
+            res = pg.get_result()
+            if res is None:
+                return results, copy
+            status = res.status
+            if status == _E.COPY_OUT:
+                copy = True
+                self._drain_copy_out()
+            elif status in (_E.COPY_IN, _E.COPY_BOTH):
+                copy = True
+                pg.put_copy_end(b"COPY from the client is not supported by pgbarrier")
+            else:
+                results.append(res)
+
+    def _drain_copy_out(self) -> None:
+        pg = self._pg
+        while True:
+            n, _ = pg.get_copy_data(1)
+            if n > 0:
+                continue
+            if n < 0:
+                return
+            self._wait()
+            pg.consume_input()
+
+    def _wait(self) -> None:
+        """Wait until the upstream socket is readable, re-sending a wanted cancel meanwhile."""
+        retry = _CANCEL_FIRST_RETRY_S
+        next_cancel: float | None = None
+        while True:
+            timeout = _WAKE_S if next_cancel is None else max(0.0, next_cancel - time.monotonic())
+            if self._poll.poll(timeout * 1000):
+                return
+            if self._cancel_wanted:
+                now = time.monotonic()
+                if next_cancel is None:
+                    next_cancel = now + retry
+                elif now >= next_cancel:
+                    self._send_cancel()
+                    retry = min(retry * 2, _CANCEL_MAX_RETRY_S)
+                    next_cancel = time.monotonic() + retry
+
+    # ------------------------------------------------------------------ describe
+
+    def _prepare(self, sql: str) -> pq.abc.PGresult:
+        query = sql.encode(_ENCODING)
+        self._prepared = None
+        try:
+            res = self._pg.prepare(b"", query, None)
+            if res.status != _E.COMMAND_OK:
+                raise _error_from_result(res, self._pg)
+            desc = self._pg.describe_prepared(b"")
+            if desc.status != _E.COMMAND_OK:
+                raise _error_from_result(desc, self._pg)
+        except psycopg.OperationalError as exc:
+            raise _lost(str(exc)) from None
+        self._prepared = query
+        return desc
+
+    def describe(self, sql: str, params: list[Any] | None = None) -> list[Column] | None:
+        """Row shape from the upstream's own Describe of the prepared statement; nothing runs."""
+        desc = self._prepare(sql)
+        return _columns(desc) if desc.nfields else None
+
+    def describe_params(self, sql: str) -> list[int]:
+        """Parameter type OIDs the upstream infers for ``sql`` (``$1``...), without running it."""
+        desc = self._prepare(sql)
+        return [desc.param_type(i) for i in range(desc.nparams)]
+
+    # ------------------------------------------------------------------ cancel, close
+
+    def _send_cancel(self) -> None:
+        try:
+            self._conn.cancel_safe(timeout=_CANCEL_TIMEOUT_S)
+        except Exception as exc:  # a failed cancel must never break the caller
+            log.warning("upstream cancel request failed: %s", exc)
+
+    def interrupt(self) -> None:
+        with self._lock:
+            if not self._busy:
+                return
+            self._cancel_wanted = True
+        self._send_cancel()
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except psycopg.Error:
+            pass
+
+
+# --------------------------------------------------------------------------- backend
+
+
+class PostgresBackend(Backend):
+    """An upstream PostgreSQL server; pgbarrier database ``d`` is upstream database ``d``."""
+
+    dialect = "postgres"
+
+    def __init__(self, upstream_dsn: str, *, pool_size: int = 4) -> None:
+        super().__init__()
+        self.upstream_dsn = upstream_dsn
+        self.pool_size = pool_size
+        self._pools: dict[str, ConnectionPool] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ connections
+
+    def conninfo(self, database: str, application_name: str = "pgbarrier") -> str:
+        """The upstream DSN for ``database``, with pgbarrier's session settings."""
+        own = conninfo_to_dict(self.upstream_dsn).get("options") or ""
+        options = f"{_SESSION_OPTIONS} {own}".strip()
+        return make_conninfo(self.upstream_dsn, dbname=database, client_encoding="UTF8",
+                             options=options, fallback_application_name=application_name)
+
+    def _admin_conninfo(self) -> str:
+        """The DSN's own database, or ``postgres`` when it names none."""
+        if conninfo_to_dict(self.upstream_dsn).get("dbname"):
+            return self.upstream_dsn
+        return make_conninfo(self.upstream_dsn, dbname="postgres")
+
+    def _admin(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._admin_conninfo(), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise _connect_error(exc) from None
+
+    def ensure_database(self, name: str) -> None:
+        with self._admin() as conn:
+            try:
+                exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                                      [name]).fetchone()
+                if not exists:
+                    conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # created concurrently
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+
+    def drop_database(self, name: str) -> None:
+        """Drop upstream database ``name`` (connections to it are terminated)."""
+        with self._lock:
+            pool = self._pools.pop(name, None)
+        if pool is not None:
+            pool.close()
+        with self._admin() as conn:
+            try:
+                conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    pgsql.Identifier(name)))
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+
+    def connect(self, database: str, user: str) -> PostgresSession:
+        try:
+            conn = psycopg.connect(self.conninfo(database, f"pgbarrier/{user}"), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise _connect_error(exc) from None
+        return PostgresSession(conn)
+
+    def _pool(self, database: str) -> ConnectionPool:
+        with self._lock:
+            pool = self._pools.get(database)
+            if pool is not None:
+                return pool
+            info = self.conninfo(database, "pgbarrier/refresh")
+            # one direct connection first: a missing database is a 3D000 now, not a pool timeout
+            try:
+                psycopg.connect(info).close()
+            except psycopg.OperationalError as exc:
+                raise _connect_error(exc) from None
+            pool = ConnectionPool(info, min_size=1, max_size=max(1, self.pool_size),
+                                  kwargs={"autocommit": True}, timeout=_POOL_TIMEOUT_S,
+                                  check=ConnectionPool.check_connection,
+                                  name=f"pgbarrier-{database}", open=False)
+            pool.open()
+            self._pools[database] = pool
+            return pool
+
+    def _run(self, database: str, fn: Any) -> Any:
+        with self._pool(database).connection() as conn:
+            return fn(conn)
+
+    # ------------------------------------------------------------------ catalog
+
+    def relation_exists(self, database: str, name: str) -> bool:
+        def go(conn: psycopg.Connection[Any]) -> bool:
+            ident = pgsql.Identifier(name).as_string(conn)
+            row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [ident]).fetchone()
+            return bool(row and row[0])
+        return self._call(database, go)
+
+    def describe_query(self, database: str, query: str) -> list[Column]:
+        def go(conn: psycopg.Connection[Any]) -> list[Column]:
+            pg = conn.pgconn
+            res = pg.prepare(b"", query.encode(_ENCODING), None)
+            if res.status != _E.COMMAND_OK:
+                raise _error_from_result(res, pg)
+            desc = pg.describe_prepared(b"")
+            if desc.status != _E.COMMAND_OK:
+                raise _error_from_result(desc, pg)
+            return _columns(desc)
+        return self._call(database, go)
+
+    # ------------------------------------------------------------------ views
+
+    @staticmethod
+    def _head(keyword: str, name: str, columns: tuple[str, ...] | None) -> pgsql.Composed:
+        head = pgsql.SQL(keyword + " {}").format(pgsql.Identifier(name))
+        if columns:
+            head = pgsql.SQL("{} ({})").format(
+                head, pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns))
+        return head
+
+    @staticmethod
+    def _ddl_with_query(conn: psycopg.Connection[Any], head: pgsql.Composable, query: str,
+                        tail: str = "") -> pq.abc.PGresult:
+        """Run ``head AS query tail`` as one statement (extended protocol: a ``;`` inside
+        ``query`` cannot smuggle a second statement); error positions become relative
+        to ``query``."""
+        prefix = head.as_string(conn) + " AS "
+        pg = conn.pgconn
+        res = pg.exec_params((prefix + query + tail).encode(_ENCODING), None, None, None, 0)
+        if res.status != _E.COMMAND_OK:
+            err = _error_from_result(res, pg)
+            if err.position is not None:
+                err.position -= len(prefix)
+                if not 1 <= err.position <= len(query):
+                    err.position = None
+            raise err
+        return res
+
+    def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                          query: str) -> int:
+        """``CREATE MATERIALIZED VIEW name [(cols)] AS query WITH DATA``; returns its row count."""
+        def go(conn: psycopg.Connection[Any]) -> int:
+            res = self._ddl_with_query(conn, self._head("CREATE MATERIALIZED VIEW", name, columns),
+                                       query, " WITH DATA")
+            tag = _text(res.command_status) or ""
+            if tag.startswith("SELECT ") and tag[7:].isdigit():  # PostgreSQL's tag: SELECT <n>
+                return int(tag[7:])
+            return self._count(conn, name)
+        return self._call(database, go)
+
+    def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None = None,
+                           query: str | None = None) -> int:
+        """Refresh the materialized view (``columns``/``query`` unused: PostgreSQL stores them).
+
+        ``CONCURRENTLY`` when a unique, valid index on plain columns without a
+        predicate exists (readers are not blocked), else a plain refresh (readers
+        wait for it). Returns the row count right after the refresh committed.
+        """
+        def go(conn: psycopg.Connection[Any]) -> int:
+            ident = pgsql.Identifier(name)
+            if self._can_refresh_concurrently(conn, name):
+                stmt = pgsql.SQL("REFRESH MATERIALIZED VIEW CONCURRENTLY {}").format(ident)
+            else:
+                stmt = pgsql.SQL("REFRESH MATERIALIZED VIEW {}").format(ident)
+            conn.execute(stmt)
+            return self._count(conn, name)
+        return self._call(database, go)
+
+    @staticmethod
+    def _can_refresh_concurrently(conn: psycopg.Connection[Any], name: str) -> bool:
+        ident = pgsql.Identifier(name).as_string(conn)
+        row = conn.execute(
+            """
+            SELECT c.relispopulated AND EXISTS (
+                SELECT 1 FROM pg_index i
+                WHERE i.indrelid = c.oid AND i.indisunique AND i.indisvalid
+                  AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indnatts > 0)
+            FROM pg_class c
+            WHERE c.oid = to_regclass(%s) AND c.relkind = 'm'
+            """, [ident]).fetchone()
+        return bool(row and row[0])
+
+    @staticmethod
+    def _count(conn: psycopg.Connection[Any], name: str) -> int:
+        row = conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(name))).fetchone()
+        return int(row[0]) if row else 0
+
+    def drop_batch_view(self, database: str, name: str) -> None:
+        self._call(database, lambda conn: conn.execute(
+            pgsql.SQL("DROP MATERIALIZED VIEW IF EXISTS {}").format(pgsql.Identifier(name))))
+
+    def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
+                    query: str) -> None:
+        """A plain ``CREATE VIEW``: a streaming view, always current."""
+        self._call(database, lambda conn: self._ddl_with_query(
+            conn, self._head("CREATE VIEW", name, columns), query))
+
+    def drop_view(self, database: str, name: str) -> None:
+        self._call(database, lambda conn: conn.execute(
+            pgsql.SQL("DROP VIEW IF EXISTS {}").format(pgsql.Identifier(name))))
+
+    def _call(self, database: str, fn: Any) -> Any:
+        """Run ``fn(conn)`` on a pooled connection; psycopg errors become PgErrors."""
+        try:
+            return self._run(database, fn)
+        except psycopg.Error as exc:
+            raise _error_from_psycopg(exc) from None
+
+    def close(self) -> None:
+        with self._lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            pool.close()
