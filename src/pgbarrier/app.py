@@ -15,7 +15,9 @@ from pgbarrier.backends.duckdb import DuckDBBackend
 from pgbarrier.barrier.clock import Clock, SystemClock
 from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.control import ControlPlane
+from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import JobRegistry
+from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.session.session import Session
 from pgbarrier.wire.server import PgBarrierServer
 
@@ -40,6 +42,8 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 4566
     data_dir: str = "./pgbarrier-data"
+    #: an upstream PostgreSQL (``postgresql://user@host:5432/``) instead of DuckDB
+    upstream: str | None = None
     barrier_interval_ms: int = 1000
     checkpoint_frequency: int = 1
     default_database: str = "dev"
@@ -50,12 +54,26 @@ class App:
                  backend: Backend | None = None) -> None:
         self.config = config
         self.clock = clock or SystemClock()
-        self.backend = backend or DuckDBBackend(config.data_dir)
+        self.backend = backend or self._backend(config)
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency)
         self.jobs = JobRegistry()
-        self.control = ControlPlane(self.backend, self.barrier, self.jobs, self.clock)
+        self.history = RefreshHistory()
+        self.scheduler = RefreshScheduler(self.jobs, self.history, self.backend, self.barrier,
+                                          self.clock)
+        self.control = ControlPlane(self.backend, self.barrier, self.jobs, self.clock,
+                                    history=self.history, scheduler=self.scheduler)
+        self.barrier.add_listener(self.scheduler.on_barrier)
+        self.barrier.add_listener(self.control.on_barrier)
         self.server: PgBarrierServer | None = None
+
+    @staticmethod
+    def _backend(config: Config) -> Backend:
+        if config.upstream:
+            from pgbarrier.backends.postgres import PostgresBackend
+
+            return PostgresBackend(config.upstream)
+        return DuckDBBackend(config.data_dir)
 
     def new_session(self) -> Session:
         return Session(self.control, SERVER_PARAMETERS)
@@ -77,4 +95,5 @@ class App:
             self.server.shutdown()
             self.server.server_close()
         self.barrier.stop()
+        self.scheduler.stop()
         self.backend.close()

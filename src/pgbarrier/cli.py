@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="0 picks a free port (logged when ready)")
     serve.add_argument("--data-dir", default=_env("data-dir", "./pgbarrier-data"),
                        help="DuckDB files live here; ':memory:' keeps nothing")
+    serve.add_argument("--upstream", default=_env("upstream", None),
+                       help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB")
     serve.add_argument("--barrier-interval-ms", type=int,
                        default=int(_env("barrier-interval-ms", "1000") or 1000))
     serve.add_argument("--checkpoint-frequency", type=int,
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print("pgbarrier: --barrier-interval-ms and --checkpoint-frequency must be positive",
               file=sys.stderr)
         return 2
-    config = Config(host=args.host, port=args.port, data_dir=args.data_dir,
+    config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     barrier_interval_ms=args.barrier_interval_ms,
                     checkpoint_frequency=args.checkpoint_frequency,
                     default_database=args.database)

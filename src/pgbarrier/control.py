@@ -11,65 +11,94 @@ Rules this module keeps:
   when/by whom and the RESUME hint), the view's snapshot is built on the backend
   and the job becomes idle at its snapshot epoch. Without an interval it is a
   streaming view: a backend view that always shows current data.
-* No materialized view may read a batch-refresh view (0A000, RisingWave's rule).
-* Waits on the barrier manager end early with 57014 when the session is cancelled.
+* ``REFRESH MATERIALIZED VIEW`` runs a refresh now and returns once it has
+  committed (55000 while paused); ``DROP MATERIALIZED VIEW`` removes job and data.
+* RisingWave's rules: no materialized view may read a batch-refresh view, and
+  ``ALTER MATERIALIZED VIEW ... AS`` is refused on one (0A000, RisingWave's words).
+* With ``batch_refresh_when_paused = 'wait'`` a create or manual refresh on a
+  paused database waits for RESUME instead of failing; every wait here ends with
+  57014 when the session is cancelled or its ``statement_timeout`` runs out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
-from pgbarrier.barrier.epoch import epoch_to_datetime
+from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import (
+    DuplicateDatabase,
     DuplicateTable,
     FeatureNotSupported,
     InvalidCatalogName,
     Notice,
+    ObjectInUse,
+    ObjectNotInPrerequisiteState,
+    PgError,
     QueryCanceled,
+    UndefinedTable,
 )
-from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry
-from pgbarrier.jobs.state import Creating
-from pgbarrier.result import Column, Result, command
+from pgbarrier.jobs import state as js
+from pgbarrier.jobs.history import RefreshHistory
+from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry, StreamingView
+from pgbarrier.jobs.scheduler import RefreshScheduler
+from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
 from pgbarrier.sql.catalog_rewrite import CatalogTable
+from pgbarrier.wire import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
-    from pgbarrier.barrier.notifier import Notifier
 
 
-@dataclass
+@dataclass(eq=False)
 class SessionInfo:
     """What the control plane knows of a client session."""
 
     user: str
     database: str
     application_name: str = ""
+    when_paused: str = "error"
+    statement_timeout_ms: int = 0
     cancelled: bool = False
-    #: set when the wait in progress should end: its future finished, or a cancel arrived
+    deadline: float | None = None
+    #: set when the wait in progress should end: its event happened, or a cancel arrived
     wake: threading.Event = field(default_factory=threading.Event)
 
     def cancel(self) -> None:
         self.cancelled = True
         self.wake.set()
 
+    def begin_statement(self) -> None:
+        self.cancelled = False
+        self.wake.clear()
+        self.deadline = (time.monotonic() + self.statement_timeout_ms / 1000
+                         if self.statement_timeout_ms else None)
+
+
+_NAME = (("Name", pgt.TEXT),)
+
 
 class ControlPlane:
     def __init__(self, backend: Backend, barrier: BarrierManager, jobs: JobRegistry,
-                 clock: Clock) -> None:
+                 clock: Clock, *, history: RefreshHistory | None = None,
+                 scheduler: RefreshScheduler | None = None) -> None:
         self.backend = backend
         self.barrier = barrier
         self.jobs = jobs
         self.clock = clock
-        self._sessions_lock = threading.Lock()
-        self._sessions: set[int] = set()
+        self.history = history or RefreshHistory()
+        self.scheduler = scheduler or RefreshScheduler(jobs, self.history, backend, barrier, clock)
+        self._lock = threading.Lock()
+        self._sessions: dict[str, set[int]] = {}
+        self._resume_waiters: dict[str, set[SessionInfo]] = {}
 
     # ------------------------------------------------------------------ sessions
 
@@ -82,14 +111,14 @@ class ControlPlane:
 
     def open_session(self, *, user: str, database: str, application_name: str = "") -> SessionInfo:
         info = SessionInfo(user=user, database=database, application_name=application_name)
-        with self._sessions_lock:
-            self._sessions.add(id(info))
+        with self._lock:
+            self._sessions.setdefault(database, set()).add(id(info))
         return info
 
     def close_session(self, info: SessionInfo) -> None:
         info.cancel()
-        with self._sessions_lock:
-            self._sessions.discard(id(info))
+        with self._lock:
+            self._sessions.get(info.database, set()).discard(id(info))
 
     def connect_backend(self, database: str, user: str) -> BackendSession:
         return self.backend.connect(database, user)
@@ -97,57 +126,164 @@ class ControlPlane:
     def cancel(self, info: SessionInfo) -> None:
         info.cancel()
 
+    def on_barrier(self, info: BarrierInfo) -> None:
+        """Barrier listener: wake sessions waiting for ``info.database`` to resume."""
+        if info.paused:
+            return
+        with self._lock:
+            waiters = self._resume_waiters.pop(info.database, set())
+        for waiter in waiters:
+            waiter.wake.set()
+
+    # ------------------------------------------------------------------ waiting
+
+    def _block(self, info: SessionInfo) -> None:
+        """Wait for ``info.wake``; 57014 on cancel or when the statement timeout runs out."""
+        if not info.cancelled:
+            timeout = None if info.deadline is None else max(0.0, info.deadline - time.monotonic())
+            if not info.wake.wait(timeout):
+                raise QueryCanceled("canceling statement due to statement timeout")
+        if info.cancelled:
+            raise QueryCanceled()
+
+    def _wait(self, future: Future[Any], info: SessionInfo) -> Any:
+        """Wait for a notifier or run future (cancellable, bounded by statement_timeout)."""
+        info.wake.clear()
+        future.add_done_callback(lambda _f: info.wake.set())
+        if not future.done():
+            self._block(info)
+        return future.result()
+
+    def _wait_for_resume(self, database: str, info: SessionInfo) -> None:
+        info.wake.clear()
+        with self._lock:
+            self._resume_waiters.setdefault(database, set()).add(info)
+        try:
+            if self.barrier.snapshot(database).paused:
+                self._block(info)
+        finally:
+            with self._lock:
+                self._resume_waiters.get(database, set()).discard(info)
+
+    def _unless_paused(self, info: SessionInfo, database: str, action: Any) -> Any:
+        """Run ``action``; in 'wait' mode a 55000 (paused) waits for RESUME and retries."""
+        while True:
+            try:
+                return action()
+            except ObjectNotInPrerequisiteState:
+                if info.when_paused != "wait":
+                    raise
+            self._wait_for_resume(database, info)
+
     # ------------------------------------------------------------------ statements
 
     @staticmethod
     def statement_name(stmt: st.ControlStatement) -> str:
-        if isinstance(stmt, (st.PauseDatabase, st.ResumeDatabase)):
-            return "ALTER DATABASE"
-        if isinstance(stmt, st.Flush):
-            return "FLUSH"
-        return "CREATE MATERIALIZED VIEW"
+        return {
+            st.PauseDatabase: "ALTER DATABASE", st.ResumeDatabase: "ALTER DATABASE",
+            st.Flush: "FLUSH", st.CreateMaterializedView: "CREATE MATERIALIZED VIEW",
+            st.RefreshMaterializedView: "REFRESH MATERIALIZED VIEW",
+            st.DropMaterializedView: "DROP MATERIALIZED VIEW",
+            st.ShowMaterializedViews: "SHOW", st.ShowDatabases: "SHOW",
+            st.AlterMaterializedViewAs: "ALTER MATERIALIZED VIEW",
+            st.CreateDatabase: "CREATE DATABASE", st.DropDatabase: "DROP DATABASE",
+        }[type(stmt)]
+
+    @staticmethod
+    def allowed_in_transaction(stmt: st.ControlStatement) -> bool:
+        return isinstance(stmt, (st.ShowMaterializedViews, st.ShowDatabases))
 
     def describe(self, stmt: st.ControlStatement) -> list[Column] | None:
-        """Control statements return no rows."""
+        if isinstance(stmt, (st.ShowMaterializedViews, st.ShowDatabases)):
+            return [Column(n, oid) for n, oid in _NAME]
         return None
 
     def execute(self, stmt: st.ControlStatement, info: SessionInfo) -> Result:
-        info.cancelled = False
-        info.wake.clear()
+        info.begin_statement()
+        db = info.database
         if isinstance(stmt, st.PauseDatabase):
             return self._pause_resume(stmt.database, Pause(by=info.user), info, "paused")
         if isinstance(stmt, st.ResumeDatabase):
             return self._pause_resume(stmt.database, Resume(by=info.user), info, "running")
         if isinstance(stmt, st.Flush):
-            self._wait(self.barrier.schedule(info.database, Flush()).collected, info)
+            self._wait(self.barrier.schedule(db, Flush()).collected, info)
             return command("FLUSH")
         if isinstance(stmt, st.CreateMaterializedView):
             return self._create_mv(stmt, info)
+        if isinstance(stmt, st.RefreshMaterializedView):
+            return self._refresh_mv(stmt.name, info)
+        if isinstance(stmt, st.DropMaterializedView):
+            return self._drop_mv(stmt, info)
+        if isinstance(stmt, st.ShowMaterializedViews):
+            names = sorted([j.name for j in self.jobs.jobs(db)]
+                           + [v.name for v in self.jobs.streaming_views(db)])
+            return rowset([Column("Name", pgt.TEXT)], [(n,) for n in names], "SHOW")
+        if isinstance(stmt, st.ShowDatabases):
+            return rowset([Column("Name", pgt.TEXT)], [(n,) for n in self.barrier.databases()],
+                          "SHOW")
+        if isinstance(stmt, st.AlterMaterializedViewAs):
+            return self._alter_mv(stmt, info)
+        if isinstance(stmt, st.CreateDatabase):
+            return self._create_database(stmt.name)
+        if isinstance(stmt, st.DropDatabase):
+            return self._drop_database(stmt, info)
         raise AssertionError(f"unhandled control statement {stmt!r}")
 
-    def _wait(self, future: Future[Any], info: SessionInfo) -> Any:
-        """Wait for a notifier future; 57014 if the session is cancelled first."""
-        info.wake.clear()
-        future.add_done_callback(lambda _f: info.wake.set())
-        if not info.cancelled:
-            info.wake.wait()
-        if not future.done() and info.cancelled:
-            raise QueryCanceled()
-        return future.result()
+    # -- databases -----------------------------------------------------------
 
     def _pause_resume(self, database: str, cmd: Pause | Resume, info: SessionInfo,
                       target: str) -> Result:
         if not self.barrier.has_database(database):
             raise InvalidCatalogName(f'database "{database}" does not exist')
-        notifier: Notifier = self.barrier.schedule(database, cmd)
-        outcome = self._wait(notifier.collected, info)
+        outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
         notices = []
         if not outcome.changed:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
+    def _create_database(self, name: str) -> Result:
+        if self.barrier.has_database(name):
+            raise DuplicateDatabase(f'database "{name}" already exists')
+        self.backend.ensure_database(name)
+        self.barrier.add_database(name)
+        return command("CREATE DATABASE")
+
+    def _drop_database(self, stmt: st.DropDatabase, info: SessionInfo) -> Result:
+        name = stmt.name
+        if not self.barrier.has_database(name):
+            if stmt.if_exists:
+                return command("DROP DATABASE",
+                               [Notice(f'database "{name}" does not exist, skipping')])
+            raise InvalidCatalogName(f'database "{name}" does not exist')
+        if name == info.database:
+            raise ObjectInUse("cannot drop the currently open database")
+        with self._lock:
+            others = len(self._sessions.get(name, ()))
+        if others:
+            raise ObjectInUse(f'database "{name}" is being accessed by other users',
+                              detail=f"There {'is' if others == 1 else 'are'} {others} other "
+                                     f"session{'' if others == 1 else 's'} using the database.")
+        for job in self.jobs.jobs(name):
+            self.scheduler.drop(name, job.name, lambda f: self._wait(f, info))
+        for view in self.jobs.streaming_views(name):
+            self.jobs.remove_streaming(name, view.name)
+        self.barrier.remove_database(name)
+        self.backend.drop_database(name)
+        return command("DROP DATABASE")
+
+    # -- materialized views --------------------------------------------------
+
     def _relation_taken(self, database: str, name: str) -> bool:
-        return self.jobs.get(database, name) is not None or self.backend.relation_exists(database, name)
+        return (self.jobs.get(database, name) is not None
+                or self.jobs.streaming_view(database, name) is not None
+                or self.backend.relation_exists(database, name))
+
+    def _check_inputs(self, database: str, inputs: frozenset[str]) -> None:
+        for upstream in inputs:
+            if self.jobs.is_job(database, upstream.split(".")[-1]):
+                raise FeatureNotSupported(
+                    "creating streaming jobs on batch refresh materialized views is not supported",
+                    detail=f'"{upstream}" is a batch refresh materialized view.')
 
     def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo) -> Result:
         db = info.database
@@ -157,56 +293,101 @@ class ControlPlane:
                 return command(tag, [Notice(f'relation "{stmt.name}" already exists, skipping',
                                             sqlstate="42P07")])
             raise DuplicateTable(f'relation "{stmt.name}" already exists')
-        for upstream in stmt.inputs:
-            if self.jobs.is_job(db, upstream.split(".")[-1]):
-                raise FeatureNotSupported(
-                    "creating streaming jobs on batch refresh materialized views is not supported",
-                    detail=f'"{upstream}" is a batch refresh materialized view.')
+        self._check_inputs(db, stmt.inputs)
         # validate the query on the backend: missing inputs are 42P01 before any barrier
         self.backend.describe_query(db, stmt.query)
         if stmt.refresh_interval_sec is None:
-            self.backend.create_view(db, stmt.name, stmt.columns, stmt.query)
+            self.jobs.reserve(db, stmt.name)
+            try:
+                self.backend.create_view(db, stmt.name, stmt.columns, stmt.query)
+                self.jobs.add_streaming(StreamingView(stmt.name, db, stmt.definition))
+            finally:
+                self.jobs.release(db, stmt.name)
             return command(tag)
 
         self.jobs.reserve(db, stmt.name)
         try:
-            now = dt.datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=dt.timezone.utc)
+            created_at = self.scheduler.now()
 
-            def register(barrier: Any) -> int:
+            def register(barrier: BarrierInfo) -> int:
                 self.jobs.register(BatchRefreshJob(
                     name=stmt.name, database=db, definition=stmt.definition, query=stmt.query,
                     columns=stmt.columns, refresh_interval_sec=stmt.refresh_interval_sec or 0,
-                    status=Creating(barrier.prev_epoch), snapshot_epoch=barrier.prev_epoch,
-                    created_at=now))
+                    status=js.Creating(barrier.prev_epoch), snapshot_epoch=barrier.prev_epoch,
+                    created_at=created_at))
                 return barrier.prev_epoch
 
-            notifier = self.barrier.schedule(db, CreateBatchRefreshJob(name=stmt.name, on_apply=register))
-            self._wait(notifier.collected, info)
-            self.backend.create_snapshot_table(db, stmt.name, stmt.columns, stmt.query)
-            done_at = dt.datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=dt.timezone.utc)
-            self.jobs.mark_created(db, stmt.name, done_at)
+            cmd = CreateBatchRefreshJob(name=stmt.name, on_apply=register)
+            self._unless_paused(info, db, lambda: self._wait(
+                self.barrier.schedule(db, cmd).collected, info))
+            rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query)
+            job = self.jobs.get(db, stmt.name)
+            assert job is not None
+            self.scheduler.created(job, rows)
         except BaseException:
             self.jobs.release(db, stmt.name)
             raise
         return command(tag)
 
+    def _refresh_mv(self, name: str, info: SessionInfo) -> Result:
+        db = info.database
+        tag = "REFRESH MATERIALIZED VIEW"
+        if self.jobs.get(db, name) is None:
+            if self.jobs.streaming_view(db, name) is not None:
+                return command(tag, [Notice(
+                    f'materialized view "{name}" is a streaming view and always current, '
+                    "nothing to refresh")])
+            if self.backend.relation_exists(db, name):
+                raise PgError(f'"{name}" is not a materialized view', sqlstate="42809")
+            raise UndefinedTable(f'relation "{name}" does not exist')
+        run = self._unless_paused(info, db, lambda: self.scheduler.refresh(
+            db, name, lambda f: self._wait(f, info)))
+        if run.status == "failed":
+            raise PgError(run.error or "refresh failed", sqlstate="XX000",
+                          detail=f'refresh run {run.run_id} of "{name}" failed; the view keeps '
+                                 "its last committed result.")
+        return command(tag)
+
+    def _drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo) -> Result:
+        db, name = info.database, stmt.name
+        tag = "DROP MATERIALIZED VIEW"
+        if self.jobs.get(db, name) is not None:
+            self.scheduler.drop(db, name, lambda f: self._wait(f, info))
+            self.backend.drop_batch_view(db, name)
+            return command(tag)
+        if self.jobs.streaming_view(db, name) is not None:
+            self.backend.drop_view(db, name)
+            self.jobs.remove_streaming(db, name)
+            return command(tag)
+        if stmt.if_exists:
+            return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
+        raise UndefinedTable(f'materialized view "{name}" does not exist')
+
+    def _alter_mv(self, stmt: st.AlterMaterializedViewAs, info: SessionInfo) -> Result:
+        db = info.database
+        if self.jobs.get(db, stmt.name) is not None:
+            raise FeatureNotSupported(
+                "ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views")
+        if self.jobs.streaming_view(db, stmt.name) is not None:
+            raise FeatureNotSupported("ALTER MATERIALIZED VIEW ... AS is not supported yet",
+                                      hint="Drop the view and create it again.")
+        raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
+
     # ------------------------------------------------------------------ catalog
 
     def catalog_tables(self) -> dict[str, CatalogTable]:
         """Rows of the ``rw_catalog`` system views, as of now."""
-        dbs = [
-            (s.name, s.paused, s.paused_at, s.paused_by, s.barrier_interval_ms,
-             s.committed_epoch,
-             s.committed_at)
-            for s in self.barrier.snapshots()
-        ]
+        dbs = [(s.name, s.paused, s.paused_at, s.paused_by, s.barrier_interval_ms,
+                s.committed_epoch, s.committed_at) for s in self.barrier.snapshots()]
         jobs = []
         for j in self.jobs.jobs():
-            last = getattr(j.status, "last_committed_epoch", None)
-            next_at = (j.last_refreshed_at + dt.timedelta(seconds=j.refresh_interval_sec)
-                       if j.last_refreshed_at else None)
+            due = self.scheduler.next_due_ms(j.database, j.name)
+            next_at = None if due is None else dt.datetime.fromtimestamp(due / 1000, dt.timezone.utc)
             jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec, j.status.name,
-                         j.snapshot_epoch, last, j.last_refreshed_at, next_at))
+                         j.snapshot_epoch, js.last_committed_epoch(j.status), j.last_refreshed_at,
+                         next_at))
+        history = [(r.job, r.run_id, r.trigger, r.started_at, r.finished_at, r.target_epoch,
+                    r.status, r.rows, r.error) for r in self.history.runs()]
         return {
             "rw_databases": CatalogTable(
                 columns=(("name", "TEXT"), ("paused", "BOOLEAN"), ("paused_at", "TIMESTAMPTZ"),
@@ -219,5 +400,10 @@ class ControlPlane:
                          ("snapshot_epoch", "BIGINT"), ("last_committed_epoch", "BIGINT"),
                          ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ")),
                 rows=jobs),
+            "rw_refresh_history": CatalogTable(
+                columns=(("job", "TEXT"), ("run_id", "BIGINT"), ("trigger", "TEXT"),
+                         ("started_at", "TIMESTAMPTZ"), ("finished_at", "TIMESTAMPTZ"),
+                         ("target_epoch", "BIGINT"), ("status", "TEXT"), ("rows", "BIGINT"),
+                         ("error", "TEXT")),
+                rows=history),
         }
-

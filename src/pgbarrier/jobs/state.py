@@ -1,9 +1,19 @@
 """The batch-refresh job lifecycle as data (after RisingWave's BatchRefreshJobStatus).
 
-``Creating(snapshot_epoch)`` → ``Idle(last_committed_epoch)``. Each state is a
-frozen dataclass carrying its own data; a transition is a function returning a
-new state, and an illegal one raises :class:`IllegalTransition` and changes
-nothing. (Refreshing, failed and dropping arrive with scheduled refreshes.)
+::
+
+    Creating(snapshot) ──created──► Idle(last) ──start──► Refreshing(last, target, run)
+                                     ▲    ▲                    │        │
+                                     │    └─────committed──────┘        │ failed
+                                     │                                  ▼
+                                     └──────────start / committed── Failed(last, error, at)
+    any state ──drop──► Dropping
+
+Each state is a frozen dataclass carrying its own data; a transition is a
+function returning a new state. An illegal one raises :class:`IllegalTransition`
+and changes nothing. ``Failed`` keeps the last committed epoch (readers still
+see that result) and the epoch of the failed attempt, from which the next
+scheduled run is counted, so a failing job retries once per interval.
 """
 
 from __future__ import annotations
@@ -27,11 +37,76 @@ class Idle:
     name: str = "idle"
 
 
-JobStatus = Creating | Idle
+@dataclass(frozen=True)
+class Refreshing:
+    last_committed_epoch: int
+    target_epoch: int
+    run_id: int
+    name: str = "refreshing"
+
+
+@dataclass(frozen=True)
+class Failed:
+    last_committed_epoch: int
+    error: str
+    failed_epoch: int
+    name: str = "failed"
+
+
+@dataclass(frozen=True)
+class Dropping:
+    name: str = "dropping"
+
+
+JobStatus = Creating | Idle | Refreshing | Failed | Dropping
 
 
 def created(state: JobStatus) -> Idle:
-    """The snapshot of a creating job is in place: it becomes idle at its snapshot epoch."""
+    """The first snapshot is in place: the job is idle at its snapshot epoch."""
     if not isinstance(state, Creating):
         raise IllegalTransition(f"cannot finish creating a job that is {state.name}")
     return Idle(last_committed_epoch=state.snapshot_epoch)
+
+
+def start_refresh(state: JobStatus, target_epoch: int, run_id: int) -> Refreshing:
+    """A run starts reading the snapshot at ``target_epoch`` (at most one run at a time)."""
+    if not isinstance(state, (Idle, Failed)):
+        raise IllegalTransition(f"cannot start a refresh of a job that is {state.name}")
+    return Refreshing(state.last_committed_epoch, target_epoch, run_id)
+
+
+def refresh_committed(state: JobStatus, run_id: int) -> Idle:
+    """Run ``run_id``'s result is committed: readers now see ``target_epoch``."""
+    if not isinstance(state, Refreshing) or state.run_id != run_id:
+        raise IllegalTransition(f"run {run_id} cannot commit a job that is {state.name}")
+    return Idle(last_committed_epoch=state.target_epoch)
+
+
+def refresh_failed(state: JobStatus, run_id: int, error: str) -> Failed:
+    """Run ``run_id`` failed: keep the last committed result, remember the attempt."""
+    if not isinstance(state, Refreshing) or state.run_id != run_id:
+        raise IllegalTransition(f"run {run_id} cannot fail a job that is {state.name}")
+    return Failed(state.last_committed_epoch, error, state.target_epoch)
+
+
+def drop(state: JobStatus) -> Dropping:
+    if isinstance(state, Dropping):
+        raise IllegalTransition("the job is already being dropped")
+    return Dropping()
+
+
+def schedule_base_epoch(state: JobStatus) -> int | None:
+    """The epoch the next scheduled run is counted from (None: not schedulable now)."""
+    if isinstance(state, Idle):
+        return state.last_committed_epoch
+    if isinstance(state, Failed):
+        return state.failed_epoch
+    return None
+
+
+def last_committed_epoch(state: JobStatus) -> int | None:
+    if isinstance(state, Creating):
+        return None
+    if isinstance(state, Dropping):
+        return None
+    return state.last_committed_epoch

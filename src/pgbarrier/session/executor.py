@@ -1,12 +1,14 @@
-"""Runs one SQL statement for a session: control plane, catalog, or backend.
+"""Runs one SQL statement for a session: control plane, own settings, catalog, or backend.
 
 Rules this module keeps:
 
 * The cheap classifier decides first; only statements that may be pgbarrier's
   own are parsed with sqlglot (``parse_control``), and one that starts like ours
   but does not parse is a 42601 error, never passed through.
-* Control statements are refused inside a transaction block (25001), as
-  PostgreSQL refuses ``CREATE DATABASE`` there.
+* Control statements that change state are refused inside a transaction block
+  (25001), as PostgreSQL refuses ``CREATE DATABASE`` there.
+* pgbarrier's own settings (:mod:`pgbarrier.session.settings`) are kept per
+  session; ``statement_timeout`` also reaches a PostgreSQL backend.
 * Queries that mention ``rw_catalog`` get its tables substituted on the AST;
   everything else goes to the backend unchanged.
 """
@@ -16,11 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.errors import ActiveSqlTransaction
-from pgbarrier.result import Column, Result
+from pgbarrier.result import Column, Result, command, rowset
+from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql import classify
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
 from pgbarrier.sql.statements import parse_control
+from pgbarrier.wire import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.backends.base import BackendSession
@@ -38,17 +42,41 @@ class StatementExecutor:
             return rewrite_catalog_refs(sql, self.control.catalog_tables(), self.control.dialect)
         return sql
 
+    def _setting(self, stmt: settings.SettingStatement, sql: str) -> Result:
+        info = self.info
+        if stmt.name == settings.WHEN_PAUSED:
+            if stmt.verb == "SHOW":
+                return rowset([Column(stmt.name, pgt.TEXT)], [(info.when_paused,)], "SHOW")
+            info.when_paused = "error" if stmt.verb == "RESET" else \
+                settings.parse_when_paused(stmt.value or "")
+            return command(stmt.verb)
+        # statement_timeout
+        if stmt.verb == "SHOW":
+            return rowset([Column(stmt.name, pgt.TEXT)],
+                          [(settings.show_timeout(info.statement_timeout_ms),)], "SHOW")
+        timeout = 0 if stmt.verb == "RESET" else settings.parse_timeout_ms(stmt.value or "")
+        if self.control.dialect == "postgres":
+            self.backend.execute(sql, None)
+        info.statement_timeout_ms = timeout
+        return command(stmt.verb)
+
     def execute(self, sql: str, params: list[Any] | None, tx: TxState) -> Result:
         if classify.is_control(sql):
             stmt = parse_control(sql)
-            if tx is not TxState.IDLE:
+            if tx is not TxState.IDLE and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
                     f"{self.control.statement_name(stmt)} cannot run inside a transaction block")
             return self.control.execute(stmt, self.info)
+        own = settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
+        if own is not None:
+            return self._setting(own, sql)
         return self.backend.execute(self._backend_sql(sql), params)
 
     def describe(self, sql: str, params: list[Any] | None) -> list[Column] | None:
         """Row shape without executing (may raise NeedsExecution for DML ... RETURNING)."""
         if classify.is_control(sql):
             return self.control.describe(parse_control(sql))
+        own = settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
+        if own is not None:
+            return [Column(own.name, pgt.TEXT)] if own.verb == "SHOW" else None
         return self.backend.describe(self._backend_sql(sql), params)

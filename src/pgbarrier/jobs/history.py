@@ -1,0 +1,66 @@
+"""Refresh runs, for ``rw_catalog.rw_refresh_history``.
+
+Rules: a run is recorded ``running`` when it starts and gets exactly one final
+status (``succeeded``, ``failed`` with its error, or ``cancelled``). The newest
+``keep_per_job`` runs of each job are kept in memory. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import threading
+from collections import deque
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class RefreshRun:
+    database: str
+    job: str
+    run_id: int
+    trigger: str  # create | schedule | manual
+    started_at: dt.datetime
+    target_epoch: int
+    status: str = "running"  # running | succeeded | failed | cancelled
+    finished_at: dt.datetime | None = None
+    rows: int | None = None
+    error: str | None = None
+
+
+class RefreshHistory:
+    def __init__(self, keep_per_job: int = 1000) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._runs: dict[tuple[str, str], deque[RefreshRun]] = {}
+        self._keep = keep_per_job
+
+    def next_run_id(self) -> int:
+        with self._lock:
+            return next(self._ids)
+
+    def start(self, database: str, job: str, trigger: str, target_epoch: int,
+              at: dt.datetime, run_id: int | None = None) -> RefreshRun:
+        with self._lock:
+            run = RefreshRun(database, job, next(self._ids) if run_id is None else run_id,
+                             trigger, at, target_epoch)
+            self._runs.setdefault((database, job), deque(maxlen=self._keep)).append(run)
+            return run
+
+    def finish(self, run: RefreshRun, status: str, at: dt.datetime, *, rows: int | None = None,
+               error: str | None = None) -> RefreshRun:
+        with self._lock:
+            runs = self._runs.get((run.database, run.job), deque())
+            done = replace(run, status=status, finished_at=at, rows=rows, error=error)
+            for i, r in enumerate(runs):
+                if r.run_id == run.run_id:
+                    runs[i] = done
+            return done
+
+    def forget(self, database: str, job: str) -> None:
+        with self._lock:
+            self._runs.pop((database, job), None)
+
+    def runs(self) -> list[RefreshRun]:
+        with self._lock:
+            return [r for key in sorted(self._runs) for r in self._runs[key]]

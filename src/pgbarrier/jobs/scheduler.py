@@ -1,0 +1,219 @@
+"""Batch-refresh runs: when they start, where they run, how they commit.
+
+Rules this module keeps (SPEC section 2):
+
+* Driven by barriers: :meth:`RefreshScheduler.on_barrier` is a barrier
+  listener. On a checkpoint of a database that is not paused it starts every job
+  whose next run is due: the committed epoch is at least the refresh interval
+  (physical time) past the epoch the job's schedule counts from (its last
+  committed epoch, or its last failed attempt). The run's target epoch is that
+  committed epoch.
+* Never blocks barrier injection: the listener only pops due entries from a
+  per-database heap (no scan of every job) and hands runs to a thread pool; the
+  refresh runs beside the barrier loop and commits on a later barrier (a
+  ``CommitRefresh`` command), after which readers see the new result.
+* At most one run per job: a run starts only from ``Idle``/``Failed``; a manual
+  refresh that finds a run in progress waits for it, then runs its own.
+* A failed run records its error in the history and leaves the job ``Failed``
+  with its last committed result readable; the next run is due one interval
+  after the failed attempt.
+* Paused databases start no scheduled runs; due jobs start after RESUME. A run
+  already started when PAUSE arrives finishes and commits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from pgbarrier.barrier.command import Custom, paused_error
+from pgbarrier.barrier.epoch import epoch_to_unix_ms
+from pgbarrier.barrier.info import BarrierInfo
+from pgbarrier.errors import PgError, UndefinedTable, as_pg_error
+from pgbarrier.jobs import state as js
+from pgbarrier.jobs.history import RefreshHistory, RefreshRun
+from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry
+
+if TYPE_CHECKING:
+    from pgbarrier.backends.base import Backend
+    from pgbarrier.barrier.clock import Clock
+    from pgbarrier.barrier.manager import BarrierManager
+
+log = logging.getLogger(__name__)
+
+Wait = Callable[["Future[Any]"], Any]
+
+
+class RefreshScheduler:
+    def __init__(self, registry: JobRegistry, history: RefreshHistory, backend: Backend,
+                 barrier: BarrierManager, clock: Clock, *, workers: int = 4) -> None:
+        self.registry = registry
+        self.history = history
+        self.backend = backend
+        self.barrier = barrier
+        self.clock = clock
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="refresh")
+        self._lock = threading.Lock()
+        self._due: dict[str, list[tuple[int, int, str, int]]] = {}
+        self._seq = itertools.count()
+        self._running: dict[tuple[str, str], Future[Any]] = {}
+
+    def now(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=dt.timezone.utc)
+
+    # ------------------------------------------------------------------ schedule
+
+    def track(self, job: BatchRefreshJob) -> None:
+        """(Re)schedule ``job`` from its current status; stale heap entries are skipped later."""
+        base = js.schedule_base_epoch(job.status)
+        if base is None:
+            return
+        due_ms = epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
+        with self._lock:
+            heapq.heappush(self._due.setdefault(job.database, []),
+                           (due_ms, next(self._seq), job.name, base))
+
+    def next_due_ms(self, database: str, name: str) -> int | None:
+        job = self.registry.get(database, name)
+        base = js.schedule_base_epoch(job.status) if job else None
+        return None if base is None or job is None else \
+            epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
+
+    def running(self, database: str, name: str) -> Future[Any] | None:
+        """The future of the run in progress for a job (resolves to its RefreshRun), if any."""
+        with self._lock:
+            return self._running.get((database, name))
+
+    def on_barrier(self, info: BarrierInfo) -> None:
+        """Barrier listener: start the runs that are due. Cheap, never blocks."""
+        if not info.is_checkpoint or info.paused:
+            return
+        committed_ms = epoch_to_unix_ms(info.prev_epoch)
+        due: list[tuple[str, int]] = []
+        with self._lock:
+            heap = self._due.get(info.database)
+            while heap and heap[0][0] <= committed_ms:
+                _, _, name, base = heapq.heappop(heap)
+                due.append((name, base))
+        for name, base in due:
+            job = self.registry.get(info.database, name)
+            if job is None or js.schedule_base_epoch(job.status) != base:
+                continue  # dropped, or rescheduled since this entry was pushed
+            try:
+                run = self._start(job, info.prev_epoch, "schedule")
+            except (js.IllegalTransition, PgError):
+                continue  # a manual run or a drop got there first
+            self._pool.submit(self._execute, job, run)
+
+    def _start(self, job: BatchRefreshJob, target_epoch: int, trigger: str) -> RefreshRun:
+        run_id = self.history.next_run_id()
+        self.registry.transition(job.database, job.name, js.start_refresh, target_epoch, run_id)
+        run = self.history.start(job.database, job.name, trigger, target_epoch, self.now(), run_id)
+        with self._lock:
+            fut: Future[Any] = Future()
+            fut.set_running_or_notify_cancel()
+            self._running[(job.database, job.name)] = fut
+        return run
+
+    # ------------------------------------------------------------------ runs
+
+    def _execute(self, job: BatchRefreshJob, run: RefreshRun) -> RefreshRun:
+        """Refresh on the backend, then commit (or record the failure) on a barrier."""
+        key = (job.database, job.name)
+        try:
+            rows = self.backend.refresh_batch_view(job.database, job.name, job.columns, job.query)
+        except BaseException as exc:  # the run's failure is recorded, never lost
+            err = as_pg_error(exc)
+            done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, err.message),
+                                "failed", error=err.message)
+            if done.status == "failed":
+                log.warning("refresh of %s.%s failed: %s", job.database, job.name, err.message)
+        else:
+            done = self._finish(job, run, lambda s: js.refresh_committed(s, run.run_id),
+                                "succeeded", rows=rows)
+        with self._lock:
+            fut = self._running.pop(key, None)
+        if fut is not None:
+            fut.set_result(done)
+        return done
+
+    def _finish(self, job: BatchRefreshJob, run: RefreshRun, transition: Callable[[js.JobStatus], js.JobStatus],
+                status: str, *, rows: int | None = None, error: str | None = None) -> RefreshRun:
+        outcome: dict[str, RefreshRun] = {}
+
+        def apply(_info: BarrierInfo) -> None:
+            current = self.registry.get(job.database, job.name)
+            if current is None or isinstance(current.status, js.Dropping):
+                outcome["run"] = self.history.finish(run, "cancelled", self.now())
+                return
+            changes = {"last_refreshed_at": self.now()} if status == "succeeded" else {}
+            new = self.registry.transition(job.database, job.name, transition, **changes)
+            outcome["run"] = self.history.finish(run, status, self.now(), rows=rows, error=error)
+            self.track(new)
+
+        name = "CommitRefresh" if status == "succeeded" else "FailRefresh"
+        try:
+            self.barrier.schedule(job.database, Custom(name, apply)).wait()
+        except PgError as exc:  # database dropped or shutting down
+            log.warning("could not record refresh of %s.%s: %s", job.database, job.name, exc.message)
+            return self.history.finish(run, "cancelled", self.now(), error=exc.message)
+        return outcome["run"]
+
+    # ------------------------------------------------------------------ statements
+
+    def created(self, job: BatchRefreshJob, rows: int) -> BatchRefreshJob:
+        """The create's snapshot is in place: idle at its snapshot epoch, scheduled."""
+        now = self.now()
+        run = self.history.start(job.database, job.name, "create", job.snapshot_epoch, job.created_at)
+        new = self.registry.transition(job.database, job.name, lambda s: js.created(s),
+                                       last_refreshed_at=now)
+        self.history.finish(run, "succeeded", now, rows=rows)
+        self.track(new)
+        return new
+
+    def refresh(self, database: str, name: str, wait: Wait) -> RefreshRun:
+        """``REFRESH MATERIALIZED VIEW``: a run now, returning when committed.
+
+        55000 while paused (``paused_error``); waits for a run in progress first.
+        """
+        while True:
+            def begin(info: BarrierInfo) -> tuple[str, Any]:
+                job = self.registry.get(database, name)
+                if job is None:
+                    raise UndefinedTable(f'materialized view "{name}" does not exist')
+                with self._lock:
+                    running = self._running.get((database, name))
+                if running is not None:
+                    return "busy", running
+                return "started", (job, self._start(job, info.prev_epoch, "manual"))
+
+            cmd = Custom("Refresh", begin, requires_unpaused_error=lambda db, paused: paused_error(
+                f'cannot refresh materialized view "{name}" while database barrier is paused',
+                db, paused))
+            kind, value = wait(self.barrier.schedule(database, cmd).collected)
+            if kind == "busy":
+                wait(value)
+                continue
+            job, run = value
+            return self._execute(job, run)
+
+    def drop(self, database: str, name: str, wait: Wait) -> None:
+        """Mark the job dropping (on a barrier), let a running refresh end, then forget it."""
+        def mark(_info: BarrierInfo) -> Future[Any] | None:
+            self.registry.transition(database, name, js.drop)
+            with self._lock:
+                return self._running.get((database, name))
+
+        running = wait(self.barrier.schedule(database, Custom("DropJob", mark)).collected)
+        if running is not None:
+            wait(running)  # its commit sees Dropping and records the run cancelled
+        self.registry.release(database, name)
+
+    def stop(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

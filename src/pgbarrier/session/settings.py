@@ -1,0 +1,82 @@
+"""Session settings pgbarrier keeps itself: ``SET``/``SHOW``/``RESET`` of its own names.
+
+Rules this module keeps:
+
+* ``batch_refresh_when_paused`` is pgbarrier's: ``'error'`` (default) makes a
+  batch-refresh create or manual refresh on a paused database fail with 55000;
+  ``'wait'`` makes it wait for RESUME, bounded by ``statement_timeout``.
+* ``statement_timeout`` is tracked here (PostgreSQL units: ``ms`` default, ``s``,
+  ``min``, ``h``, ``d``; 0 means none) and, on a PostgreSQL backend, also sent
+  upstream; DuckDB has no such setting, so there pgbarrier alone keeps it.
+* Recognising a setting statement is a cheap scan of its first words, no parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pgbarrier.errors import InvalidParameterValue
+
+WHEN_PAUSED = "batch_refresh_when_paused"
+STATEMENT_TIMEOUT = "statement_timeout"
+OWN = (WHEN_PAUSED, STATEMENT_TIMEOUT)
+
+_SET = re.compile(
+    r"^\s*SET\s+(?:SESSION\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|\s+TO\s+|\s+)\s*(.+?)\s*;?\s*$",
+    re.I | re.S)
+_RESET = re.compile(r"^\s*RESET\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
+_SHOW = re.compile(r"^\s*SHOW\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$", re.I)
+_UNIT_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+@dataclass(frozen=True)
+class SettingStatement:
+    verb: str  # SET | RESET | SHOW
+    name: str
+    value: str | None = None
+
+
+def match(sql: str, first_word: str | None) -> SettingStatement | None:
+    """A SET/RESET/SHOW of one of pgbarrier's own settings, else None."""
+    if first_word not in ("SET", "RESET", "SHOW"):
+        return None
+    pattern = {"SET": _SET, "RESET": _RESET, "SHOW": _SHOW}[first_word]
+    m = pattern.match(sql)
+    if not m or m.group(1).lower() not in OWN:
+        return None
+    value = m.group(2) if first_word == "SET" else None
+    if value is not None and len(value) >= 2 and value[0] == value[-1] == "'":
+        value = value[1:-1].replace("''", "'")
+    return SettingStatement(first_word, m.group(1).lower(), value)
+
+
+def parse_when_paused(value: str) -> str:
+    v = value.strip().lower()
+    if v in ("default",):
+        return "error"
+    if v not in ("error", "wait"):
+        raise InvalidParameterValue(
+            f'invalid value for parameter "{WHEN_PAUSED}": "{value}"',
+            hint='Available values: error, wait.')
+    return v
+
+
+def parse_timeout_ms(value: str) -> int:
+    if value.strip().lower() == "default":
+        return 0
+    m = _DURATION.match(value)
+    if not m:
+        raise InvalidParameterValue(f'invalid value for parameter "{STATEMENT_TIMEOUT}": "{value}"',
+                                    hint='Valid units for this parameter are "ms", "s", "min", "h", and "d".')
+    return int(m.group(1)) * _UNIT_MS[(m.group(2) or "ms").lower()]
+
+
+def show_timeout(ms: int) -> str:
+    if ms == 0:
+        return "0"
+    for unit in ("d", "h", "min", "s"):
+        if ms % _UNIT_MS[unit] == 0:
+            return f"{ms // _UNIT_MS[unit]}{unit}"
+    return f"{ms}ms"
