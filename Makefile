@@ -29,3 +29,5 @@ clean:
 bench: install
 	$(PY) bench/control_roundtrip.py --rounds 100
 	$(PY) bench/control_roundtrip.py --rounds 1000
+	$(PY) bench/refresh_lateness.py --runs 60 --views 10 --barrier-interval-ms 1000
+	$(PY) bench/refresh_lateness.py --runs 60 --views 10 --barrier-interval-ms 100

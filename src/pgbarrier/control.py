@@ -97,6 +97,7 @@ class ControlPlane:
         self.history = history or RefreshHistory()
         self.scheduler = scheduler or RefreshScheduler(jobs, self.history, backend, barrier, clock)
         self._lock = threading.Lock()
+        self._sessions_changed = threading.Condition(self._lock)
         self._sessions: dict[str, set[int]] = {}
         self._resume_waiters: dict[str, set[SessionInfo]] = {}
 
@@ -119,6 +120,7 @@ class ControlPlane:
         info.cancel()
         with self._lock:
             self._sessions.get(info.database, set()).discard(id(info))
+            self._sessions_changed.notify_all()
 
     def connect_backend(self, database: str, user: str) -> BackendSession:
         return self.backend.connect(database, user)
@@ -258,6 +260,8 @@ class ControlPlane:
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
         with self._lock:
+            # like PostgreSQL, give sessions that are disconnecting up to 5 s to go
+            self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
             others = len(self._sessions.get(name, ()))
         if others:
             raise ObjectInUse(f'database "{name}" is being accessed by other users',

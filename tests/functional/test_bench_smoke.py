@@ -14,3 +14,11 @@ def test_control_roundtrip_bench_runs():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "PAUSE->RESUME round trips: n=3 " in out.stdout
+
+
+def test_refresh_lateness_bench_runs():
+    out = subprocess.run([sys.executable, str(BENCH / "refresh_lateness.py"), "--runs", "2",
+                          "--views", "2", "--barrier-interval-ms", "100"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "scheduled refresh lateness: n=" in out.stdout

@@ -36,10 +36,11 @@ def mask(text: str) -> str:
     return _PAUSED_AT.sub("was paused at <TIME> by", text)
 
 
-def test_quickstart_matches_expected_output(fresh_server):
-    out = run_script(fresh_server, "quickstart.sql", "-a", "-q")
+@pytest.mark.parametrize("script", ["quickstart", "batch_refresh"])
+def test_example_matches_expected_output(fresh_server, script):
+    out = run_script(fresh_server, f"{script}.sql", "-a", "-q")
     assert out.returncode == 0, out.stdout
-    expected = (EXAMPLES / "quickstart.out").read_text()
+    expected = (EXAMPLES / f"{script}.out").read_text()
     assert mask(out.stdout) == expected
 
 

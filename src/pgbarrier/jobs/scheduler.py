@@ -37,6 +37,7 @@ from pgbarrier.barrier.epoch import epoch_to_unix_ms
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import PgError, UndefinedTable, as_pg_error
 from pgbarrier.jobs import state as js
+from pgbarrier.jobs.alarm import DueAlarm
 from pgbarrier.jobs.history import RefreshHistory, RefreshRun
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry
 
@@ -52,7 +53,8 @@ Wait = Callable[["Future[Any]"], Any]
 
 class RefreshScheduler:
     def __init__(self, registry: JobRegistry, history: RefreshHistory, backend: Backend,
-                 barrier: BarrierManager, clock: Clock, *, workers: int = 4) -> None:
+                 barrier: BarrierManager, clock: Clock, *, workers: int = 4,
+                 wake_on_due: bool = True) -> None:
         self.registry = registry
         self.history = history
         self.backend = backend
@@ -63,6 +65,8 @@ class RefreshScheduler:
         self._due: dict[str, list[tuple[int, int, str, int]]] = {}
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
+        #: injects barriers when a job falls due, instead of waiting for the periodic one
+        self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
 
     def now(self) -> dt.datetime:
         return dt.datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=dt.timezone.utc)
@@ -78,6 +82,13 @@ class RefreshScheduler:
         with self._lock:
             heapq.heappush(self._due.setdefault(job.database, []),
                            (due_ms, next(self._seq), job.name, base))
+        if self._alarm is not None:
+            self._alarm.set(job.database, due_ms)
+
+    def _poke(self, database: str) -> None:
+        """Two barriers at once: the second commits an epoch at or past the due time."""
+        for _ in range(2):
+            self.barrier.schedule(database, Custom("RefreshDue", lambda _info: None))
 
     def next_due_ms(self, database: str, name: str) -> int | None:
         job = self.registry.get(database, name)
@@ -216,4 +227,6 @@ class RefreshScheduler:
         self.registry.release(database, name)
 
     def stop(self) -> None:
+        if self._alarm is not None:
+            self._alarm.stop()
         self._pool.shutdown(wait=True, cancel_futures=True)
