@@ -254,3 +254,17 @@ def test_default_mode_still_fails_while_paused(h):
         c.execute(f"ALTER DATABASE {h.database} PAUSE")
         with pytest.raises(pgerr.ObjectNotInPrerequisiteState):
             c.execute(f"CREATE MATERIALIZED VIEW {_n('v')} BATCH REFRESH AS SELECT 1 AS x")
+
+
+def test_backend_errors_keep_their_sqlstate_through_the_proxy(h):
+    t = _n("t")
+    with h.connect() as c:
+        c.execute(f"CREATE TABLE {t} (id INT PRIMARY KEY)")
+        c.execute(f"INSERT INTO {t} VALUES (1)")
+        with pytest.raises(pgerr.UniqueViolation) as info:
+            c.execute(f"INSERT INTO {t} VALUES (1)")
+        if h.app.backend.dialect == "postgres":
+            assert info.value.diag.message_detail == "Key (id)=(1) already exists."
+        with pytest.raises(pgerr.UndefinedTable):
+            c.execute("SELECT * FROM no_such_table_anywhere")
+        assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (1,), "the session goes on"
