@@ -268,3 +268,27 @@ def test_backend_errors_keep_their_sqlstate_through_the_proxy(h):
         with pytest.raises(pgerr.UndefinedTable):
             c.execute("SELECT * FROM no_such_table_anywhere")
         assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (1,), "the session goes on"
+
+
+def test_drop_during_a_refresh_cancels_it(h):
+    if h.app.backend.dialect != "postgres":
+        pytest.skip("needs a query that runs until cancelled: pg_sleep on the PostgreSQL backend")
+    t, v = _n("t"), _n("v")
+    with h.connect() as c:
+        c.execute(f"CREATE TABLE {t} (x INT)")
+        c.execute(f"INSERT INTO {t} VALUES (1)")
+        # rows with x > 1 make the refresh sleep for 10 minutes, unless it is cancelled
+        c.execute(f"CREATE MATERIALIZED VIEW {v} WITH (refresh.interval.sec = 1) AS "
+                  f"SELECT x FROM {t}, LATERAL (SELECT pg_sleep(CASE WHEN x > 1 THEN 600 ELSE 0 END)) s")
+        c.execute(f"INSERT INTO {t} VALUES (2)")
+        h.clock.advance(1100)
+        h.settle(c)
+        running = h.app.scheduler.running(h.database, v)
+        assert running is not None, "the scheduled refresh should be running"
+        c.execute(f"DROP MATERIALIZED VIEW {v}")
+        run = running.result(timeout=60)
+        assert run.status == "cancelled"
+        assert run.error == "canceling statement due to user request"
+        with pytest.raises(pgerr.UndefinedTable):
+            c.execute(f"SELECT * FROM {v}")
+        assert _runs(c, v)[-1][:2] == ("schedule", "cancelled")

@@ -17,11 +17,49 @@ Rules this module keeps:
 from __future__ import annotations
 
 import abc
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from buenavista.core import Connection, Session
 
+from pgbarrier.errors import QueryCanceled
 from pgbarrier.result import Column, Result
+
+
+class RefreshCancel:
+    """Lets another thread interrupt a backend refresh while it runs (a DROP during a refresh).
+
+    The backend binds the function that interrupts its query for as long as the
+    query runs; :meth:`cancel` calls it. A refresh that was cancelled before or
+    while it ran fails with 57014 and leaves the old result in place.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._interrupt: Callable[[], None] | None = None
+        self.cancelled = False
+
+    def bind(self, interrupt: Callable[[], None]) -> None:
+        with self._lock:
+            self._interrupt = interrupt
+        self.check()
+
+    def unbind(self) -> None:
+        with self._lock:
+            self._interrupt = None
+
+    def check(self) -> None:
+        """Raise 57014 when cancelled (the backend calls this before committing)."""
+        if self.cancelled:
+            raise QueryCanceled()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            interrupt = self._interrupt
+        if interrupt is not None:
+            interrupt()
 
 
 class BackendSession(Session, abc.ABC):
@@ -77,9 +115,10 @@ class Backend(Connection, abc.ABC):
 
     @abc.abstractmethod
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                           query: str) -> int:
+                           query: str, cancel: RefreshCancel | None = None) -> int:
         """Replace the rows of batch view ``name`` by those ``query`` returns now, atomically
         (readers see the old rows until it commits); returns the new row count.
+        ``cancel`` interrupts it from another thread (57014, old rows kept).
         ``columns`` and ``query`` are the view's definition (a backend that stores the
         definition itself, like PostgreSQL, ignores them)."""
 

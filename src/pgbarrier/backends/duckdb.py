@@ -23,9 +23,10 @@ from typing import Any
 
 import duckdb
 
-from pgbarrier.backends.base import Backend, BackendSession
+from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_types import pg_type_oid
+from pgbarrier.errors import QueryCanceled
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.classify import leading_words
 
@@ -201,23 +202,30 @@ class DuckDBBackend(Backend):
         return f"SELECT * FROM ({query}) AS _q({cols})"
 
     def _swap_in(self, database: str, name: str, columns: tuple[str, ...] | None, query: str,
-                 replace: bool) -> int:
+                 replace: bool, cancel: RefreshCancel | None = None) -> int:
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
 
         def go(cur: duckdb.DuckDBPyConnection) -> int:
             try:
+                if cancel is not None:
+                    cancel.bind(cur.interrupt)
                 cur.execute("BEGIN")
                 cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
                 (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
+                if cancel is not None:
+                    cancel.check()  # an interrupt that missed the query still rolls it back
                 cur.execute("COMMIT")
                 return int(count)
-            except duckdb.Error as exc:
+            except (duckdb.Error, QueryCanceled) as exc:
                 try:
                     cur.execute("ROLLBACK")
                 except duckdb.Error:
                     pass
-                raise to_pg_error(exc) from None
+                raise (exc if isinstance(exc, QueryCanceled) else to_pg_error(exc)) from None
+            finally:
+                if cancel is not None:
+                    cancel.unbind()
         return self._run(database, go)
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
@@ -226,9 +234,9 @@ class DuckDBBackend(Backend):
         return self._swap_in(database, name, columns, query, replace=False)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                           query: str) -> int:
+                           query: str, cancel: RefreshCancel | None = None) -> int:
         """``CREATE OR REPLACE TABLE`` in one transaction: readers see the old rows until COMMIT."""
-        return self._swap_in(database, name, columns, query, replace=True)
+        return self._swap_in(database, name, columns, query, replace=True, cancel=cancel)
 
     def _drop(self, database: str, kind: str, name: str) -> None:
         def go(cur: duckdb.DuckDBPyConnection) -> None:

@@ -47,7 +47,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
-from pgbarrier.backends.base import Backend, BackendSession
+from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel
 from pgbarrier.errors import FeatureNotSupported, InvalidCatalogName, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.wire.types import to_text
@@ -471,7 +471,7 @@ class PostgresBackend(Backend):
         return self._call(database, go)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None = None,
-                           query: str | None = None) -> int:
+                           query: str | None = None, cancel: RefreshCancel | None = None) -> int:
         """Refresh the materialized view (``columns``/``query`` unused: PostgreSQL stores them).
 
         ``CONCURRENTLY`` when a unique, valid index on plain columns without a
@@ -484,7 +484,13 @@ class PostgresBackend(Backend):
                 stmt = pgsql.SQL("REFRESH MATERIALIZED VIEW CONCURRENTLY {}").format(ident)
             else:
                 stmt = pgsql.SQL("REFRESH MATERIALIZED VIEW {}").format(ident)
-            conn.execute(stmt)
+            if cancel is not None:
+                cancel.bind(conn.cancel_safe)
+            try:
+                conn.execute(stmt)
+            finally:
+                if cancel is not None:
+                    cancel.unbind()
             return self._count(conn, name)
         return self._call(database, go)
 

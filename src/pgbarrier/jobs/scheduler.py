@@ -32,6 +32,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier.backends.base import RefreshCancel
 from pgbarrier.barrier.command import Custom, paused_error
 from pgbarrier.barrier.epoch import epoch_to_unix_ms
 from pgbarrier.barrier.info import BarrierInfo
@@ -50,6 +51,16 @@ log = logging.getLogger(__name__)
 
 Wait = Callable[["Future[Any]"], Any]
 
+_CANCEL_REPEAT_S = 0.2
+
+
+def _done_within(future: Future[Any], seconds: float) -> bool:
+    try:
+        future.exception(timeout=seconds)
+    except TimeoutError:
+        return False
+    return True
+
 
 class RefreshScheduler:
     def __init__(self, registry: JobRegistry, history: RefreshHistory, backend: Backend,
@@ -65,6 +76,7 @@ class RefreshScheduler:
         self._due: dict[str, list[tuple[int, int, str, int]]] = {}
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
+        self._cancels: dict[tuple[str, str], RefreshCancel] = {}
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
 
@@ -130,6 +142,7 @@ class RefreshScheduler:
             fut: Future[Any] = Future()
             fut.set_running_or_notify_cancel()
             self._running[(job.database, job.name)] = fut
+            self._cancels[(job.database, job.name)] = RefreshCancel()
         return run
 
     # ------------------------------------------------------------------ runs
@@ -137,8 +150,11 @@ class RefreshScheduler:
     def _execute(self, job: BatchRefreshJob, run: RefreshRun) -> RefreshRun:
         """Refresh on the backend, then commit (or record the failure) on a barrier."""
         key = (job.database, job.name)
+        with self._lock:
+            cancel = self._cancels.get(key)
         try:
-            rows = self.backend.refresh_batch_view(job.database, job.name, job.columns, job.query)
+            rows = self.backend.refresh_batch_view(job.database, job.name, job.columns, job.query,
+                                                   cancel)
         except BaseException as exc:  # the run's failure is recorded, never lost
             err = as_pg_error(exc)
             done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, err.message),
@@ -150,6 +166,7 @@ class RefreshScheduler:
                                 "succeeded", rows=rows)
         with self._lock:
             fut = self._running.pop(key, None)
+            self._cancels.pop(key, None)
         if fut is not None:
             fut.set_result(done)
         return done
@@ -161,7 +178,7 @@ class RefreshScheduler:
         def apply(_info: BarrierInfo) -> None:
             current = self.registry.get(job.database, job.name)
             if current is None or isinstance(current.status, js.Dropping):
-                outcome["run"] = self.history.finish(run, "cancelled", self.now())
+                outcome["run"] = self.history.finish(run, "cancelled", self.now(), error=error)
                 return
             changes = {"last_refreshed_at": self.now()} if status == "succeeded" else {}
             new = self.registry.transition(job.database, job.name, transition, **changes)
@@ -215,14 +232,21 @@ class RefreshScheduler:
             return self._execute(job, run)
 
     def drop(self, database: str, name: str, wait: Wait) -> None:
-        """Mark the job dropping (on a barrier), let a running refresh end, then forget it."""
-        def mark(_info: BarrierInfo) -> Future[Any] | None:
+        """Mark the job dropping (on a barrier), cancel a running refresh, then forget the job."""
+        def mark(_info: BarrierInfo) -> tuple[Future[Any] | None, RefreshCancel | None]:
             self.registry.transition(database, name, js.drop)
             with self._lock:
-                return self._running.get((database, name))
+                return self._running.get((database, name)), self._cancels.get((database, name))
 
-        running = wait(self.barrier.schedule(database, Custom("DropJob", mark)).collected)
+        cmd = Custom("DropJob", mark)
+        running, cancel = wait(self.barrier.schedule(database, cmd).collected)
         if running is not None:
+            if cancel is not None:
+                # interrupt the backend query (the old result stays); PostgreSQL ignores a
+                # cancel that reaches it before the query starts, so repeat until it ends
+                cancel.cancel()
+                while not _done_within(running, _CANCEL_REPEAT_S):
+                    cancel.cancel()
             wait(running)  # its commit sees Dropping and records the run cancelled
         self.registry.release(database, name)
 
