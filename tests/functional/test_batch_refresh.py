@@ -292,3 +292,37 @@ def test_drop_during_a_refresh_cancels_it(h):
         with pytest.raises(pgerr.UndefinedTable):
             c.execute(f"SELECT * FROM {v}")
         assert _runs(c, v)[-1][:2] == ("schedule", "cancelled")
+
+
+def test_a_wait_for_resume_is_cancellable(h):
+    t, v = _n("t"), _n("v")
+    db = h.database
+    with h.connect() as c, h.connect() as other:
+        c.execute(f"CREATE TABLE {t} (id INT)")
+        c.execute("SET batch_refresh_when_paused = 'wait'")
+        other.execute(f"ALTER DATABASE {db} PAUSE")
+        done = threading.Event()
+        outcome: list[object] = []
+
+        def create() -> None:
+            try:
+                c.execute(f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
+                outcome.append("created")
+            except Exception as exc:  # noqa: BLE001 - checked below
+                outcome.append(exc)
+            done.set()
+
+        worker = threading.Thread(target=create)
+        worker.start()
+        # a CancelRequest only cancels a statement that is running: repeat it until the
+        # waiting create ends (each round waits on the create's completion event)
+        for _ in range(600):
+            c.cancel_safe()
+            if done.wait(0.1):
+                break
+        worker.join(timeout=60)
+        assert len(outcome) == 1 and isinstance(outcome[0], pgerr.QueryCanceled), outcome
+        assert outcome[0].diag.message_primary == "canceling statement due to user request"
+        assert c.execute("SELECT 1").fetchone() == (1,), "the session goes on"
+        assert c.execute(f"SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs WHERE name = '{v}'"
+                         ).fetchone() == (0,)
