@@ -43,7 +43,8 @@ class Harness:
         conn.execute("FLUSH")
 
     def wait_run(self, name: str):
-        fut = self.app.scheduler.running(self.database, name)
+        """The job's latest run once it has finished (None: no run has started yet)."""
+        fut = self.app.scheduler.latest_run(self.database, name)
         return None if fut is None else fut.result(timeout=60)
 
 

@@ -77,6 +77,7 @@ class RefreshScheduler:
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
+        self._latest: dict[tuple[str, str], Future[Any]] = {}
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
 
@@ -113,6 +114,11 @@ class RefreshScheduler:
         with self._lock:
             return self._running.get((database, name))
 
+    def latest_run(self, database: str, name: str) -> Future[Any] | None:
+        """The future of the job's most recent run, finished or not (None: never ran)."""
+        with self._lock:
+            return self._latest.get((database, name))
+
     def on_barrier(self, info: BarrierInfo) -> None:
         """Barrier listener: start the runs that are due. Cheap, never blocks."""
         if not info.is_checkpoint or info.paused:
@@ -142,6 +148,7 @@ class RefreshScheduler:
             fut: Future[Any] = Future()
             fut.set_running_or_notify_cancel()
             self._running[(job.database, job.name)] = fut
+            self._latest[(job.database, job.name)] = fut
             self._cancels[(job.database, job.name)] = RefreshCancel()
         return run
 
@@ -249,6 +256,8 @@ class RefreshScheduler:
                     cancel.cancel()
             wait(running)  # its commit sees Dropping and records the run cancelled
         self.registry.release(database, name)
+        with self._lock:
+            self._latest.pop((database, name), None)
 
     def stop(self) -> None:
         if self._alarm is not None:
