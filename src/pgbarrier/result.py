@@ -12,8 +12,13 @@ Rules this module keeps:
 * ``raw_format is None``: row values are Python values the session encodes;
   ``raw_format == 0``: they are already PostgreSQL text-format bytes (relayed
   from an upstream server) and are sent as they are.
+* ``raw_format == 1``: they are PostgreSQL binary-format bytes (every column).
 * ``exact_tag``: ``tag`` is the complete CommandComplete tag (an upstream's own,
   e.g. ``SELECT 3`` or ``SHOW``); no row count is appended.
+* ``parameter_status``: run-time parameters the statement changed (name -> new
+  value, e.g. after ``SET application_name``); the session reports those that
+  differ from what the client was last told, in ParameterStatus messages sent
+  before the CommandComplete, as PostgreSQL does.
 """
 
 from __future__ import annotations
@@ -56,10 +61,12 @@ class Result(QueryResult):
     columns: list[Column] | None = None
     row_source: Iterable[tuple[Any, ...]] = ()
     notices: list[Notice] = field(default_factory=list)
-    #: None: Python values to encode; 0: values are already PostgreSQL text bytes
+    #: None: Python values to encode; 0/1: values are already PostgreSQL text/binary bytes
     raw_format: int | None = None
     #: True: ``tag`` is the final CommandComplete tag, whatever the row count
     exact_tag: bool = False
+    #: reported run-time parameters as they are after this statement
+    parameter_status: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         QueryResult.__init__(self)

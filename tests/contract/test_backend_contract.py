@@ -173,12 +173,8 @@ def test_describe_query_validates(env: Env, session: BackendSession) -> None:
     assert info.value.sqlstate == "42P01"
 
 
-def test_describe_does_not_run_the_query(env: Env, session: BackendSession,
-                                         request: pytest.FixtureRequest) -> None:
-    if not env.pg:
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="DuckDB's lazy relation (cursor.sql) evaluates nextval() while "
-                                "binding, so DuckDB's describe / describe_query run volatile functions"))
+def test_describe_does_not_run_the_query(env: Env, session: BackendSession) -> None:
+    # DuckDB: DESCRIBE <query> binds without running (a lazy cursor.sql() relation ran nextval())
     run(session, "CREATE TABLE side (id INTEGER)")
     run(session, "INSERT INTO side VALUES (1), (2)")
     run(session, "CREATE SEQUENCE side_seq")
@@ -387,3 +383,44 @@ def test_lost_upstream_connection_is_fatal(env: Env, session: BackendSession) ->
     assert first.severity == "FATAL" and first.sqlstate in ("57P01", "08006")
     second = error_of(session, "SELECT 1")
     assert second.severity == "FATAL" and second.sqlstate == "08006"
+
+
+# --------------------------------------------------------------------------- parameter types, settings
+
+
+def test_describe_statement_infers_parameter_types_without_running(env: Env,
+                                                                   session: BackendSession) -> None:
+    run(session, "CREATE TABLE ptypes (id INTEGER, d DATE, amount NUMERIC(10,2))")
+    oids, cols = session.describe_statement(
+        "SELECT amount FROM ptypes WHERE id = $1 AND d < $2 LIMIT $3")
+    assert oids == [pgt.INT4, pgt.DATE, pgt.INT8]
+    assert cols is not None and [c.type_oid for c in cols] == [pgt.NUMERIC]
+    oids, cols = session.describe_statement("INSERT INTO ptypes VALUES ($1, $2, $3)")
+    assert oids == [pgt.INT4, pgt.DATE, pgt.NUMERIC] and cols is None
+    # a type the client gave is kept
+    assert session.describe_statement("SELECT $1::int8 AS x", (pgt.INT8,))[0] == [pgt.INT8]
+    assert run(session, "SELECT count(*) FROM ptypes")[1] == [("0",)]
+
+
+def test_client_settings_and_version(env: Env, session: BackendSession) -> None:
+    result = session.execute("SET application_name = 'contract'")
+    assert result.tag == "SET" and result.parameter_status["application_name"] == "contract"
+    assert run(session, "SHOW application_name")[1] == [("contract",)]
+    assert run(session, "SELECT version()")[1][0][0].startswith("PostgreSQL 15")
+    for sql in ("SET extra_float_digits = 3", "SET client_encoding = 'UTF8'",
+                "SET DateStyle = 'ISO, MDY'", "SET TimeZone = 'UTC'",
+                "SET standard_conforming_strings = on", "SET IntervalStyle = postgres"):
+        assert session.execute(sql).tag == "SET"
+    if not env.pg:
+        error = error_of(session, "SET TimeZone = 'Europe/Berlin'")
+        assert error.sqlstate == "22023"
+
+
+@pg_only
+def test_binary_rows_are_relayed_when_every_column_is_binary(env: Env, session: BackendSession
+                                                            ) -> None:
+    result = session.execute("SELECT 7::int4 AS a, 1.5::float8 AS b", None, (1,))
+    assert result.raw_format == 1
+    assert list(result.rows()) == [(b"\x00\x00\x00\x07", b"?\xf8\x00\x00\x00\x00\x00\x00")]
+    mixed = session.execute("SELECT 7::int4 AS a, 'x' AS b", None, (1, 0))
+    assert mixed.raw_format == 0 and list(mixed.rows()) == [(b"7", b"x")]

@@ -241,3 +241,154 @@ def test_startup_requests_decode():
     assert cancel == m.CancelRequest(7, 4_000_000_000)
     start = m.decode_startup(struct.pack("!i", 196608) + cstr("user") + cstr("root") + b"\x00")
     assert start == m.StartupMessage({"user": "root"})
+
+
+# --------------------------------------------------------------------------- simple-query implicit transaction
+
+
+def _count(session: Session, table: str) -> bytes:
+    resp = send(session, query(f"SELECT count(*) FROM {table}"))
+    return resp[1][1][6:]
+
+
+def test_multi_statement_query_is_one_implicit_transaction(session):
+    send(session, query("CREATE TABLE t (x INT)"))
+    resp = send(session, query("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); SELECT * FROM nosuch"))
+    assert codes(resp) == "CCEZ" and resp[-1] == ("Z", b"I")
+    assert error_fields(resp[2][1])["C"] == "42P01"
+    assert _count(session, "t") == b"0", "the error rolled back the earlier statements"
+    resp = send(session, query("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)"))
+    assert codes(resp) == "CCZ" and resp[-1] == ("Z", b"I")
+    assert _count(session, "t") == b"2"
+
+
+def test_commit_inside_a_query_ends_the_implicit_block_with_a_warning(session):
+    send(session, query("CREATE TABLE t (x INT)"))
+    resp = send(session, query(
+        "INSERT INTO t VALUES (1); COMMIT; INSERT INTO t VALUES (2); SELECT * FROM nosuch"))
+    assert codes(resp) == "CNCCEZ"
+    warning = error_fields(resp[1][1])
+    assert (warning["S"], warning["C"], warning["M"]) == (
+        "WARNING", "25P01", "there is no transaction in progress")
+    assert resp[2][1] == b"COMMIT\x00"
+    assert _count(session, "t") == b"1", "committed before COMMIT, rolled back after it"
+
+
+def test_begin_inside_a_query_makes_the_block_explicit(session):
+    send(session, query("CREATE TABLE t (x INT)"))
+    resp = send(session, query("INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2)"))
+    assert codes(resp) == "CCCZ" and resp[-1] == ("Z", b"T")
+    assert resp[1][1] == b"BEGIN\x00"
+    assert send(session, query("ROLLBACK"))[-1] == ("Z", b"I")
+    assert _count(session, "t") == b"0", "the statement before BEGIN belonged to the block"
+
+
+def test_query_stops_at_error_inside_an_explicit_block(session):
+    resp = send(session, query("BEGIN; SELECT * FROM nosuch; ROLLBACK"))
+    assert codes(resp) == "CEZ" and resp[-1] == ("Z", b"E")
+    resp = send(session, query("SELECT 1"))
+    assert error_fields(resp[0][1])["C"] == "25P02"
+    assert send(session, query("ROLLBACK"))[-1] == ("Z", b"I")
+
+
+def test_lone_commit_and_nested_begin_warn_as_postgresql(session):
+    resp = send(session, query("COMMIT"))
+    assert codes(resp) == "NCZ" and error_fields(resp[0][1])["C"] == "25P01"
+    send(session, query("BEGIN"))
+    resp = send(session, query("BEGIN"))
+    assert codes(resp) == "NCZ" and error_fields(resp[0][1])["C"] == "25001"
+    assert resp[-1] == ("Z", b"T")
+    send(session, query("ROLLBACK"))
+    resp = send(session, query("SELECT 1; COMMIT AND CHAIN"))
+    assert codes(resp) == "TDCEZ" and error_fields(resp[3][1])["C"] == "25P01"
+
+
+@pytest.mark.parametrize("text, failing", [("SELECT 1; FLUSH", 1), ("FLUSH; SELECT 1", 0),
+                                           ("SELECT 1; ALTER DATABASE dev PAUSE", 1)])
+def test_control_statement_in_multi_statement_query_is_25001(session, plane, text, failing):
+    resp = send(session, query(text))
+    errors = [p for c, p in resp if c == "E"]
+    assert len(errors) == 1
+    fields = error_fields(errors[0])
+    assert fields["C"] == "25001" and fields["M"].endswith("cannot run inside a transaction block")
+    assert resp[-1] == ("Z", b"I")
+    assert not plane.barrier.snapshot("dev").paused
+    # alone, it runs
+    assert codes(send(session, query("FLUSH"))) == "CZ"
+
+
+def test_parameter_status_before_command_complete_and_only_on_change(session):
+    resp = send(session, query("SET application_name = 'report'"))
+    assert codes(resp) == "SCZ"
+    assert resp[0][1] == b"application_name\x00report\x00"
+    assert codes(send(session, query("SET application_name = 'report'"))) == "CZ"
+    resp = send(session, query("SET TimeZone = 'Etc/UTC'"))
+    assert resp[0] == ("S", b"TimeZone\x00Etc/UTC\x00")
+    resp = send(session, query("SET TimeZone = 'Europe/Berlin'"))
+    assert codes(resp) == "EZ" and error_fields(resp[0][1])["C"] == "22023"
+    resp = send(session, query("SHOW application_name"))
+    assert resp[1][1].endswith(b"report")
+
+
+def test_version_is_postgresql_15_on_duckdb(session):
+    resp = send(session, query("SELECT version()"))
+    assert b"PostgreSQL 15.0 (pgbarrier" in resp[1][1]
+
+
+# --------------------------------------------------------------------------- extended protocol
+
+
+def bind_binary(portal: str, stmt: str, params: tuple[bytes, ...]) -> tuple[bytes, bytes]:
+    body = cstr(portal) + cstr(stmt) + struct.pack("!hh", 1, 1) + struct.pack("!h", len(params))
+    for p in params:
+        body += struct.pack("!i", len(p)) + p
+    body += struct.pack("!hh", 1, 1)
+    return frame(b"B", body)
+
+
+def test_describe_infers_parameter_types_and_bind_reads_binary_by_them(session):
+    send(session, query("CREATE TABLE t (x INT, d DATE, v TEXT); INSERT INTO t VALUES (7, '2024-01-02', 'a')"))
+    resp = send(session, parse("SELECT v FROM t WHERE x = $1 AND d = $2 LIMIT $3", "s"),
+                describe("S", "s"), SYNC)
+    assert codes(resp) == "1tTZ"
+    assert resp[1][1] == struct.pack("!hIII", 3, 23, 1082, 20)
+    # the statement lives across the Sync; its binary parameters are read by the inferred types
+    resp = send(session, bind_binary("", "s", (struct.pack("!i", 7), struct.pack("!i", 8767),
+                                              struct.pack("!q", 5))), execute(), SYNC)
+    assert codes(resp) == "2DCZ"
+    assert resp[1][1] == struct.pack("!hi", 1, 1) + b"a"  # text column, binary format: its bytes
+
+
+def test_describe_of_insert_returning_gives_its_shape_without_running(session):
+    send(session, query("CREATE TABLE t (x INT, v TEXT)"))
+    resp = send(session, parse("INSERT INTO t VALUES ($1, 'a') RETURNING x, v"), describe("S"), SYNC)
+    assert codes(resp) == "1tTZ"
+    assert _count(session, "t") == b"0"
+
+
+def test_ready_for_query_status_through_the_extended_protocol(session):
+    assert send(session, parse("BEGIN"), bind(), execute(), SYNC)[-1] == ("Z", b"T")
+    resp = send(session, parse("SELECT * FROM nosuch"), bind(), execute(), SYNC)
+    assert codes(resp) == "12EZ" and resp[-1] == ("Z", b"E")
+    resp = send(session, parse("SELECT 1"), bind(), execute(), SYNC)
+    assert error_fields(resp[2][1])["C"] == "25P02" and resp[-1] == ("Z", b"E")
+    resp = send(session, parse("COMMIT"), bind(), execute(), SYNC)
+    assert resp[-2] == ("C", b"ROLLBACK\x00") and resp[-1] == ("Z", b"I")
+
+
+def test_transaction_kinds():
+    from pgbarrier.session.transaction import TxKind, TxState, after_success, tx_kind
+
+    assert tx_kind("begin isolation level serializable") is TxKind.BEGIN
+    assert tx_kind("START TRANSACTION") is TxKind.BEGIN
+    assert tx_kind("END WORK") is TxKind.COMMIT
+    assert tx_kind("ROLLBACK TO SAVEPOINT a") is TxKind.ROLLBACK_TO
+    assert tx_kind("rollback work to a") is TxKind.ROLLBACK_TO
+    assert tx_kind("COMMIT AND CHAIN") is TxKind.CHAIN
+    assert tx_kind("COMMIT PREPARED 'x'") is None
+    assert tx_kind("PREPARE TRANSACTION 'x'") is TxKind.COMMIT
+    assert tx_kind("PREPARE p AS SELECT 1") is None
+    assert tx_kind("STARTS") is None
+    assert after_success(TxState.FAILED, TxKind.ROLLBACK_TO) is TxState.IN_BLOCK
+    assert after_success(TxState.IN_BLOCK, TxKind.CHAIN) is TxState.IN_BLOCK
+    assert after_success(TxState.IN_BLOCK, TxKind.ROLLBACK) is TxState.IDLE

@@ -7,7 +7,16 @@ Rules this module keeps:
   at a time, except :meth:`BackendSession.interrupt`, which another thread may
   call to cancel the running statement (it then fails with 57014).
 * Errors leave as :class:`pgbarrier.errors.PgError` with the nearest SQLSTATE.
-* ``describe`` learns a statement's result shape without executing it.
+* ``describe`` learns a statement's result shape without executing it;
+  ``describe_statement`` also infers the type OIDs of its ``$n`` parameters
+  (the ones the client left unspecified, OID 0), still without executing.
+* Parameters arrive either as Python values (``list``) or, for a backend with
+  ``relays_wire_params`` (PostgreSQL), as the client's own Bind bytes with
+  their formats and type OIDs (:class:`WireParams`), relayed as they are.
+* ``execute``'s ``result_formats`` are the client's Bind result formats; a
+  backend that relays rows may return them in binary (``Result.raw_format ==
+  1``) when every column was asked in binary.
+* ``apply_startup`` receives the client's start-up parameters (application_name).
 * A *batch view* holds the rows of its query as of its last (re)fresh; readers
   see the old rows or the new ones, never a half-done refresh. A *view* is
   always current. DuckDB keeps a batch view as a table swapped in one
@@ -19,6 +28,7 @@ from __future__ import annotations
 import abc
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from buenavista.core import Connection, Session
@@ -62,19 +72,49 @@ class RefreshCancel:
             interrupt()
 
 
+@dataclass(frozen=True)
+class WireParams:
+    """Bind parameters as the client sent them: bytes, per-value format, per-value type OID."""
+
+    values: tuple[bytes | None, ...]
+    formats: tuple[int, ...]
+    oids: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 class BackendSession(Session, abc.ABC):
     """One client's connection to one database of the data plane."""
 
     #: None: ``execute`` returns Python values; 0: rows are the upstream's PostgreSQL
-    #: text bytes (``Result.raw_format == 0``), relayed without re-encoding
+    #: text bytes (``Result.raw_format == 0``; 1 when binary was asked for every column),
+    #: relayed without re-encoding
     raw_format: int | None = None
+    #: True: Bind parameters are passed on as :class:`WireParams`, never decoded
+    relays_wire_params: bool = False
 
     @abc.abstractmethod
-    def execute(self, sql: str, params: list[Any] | None = None) -> Result: ...
+    def execute(self, sql: str, params: list[Any] | WireParams | None = None,
+                result_formats: tuple[int, ...] = ()) -> Result: ...
 
     @abc.abstractmethod
-    def describe(self, sql: str, params: list[Any] | None = None) -> list[Column] | None:
+    def describe(self, sql: str, params: list[Any] | WireParams | None = None
+                 ) -> list[Column] | None:
         """Row shape of ``sql`` (None: no row set), without running it."""
+
+    def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
+                           ) -> tuple[list[int], list[Column] | None]:
+        """Parameter type OIDs (the client's non-zero ``param_oids`` kept, the rest inferred;
+        one per ``$n``) and row shape of ``sql``, without running it."""
+        return list(param_oids), self.describe(sql, None)
+
+    def param_types(self, sql: str, param_oids: tuple[int, ...]) -> list[int]:
+        """Like ``describe_statement``'s parameter types, without the row shape."""
+        return list(param_oids)
+
+    def apply_startup(self, parameters: dict[str, str]) -> None:
+        """The client's start-up parameters (only ``application_name`` is used)."""
 
     @abc.abstractmethod
     def interrupt(self) -> None: ...

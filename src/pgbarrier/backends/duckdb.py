@@ -8,8 +8,47 @@ Rules this module keeps:
   so sessions run concurrently and ``interrupt`` cancels only that session.
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
-* ``describe`` builds a lazy relation for queries, which DuckDB plans but does
-  not run; DML never runs to be described (see ``NeedsExecution``).
+* ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query
+  and runs nothing, except that binding evaluates the sequence functions
+  (``nextval``/``setval``/``currval``): a query that names one of them is
+  described with DuckDB's ``DESCRIBE <query>`` instead (five times slower, and
+  it runs nothing at all). ``describe_query`` always uses ``DESCRIBE``.
+  Parameters are bound as the values given, or NULL when describing a
+  statement before Bind. DML never runs to be described: ``... RETURNING`` is
+  described as ``SELECT <returning list> FROM <target>``, else the shape comes
+  with Execute (see ``NeedsExecution``).
+* ``describe_statement`` infers parameter types with
+  :func:`pgbarrier.backends.duckdb_types.infer_param_types` (DuckDB itself leaves
+  them unknown until values are bound).
+* PostgreSQL's client settings that DuckDB does not know are kept per session
+  here (accepted, remembered, answered by ``SHOW``, reset by ``RESET``), so that
+  drivers' connect-time ``SET``s work: ``application_name`` (63 characters
+  kept), ``extra_float_digits`` (-15..3; output is always the shortest exact
+  form, as with PostgreSQL's default 1), ``client_encoding`` (UTF8 only),
+  ``DateStyle`` (ISO output only; the field order is remembered),
+  ``IntervalStyle`` (postgres only), ``TimeZone`` (UTC and its aliases only:
+  every session runs DuckDB in UTC), ``standard_conforming_strings`` (on
+  only), ``bytea_output`` (hex only) and ``search_path`` (remembered, not
+  applied: DuckDB's own schemas are not PostgreSQL's). A value outside those
+  is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
+  ``integer_datetimes`` answer ``SHOW`` and refuse ``SET`` (55P02). ``SET LOCAL``
+  is treated as ``SET`` and these settings are not rolled back with a
+  transaction (PostgreSQL would). A change of a reported one (application_name,
+  client_encoding, DateStyle, IntervalStyle, TimeZone,
+  standard_conforming_strings) is in ``Result.parameter_status``. The
+  statement is recognised by its first word (SET/SHOW/RESET) and the setting
+  name only; every other SET/SHOW/RESET goes to DuckDB.
+* ``version()`` answers ``PostgreSQL 15.0 (pgbarrier <v> on DuckDB <v>)``: each
+  session creates a TEMP macro ``version()``, and DuckDB resolves a function
+  name in the session's temp schema before the built-in one (no SQL rewriting).
+  ``pragma_version()`` still tells DuckDB's own version.
+* asyncpg's type introspection query (it sends it to build array codecs) is
+  answered from a static table of PostgreSQL's built-in types
+  (:func:`pgbarrier.backends.duckdb_types.type_introspection_rows`), recognised
+  by its first words; DuckDB's ``pg_catalog`` cannot run it.
+* DuckDB has no ``jsonb``: each session creates a TEMP type ``jsonb`` as an
+  alias of ``JSON``, so ``'{}'::jsonb`` and ``jsonb`` columns work; their values
+  are reported as ``json`` (OID 114).
 * A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
   TABLE`` inside one transaction, so readers see the old rows until COMMIT.
 """
@@ -17,18 +56,32 @@ Rules this module keeps:
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel
+from pgbarrier import __version__
+from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.backends.duckdb_errors import to_pg_error
-from pgbarrier.backends.duckdb_types import pg_type_oid
-from pgbarrier.errors import QueryCanceled
+from pgbarrier.backends.duckdb_types import (
+    TYPE_INTROSPECTION_COLUMNS,
+    TableColumns,
+    count_params,
+    infer_param_types,
+    is_type_introspection,
+    pg_type_oid,
+    type_introspection_rows,
+)
+from pgbarrier.errors import InvalidParameterValue, PgError, QueryCanceled
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.wire import types as pgt
+
+#: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
+VERSION = f"PostgreSQL 15.0 (pgbarrier {__version__} on DuckDB {duckdb.__version__})"
 
 #: statements whose first keyword means "returns rows"
 _ROW_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESCRIBE", "EXPLAIN",
@@ -75,20 +128,209 @@ def _returns_rows(words: tuple[str, ...], sql: str) -> bool:
     return words[0] in _DML and "RETURNING" in sql.upper()
 
 
+_UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
+                                       "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",
+                                       "Greenwich", "Etc/Greenwich", "GMT0", "Etc/GMT0",
+                                       "GMT+0", "GMT-0", "Etc/GMT+0", "Etc/GMT-0", "Z")}
+_TRUE = ("on", "true", "yes", "1", "t", "y")
+_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuro": "MDY", "noneuropean": "MDY",
+           "dmy": "DMY", "euro": "DMY", "european": "DMY", "ymd": "YMD"}
+#: canonical names of the client settings kept here, and their defaults
+_DEFAULTS = {
+    "application_name": "", "extra_float_digits": "1", "client_encoding": "UTF8",
+    "DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC",
+    "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
+}
+_READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
+              "server_encoding": "UTF8", "integer_datetimes": "on"}
+_REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
+                       "TimeZone", "standard_conforming_strings"})
+_CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
+_SET = re.compile(
+    r"\s*SET\s+(?:(?:SESSION|LOCAL)\s+)?(?:(TIME\s+ZONE)|(NAMES)|([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|\bTO\b))"
+    r"\s*(.*?)\s*;?\s*$", re.I | re.S)
+_RESET = re.compile(r"\s*RESET\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
+_SHOW = re.compile(r"\s*SHOW\s+(?:(TIME\s+ZONE)|([A-Za-z_][A-Za-z0-9_.]*))\s*;?\s*$", re.I)
+
+
+def _unquote(value: str) -> str:
+    v = value.strip()
+    if len(v) >= 2 and v[0] == v[-1] == "'":
+        return v[1:-1].replace("''", "'")
+    if len(v) >= 3 and v[0] in "eE" and v[1] == v[-1] == "'":
+        return v[2:-1].replace("''", "'")
+    return v
+
+
+def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
+    return InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"', detail=detail)
+
+
+def _check_setting(name: str, raw: str) -> str:
+    """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
+    if name == "search_path":
+        items = [x.strip() for x in raw.split(",")] if raw.strip() else []
+        return ", ".join(items)
+    value = _unquote(raw)
+    low = value.strip().lower()
+    if name == "application_name":
+        return "".join(c if 32 <= ord(c) < 127 else "?" for c in value)[:63]
+    if name == "extra_float_digits":
+        try:
+            n = int(value)
+        except ValueError:
+            raise InvalidParameterValue(
+                f'invalid value for parameter "{name}": "{value}"') from None
+        if not -15 <= n <= 3:
+            raise InvalidParameterValue(
+                f'{n} is outside the valid range for parameter "{name}" (-15 .. 3)')
+        return str(n)
+    if name == "client_encoding":
+        if low in ("utf8", "utf-8", "unicode"):
+            return "UTF8"
+        raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
+    if name == "TimeZone":
+        if low in _UTC_NAMES:
+            return _UTC_NAMES[low]
+        raise _bad_value(name, value, "pgbarrier on DuckDB runs every session in UTC.")
+    if name == "DateStyle":
+        order = None
+        for part in (p.strip().lower() for p in value.split(",")):
+            if part == "iso":
+                continue
+            if part in _ORDERS:
+                order = _ORDERS[part]
+            elif part in ("sql", "postgres", "german"):
+                raise _bad_value(name, value, "pgbarrier prints dates in the ISO style only.")
+            else:
+                raise _bad_value(name, value)
+        return "ISO, " + (order or "MDY")
+    if name == "IntervalStyle":
+        if low == "postgres":
+            return "postgres"
+        raise _bad_value(name, value, "pgbarrier prints intervals in the postgres style only.")
+    if name == "standard_conforming_strings":
+        if low in _TRUE:
+            return "on"
+        raise _bad_value(name, value, "pgbarrier on DuckDB keeps standard_conforming_strings on.")
+    if name == "bytea_output":
+        if low == "hex":
+            return "hex"
+        raise _bad_value(name, value, "pgbarrier prints bytea in hex only.")
+    raise AssertionError(name)
+
+
+def _duck_param(v: Any) -> Any:
+    """A decoded Bind value as DuckDB's Python API takes it."""
+    if isinstance(v, pgt.Interval):
+        return pgt.interval_text(v)  # months: DuckDB casts PostgreSQL's interval text
+    if isinstance(v, list):
+        return [_duck_param(x) for x in v]
+    return v
+
+
 class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         super().__init__()
         self._cursor = conn.cursor()
+        self.settings: dict[str, str] = dict(_DEFAULTS)
+        cur = self._cursor
+        try:
+            cur.execute("SET SESSION TimeZone = 'UTC'")
+        except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC anyway
+            pass
+        cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + _literal(VERSION))
+        try:
+            cur.execute("CREATE TEMP TYPE jsonb AS JSON")
+        except duckdb.Error:  # the database defines jsonb itself
+            pass
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
 
-    def execute(self, sql: str, params: list[Any] | None = None) -> Result:
+    def apply_startup(self, parameters: dict[str, str]) -> None:
+        name = parameters.get("application_name")
+        if name:
+            self.settings["application_name"] = _check_setting("application_name", name)
+
+    # ------------------------------------------------------------------ client settings
+
+    def _client_setting(self, sql: str, verb: str) -> Result | None:
+        """A SET/SHOW/RESET of a PostgreSQL client setting kept here, else None."""
+        if verb == "SHOW":
+            mt = _SHOW.match(sql)
+            if not mt:
+                return None
+            name = "TimeZone" if mt.group(1) else _CANONICAL.get(mt.group(2).lower())
+            if name is None:
+                return None
+            value = self.settings.get(name, _READ_ONLY.get(name, ""))
+            return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
+        if verb == "RESET":
+            mt = _RESET.match(sql)
+            if not mt:
+                return None
+            if mt.group(1).lower() == "all":
+                changed = {n: v for n, v in _DEFAULTS.items() if self.settings.get(n) != v}
+                self.settings.update(_DEFAULTS)
+                self._after_reset_all()
+                return self._changed("RESET", changed)
+            name = _CANONICAL.get(mt.group(1).lower())
+            if name is None:
+                return None
+            if name in _READ_ONLY:
+                raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+            self.settings[name] = _DEFAULTS[name]
+            return self._changed("RESET", {name: _DEFAULTS[name]})
+        mt = _SET.match(sql)
+        if not mt:
+            return None
+        if mt.group(1):
+            name = "TimeZone"
+        elif mt.group(2):
+            name = "client_encoding"
+        else:
+            name = _CANONICAL.get(mt.group(3).lower())
+            if name is None:
+                return None
+        raw = mt.group(4)
+        if name in _READ_ONLY:
+            raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+        if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
+            value = _DEFAULTS[name]
+        else:
+            value = _check_setting(name, raw)
+        self.settings[name] = value
+        return self._changed("SET", {name: value})
+
+    def _after_reset_all(self) -> None:
+        try:
+            self._cursor.execute("RESET ALL")
+            self._cursor.execute("SET SESSION TimeZone = 'UTC'")
+        except duckdb.Error:
+            pass
+
+    @staticmethod
+    def _changed(tag: str, values: dict[str, str]) -> Result:
+        result = command(tag)
+        result.parameter_status = {n: v for n, v in values.items() if n in _REPORTED}
+        return result
+
+    # ------------------------------------------------------------------ statements
+
+    def execute(self, sql: str, params: list[Any] | WireParams | None = None,
+                result_formats: tuple[int, ...] = ()) -> Result:
         words = leading_words(sql, 3)
+        if words and words[0] in ("SET", "SHOW", "RESET"):
+            own = self._client_setting(sql, words[0])
+            if own is not None:
+                return own
+        elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
+            return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
         cur = self._cursor
         try:
             if params:
-                cur.execute(sql, params)
+                cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
             if _returns_rows(words, sql):
@@ -105,19 +347,75 @@ class DuckDBSession(BackendSession):
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
 
-    def describe(self, sql: str, params: list[Any] | None = None) -> list[Column] | None:
+    def describe(self, sql: str, params: list[Any] | WireParams | None = None
+                 ) -> list[Column] | None:
         words = leading_words(sql, 3)
         if not _returns_rows(words, sql):
             return None
+        if words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
+            return list(_INTROSPECTION)
+        if words[0] == "SHOW":
+            mt = _SHOW.match(sql)
+            name = mt and ("TimeZone" if mt.group(1) else _CANONICAL.get(mt.group(2).lower()))
+            if name:
+                return [Column(name, pgt.TEXT)]
+        n = count_params(sql)
+        values = [_duck_param(v) for v in params] if params else [None] * n
+        if words[0] in _DML:
+            query = _returning_query(sql)
+            if query is None:
+                raise NeedsExecution(sql)
+            try:
+                return _describe_rows(self._cursor, query, None)
+            except PgError:
+                raise NeedsExecution(sql) from None
         if words[0] not in _LAZY_WORDS:
             raise NeedsExecution(sql)
+        if _SEQUENCE_FN.search(sql) is None:
+            # the fast way (a fifth of DESCRIBE's cost): a lazy relation binds the query and
+            # runs nothing, except that binding evaluates the sequence functions
+            try:
+                rel = self._cursor.sql(sql, params=values) if values else self._cursor.sql(sql)
+            except duckdb.Error as exc:
+                raise to_pg_error(exc, sql) from None
+            if rel is not None:
+                return [Column(name, pg_type_oid(t)) for name, t in zip(rel.columns, rel.types)]
+        return _describe_rows(self._cursor, sql, values or None)
+
+    def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
+                           ) -> tuple[list[int], list[Column] | None]:
+        if is_type_introspection(sql):
+            return [pgt.ARRAY_OF[pgt.OID]], list(_INTROSPECTION)
+        return self.param_types(sql, param_oids), self.describe(sql, None)
+
+    def param_types(self, sql: str, param_oids: tuple[int, ...]) -> list[int]:
+        oids = list(param_oids)
+        n = count_params(sql)
+        if n > 0 and (len(oids) < n or 0 in oids):
+            inferred = infer_param_types(sql, self._table_columns)
+            n = max(len(oids), len(inferred))
+            oids = [oids[i] if i < len(oids) and oids[i] else
+                    (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
+        return oids
+
+    def _table_columns(self, names: list[str]) -> TableColumns:
+        """Ordered column types of the tables and views named ``names`` (``main`` first)."""
         try:
-            rel = self._cursor.sql(sql, params=params) if params else self._cursor.sql(sql)
-        except duckdb.Error as exc:
-            raise to_pg_error(exc, sql) from None
-        if rel is None:
-            return None
-        return [Column(name, pg_type_oid(t)) for name, t in zip(rel.columns, rel.types)]
+            rows = self._cursor.execute(
+                "SELECT table_schema, table_name, column_name, data_type "
+                "FROM information_schema.columns WHERE lower(table_name) IN "
+                "(SELECT lower(unnest($1::VARCHAR[])))"
+                "ORDER BY table_schema <> 'main', table_schema, table_name, ordinal_position",
+                [names]).fetchall()
+        except duckdb.Error:
+            return {}
+        out: TableColumns = {}
+        first_schema: dict[str, str] = {}
+        for schema, table, column, typ in rows:
+            if first_schema.setdefault(table, schema) != schema:
+                continue
+            out.setdefault(table, {})[column] = typ
+        return out
 
     def interrupt(self) -> None:
         self._cursor.interrupt()
@@ -127,6 +425,55 @@ class DuckDBSession(BackendSession):
             self._cursor.close()
         except duckdb.Error:
             pass
+
+
+_DESCRIBE = "DESCRIBE "
+#: the functions a lazy relation would run while binding: described with DESCRIBE instead
+_SEQUENCE_FN = re.compile(r"(?i)(?:nextval|setval|currval)\s*\(")
+_INTROSPECTION = [Column(name, oid) for name, oid in TYPE_INTROSPECTION_COLUMNS]
+
+
+def _returning_query(sql: str) -> str | None:
+    """``SELECT <returning list> FROM <target>`` for ``INSERT/UPDATE/DELETE ... RETURNING``:
+    the same columns, described without running the DML (None when it cannot be built)."""
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        tree = sqlglot.parse_one(sql, read="duckdb")
+        returning = tree.args.get("returning")
+        target = tree.this
+        if isinstance(target, exp.Schema):
+            target = target.this
+        if not isinstance(returning, exp.Returning) or not isinstance(target, exp.Table):
+            return None
+        if any(isinstance(p, (exp.Parameter, exp.Placeholder)) for p in returning.find_all(
+                exp.Parameter, exp.Placeholder)):
+            return None
+        select = exp.select(*returning.expressions).from_(target.copy())
+        return select.sql(dialect="duckdb")
+    except Exception:  # noqa: BLE001 - cannot build it: the shape comes with Execute
+        return None
+
+
+def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] | None,
+                   positions: bool = True) -> list[Column]:
+    """Columns of query ``sql`` from DuckDB's ``DESCRIBE``: it binds, it runs nothing.
+    Error positions are relative to ``sql`` (or dropped: ``positions=False``)."""
+    try:
+        rows = cur.execute(_DESCRIBE + sql, values).fetchall()
+    except duckdb.Error as exc:
+        err = to_pg_error(exc, _DESCRIBE + sql if positions else None)
+        if err.position is not None:
+            err.position -= len(_DESCRIBE)
+            if err.position < 1:
+                err.position = None
+        raise err from None
+    return [Column(name, pg_type_oid(typ)) for name, typ, *_ in rows]
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 class DuckDBBackend(Backend):
@@ -187,11 +534,7 @@ class DuckDBBackend(Backend):
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:
-            try:
-                rel = cur.sql(query)
-            except duckdb.Error as exc:
-                raise to_pg_error(exc) from None
-            return [Column(n, pg_type_oid(t)) for n, t in zip(rel.columns, rel.types)]
+            return _describe_rows(cur, query, None, positions=False)
         return self._run(database, go)
 
     @staticmethod

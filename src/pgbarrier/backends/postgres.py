@@ -18,7 +18,25 @@ Rules this module keeps:
   position; a lost upstream connection is a FATAL 08006. NOTICEs raised while a
   statement runs become the result's notices.
 * ``describe`` prepares the unnamed statement upstream and describes it; it
-  never executes. The next ``execute`` of the same text reuses that statement.
+  never executes. The next ``execute`` of the same text with the same parameter
+  types reuses that statement. ``describe_statement`` prepares it with the
+  client's parameter OIDs (0 where unspecified) and returns the upstream's
+  inferred ones.
+* Bind parameters are relayed as the client sent them (``WireParams``: bytes,
+  per-value format, type OID — the client's, or the upstream's inferred one
+  when the client left it 0), never decoded. Python values (from pgbarrier's
+  own callers) travel in text with unspecified types.
+* Rows come back in text unless the client asked binary for every column; then
+  the upstream is asked for binary and its bytes are relayed
+  (``Result.raw_format == 1``). For mixed formats the rows come in text and the
+  session converts the binary columns.
+* After ``SET``/``RESET``/``DISCARD``/``COMMIT``/``ROLLBACK`` the reported
+  parameters the upstream announced (libpq keeps its ParameterStatus values)
+  are put in ``Result.parameter_status``. The client's start-up
+  ``application_name`` (empty when it sent none) is set upstream right after
+  connecting (one round trip), so ``SHOW`` and ParameterStatus agree with what
+  the client was told; ``RESET application_name`` returns to the upstream
+  connection's own start-up value, ``pgbarrier/<user>``.
 * ``interrupt`` may be called from any thread: while a statement runs it sends
   the upstream a cancel request, re-sent with back-off until the statement ends
   (a cancel that reaches the server before the statement does is dropped by
@@ -47,7 +65,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
-from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel
+from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.errors import FeatureNotSupported, InvalidCatalogName, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.wire.types import to_text
@@ -156,13 +174,26 @@ def _encode_params(params: list[Any] | None) -> list[bytes | None] | None:
     return [None if v is None else to_text(v).encode(_ENCODING) for v in params]
 
 
+#: the run-time parameters PostgreSQL reports with ParameterStatus (GUC_REPORT)
+_REPORTED = (b"application_name", b"client_encoding", b"DateStyle", b"IntervalStyle",
+             b"TimeZone", b"standard_conforming_strings", b"integer_datetimes",
+             b"is_superuser", b"session_authorization", b"server_encoding", b"server_version")
+#: command tags after which reported parameters may have changed
+_MAY_CHANGE_PARAMS = ("SET", "RESET", "DISCARD", "COMMIT", "ROLLBACK")
+
+
+def _all_binary(result_formats: tuple[int, ...]) -> bool:
+    return bool(result_formats) and all(f == 1 for f in result_formats)
+
+
 # --------------------------------------------------------------------------- session
 
 
 class PostgresSession(BackendSession):
-    """One client's upstream connection; rows relayed as the server's text bytes."""
+    """One client's upstream connection; rows relayed as the server's text or binary bytes."""
 
     raw_format = 0
+    relays_wire_params = True
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
@@ -170,8 +201,8 @@ class PostgresSession(BackendSession):
         self._pg = conn.pgconn
         self._notices: list[Notice] = []
         conn.add_notice_handler(self._on_notice)
-        #: SQL text of the upstream unnamed prepared statement (from describe)
-        self._prepared: bytes | None = None
+        #: SQL text and parameter OIDs of the upstream unnamed prepared statement (from describe)
+        self._prepared: tuple[bytes, tuple[int, ...]] | None = None
         self._lock = threading.Lock()
         self._busy = False
         self._cancel_wanted = False
@@ -183,20 +214,40 @@ class PostgresSession(BackendSession):
 
     # ------------------------------------------------------------------ execute
 
-    def execute(self, sql: str, params: list[Any] | None = None) -> Result:
+    def apply_startup(self, parameters: dict[str, str]) -> None:
+        name = parameters.get("application_name", "")
+        current = self._pg.parameter_status(b"application_name")
+        if current is None or current.decode(_ENCODING, "replace") != name:
+            res = self._pg.exec_params(b"SELECT pg_catalog.set_config('application_name', $1, false)",
+                                       [name.encode(_ENCODING)], None, None, 0)
+            if res.status != _E.TUPLES_OK:
+                raise _error_from_result(res, self._pg)
+
+    def execute(self, sql: str, params: list[Any] | WireParams | None = None,
+                result_formats: tuple[int, ...] = ()) -> Result:
         query = sql.encode(_ENCODING)
-        values = _encode_params(params)
+        oids: tuple[int, ...] = ()
+        formats: tuple[int, ...] | None = None
+        if isinstance(params, WireParams):
+            values: list[bytes | None] | None = list(params.values) or None
+            oids = params.oids
+            formats = params.formats if any(params.formats) else None
+        else:
+            values = _encode_params(params)
+        result_format = 1 if _all_binary(result_formats) else 0
         self._notices = notices = []
         pg = self._pg
         with self._lock:
             self._busy, self._cancel_wanted = True, False
         try:
             try:
-                if query == self._prepared:
-                    pg.send_query_prepared(b"", values, None, 0)
+                if self._prepared is not None and self._prepared[0] == query \
+                        and (not oids or self._prepared[1] == tuple(oids)):
+                    pg.send_query_prepared(b"", values, formats, result_format)
                 else:
                     self._prepared = None  # the extended protocol replaces the unnamed statement
-                    pg.send_query_params(query, values, None, None, 0)
+                    pg.send_query_params(query, values, list(oids) if oids else None, formats,
+                                         result_format)
                 results, copy = self._collect()
             except psycopg.OperationalError as exc:
                 raise _lost(str(exc)) from None
@@ -214,9 +265,22 @@ class PostgresSession(BackendSession):
         res = results[-1]
         tag = _text(res.command_status) or ""
         if res.status == _E.TUPLES_OK:
-            return Result(tag=tag, columns=_columns(res), row_source=_raw_rows(res),
-                          notices=notices, raw_format=0, exact_tag=True)
-        return Result(tag=tag, notices=notices, raw_format=0, exact_tag=True)
+            result = Result(tag=tag, columns=_columns(res), row_source=_raw_rows(res),
+                            notices=notices, raw_format=result_format, exact_tag=True)
+        else:
+            result = Result(tag=tag, notices=notices, raw_format=0, exact_tag=True)
+        if tag.startswith(_MAY_CHANGE_PARAMS):
+            result.parameter_status = self.reported_parameters()
+        return result
+
+    def reported_parameters(self) -> dict[str, str]:
+        """The upstream's current values of the parameters PostgreSQL reports."""
+        out = {}
+        for name in _REPORTED:
+            value = self._pg.parameter_status(name)
+            if value is not None:
+                out[name.decode()] = value.decode(_ENCODING, "replace")
+        return out
 
     def _collect(self) -> tuple[list[pq.abc.PGresult], bool]:
         """Every result of the statement just sent; True when it tried COPY with the client."""
@@ -271,11 +335,11 @@ class PostgresSession(BackendSession):
 
     # ------------------------------------------------------------------ describe
 
-    def _prepare(self, sql: str) -> pq.abc.PGresult:
+    def _prepare(self, sql: str, param_oids: tuple[int, ...] = ()) -> pq.abc.PGresult:
         query = sql.encode(_ENCODING)
         self._prepared = None
         try:
-            res = self._pg.prepare(b"", query, None)
+            res = self._pg.prepare(b"", query, list(param_oids) if param_oids else None)
             if res.status != _E.COMMAND_OK:
                 raise _error_from_result(res, self._pg)
             desc = self._pg.describe_prepared(b"")
@@ -283,18 +347,27 @@ class PostgresSession(BackendSession):
                 raise _error_from_result(desc, self._pg)
         except psycopg.OperationalError as exc:
             raise _lost(str(exc)) from None
-        self._prepared = query
+        self._prepared = (query, tuple(desc.param_type(i) for i in range(desc.nparams)))
         return desc
 
-    def describe(self, sql: str, params: list[Any] | None = None) -> list[Column] | None:
+    def describe(self, sql: str, params: list[Any] | WireParams | None = None
+                 ) -> list[Column] | None:
         """Row shape from the upstream's own Describe of the prepared statement; nothing runs."""
-        desc = self._prepare(sql)
+        oids = params.oids if isinstance(params, WireParams) else ()
+        desc = self._prepare(sql, oids)
         return _columns(desc) if desc.nfields else None
 
     def describe_params(self, sql: str) -> list[int]:
         """Parameter type OIDs the upstream infers for ``sql`` (``$1``...), without running it."""
         desc = self._prepare(sql)
         return [desc.param_type(i) for i in range(desc.nparams)]
+
+    def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
+                           ) -> tuple[list[int], list[Column] | None]:
+        """The upstream's parameter types and row shape of ``sql`` (one Parse + Describe)."""
+        desc = self._prepare(sql, param_oids)
+        return ([desc.param_type(i) for i in range(desc.nparams)],
+                _columns(desc) if desc.nfields else None)
 
     # ------------------------------------------------------------------ cancel, close
 

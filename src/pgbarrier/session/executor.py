@@ -6,11 +6,16 @@ Rules this module keeps:
   own are parsed with sqlglot (``parse_control``), and one that starts like ours
   but does not parse is a 42601 error, never passed through.
 * Control statements that change state are refused inside a transaction block
-  (25001), as PostgreSQL refuses ``CREATE DATABASE`` there.
+  (25001), as PostgreSQL refuses ``CREATE DATABASE`` there; a simple Query with
+  several statements is such a block (PostgreSQL's implicit transaction), so
+  there they are refused too, wherever they stand in it (``in_multi``).
 * pgbarrier's own settings (:mod:`pgbarrier.session.settings`) are kept per
   session; ``statement_timeout`` also reaches a PostgreSQL backend.
 * Queries that mention ``rw_catalog`` get its tables substituted on the AST;
-  everything else goes to the backend unchanged.
+  everything else goes to the backend unchanged, with the client's Bind
+  parameters and result formats.
+* Describing never executes: control statements and own settings are described
+  here, everything else by the backend (row shape and parameter types).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pgbarrier.sql.statements import parse_control
 from pgbarrier.wire import types as pgt
 
 if TYPE_CHECKING:
-    from pgbarrier.backends.base import BackendSession
+    from pgbarrier.backends.base import BackendSession, WireParams
     from pgbarrier.control import ControlPlane, SessionInfo
 
 
@@ -60,23 +65,40 @@ class StatementExecutor:
         info.statement_timeout_ms = timeout
         return command(stmt.verb)
 
-    def execute(self, sql: str, params: list[Any] | None, tx: TxState) -> Result:
+    def _own_setting(self, sql: str) -> settings.SettingStatement | None:
+        return settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
+
+    def execute(self, sql: str, params: list[Any] | WireParams | None, tx: TxState, *,
+                result_formats: tuple[int, ...] = (), in_multi: bool = False) -> Result:
         if classify.is_control(sql):
             stmt = parse_control(sql)
-            if tx is not TxState.IDLE and not self.control.allowed_in_transaction(stmt):
+            if (tx is not TxState.IDLE or in_multi) and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
                     f"{self.control.statement_name(stmt)} cannot run inside a transaction block")
             return self.control.execute(stmt, self.info)
-        own = settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
+        own = self._own_setting(sql)
         if own is not None:
             return self._setting(own, sql)
-        return self.backend.execute(self._backend_sql(sql), params)
+        return self.backend.execute(self._backend_sql(sql), params, result_formats)
 
-    def describe(self, sql: str, params: list[Any] | None) -> list[Column] | None:
+    def describe(self, sql: str, params: list[Any] | WireParams | None) -> list[Column] | None:
         """Row shape without executing (may raise NeedsExecution for DML ... RETURNING)."""
         if classify.is_control(sql):
             return self.control.describe(parse_control(sql))
-        own = settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
+        own = self._own_setting(sql)
         if own is not None:
             return [Column(own.name, pgt.TEXT)] if own.verb == "SHOW" else None
         return self.backend.describe(self._backend_sql(sql), params)
+
+    def describe_statement(self, sql: str, param_oids: tuple[int, ...]
+                           ) -> tuple[list[int], list[Column] | None]:
+        """Parameter type OIDs and row shape of a prepared statement, without executing."""
+        if classify.is_control(sql) or self._own_setting(sql) is not None:
+            return list(param_oids), self.describe(sql, None)
+        return self.backend.describe_statement(self._backend_sql(sql), param_oids)
+
+    def param_types(self, sql: str, param_oids: tuple[int, ...]) -> list[int]:
+        """Parameter type OIDs (the client's, the rest inferred by the backend), without executing."""
+        if classify.is_control(sql) or self._own_setting(sql) is not None:
+            return list(param_oids)
+        return self.backend.param_types(self._backend_sql(sql), param_oids)

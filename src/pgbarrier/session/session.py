@@ -7,10 +7,44 @@ writes them. Rules this module keeps:
 * Simple Query: the text is split into statements; each gets its result; the
   first error stops the rest; an empty query gets EmptyQueryResponse; one
   ReadyForQuery ends it, carrying the transaction status (I/T/E).
+* Several statements in one Query run in PostgreSQL's implicit transaction
+  block: outside an explicit block, pgbarrier opens a backend transaction before
+  the first statement that needs one (not for a last statement standing alone)
+  and commits it after the last statement; an error rolls it back, so earlier
+  statements of the Query are undone. An explicit ``BEGIN`` in the Query turns
+  the implicit block into a regular one (the statements before it are part of
+  it; the BEGIN is not sent to the backend, and options it carries are not
+  applied). ``COMMIT``/``ROLLBACK`` without an explicit block end the implicit
+  one with PostgreSQL's WARNING 25P01 ``there is no transaction in progress``
+  (a lone one is answered without reaching the backend), ``BEGIN`` inside a
+  block gets WARNING 25001 ``there is already a transaction in progress``, and
+  ``... AND CHAIN`` outside a block is 25P01. Statements after a COMMIT of an
+  explicit block run in a new implicit block. Control statements that change
+  state (PAUSE, FLUSH, CREATE DATABASE...) are 25001 anywhere in a
+  multi-statement Query, as PostgreSQL refuses CREATE DATABASE there.
+* ParameterStatus: when a statement changes a reported parameter (e.g.
+  ``SET application_name``), the new value is sent before its
+  CommandComplete, and only when it differs from what the client was last told
+  (PostgreSQL 15 sends it later, just before ReadyForQuery; clients accept
+  either). A rolled-back implicit block reports the values restored.
 * Extended Query: after an error every message up to Sync is skipped; Sync
-  sends ReadyForQuery. Describe never executes: a portal's shape comes from the
-  backend's planner, and only for ``DML ... RETURNING`` (whose shape DuckDB
-  cannot tell without running it) is the RowDescription sent with Execute.
+  sends ReadyForQuery. Each Execute outside an explicit block commits on its
+  own (PostgreSQL would keep the Executes up to Sync in one implicit
+  transaction; pgbarrier does not, to keep one backend round trip per
+  statement). Describe never executes: a statement's parameter types and row
+  shape, and a portal's shape, come from the backend's planner; only for ``DML
+  ... RETURNING`` whose shape the backend cannot tell is the RowDescription sent
+  with Execute.
+* Parameter types: OIDs the client leaves 0 are filled in by Describe of the
+  statement (the backend infers them); Bind reads values by the client's OID,
+  else the inferred one (text that does not parse under an inferred type stays
+  text for the backend). A relaying backend (PostgreSQL) gets the client's
+  bytes, formats and OIDs untouched.
+* Result formats: binary where the client asks it and the type has a binary
+  form (:func:`pgbarrier.wire.types.supports_binary`), else text, the same
+  answer in Describe's RowDescription and at Execute. A relaying backend whose
+  client asks binary for every column relays the upstream's binary rows; with
+  mixed formats the upstream's text is converted for the binary columns.
 * Execute with a row limit sends at most that many rows and PortalSuspended;
   the next Execute resumes.
 * A failing statement never ends the connection; only FATAL errors do (the
@@ -20,23 +54,31 @@ writes them. Rules this module keeps:
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import threading
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier.backends.base import WireParams
 from pgbarrier.backends.duckdb import NeedsExecution
 from pgbarrier.errors import (
     InvalidCatalogName,
     InvalidAuthorizationSpecification,
     InFailedSqlTransaction,
+    Notice,
     PgError,
     as_pg_error,
 )
-from pgbarrier.result import Column, Result
+from pgbarrier.result import Column, Result, command
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
-from pgbarrier.session.transaction import TxState, after_error, after_success, allowed_when_failed
+from pgbarrier.session.transaction import (
+    TxKind,
+    TxState,
+    after_error,
+    after_success,
+    allowed_when_failed,
+    tx_kind,
+)
 from pgbarrier.sql.classify import leading_words, split_statements
 from pgbarrier.wire import messages as m
 from pgbarrier.wire import types as pgt
@@ -46,7 +88,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_PARAM_REF = re.compile(r"\$(\d+)")
+_NO_TRANSACTION = Notice("there is no transaction in progress", sqlstate="25P01",
+                         severity="WARNING")
+
+
+def _chain_name(sql: str, first: str | None) -> str:
+    if first == "ROLLBACK" and "TO" in leading_words(sql, 4):
+        return "ROLLBACK TO SAVEPOINT"
+    return f"{'COMMIT' if first in ('COMMIT', 'END') else 'ROLLBACK'} AND CHAIN"
 
 
 class Session:
@@ -65,6 +114,9 @@ class Session:
         self.executor: StatementExecutor | None = None
         self.closed = False
         self._running = threading.Lock()
+        #: reported parameters as the client was last told them
+        self.reported: dict[str, str] = {}
+        self._last_count = 0
 
     # ------------------------------------------------------------------ start-up
 
@@ -79,11 +131,20 @@ class Session:
             raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
         info = self.control.open_session(user=user, database=database,
                                          application_name=params.get("application_name", ""))
-        self.executor = StatementExecutor(self.control.connect_backend(database, user), self.control, info)
+        try:
+            backend = self.control.connect_backend(database, user)
+            backend.apply_startup(params)
+        except BaseException:
+            if "backend" in locals():
+                backend.close()
+            self.control.close_session(info)
+            raise
+        self.executor = StatementExecutor(backend, self.control, info)
         self.out.add(m.authentication_ok())
         reported = dict(self.server_parameters)
         reported["application_name"] = params.get("application_name", "")
         reported["session_authorization"] = user
+        self.reported = reported
         for name, value in reported.items():
             self.out.add(m.parameter_status(name, value))
         self.out.add(m.backend_key_data(self.process_id, self.secret_key))
@@ -129,21 +190,36 @@ class Session:
             log.exception("internal error", exc_info=exc)
         self.out.add(m.error_response(err))
 
-    def _run(self, sql: str, params: list[Any] | None) -> Result:
+    def _run(self, sql: str, params: Any, result_formats: tuple[int, ...] = (), *,
+             in_multi: bool = False) -> Result:
         assert self.executor is not None
         first = (leading_words(sql, 1) or (None,))[0]
-        if self.tx is TxState.FAILED and not allowed_when_failed(first):
+        kind = tx_kind(sql, first)
+        if self.tx is TxState.FAILED and not allowed_when_failed(kind):
             raise InFailedSqlTransaction()
         try:
-            if self.tx is TxState.FAILED and first in ("COMMIT", "END"):
+            if self.tx is TxState.FAILED and kind is TxKind.COMMIT:
                 self.executor.backend.execute("ROLLBACK")
                 result = Result(tag="ROLLBACK")
+            elif self.tx is TxState.IN_BLOCK and kind is TxKind.BEGIN:
+                result = command("BEGIN", [Notice("there is already a transaction in progress",
+                                                  sqlstate="25001", severity="WARNING")])
+            elif self.tx is TxState.IDLE and kind in (TxKind.COMMIT, TxKind.ROLLBACK):
+                # no block: nothing for the backend to end (an implicit block is ended by
+                # the simple-query loop before this)
+                result = command("COMMIT" if kind is TxKind.COMMIT and first != "PREPARE"
+                                 else "ROLLBACK",
+                                 [_NO_TRANSACTION])
+            elif self.tx is TxState.IDLE and kind in (TxKind.CHAIN, TxKind.ROLLBACK_TO):
+                raise PgError(f"{_chain_name(sql, first)} can only be used in transaction blocks",
+                              sqlstate="25P01")
             else:
-                result = self.executor.execute(sql, params, self.tx)
+                result = self.executor.execute(sql, params, self.tx, result_formats=result_formats,
+                                               in_multi=in_multi)
         except BaseException:
             self.tx = after_error(self.tx)
             raise
-        self.tx = after_success(self.tx, first)
+        self.tx = after_success(self.tx, kind)
         return result
 
     def _row_description(self, columns: list[Column], portal: Portal | None) -> bytes:
@@ -156,30 +232,47 @@ class Session:
         return m.row_description(fields)
 
     def _format(self, portal: Portal | None, index: int, type_oid: int) -> int:
-        if portal is None:
+        """The format column ``index`` goes out in: the client's ask where it can be met."""
+        if portal is None or portal.format_of(index) != 1:
             return 0
         if self.executor is not None and self.executor.backend.raw_format == 0:
-            # the backend relays the upstream's text bytes: every column goes out
-            # in text, whatever the client asked (the same answer at Describe and
-            # at Execute, for control-plane results too)
-            return 0
-        fmt = portal.format_of(index)
-        return 1 if fmt == 1 and pgt.supports_binary(type_oid) else 0
+            if portal.all_binary():
+                return 1  # the upstream is asked for binary rows and relays them
+            # mixed formats: upstream text, converted here for the binary columns
+            return 1 if pgt.supports_binary(type_oid) and pgt.supports_text_decode(type_oid) else 0
+        return 1 if pgt.supports_binary(type_oid) else 0
+
+    def _encoders(self, result: Result, portal: Portal | None) -> list[Any] | None:
+        """Per-column functions from a row value to wire bytes (None: relay as they are)."""
+        columns = result.columns or []
+        if result.raw_format == 1:
+            return None
+        if result.raw_format == 0:
+            convert = [self._format(portal, i, c.type_oid) == 1 for i, c in enumerate(columns)]
+            if not any(convert):
+                return None
+            encs: list[Any] = []
+            for c, conv in zip(columns, convert):
+                if conv:
+                    oid = c.type_oid
+                    encs.append(lambda v, oid=oid: pgt.encode_binary(
+                        oid, pgt.decode_text(oid, bytes(v).decode("utf-8"))))
+                else:
+                    encs.append(bytes)
+            return encs
+        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid))
+                for i, c in enumerate(columns)]
 
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""
-        columns = result.columns or []
         rows = result.rows()
         sent = 0
         out = self.out
-        if result.raw_format == 0:
-            # already PostgreSQL text bytes (an upstream's own): relayed as they are
+        encoders = self._encoders(result, portal)
+        if encoders is None:
             def encode(row: tuple[Any, ...]) -> list[bytes | None]:
                 return list(row)
         else:
-            encoders = [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid))
-                        for i, c in enumerate(columns)]
-
             def encode(row: tuple[Any, ...]) -> list[bytes | None]:
                 return [None if v is None else enc(v) for enc, v in zip(encoders, row)]
         for row in rows:
@@ -196,21 +289,56 @@ class Session:
             self._last_count = sent
         return True
 
+    def _report(self, values: dict[str, str]) -> None:
+        """ParameterStatus for each reported parameter whose value the client does not know."""
+        for name, value in values.items():
+            if self.reported.get(name) != value:
+                self.reported[name] = value
+                self.out.add(m.parameter_status(name, value))
+
     def _complete(self, result: Result, count: int) -> None:
         for notice in result.notices:
             self.out.add(m.notice_response(notice))
+        if result.parameter_status:
+            self._report(result.parameter_status)
         self.out.add(m.command_complete(result.completion_tag(count)))
 
     # ------------------------------------------------------------------ simple query
+
+    def _backend_tx(self, sql: str) -> Result:
+        """BEGIN/COMMIT/ROLLBACK of an implicit block, sent to the backend."""
+        assert self.executor is not None
+        return self.executor.backend.execute(sql)
 
     def _simple_query(self, text: str) -> None:
         self.skip_until_sync = False
         pieces = split_statements(text)
         if not pieces:
             self.out.add(m.empty_query_response())
-        for piece in pieces:
+        multi = len(pieces) > 1
+        implicit = False  # a backend transaction pgbarrier opened for this Query's implicit block
+        last = len(pieces) - 1
+        failed = False
+        for i, piece in enumerate(pieces):
             try:
-                result = self._run(piece.text, None)
+                result = None
+                if multi:
+                    kind = tx_kind(piece.text)
+                    if implicit and kind is TxKind.BEGIN:
+                        # the implicit block becomes a regular one, earlier statements included
+                        implicit = False
+                        self.tx = TxState.IN_BLOCK
+                        result = command("BEGIN")
+                    elif implicit and kind in (TxKind.COMMIT, TxKind.ROLLBACK):
+                        implicit = False
+                        ended = self._backend_tx("COMMIT" if kind is TxKind.COMMIT else "ROLLBACK")
+                        result = command(ended.tag, [_NO_TRANSACTION])
+                        result.parameter_status = ended.parameter_status
+                    elif not implicit and self.tx is TxState.IDLE and kind is None and i < last:
+                        self._backend_tx("BEGIN")
+                        implicit = True
+                if result is None:
+                    result = self._run(piece.text, None, in_multi=multi)
                 if result.columns is not None:
                     self.out.add(self._row_description(result.columns, None))
                     self._send_rows(result, None, 0)
@@ -222,7 +350,16 @@ class Session:
                 if isinstance(exc, PgError):
                     exc.with_position_offset(piece.offset)
                 self._error(exc)
+                failed = True
                 break
+        if implicit:
+            try:
+                ended = self._backend_tx("ROLLBACK" if failed else "COMMIT")
+                if ended.parameter_status:
+                    self._report(ended.parameter_status)
+            except Exception as exc:  # a failed COMMIT is the Query's error
+                if not failed:
+                    self._error(exc)
         self.out.add(m.ready_for_query(self.tx.value))
 
     # ------------------------------------------------------------------ extended query
@@ -264,36 +401,46 @@ class Session:
         return stmt
 
     def _bind(self, msg: m.Bind) -> None:
+        assert self.executor is not None
         stmt = self._statement(msg.statement)
         n = len(msg.params)
         fmts = msg.param_formats
         if len(fmts) not in (0, 1, n):
             raise PgError(f"bind message has {len(fmts)} parameter formats but {n} parameters",
                           sqlstate="08P01")
-        params = []
-        for i, raw in enumerate(msg.params):
-            fmt = fmts[0] if len(fmts) == 1 else (fmts[i] if fmts else 0)
-            oid = stmt.param_oids[i] if i < len(stmt.param_oids) else 0
-            params.append(pgt.decode_param(raw, oid, fmt))
+        formats = tuple(fmts[0] if len(fmts) == 1 else (fmts[i] if fmts else 0) for i in range(n))
+        typed = [stmt.oid_of(i) for i in range(n)]
+        if stmt.resolved_oids is None and not self.executor.backend.relays_wire_params and any(
+                oid == 0 and fmt == 0 and raw is not None and raw[:1] == b"{"
+                for (oid, _), fmt, raw in zip(typed, formats, msg.params)):
+            # an untyped "{...}" is an array literal or a json object only the statement can
+            # tell: infer its types now (only then: inference is not on the fast path)
+            stmt.resolved_oids = tuple(self.executor.param_types(stmt.sql, stmt.param_oids))
+            typed = [stmt.oid_of(i) for i in range(n)]
+        if self.executor.backend.relays_wire_params:
+            params: Any = WireParams(tuple(msg.params), formats, tuple(oid for oid, _ in typed))
+        else:
+            params = [pgt.decode_param(raw, oid, fmt, strict=given)
+                      for raw, fmt, (oid, given) in zip(msg.params, formats, typed)]
         self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
         self.out.add(m.bind_complete())
-
-    def _param_count(self, stmt: PreparedStatement) -> int:
-        refs = [int(x) for x in _PARAM_REF.findall(stmt.sql)]
-        return max([len(stmt.param_oids), *refs])
 
     def _describe(self, msg: m.Describe) -> None:
         assert self.executor is not None
         if msg.kind == "S":
             stmt = self._statement(msg.name)
-            n = self._param_count(stmt)
-            oids = [stmt.param_oids[i] if i < len(stmt.param_oids) and stmt.param_oids[i]
-                    else pgt.TEXT for i in range(n)]
-            self.out.add(m.parameter_description(oids))
+            if not stmt.sql:
+                self.out.add(m.parameter_description(list(stmt.param_oids)))
+                self.out.add(m.no_data())
+                return
             try:
-                columns = self.executor.describe(stmt.sql, [None] * n if n else None) if stmt.sql else None
+                oids, columns = self.executor.describe_statement(stmt.sql, stmt.param_oids)
             except NeedsExecution:
-                columns = None
+                oids, columns = self.executor.param_types(stmt.sql, stmt.param_oids), None
+            # PostgreSQL reports unknown parameters as text
+            oids = [o or pgt.TEXT for o in oids]
+            stmt.resolved_oids = tuple(oids)
+            self.out.add(m.parameter_description(oids))
             self.out.add(m.no_data() if columns is None else self._row_description(columns, None))
             return
         portal = self.portals.get(msg.name)
@@ -323,7 +470,8 @@ class Session:
             self.out.add(m.command_complete(portal.result.completion_tag(0) if portal.result else ""))
             return
         if portal.result is None:
-            portal.result = self._run(portal.statement.sql, portal.params or None)
+            portal.result = self._run(portal.statement.sql, portal.params or None,
+                                      portal.result_formats)
             if portal.describe_deferred and portal.result.columns is not None:
                 self.out.add(self._row_description(portal.result.columns, portal))
         result = portal.result
