@@ -19,7 +19,9 @@ from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.session.session import Session
+from pgbarrier.wire.auth import check_listen_address, load_authenticator
 from pgbarrier.wire.server import PgBarrierServer
+from pgbarrier.wire.tls import load_tls
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,17 @@ class Config:
     barrier_interval_ms: int = 1000
     checkpoint_frequency: int = 1
     default_database: str = "dev"
+    #: ``user:password`` lines; turns authentication on (see :mod:`pgbarrier.wire.auth`)
+    password_file: str | None = None
+    #: ``user:SCRAM-SHA-256$...`` lines (PostgreSQL's rolpassword); SCRAM only
+    users_file: str | None = None
+    #: scram-sha-256 (default with a password source), md5 or password
+    auth_method: str | None = None
+    #: allow trust (no password source) on a non-loopback host
+    trust_any_host: bool = False
+    #: PEM certificate chain and key: SSLRequest gets ``S`` and a TLS handshake
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
 
 class App:
@@ -79,11 +92,17 @@ class App:
         return Session(self.control, SERVER_PARAMETERS)
 
     def start(self) -> PgBarrierServer:
+        """Start serving; raises ``ConfigError`` (before anything starts) for a refused set-up."""
+        cfg = self.config
+        authenticator = load_authenticator(cfg.auth_method, cfg.password_file, cfg.users_file)
+        check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
+        tls = load_tls(cfg.tls_cert, cfg.tls_key)
         db = self.config.default_database
         self.backend.ensure_database(db)
         self.barrier.add_database(db)
         self.barrier.start()
-        self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session)
+        self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
+                                      authenticator=authenticator, tls=tls)
         host, port = self.server.server_address[:2]
         log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
                  __version__, host, port, type(self.backend).__name__,

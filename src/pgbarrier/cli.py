@@ -1,8 +1,11 @@
 """``pgbarrier serve``: flags, environment variables, start-up and shutdown. No logic.
 
 Every flag also reads from ``PGBARRIER_<FLAG>`` (``--barrier-interval-ms`` from
-``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins. SIGINT and
-SIGTERM stop the server cleanly and the process exits 0.
+``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins; a switch
+(``--trust-any-host``) is on when its variable is ``1``, ``true``, ``yes`` or ``on``.
+SIGINT and SIGTERM stop the server cleanly and the process exits 0. A configuration
+pgbarrier refuses (trust on a non-loopback host, an unreadable password file or
+certificate) exits 2 with a message saying why, before anything listens.
 """
 
 from __future__ import annotations
@@ -16,10 +19,15 @@ import threading
 
 from pgbarrier import __version__
 from pgbarrier.app import App, Config
+from pgbarrier.wire.auth import DEFAULT_METHOD, METHODS, ConfigError
 
 
 def _env(flag: str, default: str | None) -> str | None:
     return os.environ.get("PGBARRIER_" + flag.upper().replace("-", "_"), default)
+
+
+def _env_switch(flag: str) -> bool:
+    return (_env(flag, "") or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +49,25 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    auth = serve.add_argument_group(
+        "authentication and TLS",
+        "Without a password source every user is trusted, which pgbarrier allows only on a "
+        "loopback --host (or with --trust-any-host).")
+    auth.add_argument("--password-file", default=_env("password-file", None), metavar="FILE",
+                      help="user:password lines; passwords are kept only as SCRAM verifiers "
+                           "(and md5 hashes for --auth-method md5)")
+    auth.add_argument("--users-file", default=_env("users-file", None), metavar="FILE",
+                      help="user:SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey> lines "
+                           "(PostgreSQL's rolpassword); these users always use SCRAM")
+    auth.add_argument("--auth-method", default=_env("auth-method", None), choices=METHODS,
+                      help=f"with a password source; default {DEFAULT_METHOD}")
+    auth.add_argument("--trust-any-host", action="store_true",
+                      default=_env_switch("trust-any-host"),
+                      help="allow trust (no password source) on a non-loopback --host")
+    auth.add_argument("--tls-cert", default=_env("tls-cert", None), metavar="FILE",
+                      help="PEM certificate (chain); with --tls-key, SSLRequest gets TLS")
+    auth.add_argument("--tls-key", default=_env("tls-key", None), metavar="FILE",
+                      help="PEM private key of --tls-cert")
     return parser
 
 
@@ -57,10 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     barrier_interval_ms=args.barrier_interval_ms,
                     checkpoint_frequency=args.checkpoint_frequency,
-                    default_database=args.database)
+                    default_database=args.database,
+                    password_file=args.password_file, users_file=args.users_file,
+                    auth_method=args.auth_method, trust_any_host=args.trust_any_host,
+                    tls_cert=args.tls_cert, tls_key=args.tls_key)
     app = App(config)
     try:
         server = app.start()
+    except ConfigError as exc:
+        print(f"pgbarrier: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1

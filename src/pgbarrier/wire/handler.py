@@ -3,8 +3,15 @@
 Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session`.
-* SSLRequest and GSSENCRequest are answered ``N`` on the same socket, and the
-  client's next startup message is read from it.
+* SSLRequest is answered ``S`` when the server has TLS (then the handshake runs on the
+  same socket and the real startup message is read over TLS), ``N`` otherwise;
+  GSSENCRequest is always ``N``. Start-up packets are read straight from the socket, never
+  through a buffer, so no plaintext sent after an SSLRequest is taken as if encrypted; a
+  second SSLRequest on a TLS connection is 08P01.
+* With a password source configured, the client authenticates (see
+  :mod:`pgbarrier.wire.auth`) between its StartupMessage and ``Session.start``; only ``p``
+  messages are accepted until then (anything else is 08P01). Start-up and authentication
+  together must finish within ``STARTUP_TIMEOUT_S`` or the connection is dropped.
 * A CancelRequest cancels the running statement of the session with that
   backend key and nothing else; a wrong key does nothing.
 * A frame longer than ``max_message_bytes``, or one that does not decode, gets
@@ -18,17 +25,23 @@ from __future__ import annotations
 import logging
 import socket
 import socketserver
+import ssl
 import struct
 
 from buenavista.postgres import BuenaVistaHandler
 
-from pgbarrier.errors import Fatal, PgError, ProtocolViolation, as_pg_error
+from pgbarrier.errors import Fatal, InvalidPassword, PgError, ProtocolViolation, as_pg_error
 from pgbarrier.session.session import Session
 from pgbarrier.wire import messages as m
+from pgbarrier.wire.tls import TlsConfig
 
 log = logging.getLogger(__name__)
 
 _WRITE_THRESHOLD = 64 * 1024
+#: PostgreSQL's authentication_timeout
+STARTUP_TIMEOUT_S = 60.0
+#: PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH
+_MAX_AUTH_MESSAGE_BYTES = 65535
 
 
 class _Closed(Exception):
@@ -72,19 +85,30 @@ class PgBarrierHandler(BuenaVistaHandler):
                 self.server.unregister(session)  # type: ignore[attr-defined]
                 session.close()
 
+    _tls_socket: ssl.SSLSocket | None = None
+
     def _startup(self) -> Session | None:
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]
+        tls: TlsConfig | None = getattr(self.server, "tls", None)
+        self.request.settimeout(STARTUP_TIMEOUT_S)
         while True:
-            (length,) = struct.unpack("!i", self._read_exact(4))
+            (length,) = struct.unpack("!i", self._recv_exact(4))
             if length < 8 or length > limit:
                 raise ProtocolViolation("invalid length of startup packet")
-            first = m.decode_startup(self._read_exact(length - 4))
+            first = m.decode_startup(self._recv_exact(length - 4))
+            if isinstance(first, m.SSLRequest) and tls is not None:
+                if self._tls_socket is not None:
+                    raise ProtocolViolation("SSL negotiation requested on an SSL connection")
+                self._write(b"S")
+                self._start_tls(tls)
+                continue
             if isinstance(first, (m.SSLRequest, m.GSSENCRequest)):
                 self._write(b"N")
                 continue
             if isinstance(first, m.CancelRequest):
                 self.server.cancel(first.process_id, first.secret_key)  # type: ignore[attr-defined]
                 return None
+            self._authenticate(first, tls)
             session = self.server.new_session()  # type: ignore[attr-defined]
             try:
                 session.start(first)
@@ -94,7 +118,74 @@ class PgBarrierHandler(BuenaVistaHandler):
                 raise
             self.server.register(session)  # type: ignore[attr-defined]
             self._write(session.out.take())
+            self.request.settimeout(None)
             return session
+
+    def _recv_exact(self, n: int) -> bytes:
+        """Read ``n`` bytes from the socket itself (no read-ahead buffer)."""
+        chunks: list[bytes] = []
+        while n:
+            chunk = self.request.recv(n)
+            if not chunk:
+                raise _Closed()
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def _start_tls(self, tls: TlsConfig) -> None:
+        """Server-side handshake on this socket; reads and writes go through TLS after it."""
+        self.rfile.close()
+        self.wfile.close()
+        conn = tls.context.wrap_socket(self.request, server_side=True)
+        self._tls_socket = conn
+        self.request = self.connection = conn
+        self.rfile = conn.makefile("rb")
+        self.wfile = conn.makefile("wb")
+
+    def _authenticate(self, startup: m.StartupMessage, tls: TlsConfig | None) -> None:
+        """Run the password exchange, if one is configured; return once the client passed."""
+        authenticator = getattr(self.server, "authenticator", None)
+        user = startup.parameters.get("user")
+        if authenticator is None or not user:  # trust; a missing user is Session.start's 28000
+            return
+        cert_pem = tls.cert_pem if tls is not None and self._tls_socket is not None else None
+        exchange = authenticator.begin(user, cert_pem=cert_pem)
+        self._write(exchange.start())
+        try:
+            while not exchange.done:
+                self._write(exchange.receive(self._read_password_message()))
+        except InvalidPassword:
+            log.info('password authentication failed for user "%s" (%s)', user,
+                     type(exchange).__name__)
+            raise
+
+    def _read_password_message(self) -> bytes:
+        header = self._read_exact(5)
+        (length,) = struct.unpack("!i", header[1:])
+        if header[:1] == b"X":  # the client gave up (e.g. to ask its user for a password)
+            raise _Closed()
+        if header[:1] != b"p":
+            raise ProtocolViolation(f"expected password response, got message type {header[0]}")
+        if length < 4 or length > _MAX_AUTH_MESSAGE_BYTES:
+            raise ProtocolViolation(f"invalid message length {length}")
+        return self._read_exact(length - 4) if length > 4 else b""
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if self._tls_socket is not None:  # the server closes only the plain socket it gave us
+                self._close_tls(self._tls_socket)
+
+    @staticmethod
+    def _close_tls(conn: ssl.SSLSocket) -> None:
+        """Send close_notify (clients such as libpq's cancel wait for it), then close."""
+        try:
+            conn.settimeout(0)  # send our close_notify; do not wait for the peer's
+            conn.unwrap()
+        except (OSError, ValueError):
+            pass
+        conn.close()
 
     def _serve(self, session: Session) -> None:
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]

@@ -2,11 +2,14 @@
 
 One thread per connection (buenavista's model). The server keeps the sessions
 by backend process id, so a CancelRequest on another connection can find the
-one it names.
+one it names. It also holds what every connection's start-up needs: the
+:class:`~pgbarrier.wire.auth.Authenticator` (None means trust) and the
+:class:`~pgbarrier.wire.tls.TlsConfig` (None means SSLRequest gets ``N``).
 """
 
 from __future__ import annotations
 
+import logging
 import socketserver
 import threading
 from collections.abc import Callable
@@ -14,7 +17,11 @@ from collections.abc import Callable
 from buenavista.postgres import BuenaVistaServer
 
 from pgbarrier.session.session import Session
+from pgbarrier.wire.auth import Authenticator
 from pgbarrier.wire.handler import PgBarrierHandler
+from pgbarrier.wire.tls import TlsConfig
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -24,7 +31,9 @@ class PgBarrierServer(BuenaVistaServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], session_factory: Callable[[], Session],
-                 *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+                 *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 authenticator: Authenticator | None = None,
+                 tls: TlsConfig | None = None) -> None:
         # BuenaVistaServer.__init__ hard-wires its own handler; set up ours instead.
         socketserver.ThreadingTCPServer.__init__(self, address, PgBarrierHandler)
         self.conn = None
@@ -34,6 +43,11 @@ class PgBarrierServer(BuenaVistaServer):
         self.ctxts = {}
         self.session_factory = session_factory
         self.max_message_bytes = max_message_bytes
+        self.authenticator = authenticator
+        self.tls = tls
+        log.info("authentication: %s; TLS: %s",
+                 f"{authenticator.method} ({authenticator.user_count} users)"
+                 if authenticator is not None else "trust", "on" if tls else "off")
         self._sessions: dict[int, Session] = {}
         self._lock = threading.Lock()
 
