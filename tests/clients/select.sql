@@ -1,0 +1,2 @@
+\set id random(1, 100)
+SELECT :id AS id;
