@@ -20,7 +20,7 @@ from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.session.session import Session
 from pgbarrier.wire.auth import check_listen_address, load_authenticator
-from pgbarrier.wire.server import PgBarrierServer
+from pgbarrier.wire.server import DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
 from pgbarrier.wire.tls import load_tls
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,8 @@ class Config:
     #: PEM certificate chain and key: SSLRequest gets ``S`` and a TLS handshake
     tls_cert: str | None = None
     tls_key: str | None = None
+    #: a frontend message longer than this is 08P01 and closes that connection
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
 
 class App:
@@ -102,7 +104,8 @@ class App:
         self.barrier.add_database(db)
         self.barrier.start()
         self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
-                                      authenticator=authenticator, tls=tls)
+                                      authenticator=authenticator, tls=tls,
+                                      max_message_bytes=self.config.max_message_bytes)
         host, port = self.server.server_address[:2]
         log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
                  __version__, host, port, type(self.backend).__name__,

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    serve.add_argument("--max-message-bytes", type=int,
+                       default=int(_env("max-message-bytes", str(64 * 1024 * 1024)) or 0),
+                       help="longer frontend messages get 08P01 and close that connection")
     auth = serve.add_argument_group(
         "authentication and TLS",
         "Without a password source every user is trusted, which pgbarrier allows only on a "
@@ -87,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                     default_database=args.database,
                     password_file=args.password_file, users_file=args.users_file,
                     auth_method=args.auth_method, trust_any_host=args.trust_any_host,
-                    tls_cert=args.tls_cert, tls_key=args.tls_key)
+                    tls_cert=args.tls_cert, tls_key=args.tls_key,
+                    max_message_bytes=args.max_message_bytes)
     app = App(config)
     try:
         server = app.start()

@@ -272,3 +272,35 @@ def test_pgbench(request, pgbench_tables, script, mode):
     assert "number of transactions actually processed: 40/40" in proc.stdout, detail
     after = int(target.sql("SELECT count(*) FROM pgbench_log"))
     assert after - before == (40 if script == "write.sql" else 0), detail
+
+
+# --------------------------------------------------------------------------- psql
+
+
+def test_psql_c_f_on_error_stop_and_verbose_errors(target, tmp_path):
+    db = target.database
+    t = f"psql_{_suffix()}"
+    out = target.server.psql("-X", "-At", "-c", f"CREATE TABLE {t} (id INT, v TEXT)",
+                             "-c", f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')",
+                             "-c", f"SELECT v FROM {t} ORDER BY id", database=db)
+    assert out.returncode == 0, out.stderr + target.log_tail()
+    assert out.stdout.split("\n")[:3] == ["CREATE TABLE", "INSERT 0 2", "a"]
+
+    script = tmp_path / "stop.sql"
+    script.write_text(
+        "\\set VERBOSITY verbose\n"
+        f"ALTER DATABASE {db} PAUSE;\n"
+        f"CREATE MATERIALIZED VIEW v_{t} BATCH REFRESH AS SELECT id FROM {t};\n"
+        f"INSERT INTO {t} VALUES (3, 'never');\n")
+    out = target.server.psql("-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(script), database=db)
+    target.resume()
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "ERROR:  55000: cannot create batch refresh job while database barrier is paused" in out.stderr
+    assert f'DETAIL:  database "{db}" was paused at ' in out.stderr
+    assert f"HINT:  Resume the database with ALTER DATABASE {db} RESUME, then retry." in out.stderr
+    assert target.sql(f"SELECT count(*) FROM {t}").strip() == "2", "psql stopped at the error"
+
+    out = target.server.psql("-X", "-c", "\\set VERBOSITY verbose", "-c", "SELECT * FROM no_such_tbl",
+                             database=db)
+    assert out.returncode == 1
+    assert "ERROR:  42P01: " in out.stderr

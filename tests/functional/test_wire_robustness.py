@@ -125,3 +125,19 @@ def test_cancel_request_with_the_right_key_cancels_only_that_statement(server):
         assert len(outcome) == 1 and isinstance(outcome[0], pgerr.QueryCanceled), outcome
         assert other.execute("SELECT 4").fetchone() == (4,)
         assert busy.execute("SELECT 5").fetchone() == (5,), "the cancelled session goes on"
+
+
+def test_max_message_bytes_is_configurable():
+    from conftest import start_server, stop_server
+
+    srv = start_server("--max-message-bytes", "1024")
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            assert c.execute("SELECT %s::TEXT", ["x" * 500]).fetchone() == ("x" * 500,)
+            with pytest.raises(psycopg.OperationalError) as info:
+                c.execute("SELECT %s::TEXT", ["x" * 2000])
+            assert "invalid message length" in str(info.value)
+        with psycopg.connect(srv.dsn()) as fresh:
+            assert fresh.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        assert stop_server(srv) == 0
