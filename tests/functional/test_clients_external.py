@@ -35,18 +35,15 @@ PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgr
 CLIENT_TIMEOUT_S = 120
 
 _BATCH_NO_IMPLICIT_TX = (
-    "no implicit transaction across an extended-protocol batch: pgjdbc's executeBatch sends "
-    "Bind/Describe/Execute x3 (ids 4, 1, 5 on named statement S_1) then one Sync; pgbarrier "
-    "commits the first INSERT (CommandComplete 'INSERT 0 1') on its own, the duplicate key gets "
-    "ErrorResponse 23505, and ReadyForQuery 'I' follows with row 4 left committed. PostgreSQL "
-    "runs everything up to Sync as one implicit transaction and rolls it all back, so "
-    "`SELECT id` must give 1,2,3 (it gives 1,2,3,4). pgbarrier's session.py documents this as a "
-    "choice (one backend round trip per statement); SPEC §5 asks implicit transactions only of "
-    "a multi-statement simple Query")
+    "no implicit transaction across an extended-protocol batch on the upstream PostgreSQL "
+    "backend: pgjdbc's executeBatch sends Bind/Describe/Execute x3 then one Sync; pgbarrier "
+    "relays each Execute upstream as its own statement, so the INSERT before the duplicate key "
+    "stays committed (1,2,3,4) where PostgreSQL rolls everything up to Sync back (1,2,3). "
+    "The DuckDB backend wraps the Executes up to Sync in a transaction; the upstream backend "
+    "would need them pipelined (libpq pipeline mode) to do the same without extra round trips"
+)
 
-# (client, scenario, backend) -> why it fails today. Each one is a strict xfail.
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("jdbc", "batch", "duckdb"): _BATCH_NO_IMPLICIT_TX,
     ("jdbc", "batch", "postgres"): _BATCH_NO_IMPLICIT_TX,
 }
 
@@ -304,3 +301,4 @@ def test_psql_c_f_on_error_stop_and_verbose_errors(target, tmp_path):
                              database=db)
     assert out.returncode == 1
     assert "ERROR:  42P01: " in out.stderr
+

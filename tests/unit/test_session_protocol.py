@@ -392,3 +392,21 @@ def test_transaction_kinds():
     assert after_success(TxState.FAILED, TxKind.ROLLBACK_TO) is TxState.IN_BLOCK
     assert after_success(TxState.IN_BLOCK, TxKind.CHAIN) is TxState.IN_BLOCK
     assert after_success(TxState.IN_BLOCK, TxKind.ROLLBACK) is TxState.IDLE
+
+
+def test_extended_executes_up_to_sync_are_one_implicit_transaction(session):
+    send(session, query("CREATE TABLE tx_t (id INT PRIMARY KEY)"))
+    send(session, query("INSERT INTO tx_t VALUES (1)"))
+    resp = send(session, parse("INSERT INTO tx_t VALUES ($1)", "ins", (23,)),
+                bind(stmt="ins", params=(b"2",)), execute(),
+                bind(stmt="ins", params=(b"1",)), execute(),   # duplicate key
+                bind(stmt="ins", params=(b"3",)), execute(),   # skipped after the error
+                SYNC)
+    assert codes(resp) == "12C2EZ" and resp[-1] == ("Z", b"I")
+    assert error_fields(resp[4][1])["C"] == "23505"
+    rows = send(session, query("SELECT count(*) FROM tx_t"))
+    assert rows[1][1].endswith(b"1"), "the INSERT before the error was rolled back at Sync"
+    resp = send(session, bind(stmt="ins", params=(b"2",)), execute(),
+                bind(stmt="ins", params=(b"3",)), execute(), SYNC)
+    assert codes(resp) == "2C2CZ"
+    assert send(session, query("SELECT count(*) FROM tx_t"))[1][1].endswith(b"3"), "committed at Sync"

@@ -91,6 +91,11 @@ class BackendSession(Session, abc.ABC):
     #: text bytes (``Result.raw_format == 0``; 1 when binary was asked for every column),
     #: relayed without re-encoding
     raw_format: int | None = None
+    #: whether the session may wrap the Executes up to a Sync in a backend transaction
+    #: (PostgreSQL's implicit transaction of the extended protocol). Cheap on DuckDB, in
+    #: process; an upstream PostgreSQL would need two more round trips per Sync unless
+    #: the Executes were pipelined, which it does not do yet.
+    implicit_extended_transactions: bool = False
     #: True: Bind parameters are passed on as :class:`WireParams`, never decoded
     relays_wire_params: bool = False
 

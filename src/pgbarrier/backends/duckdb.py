@@ -230,6 +230,8 @@ def _duck_param(v: Any) -> Any:
 
 
 class DuckDBSession(BackendSession):
+    implicit_extended_transactions = True
+
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         super().__init__()
         self._cursor = conn.cursor()

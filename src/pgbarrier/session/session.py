@@ -28,10 +28,13 @@ writes them. Rules this module keeps:
   (PostgreSQL 15 sends it later, just before ReadyForQuery; clients accept
   either). A rolled-back implicit block reports the values restored.
 * Extended Query: after an error every message up to Sync is skipped; Sync
-  sends ReadyForQuery. Each Execute outside an explicit block commits on its
-  own (PostgreSQL would keep the Executes up to Sync in one implicit
-  transaction; pgbarrier does not, to keep one backend round trip per
-  statement). Describe never executes: a statement's parameter types and row
+  sends ReadyForQuery. Outside an explicit block, the Executes up to a Sync are
+  one implicit transaction, as in PostgreSQL, where the backend allows it
+  (``implicit_extended_transactions``: DuckDB yes; an upstream PostgreSQL not
+  yet, there each Execute commits on its own): pgbarrier opens a backend
+  transaction before the first statement that writes, commits it at Sync, and
+  rolls it back when one of them failed. A BEGIN inside turns it into a regular
+  block; control statements that change state are 25001 inside it. Describe never executes: a statement's parameter types and row
   shape, and a portal's shape, come from the backend's planner; only for ``DML
   ... RETURNING`` whose shape the backend cannot tell is the RowDescription sent
   with Execute.
@@ -79,7 +82,7 @@ from pgbarrier.session.transaction import (
     allowed_when_failed,
     tx_kind,
 )
-from pgbarrier.sql.classify import leading_words, split_statements
+from pgbarrier.sql.classify import is_control, leading_words, split_statements
 from pgbarrier.wire import messages as m
 from pgbarrier.wire import types as pgt
 
@@ -87,6 +90,10 @@ if TYPE_CHECKING:
     from pgbarrier.control import ControlPlane
 
 log = logging.getLogger(__name__)
+
+#: statements that write nothing: they never open the extended protocol's implicit block
+_READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "DESCRIBE", "SET",
+                              "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
 
 _NO_TRANSACTION = Notice("there is no transaction in progress", sqlstate="25P01",
                          severity="WARNING")
@@ -117,6 +124,10 @@ class Session:
         #: reported parameters as the client was last told them
         self.reported: dict[str, str] = {}
         self._last_count = 0
+        #: a backend transaction opened for the Executes up to the next Sync, and whether
+        #: one of them failed (then Sync rolls it back)
+        self._ext_implicit = False
+        self._ext_failed = False
 
     # ------------------------------------------------------------------ start-up
 
@@ -155,9 +166,11 @@ class Session:
     def handle(self, msg: m.FrontendMessage) -> None:
         with self._running:
             if isinstance(msg, m.Query):
+                self._end_extended_implicit()
                 self._simple_query(msg.sql)
             elif isinstance(msg, m.Sync):
                 self.skip_until_sync = False
+                self._end_extended_implicit()
                 self.out.add(m.ready_for_query(self.tx.value))
             elif isinstance(msg, (m.Flush, m.Terminate)):
                 return
@@ -169,6 +182,7 @@ class Session:
                 except Exception as exc:  # every failure becomes an ErrorResponse
                     self._error(exc)
                     self.skip_until_sync = True
+                    self._ext_failed = self._ext_implicit
 
     def cancel(self) -> None:
         """Cancel the running statement (called from another thread)."""
@@ -364,6 +378,43 @@ class Session:
 
     # ------------------------------------------------------------------ extended query
 
+    def _begin_extended_implicit(self, sql: str) -> Result | None:
+        """PostgreSQL's implicit transaction of the Executes up to Sync (where the backend
+        allows it): opened before the first statement that writes, ended at Sync.
+
+        Returns the result of a transaction-control statement the open block absorbs.
+        """
+        kind = tx_kind(sql)
+        if self._ext_implicit:
+            if kind is TxKind.BEGIN:  # the implicit block becomes a regular one
+                self._ext_implicit = False
+                self.tx = TxState.IN_BLOCK
+                return command("BEGIN")
+            if kind in (TxKind.COMMIT, TxKind.ROLLBACK):
+                self._ext_implicit = False
+                ended = self._backend_tx("COMMIT" if kind is TxKind.COMMIT else "ROLLBACK")
+                return command(ended.tag, [_NO_TRANSACTION])
+            return None
+        assert self.executor is not None
+        if (self.tx is TxState.IDLE and kind is None
+                and self.executor.backend.implicit_extended_transactions
+                and (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
+                and not is_control(sql)):
+            self._backend_tx("BEGIN")
+            self._ext_implicit = True
+        return None
+
+    def _end_extended_implicit(self) -> None:
+        """At Sync: commit the implicit block, or roll it back after an error."""
+        if not self._ext_implicit:
+            return
+        self._ext_implicit = False
+        failed, self._ext_failed = self._ext_failed, False
+        try:
+            self._backend_tx("ROLLBACK" if failed else "COMMIT")
+        except Exception as exc:  # a failed COMMIT is the batch's error
+            self._error(exc)
+
     def _extended(self, msg: m.FrontendMessage) -> None:
         if isinstance(msg, m.Parse):
             self._parse(msg)
@@ -470,8 +521,10 @@ class Session:
             self.out.add(m.command_complete(portal.result.completion_tag(0) if portal.result else ""))
             return
         if portal.result is None:
+            portal.result = self._begin_extended_implicit(portal.statement.sql)
+        if portal.result is None:
             portal.result = self._run(portal.statement.sql, portal.params or None,
-                                      portal.result_formats)
+                                      portal.result_formats, in_multi=self._ext_implicit)
             if portal.describe_deferred and portal.result.columns is not None:
                 self.out.add(self._row_description(portal.result.columns, portal))
         result = portal.result
