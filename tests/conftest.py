@@ -26,6 +26,12 @@ class ServerProcess:
     host: str
     port: int
     log: list[str] = field(default_factory=list)
+    logged: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_for_log(self, text: str, timeout: float = 30) -> bool:
+        """Block until a log line containing ``text`` has been written (woken per line)."""
+        with self.logged:
+            return self.logged.wait_for(lambda: any(text in line for line in self.log), timeout)
 
     def dsn(self, database: str = "dev", user: str = "root") -> str:
         return f"host={self.host} port={self.port} user={user} dbname={database}"
@@ -46,11 +52,14 @@ def start_server(*extra: str) -> ServerProcess:
     lines: list[str] = []
     found: list[tuple[str, int]] = []
     ready = threading.Event()
+    logged = threading.Condition()
 
     def pump() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
-            lines.append(line)
+            with logged:
+                lines.append(line)
+                logged.notify_all()
             m = READY.search(line)
             if m and not found:
                 found.append((m.group(1), int(m.group(2))))
@@ -62,7 +71,7 @@ def start_server(*extra: str) -> ServerProcess:
         proc.kill()
         raise RuntimeError("pgbarrier did not become ready:\n" + "".join(lines))
     host, port = found[0]
-    return ServerProcess(proc, host, port, lines)
+    return ServerProcess(proc, host, port, lines, logged)
 
 
 def stop_server(server: ServerProcess) -> int:

@@ -141,3 +141,14 @@ def test_max_message_bytes_is_configurable():
             assert fresh.execute("SELECT 1").fetchone() == (1,)
     finally:
         assert stop_server(srv) == 0
+
+
+def test_hanging_up_mid_query_cancels_the_statement(server):
+    sock = _connect(server)
+    sql = b"SELECT count(*) FROM range(100000000000) a\x00"
+    sock.sendall(b"Q" + struct.pack("!i", len(sql) + 4) + sql)
+    sock.close()
+    assert server.wait_for_log("client hung up during a statement; cancelling it"), \
+        "".join(server.log[-20:])
+    with psycopg.connect(server.dsn()) as fresh:
+        assert fresh.execute("SELECT 6").fetchone() == (6,)

@@ -201,6 +201,9 @@ class PgBarrierHandler(BuenaVistaHandler):
             if isinstance(msg, m.Terminate):
                 self._write(session.out.take())
                 return
+            watched = isinstance(msg, (m.Query, m.Execute))
+            if watched:
+                self.server.hangups.begin(id(self), self.request, session.cancel)  # type: ignore[attr-defined]
             try:
                 session.handle(msg)
             except Fatal:
@@ -208,5 +211,8 @@ class PgBarrierHandler(BuenaVistaHandler):
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
                 session.out.add(m.error_response(as_pg_error(exc)))
+            finally:
+                if watched:
+                    self.server.hangups.end(id(self))  # type: ignore[attr-defined]
             if isinstance(msg, (m.Query, m.Sync, m.Flush)) or len(session.out.chunks) > 256:
                 self._write(session.out.take())

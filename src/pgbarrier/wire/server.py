@@ -19,6 +19,7 @@ from buenavista.postgres import BuenaVistaServer
 from pgbarrier.session.session import Session
 from pgbarrier.wire.auth import Authenticator
 from pgbarrier.wire.handler import PgBarrierHandler
+from pgbarrier.wire.hangup import HangupWatcher
 from pgbarrier.wire.tls import TlsConfig
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,12 @@ class PgBarrierServer(BuenaVistaServer):
                  if authenticator is not None else "trust", "on" if tls else "off")
         self._sessions: dict[int, Session] = {}
         self._lock = threading.Lock()
+        #: cancels the running statement of a client that hung up
+        self.hangups = HangupWatcher()
+
+    def server_close(self) -> None:
+        self.hangups.stop()
+        super().server_close()
 
     def verify_request(self, request: object, client_address: object) -> bool:
         # buenavista only lets 127.0.0.1 in; pgbarrier decides by --host and auth.
