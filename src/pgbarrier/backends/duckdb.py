@@ -66,6 +66,7 @@ import duckdb
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -75,9 +76,10 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
-from pgbarrier.errors import InvalidParameterValue, PgError, QueryCanceled
+from pgbarrier.errors import PgError, QueryCanceled
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.setting import parse_setting
 from pgbarrier.wire import types as pgt
 
 #: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
@@ -128,98 +130,6 @@ def _returns_rows(words: tuple[str, ...], sql: str) -> bool:
     return words[0] in _DML and "RETURNING" in sql.upper()
 
 
-_UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
-                                       "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",
-                                       "Greenwich", "Etc/Greenwich", "GMT0", "Etc/GMT0",
-                                       "GMT+0", "GMT-0", "Etc/GMT+0", "Etc/GMT-0", "Z")}
-_TRUE = ("on", "true", "yes", "1", "t", "y")
-_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuro": "MDY", "noneuropean": "MDY",
-           "dmy": "DMY", "euro": "DMY", "european": "DMY", "ymd": "YMD"}
-#: canonical names of the client settings kept here, and their defaults
-_DEFAULTS = {
-    "application_name": "", "extra_float_digits": "1", "client_encoding": "UTF8",
-    "DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC",
-    "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
-}
-_READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
-              "server_encoding": "UTF8", "integer_datetimes": "on"}
-_REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
-                       "TimeZone", "standard_conforming_strings"})
-_CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
-_SET = re.compile(
-    r"\s*SET\s+(?:(?:SESSION|LOCAL)\s+)?(?:(TIME\s+ZONE)|(NAMES)|([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|\bTO\b))"
-    r"\s*(.*?)\s*;?\s*$", re.I | re.S)
-_RESET = re.compile(r"\s*RESET\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
-_SHOW = re.compile(r"\s*SHOW\s+(?:(TIME\s+ZONE)|([A-Za-z_][A-Za-z0-9_.]*))\s*;?\s*$", re.I)
-
-
-def _unquote(value: str) -> str:
-    v = value.strip()
-    if len(v) >= 2 and v[0] == v[-1] == "'":
-        return v[1:-1].replace("''", "'")
-    if len(v) >= 3 and v[0] in "eE" and v[1] == v[-1] == "'":
-        return v[2:-1].replace("''", "'")
-    return v
-
-
-def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
-    return InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"', detail=detail)
-
-
-def _check_setting(name: str, raw: str) -> str:
-    """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
-    if name == "search_path":
-        items = [x.strip() for x in raw.split(",")] if raw.strip() else []
-        return ", ".join(items)
-    value = _unquote(raw)
-    low = value.strip().lower()
-    if name == "application_name":
-        return "".join(c if 32 <= ord(c) < 127 else "?" for c in value)[:63]
-    if name == "extra_float_digits":
-        try:
-            n = int(value)
-        except ValueError:
-            raise InvalidParameterValue(
-                f'invalid value for parameter "{name}": "{value}"') from None
-        if not -15 <= n <= 3:
-            raise InvalidParameterValue(
-                f'{n} is outside the valid range for parameter "{name}" (-15 .. 3)')
-        return str(n)
-    if name == "client_encoding":
-        if low in ("utf8", "utf-8", "unicode"):
-            return "UTF8"
-        raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
-    if name == "TimeZone":
-        if low in _UTC_NAMES:
-            return _UTC_NAMES[low]
-        raise _bad_value(name, value, "pgbarrier on DuckDB runs every session in UTC.")
-    if name == "DateStyle":
-        order = None
-        for part in (p.strip().lower() for p in value.split(",")):
-            if part == "iso":
-                continue
-            if part in _ORDERS:
-                order = _ORDERS[part]
-            elif part in ("sql", "postgres", "german"):
-                raise _bad_value(name, value, "pgbarrier prints dates in the ISO style only.")
-            else:
-                raise _bad_value(name, value)
-        return "ISO, " + (order or "MDY")
-    if name == "IntervalStyle":
-        if low == "postgres":
-            return "postgres"
-        raise _bad_value(name, value, "pgbarrier prints intervals in the postgres style only.")
-    if name == "standard_conforming_strings":
-        if low in _TRUE:
-            return "on"
-        raise _bad_value(name, value, "pgbarrier on DuckDB keeps standard_conforming_strings on.")
-    if name == "bytea_output":
-        if low == "hex":
-            return "hex"
-        raise _bad_value(name, value, "pgbarrier prints bytea in hex only.")
-    raise AssertionError(name)
-
-
 def _duck_param(v: Any) -> Any:
     """A decoded Bind value as DuckDB's Python API takes it."""
     if isinstance(v, pgt.Interval):
@@ -235,7 +145,7 @@ class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         super().__init__()
         self._cursor = conn.cursor()
-        self.settings: dict[str, str] = dict(_DEFAULTS)
+        self.client = ClientSettings(on_reset_all=self._after_reset_all)
         cur = self._cursor
         try:
             cur.execute("SET SESSION TimeZone = 'UTC'")
@@ -251,59 +161,9 @@ class DuckDBSession(BackendSession):
         return self._cursor
 
     def apply_startup(self, parameters: dict[str, str]) -> None:
-        name = parameters.get("application_name")
-        if name:
-            self.settings["application_name"] = _check_setting("application_name", name)
+        self.client.apply_startup(parameters)
 
     # ------------------------------------------------------------------ client settings
-
-    def _client_setting(self, sql: str, verb: str) -> Result | None:
-        """A SET/SHOW/RESET of a PostgreSQL client setting kept here, else None."""
-        if verb == "SHOW":
-            mt = _SHOW.match(sql)
-            if not mt:
-                return None
-            name = "TimeZone" if mt.group(1) else _CANONICAL.get(mt.group(2).lower())
-            if name is None:
-                return None
-            value = self.settings.get(name, _READ_ONLY.get(name, ""))
-            return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
-        if verb == "RESET":
-            mt = _RESET.match(sql)
-            if not mt:
-                return None
-            if mt.group(1).lower() == "all":
-                changed = {n: v for n, v in _DEFAULTS.items() if self.settings.get(n) != v}
-                self.settings.update(_DEFAULTS)
-                self._after_reset_all()
-                return self._changed("RESET", changed)
-            name = _CANONICAL.get(mt.group(1).lower())
-            if name is None:
-                return None
-            if name in _READ_ONLY:
-                raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
-            self.settings[name] = _DEFAULTS[name]
-            return self._changed("RESET", {name: _DEFAULTS[name]})
-        mt = _SET.match(sql)
-        if not mt:
-            return None
-        if mt.group(1):
-            name = "TimeZone"
-        elif mt.group(2):
-            name = "client_encoding"
-        else:
-            name = _CANONICAL.get(mt.group(3).lower())
-            if name is None:
-                return None
-        raw = mt.group(4)
-        if name in _READ_ONLY:
-            raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
-        if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
-            value = _DEFAULTS[name]
-        else:
-            value = _check_setting(name, raw)
-        self.settings[name] = value
-        return self._changed("SET", {name: value})
 
     def _after_reset_all(self) -> None:
         try:
@@ -312,19 +172,14 @@ class DuckDBSession(BackendSession):
         except duckdb.Error:
             pass
 
-    @staticmethod
-    def _changed(tag: str, values: dict[str, str]) -> Result:
-        result = command(tag)
-        result.parameter_status = {n: v for n, v in values.items() if n in _REPORTED}
-        return result
-
     # ------------------------------------------------------------------ statements
 
     def execute(self, sql: str, params: list[Any] | WireParams | None = None,
                 result_formats: tuple[int, ...] = ()) -> Result:
         words = leading_words(sql, 3)
-        if words and words[0] in ("SET", "SHOW", "RESET"):
-            own = self._client_setting(sql, words[0])
+        setting = parse_setting(sql, words[0]) if words else None
+        if setting is not None:
+            own = self.client.handle(setting)
             if own is not None:
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
@@ -356,11 +211,10 @@ class DuckDBSession(BackendSession):
             return None
         if words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return list(_INTROSPECTION)
-        if words[0] == "SHOW":
-            mt = _SHOW.match(sql)
-            name = mt and ("TimeZone" if mt.group(1) else _CANONICAL.get(mt.group(2).lower()))
-            if name:
-                return [Column(name, pgt.TEXT)]
+        setting = parse_setting(sql, words[0])
+        name = setting and self.client.shown(setting)
+        if name:
+            return [Column(name, pgt.TEXT)]
         n = count_params(sql)
         values = [_duck_param(v) for v in params] if params else [None] * n
         if words[0] in _DML:

@@ -14,42 +14,25 @@ Rules this module keeps:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from pgbarrier.errors import InvalidParameterValue
+from pgbarrier.sql.setting import SettingStatement, parse_setting, unquote
 
 WHEN_PAUSED = "batch_refresh_when_paused"
 STATEMENT_TIMEOUT = "statement_timeout"
 OWN = (WHEN_PAUSED, STATEMENT_TIMEOUT)
 
-_SET = re.compile(
-    r"^\s*SET\s+(?:SESSION\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|\s+TO\s+|\s+)\s*(.+?)\s*;?\s*$",
-    re.I | re.S)
-_RESET = re.compile(r"^\s*RESET\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
-_SHOW = re.compile(r"^\s*SHOW\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$", re.I)
 _UNIT_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
-@dataclass(frozen=True)
-class SettingStatement:
-    verb: str  # SET | RESET | SHOW
-    name: str
-    value: str | None = None
-
-
 def match(sql: str, first_word: str | None) -> SettingStatement | None:
-    """A SET/RESET/SHOW of one of pgbarrier's own settings, else None."""
-    if first_word not in ("SET", "RESET", "SHOW"):
+    """A SET/RESET/SHOW of one of pgbarrier's own settings (name lower-cased), else None."""
+    stmt = parse_setting(sql, first_word)
+    if stmt is None or stmt.name.lower() not in OWN:
         return None
-    pattern = {"SET": _SET, "RESET": _RESET, "SHOW": _SHOW}[first_word]
-    m = pattern.match(sql)
-    if not m or m.group(1).lower() not in OWN:
-        return None
-    value = m.group(2) if first_word == "SET" else None
-    if value is not None and len(value) >= 2 and value[0] == value[-1] == "'":
-        value = value[1:-1].replace("''", "'")
-    return SettingStatement(first_word, m.group(1).lower(), value)
+    value = None if stmt.value is None else unquote(stmt.value)
+    return SettingStatement(stmt.verb, stmt.name.lower(), value)
 
 
 def parse_when_paused(value: str) -> str:

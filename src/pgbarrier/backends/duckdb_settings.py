@@ -1,0 +1,157 @@
+"""PostgreSQL client settings that DuckDB does not have, kept per session.
+
+Clients send ``SET application_name``, ``extra_float_digits``, ``DateStyle``... at
+connect and expect ``SHOW`` to answer. DuckDB rejects them, so pgbarrier keeps
+them here. Rules this module keeps:
+
+* Only values pgbarrier really honours are accepted: UTF8, ISO dates, the
+  postgres interval style, UTC, hex bytea, standard strings on; anything else
+  is 22023 with a DETAIL saying why. ``search_path`` is remembered, not applied.
+* ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
+* A change to a reported setting comes back in ``Result.parameter_status`` so
+  the session sends ParameterStatus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pgbarrier.errors import InvalidParameterValue, PgError
+from pgbarrier.result import Column, Result, command, rowset
+from pgbarrier.sql.setting import SettingStatement, unquote
+from pgbarrier.wire import types as pgt
+
+_UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
+                                       "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",
+                                       "Greenwich", "Etc/Greenwich", "GMT0", "Etc/GMT0",
+                                       "GMT+0", "GMT-0", "Etc/GMT+0", "Etc/GMT-0", "Z")}
+_TRUE = ("on", "true", "yes", "1", "t", "y")
+_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuro": "MDY", "noneuropean": "MDY",
+           "dmy": "DMY", "euro": "DMY", "european": "DMY", "ymd": "YMD"}
+#: canonical names of the client settings kept here, and their defaults
+_DEFAULTS = {
+    "application_name": "", "extra_float_digits": "1", "client_encoding": "UTF8",
+    "DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC",
+    "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
+}
+_READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
+              "server_encoding": "UTF8", "integer_datetimes": "on"}
+_REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
+                       "TimeZone", "standard_conforming_strings"})
+_CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
+
+
+def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
+    return InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"', detail=detail)
+
+
+def _check_setting(name: str, raw: str) -> str:
+    """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
+    if name == "search_path":
+        items = [x.strip() for x in raw.split(",")] if raw.strip() else []
+        return ", ".join(items)
+    value = unquote(raw)
+    low = value.strip().lower()
+    if name == "application_name":
+        return "".join(c if 32 <= ord(c) < 127 else "?" for c in value)[:63]
+    if name == "extra_float_digits":
+        try:
+            n = int(value)
+        except ValueError:
+            raise InvalidParameterValue(
+                f'invalid value for parameter "{name}": "{value}"') from None
+        if not -15 <= n <= 3:
+            raise InvalidParameterValue(
+                f'{n} is outside the valid range for parameter "{name}" (-15 .. 3)')
+        return str(n)
+    if name == "client_encoding":
+        if low in ("utf8", "utf-8", "unicode"):
+            return "UTF8"
+        raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
+    if name == "TimeZone":
+        if low in _UTC_NAMES:
+            return _UTC_NAMES[low]
+        raise _bad_value(name, value, "pgbarrier on DuckDB runs every session in UTC.")
+    if name == "DateStyle":
+        order = None
+        for part in (p.strip().lower() for p in value.split(",")):
+            if part == "iso":
+                continue
+            if part in _ORDERS:
+                order = _ORDERS[part]
+            elif part in ("sql", "postgres", "german"):
+                raise _bad_value(name, value, "pgbarrier prints dates in the ISO style only.")
+            else:
+                raise _bad_value(name, value)
+        return "ISO, " + (order or "MDY")
+    if name == "IntervalStyle":
+        if low == "postgres":
+            return "postgres"
+        raise _bad_value(name, value, "pgbarrier prints intervals in the postgres style only.")
+    if name == "standard_conforming_strings":
+        if low in _TRUE:
+            return "on"
+        raise _bad_value(name, value, "pgbarrier on DuckDB keeps standard_conforming_strings on.")
+    if name == "bytea_output":
+        if low == "hex":
+            return "hex"
+        raise _bad_value(name, value, "pgbarrier prints bytea in hex only.")
+    raise AssertionError(name)
+
+
+class ClientSettings:
+    """One session's PostgreSQL client settings."""
+
+    def __init__(self, on_reset_all: Callable[[], None] = lambda: None) -> None:
+        self.settings: dict[str, str] = dict(_DEFAULTS)
+        self._on_reset_all = on_reset_all
+
+    def apply_startup(self, parameters: dict[str, str]) -> None:
+        name = parameters.get("application_name")
+        if name:
+            self.settings["application_name"] = _check_setting("application_name", name)
+
+    @staticmethod
+    def shown(stmt: SettingStatement) -> str | None:
+        """The canonical name ``SHOW`` answers for here, or None."""
+        return _CANONICAL.get(stmt.name.lower()) if stmt.verb == "SHOW" else None
+
+    def handle(self, stmt: SettingStatement) -> Result | None:
+        """A SET/SHOW/RESET of a client setting kept here, else None (DuckDB's own)."""
+        if stmt.verb == "SHOW":
+            name = _CANONICAL.get(stmt.name.lower())
+            if name is None:
+                return None
+            value = self.settings.get(name, _READ_ONLY.get(name, ""))
+            return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
+        if stmt.verb == "RESET":
+            if stmt.name.lower() == "all":
+                changed = {n: v for n, v in _DEFAULTS.items() if self.settings.get(n) != v}
+                self.settings.update(_DEFAULTS)
+                self._on_reset_all()
+                return self._changed("RESET", changed)
+            name = _CANONICAL.get(stmt.name.lower())
+            if name is None:
+                return None
+            if name in _READ_ONLY:
+                raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+            self.settings[name] = _DEFAULTS[name]
+            return self._changed("RESET", {name: _DEFAULTS[name]})
+        name = _CANONICAL.get(stmt.name.lower())
+        if name is None:
+            return None
+        raw = stmt.value or ""
+        if name in _READ_ONLY:
+            raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+        if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
+            value = _DEFAULTS[name]
+        else:
+            value = _check_setting(name, raw)
+        self.settings[name] = value
+        return self._changed("SET", {name: value})
+
+    @staticmethod
+    def _changed(tag: str, values: dict[str, str]) -> Result:
+        result = command(tag)
+        result.parameter_status = {n: v for n, v in values.items() if n in _REPORTED}
+        return result
