@@ -1,0 +1,63 @@
+"""Versioned DDL of the meta store, applied at start.
+
+Rules this module keeps:
+
+* :data:`MIGRATIONS` is append-only: migration ``i`` (1-based) moves the
+  schema from version ``i - 1`` to ``i``. A released migration is never edited.
+* The version reached is recorded in ``meta_info`` (key ``schema_version``);
+  a store newer than this code is refused rather than guessed at.
+* The DDL is the common subset of SQLite and PostgreSQL; ``{p}`` is the table
+  prefix (``schema.`` on PostgreSQL, empty on SQLite). Timestamps are ISO-8601
+  text in UTC, epochs BIGINT.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS {p}meta_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE IF NOT EXISTS {p}databases (
+            name TEXT PRIMARY KEY,
+            paused BOOLEAN NOT NULL,
+            paused_at TEXT,
+            paused_by TEXT,
+            prev_epoch BIGINT,
+            committed_epoch BIGINT)""",
+        """CREATE TABLE IF NOT EXISTS {p}batch_refresh_jobs (
+            database TEXT NOT NULL,
+            name TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            query TEXT NOT NULL,
+            columns TEXT,
+            refresh_interval_sec INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            snapshot_epoch BIGINT NOT NULL,
+            last_committed_epoch BIGINT,
+            created_at TEXT NOT NULL,
+            last_refreshed_at TEXT,
+            target_epoch BIGINT,
+            run_id BIGINT,
+            failed_epoch BIGINT,
+            error TEXT,
+            PRIMARY KEY (database, name))""",
+        """CREATE TABLE IF NOT EXISTS {p}streaming_views (
+            database TEXT NOT NULL,
+            name TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            PRIMARY KEY (database, name))""",
+        """CREATE TABLE IF NOT EXISTS {p}refresh_history (
+            database TEXT NOT NULL,
+            job TEXT NOT NULL,
+            run_id BIGINT NOT NULL,
+            "trigger" TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            target_epoch BIGINT NOT NULL,
+            status TEXT NOT NULL,
+            finished_at TEXT,
+            "rows" BIGINT,
+            error TEXT,
+            PRIMARY KEY (database, job, run_id))""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

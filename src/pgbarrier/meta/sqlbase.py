@@ -1,0 +1,196 @@
+"""The SQL implementation of :class:`~pgbarrier.meta.store.MetaStore` shared by SQLite and PostgreSQL.
+
+Rules this module keeps:
+
+* Values always travel as parameters (``?`` here, rewritten to ``%s`` for
+  psycopg); only the fixed table prefix is put into the SQL text.
+* One connection, one lock: every public call is one transaction, committed
+  before it returns.
+* :meth:`migrate` applies :data:`~pgbarrier.meta.schema.MIGRATIONS` above the
+  recorded version and records the new one, in one transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import astuple, fields
+from typing import Any
+
+from pgbarrier.meta.schema import MIGRATIONS, SCHEMA_VERSION
+from pgbarrier.meta.store import DatabaseRecord, JobRecord, RunRecord, ViewRecord
+
+
+class MetaStoreError(RuntimeError):
+    """The meta store cannot be used (e.g. written by a newer pgbarrier)."""
+
+
+def _ts(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(dt.timezone.utc).isoformat()
+
+
+def _dt(value: Any) -> dt.datetime | None:
+    return None if value is None else dt.datetime.fromisoformat(value)
+
+
+class SqlMetaStore:
+    paramstyle = "?"
+
+    def __init__(self, conn: Any, prefix: str = "") -> None:
+        self._conn = conn
+        self._p = prefix
+        self._lock = threading.RLock()
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _sql(self, text: str) -> str:
+        text = text.replace("{p}", self._p)
+        return text if self.paramstyle == "?" else text.replace("?", "%s")
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                yield cur
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+            finally:
+                cur.close()
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
+        with self._tx() as cur:
+            cur.execute(self._sql(sql), tuple(params))
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._tx() as cur:
+            cur.execute(self._sql(sql), tuple(params))
+            return list(cur.fetchall())
+
+    def migrate(self) -> None:
+        with self._tx() as cur:
+            cur.execute(self._sql(MIGRATIONS[0][0]))
+            cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
+                        ("schema_version",))
+            row = cur.fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise MetaStoreError(f"meta store schema version {version} is newer than this "
+                                     f"pgbarrier's {SCHEMA_VERSION}")
+            for migration in MIGRATIONS[version:]:
+                for ddl in migration:
+                    cur.execute(self._sql(ddl))
+            cur.execute(self._sql(
+                "INSERT INTO {p}meta_info (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+                ("schema_version", str(SCHEMA_VERSION)))
+
+    # -- MetaStore ---------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        rows = self._query("SELECT value FROM {p}meta_info WHERE key = ?", ("schema_version",))
+        return int(rows[0][0]) if rows else 0
+
+    def bootstrapped(self) -> bool:
+        return bool(self._query("SELECT value FROM {p}meta_info WHERE key = ?", ("bootstrapped",)))
+
+    def mark_bootstrapped(self) -> None:
+        self._exec("INSERT INTO {p}meta_info (key, value) VALUES (?, ?) "
+                   "ON CONFLICT (key) DO NOTHING", ("bootstrapped", _ts(dt.datetime.now(dt.timezone.utc))))
+
+    def load_databases(self) -> list[DatabaseRecord]:
+        rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch "
+                           "FROM {p}databases ORDER BY name")
+        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5]) for r in rows]
+
+    def put_database(self, rec: DatabaseRecord) -> None:
+        self._exec(
+            "INSERT INTO {p}databases (name, paused, paused_at, paused_by, prev_epoch, "
+            "committed_epoch) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "paused = excluded.paused, paused_at = excluded.paused_at, "
+            "paused_by = excluded.paused_by, prev_epoch = excluded.prev_epoch, "
+            "committed_epoch = excluded.committed_epoch",
+            (rec.name, rec.paused, _ts(rec.paused_at), rec.paused_by, rec.prev_epoch,
+             rec.committed_epoch))
+
+    def delete_database(self, name: str) -> None:
+        with self._tx() as cur:
+            for table, col in (("refresh_history", "database"), ("batch_refresh_jobs", "database"),
+                               ("streaming_views", "database"), ("databases", "name")):
+                cur.execute(self._sql(f"DELETE FROM {{p}}{table} WHERE {col} = ?"), (name,))
+
+    _JOB_COLS = [f.name for f in fields(JobRecord)]
+
+    def load_jobs(self) -> list[JobRecord]:
+        rows = self._query(f"SELECT {', '.join(self._JOB_COLS)} FROM {{p}}batch_refresh_jobs "
+                           "ORDER BY database, name")
+        out = []
+        for r in rows:
+            d = dict(zip(self._JOB_COLS, r))
+            d["columns"] = None if d["columns"] is None else tuple(json.loads(d["columns"]))
+            d["created_at"] = _dt(d["created_at"])
+            d["last_refreshed_at"] = _dt(d["last_refreshed_at"])
+            out.append(JobRecord(**d))
+        return out
+
+    def put_job(self, rec: JobRecord) -> None:
+        values = list(astuple(rec))
+        idx = self._JOB_COLS.index
+        values[idx("columns")] = None if rec.columns is None else json.dumps(list(rec.columns))
+        values[idx("created_at")] = _ts(rec.created_at)
+        values[idx("last_refreshed_at")] = _ts(rec.last_refreshed_at)
+        cols = self._JOB_COLS
+        updates = ", ".join(f"{c} = excluded.{c}" for c in cols[2:])
+        self._exec(f"INSERT INTO {{p}}batch_refresh_jobs ({', '.join(cols)}) VALUES "
+                   f"({', '.join('?' for _ in cols)}) ON CONFLICT (database, name) DO UPDATE SET "
+                   f"{updates}", values)
+
+    def delete_job(self, database: str, name: str) -> None:
+        with self._tx() as cur:
+            cur.execute(self._sql("DELETE FROM {p}refresh_history WHERE database = ? AND job = ?"),
+                        (database, name))
+            cur.execute(self._sql("DELETE FROM {p}batch_refresh_jobs WHERE database = ? AND name = ?"),
+                        (database, name))
+
+    def load_views(self) -> list[ViewRecord]:
+        rows = self._query("SELECT database, name, definition FROM {p}streaming_views "
+                           "ORDER BY database, name")
+        return [ViewRecord(*r) for r in rows]
+
+    def put_view(self, rec: ViewRecord) -> None:
+        self._exec("INSERT INTO {p}streaming_views (database, name, definition) VALUES (?, ?, ?) "
+                   "ON CONFLICT (database, name) DO UPDATE SET definition = excluded.definition",
+                   (rec.database, rec.name, rec.definition))
+
+    def delete_view(self, database: str, name: str) -> None:
+        self._exec("DELETE FROM {p}streaming_views WHERE database = ? AND name = ?",
+                   (database, name))
+
+    def load_runs(self) -> list[RunRecord]:
+        rows = self._query('SELECT database, job, run_id, "trigger", started_at, target_epoch, '
+                           'status, finished_at, "rows", error FROM {p}refresh_history '
+                           "ORDER BY database, job, run_id")
+        return [RunRecord(r[0], r[1], r[2], r[3], _dt(r[4]), r[5], r[6], _dt(r[7]), r[8], r[9])
+                for r in rows]  # type: ignore[arg-type]
+
+    def put_run(self, rec: RunRecord) -> None:
+        self._exec(
+            'INSERT INTO {p}refresh_history (database, job, run_id, "trigger", started_at, '
+            'target_epoch, status, finished_at, "rows", error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) '
+            "ON CONFLICT (database, job, run_id) DO UPDATE SET status = excluded.status, "
+            'finished_at = excluded.finished_at, "rows" = excluded."rows", error = excluded.error',
+            (rec.database, rec.job, rec.run_id, rec.trigger, _ts(rec.started_at),
+             rec.target_epoch, rec.status, _ts(rec.finished_at), rec.rows, rec.error))
+
+    def flush(self) -> None:
+        with self._lock:
+            self._conn.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

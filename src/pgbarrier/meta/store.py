@@ -1,0 +1,115 @@
+"""The meta store interface and its records.
+
+Rules this module keeps:
+
+* Everything that must survive a restart goes through :class:`MetaStore`:
+  databases with their pause state and epochs, batch-refresh jobs, streaming
+  views and refresh history. Nothing else in pgbarrier writes durable state.
+* Records are frozen dataclasses; a ``put_*`` is an upsert that is durable when
+  it returns (each call is its own transaction), so a caller may acknowledge
+  its client right after.
+* Epochs are stored as signed 64-bit integers (they stay below 2**63 until
+  the year 2300 or so).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class DatabaseRecord:
+    name: str
+    paused: bool = False
+    paused_at: dt.datetime | None = None
+    paused_by: str | None = None
+    #: the highest epoch handed out (the next barrier's prev epoch)
+    prev_epoch: int | None = None
+    committed_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    database: str
+    name: str
+    definition: str
+    query: str
+    columns: tuple[str, ...] | None
+    refresh_interval_sec: int
+    #: creating | idle | refreshing | failed | dropping
+    status: str
+    snapshot_epoch: int
+    last_committed_epoch: int | None
+    created_at: dt.datetime
+    last_refreshed_at: dt.datetime | None = None
+    target_epoch: int | None = None
+    run_id: int | None = None
+    failed_epoch: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ViewRecord:
+    database: str
+    name: str
+    definition: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    database: str
+    job: str
+    run_id: int
+    trigger: str
+    started_at: dt.datetime
+    target_epoch: int
+    status: str = "running"
+    finished_at: dt.datetime | None = None
+    rows: int | None = None
+    error: str | None = None
+
+
+class MetaStore(Protocol):
+    """Durable meta state; thread-safe."""
+
+    def bootstrapped(self) -> bool:
+        """True once :meth:`mark_bootstrapped` ran (i.e. this is not the first start)."""
+        ...
+
+    def mark_bootstrapped(self) -> None: ...
+
+    def schema_version(self) -> int: ...
+
+    def load_databases(self) -> list[DatabaseRecord]: ...
+
+    def put_database(self, rec: DatabaseRecord) -> None: ...
+
+    def delete_database(self, name: str) -> None:
+        """Forget the database and its jobs, views and runs."""
+        ...
+
+    def load_jobs(self) -> list[JobRecord]: ...
+
+    def put_job(self, rec: JobRecord) -> None: ...
+
+    def delete_job(self, database: str, name: str) -> None:
+        """Forget the job and its runs."""
+        ...
+
+    def load_views(self) -> list[ViewRecord]: ...
+
+    def put_view(self, rec: ViewRecord) -> None: ...
+
+    def delete_view(self, database: str, name: str) -> None: ...
+
+    def load_runs(self) -> list[RunRecord]: ...
+
+    def put_run(self, rec: RunRecord) -> None: ...
+
+    def flush(self) -> None:
+        """Make sure everything written is on disk (a no-op where writes already are)."""
+        ...
+
+    def close(self) -> None: ...
