@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="0 picks a free port (logged when ready)")
     serve.add_argument("--data-dir", default=_env("data-dir", "./pgbarrier-data"),
                        help="DuckDB files live here; ':memory:' keeps nothing")
+    serve.add_argument("--meta-store", default=_env("meta-store", None), metavar="URL",
+                       help="postgresql://... keeps pgbarrier's meta state in that PostgreSQL "
+                            "(schema pgbarrier_meta) instead of SQLite in the data dir")
     serve.add_argument("--upstream", default=_env("upstream", None),
                        help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB")
     serve.add_argument("--barrier-interval-ms", type=int,
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
+                    meta_store=args.meta_store,
                     barrier_interval_ms=args.barrier_interval_ms,
                     checkpoint_frequency=args.checkpoint_frequency,
                     default_database=args.database,

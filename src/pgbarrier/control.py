@@ -47,6 +47,7 @@ from pgbarrier.jobs import state as js
 from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry, StreamingView
 from pgbarrier.jobs.scheduler import RefreshScheduler
+from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
 from pgbarrier.sql.catalog_rewrite import CatalogTable
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
+    from pgbarrier.meta.store import MetaStore
 
 
 @dataclass(eq=False)
@@ -89,7 +91,9 @@ _NAME = (("Name", pgt.TEXT),)
 class ControlPlane:
     def __init__(self, backend: Backend, barrier: BarrierManager, jobs: JobRegistry,
                  clock: Clock, *, history: RefreshHistory | None = None,
-                 scheduler: RefreshScheduler | None = None) -> None:
+                 scheduler: RefreshScheduler | None = None,
+                 meta: MetaStore | None = None) -> None:
+        self.meta = meta
         self.backend = backend
         self.barrier = barrier
         self.jobs = jobs
@@ -247,6 +251,8 @@ class ControlPlane:
         if self.barrier.has_database(name):
             raise DuplicateDatabase(f'database "{name}" already exists')
         self.backend.ensure_database(name)
+        if self.meta is not None:
+            self.meta.put_database(DatabaseRecord(name))  # durable before it is acknowledged
         self.barrier.add_database(name)
         return command("CREATE DATABASE")
 
@@ -272,6 +278,8 @@ class ControlPlane:
         for view in self.jobs.streaming_views(name):
             self.jobs.remove_streaming(name, view.name)
         self.barrier.remove_database(name)
+        if self.meta is not None:
+            self.meta.delete_database(name)
         self.backend.drop_database(name)
         return command("DROP DATABASE")
 

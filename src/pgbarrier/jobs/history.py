@@ -2,7 +2,10 @@
 
 Rules: a run is recorded ``running`` when it starts and gets exactly one final
 status (``succeeded``, ``failed`` with its error, or ``cancelled``). The newest
-``keep_per_job`` runs of each job are kept in memory. Thread-safe.
+``keep_per_job`` runs of each job are kept in memory. Thread-safe. With a
+meta store every start and finish is written to it before it shows here;
+:meth:`RefreshHistory.restore` loads the stored runs at start and continues the
+run ids above them.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ import datetime as dt
 import itertools
 import threading
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+
+from pgbarrier.meta.store import MetaStore, RunRecord
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,8 @@ class RefreshRun:
 
 
 class RefreshHistory:
-    def __init__(self, keep_per_job: int = 1000) -> None:
+    def __init__(self, keep_per_job: int = 1000, store: MetaStore | None = None) -> None:
+        self._store = store
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._runs: dict[tuple[str, str], deque[RefreshRun]] = {}
@@ -44,6 +50,8 @@ class RefreshHistory:
         with self._lock:
             run = RefreshRun(database, job, next(self._ids) if run_id is None else run_id,
                              trigger, at, target_epoch)
+            if self._store is not None:
+                self._store.put_run(RunRecord(**asdict(run)))
             self._runs.setdefault((database, job), deque(maxlen=self._keep)).append(run)
             return run
 
@@ -52,10 +60,22 @@ class RefreshHistory:
         with self._lock:
             runs = self._runs.get((run.database, run.job), deque())
             done = replace(run, status=status, finished_at=at, rows=rows, error=error)
+            if self._store is not None:
+                self._store.put_run(RunRecord(**asdict(done)))
             for i, r in enumerate(runs):
                 if r.run_id == run.run_id:
                     runs[i] = done
             return done
+
+    def restore(self, runs: list[RunRecord]) -> None:
+        """Load stored runs (oldest first); new run ids continue above the highest."""
+        with self._lock:
+            top = 0
+            for rec in runs:
+                run = RefreshRun(**asdict(rec))
+                self._runs.setdefault((run.database, run.job), deque(maxlen=self._keep)).append(run)
+                top = max(top, run.run_id)
+            self._ids = itertools.count(top + 1)
 
     def forget(self, database: str, job: str) -> None:
         with self._lock:

@@ -7,7 +7,11 @@ Rules this module keeps:
 * A job's status changes only through :mod:`pgbarrier.jobs.state` transitions,
   applied under the registry's lock (:meth:`JobRegistry.transition`).
 * Thread-safe: sessions, refresh runs and barrier workers call in concurrently;
-  nothing here blocks or touches a backend.
+  nothing here touches a backend.
+* With a meta store, every change to a job or streaming view is written to it
+  BEFORE the in-memory state changes (under the lock, so writes keep the order
+  of the changes); a failed write raises and changes nothing. Reservations
+  are not persisted: a create that was never acknowledged leaves no trace.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pgbarrier.errors import DuplicateTable, UndefinedTable
+from pgbarrier.jobs import state as js
 from pgbarrier.jobs.state import JobStatus
+from pgbarrier.meta.store import JobRecord, MetaStore, ViewRecord
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,41 @@ class StreamingView:
     definition: str
 
 
+def job_to_record(job: BatchRefreshJob) -> JobRecord:
+    st = job.status
+    return JobRecord(
+        database=job.database, name=job.name, definition=job.definition, query=job.query,
+        columns=job.columns, refresh_interval_sec=job.refresh_interval_sec, status=st.name,
+        snapshot_epoch=job.snapshot_epoch, last_committed_epoch=js.last_committed_epoch(st),
+        created_at=job.created_at, last_refreshed_at=job.last_refreshed_at,
+        target_epoch=getattr(st, "target_epoch", None), run_id=getattr(st, "run_id", None),
+        failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None))
+
+
+def status_from_record(rec: JobRecord) -> JobStatus:
+    last = rec.last_committed_epoch if rec.last_committed_epoch is not None else rec.snapshot_epoch
+    if rec.status == "creating":
+        return js.Creating(rec.snapshot_epoch)
+    if rec.status == "idle":
+        return js.Idle(last)
+    if rec.status == "refreshing":
+        return js.Refreshing(last, rec.target_epoch or last, rec.run_id or 0)
+    if rec.status == "failed":
+        return js.Failed(last, rec.error or "", rec.failed_epoch or last)
+    return js.Dropping()
+
+
+def job_from_record(rec: JobRecord) -> BatchRefreshJob:
+    return BatchRefreshJob(
+        name=rec.name, database=rec.database, definition=rec.definition, query=rec.query,
+        columns=rec.columns, refresh_interval_sec=rec.refresh_interval_sec,
+        status=status_from_record(rec), snapshot_epoch=rec.snapshot_epoch,
+        created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at)
+
+
 class JobRegistry:
-    def __init__(self) -> None:
+    def __init__(self, store: MetaStore | None = None) -> None:
+        self._store = store
         self._lock = threading.Lock()
         self._jobs: dict[tuple[str, str], BatchRefreshJob | None] = {}
         self._streaming: dict[tuple[str, str], StreamingView] = {}
@@ -60,10 +99,14 @@ class JobRegistry:
     def release(self, database: str, name: str) -> None:
         """Forget a reservation or a job (a failed create, or a drop)."""
         with self._lock:
+            if self._store is not None and self._jobs.get((database, name)) is not None:
+                self._store.delete_job(database, name)
             self._jobs.pop((database, name), None)
 
     def register(self, job: BatchRefreshJob) -> None:
         with self._lock:
+            if self._store is not None:
+                self._store.put_job(job_to_record(job))
             self._jobs[(job.database, job.name)] = job
 
     def transition(self, database: str, name: str, fn: Callable[..., JobStatus], *args: Any,
@@ -78,6 +121,8 @@ class JobRegistry:
             if job is None:
                 raise UndefinedTable(f'materialized view "{name}" does not exist')
             new = replace(job, status=fn(job.status, *args), **changes)
+            if self._store is not None:
+                self._store.put_job(job_to_record(new))
             self._jobs[(database, name)] = new
             return new
 
@@ -99,10 +144,14 @@ class JobRegistry:
 
     def add_streaming(self, view: StreamingView) -> None:
         with self._lock:
+            if self._store is not None:
+                self._store.put_view(ViewRecord(view.database, view.name, view.definition))
             self._streaming[(view.database, view.name)] = view
 
     def remove_streaming(self, database: str, name: str) -> StreamingView | None:
         with self._lock:
+            if self._store is not None and (database, name) in self._streaming:
+                self._store.delete_view(database, name)
             return self._streaming.pop((database, name), None)
 
     def streaming_view(self, database: str, name: str) -> StreamingView | None:
