@@ -86,7 +86,11 @@ class App:
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
                                       on_commit=self._record_commit)
-        self.jobs = JobRegistry()  # job persistence: not wired yet (see report)
+        # Jobs are not durable yet: JobRegistry(self.meta) and RefreshHistory(store=self.meta)
+        # would persist them (and restore_jobs recover them), but with that wiring the
+        # scheduled refreshes in tests/functional/test_batch_refresh.py do not start when
+        # the tests expect; the cause is not yet understood.
+        self.jobs = JobRegistry()
         self.history = RefreshHistory()
         self.scheduler = RefreshScheduler(self.jobs, self.history, self.backend, self.barrier,
                                           self.clock)
