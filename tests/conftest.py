@@ -12,9 +12,12 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
+
+from pgbarrier.app import App, Config
 
 READY = re.compile(r"ready: listening on ([\d.]+):(\d+)")
 START_TIMEOUT_S = 60
@@ -108,3 +111,32 @@ def require_postgres() -> str:
             pytest.fail(f"PostgreSQL at {dsn} is unreachable under CI=true: {exc}")
         pytest.skip(f"PostgreSQL at {dsn} is unreachable: {exc}")
     return dsn
+
+
+UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
+
+
+@contextmanager
+def inprocess_app(backend: str, database: str, clock=None) -> Iterator[App]:
+    """A serving in-process App on port 0 over ``backend`` ("duckdb" or "postgres").
+
+    Barriers come only from commands (the periodic interval is an hour), so tests
+    drive time themselves. A PostgreSQL backend gets its own upstream database,
+    dropped afterwards.
+    """
+    upstream = None
+    if backend == "postgres":
+        from pgbarrier.backends.postgres import PostgresBackend
+
+        require_postgres()
+        upstream = PostgresBackend(UPSTREAM)
+    app = App(Config(port=0, data_dir=":memory:", barrier_interval_ms=3_600_000,
+                     default_database=database), clock=clock, backend=upstream)
+    server = app.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield app
+    finally:
+        if upstream is not None:
+            app.backend.drop_database(database)
+        app.stop()

@@ -19,11 +19,10 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import require_postgres
-from pgbarrier.app import App, Config
+from conftest import inprocess_app
+from pgbarrier.app import App
 from pgbarrier.barrier.clock import ManualClock, SystemClock
 
-HOUR_MS = 3_600_000
 
 
 @dataclass
@@ -51,22 +50,9 @@ class Harness:
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def harness(request) -> Iterator[Harness]:
     database = f"pgb_{uuid.uuid4().hex[:10]}"
-    backend = None
-    if request.param == "postgres":
-        from pgbarrier.backends.postgres import PostgresBackend
-
-        require_postgres()
-        backend = PostgresBackend("postgresql://postgres@127.0.0.1:5432/")
     clock = ManualClock(SystemClock().now_ms())
-    app = App(Config(port=0, data_dir=":memory:", barrier_interval_ms=HOUR_MS,
-                     default_database=database), clock=clock, backend=backend)
-    server = app.start()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Harness(app, clock, database, server.port)
-    if request.param == "postgres":
-        app.backend.drop_database(database)
-    app.stop()
+    with inprocess_app(request.param, database, clock) as app:
+        yield Harness(app, clock, database, app.server.port)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import decimal
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,15 +28,14 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import require_postgres
-from pgbarrier.app import App, Config
+from conftest import inprocess_app
+from pgbarrier.app import App
 
 #: a statement that runs far longer than any test: only a cancel ends it
 LONG_QUERY = {
     "duckdb": "SELECT sum(a.range * b.range) FROM range(1000000000) a, range(1000000000) b",
     "postgres": "SELECT pg_sleep(60)",
 }
-HOUR_MS = 3_600_000
 
 
 @dataclass
@@ -68,21 +66,8 @@ class Server:
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def srv(request) -> Iterator[Server]:
     database = f"pgc_{uuid.uuid4().hex[:10]}"
-    backend = None
-    if request.param == "postgres":
-        from pgbarrier.backends.postgres import PostgresBackend
-
-        require_postgres()
-        backend = PostgresBackend("postgresql://postgres@127.0.0.1:5432/")
-    app = App(Config(port=0, data_dir=":memory:", barrier_interval_ms=HOUR_MS,
-                     default_database=database), backend=backend)
-    server = app.start()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Server(request.param, app, database, server.port)
-    if request.param == "postgres":
-        app.backend.drop_database(database)
-    app.stop()
+    with inprocess_app(request.param, database) as app:
+        yield Server(request.param, app, database, app.server.port)
 
 
 def _n(prefix: str) -> str:
