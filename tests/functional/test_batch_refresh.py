@@ -2,10 +2,10 @@
 
 The server runs in-process with a manual clock and a barrier interval of an hour,
 so barriers come only from commands: the tests move time with ``clock.advance``
-and let a ``FLUSH`` checkpoint carry the new time. A scheduled run is started by
-a barrier listener after that barrier is collected; a second ``FLUSH`` guarantees
-the listener ran (a worker handles one barrier at a time), and the run's future
-tells when it has committed. No sleeps.
+and let ``FLUSH`` checkpoints carry the new time (see ``Harness.settle``). A
+scheduled run is started by a barrier listener after its barrier is collected; a
+worker handles one barrier at a time, so a later ``FLUSH`` guarantees the listener
+ran, and the run's future tells when it has committed. No sleeps.
 """
 
 from __future__ import annotations
@@ -37,9 +37,11 @@ class Harness:
                                dbname=self.database, autocommit=True)
 
     def settle(self, conn: psycopg.Connection) -> None:
-        """Two FLUSHes: the first commits the current time, the second ensures its listeners ran."""
-        conn.execute("FLUSH")
-        conn.execute("FLUSH")
+        """Three FLUSHes. A checkpoint commits its *prev* epoch, so the first commits the
+        barrier injected before the clock moved, the second commits the new time, and the
+        third is collected only after the second's listeners (which start due runs) ran."""
+        for _ in range(3):
+            conn.execute("FLUSH")
 
     def wait_run(self, name: str):
         """The job's latest run once it has finished (None: no run has started yet)."""
