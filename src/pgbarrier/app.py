@@ -86,12 +86,9 @@ class App:
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
                                       on_commit=self._record_commit)
-        # Jobs are not durable yet: JobRegistry(self.meta) and RefreshHistory(store=self.meta)
-        # would persist them (and restore_jobs recover them), but with that wiring the
-        # scheduled refreshes in tests/functional/test_batch_refresh.py do not start when
-        # the tests expect; the cause is not yet understood.
-        self.jobs = JobRegistry()
-        self.history = RefreshHistory()
+        # jobs and their history are written through to the meta store
+        self.jobs = JobRegistry(self.meta)
+        self.history = RefreshHistory(store=self.meta)
         self.scheduler = RefreshScheduler(self.jobs, self.history, self.backend, self.barrier,
                                           self.clock)
         self.control = ControlPlane(self.backend, self.barrier, self.jobs, self.clock,

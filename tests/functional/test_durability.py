@@ -75,6 +75,39 @@ def test_pause_survives_kill9(tmp_path, meta_args) -> None:
         assert stop_server(srv) == 0, "".join(srv.log)
 
 
+def test_batch_refresh_job_survives_kill9_before_first_refresh(tmp_path, meta_args) -> None:
+    srv = _start(tmp_path, meta_args)
+    with _connect(srv) as c:
+        c.execute("CREATE TABLE t (id INT)")
+        c.execute("INSERT INTO t VALUES (1), (2)")
+        c.execute("CREATE MATERIALIZED VIEW mv WITH (refresh.interval.sec = 3600) "
+                  "AS SELECT id FROM t")
+        c.execute("CREATE MATERIALIZED VIEW sv AS SELECT id FROM t")
+        snapshot = c.execute("SELECT snapshot_epoch FROM rw_catalog.rw_batch_refresh_jobs "
+                             "WHERE name = 'mv'").fetchone()
+    _kill9(srv)
+
+    srv = _start(tmp_path, meta_args)
+    try:
+        with _connect(srv) as c:
+            row = c.execute("SELECT status, snapshot_epoch, last_committed_epoch, "
+                            "refresh_interval_sec, next_refresh_at IS NOT NULL "
+                            "FROM rw_catalog.rw_batch_refresh_jobs WHERE name = 'mv'").fetchone()
+            assert row == ("idle", snapshot[0], snapshot[0], 3600, True)
+            assert c.execute("SELECT count(*) FROM mv").fetchone() == (2,)
+            assert c.execute("SHOW MATERIALIZED VIEWS").fetchall() == [("mv",), ("sv",)]
+            c.execute("INSERT INTO t VALUES (3)")
+            c.execute("REFRESH MATERIALIZED VIEW mv")
+            assert c.execute("SELECT count(*) FROM mv").fetchone() == (3,)
+            runs = c.execute("SELECT run_id, trigger, status FROM rw_catalog.rw_refresh_history "
+                             "WHERE job = 'mv' ORDER BY run_id").fetchall()
+            assert [(t, s) for _, t, s in runs] == [("create", "succeeded"),
+                                                    ("manual", "succeeded")]
+            assert runs[0][0] < runs[1][0]
+    finally:
+        assert stop_server(srv) == 0, "".join(srv.log)
+
+
 def _app(data_dir: str, clock: ManualClock) -> App:
     """A started in-process App (serving, so that ``stop`` can shut its server down)."""
     app = App(Config(port=0, data_dir=data_dir, barrier_interval_ms=HOUR_MS), clock=clock)
@@ -100,5 +133,49 @@ def test_epochs_increase_across_restart_with_clock_set_back(tmp_path) -> None:
         assert app.barrier.flush("dev") >= high >= first
         assert app.barrier.snapshot("dev").prev_epoch > high
         assert app.barrier.flush("dev") > high
+    finally:
+        app.stop()
+
+
+def test_running_refresh_and_missing_object_after_restart(tmp_path) -> None:
+    data = str(tmp_path / "data")
+    clock = ManualClock(SystemClock().now_ms())
+    app = _app(data, clock)
+    server = app.server
+    assert server is not None
+    with psycopg.connect(host="127.0.0.1", port=server.server_address[1], user="root",
+                         dbname="dev", autocommit=True) as c:
+        c.execute("CREATE TABLE t (id INT)")
+        for v in ("a", "b"):
+            c.execute(f"CREATE MATERIALIZED VIEW {v} WITH (refresh.interval.sec = 60) "
+                      "AS SELECT id FROM t")
+    app.stop()
+
+    # as if the process died mid-refresh of a, and b's backend table vanished
+    store = SqliteMetaStore(data)
+    from dataclasses import replace
+
+    from pgbarrier.meta.store import RunRecord
+
+    a = next(j for j in store.load_jobs() if j.name == "a")
+    target = a.snapshot_epoch + (1 << 20)
+    store.put_job(replace(a, status="refreshing", target_epoch=target, run_id=99))
+    store.put_run(RunRecord("dev", "a", 99, "schedule", dt.datetime.now(dt.timezone.utc), target))
+    store.close()
+    from pgbarrier.backends.duckdb import DuckDBBackend
+
+    backend = DuckDBBackend(data)
+    backend.drop_batch_view("dev", "b")
+    backend.close()
+
+    app = _app(data, clock)
+    try:
+        jobs = {j.name: j for j in app.jobs.jobs()}
+        assert jobs["a"].status.name == "failed" and jobs["a"].status.error == "process restarted"
+        assert app.scheduler.next_due_ms("dev", "a") is not None
+        assert jobs["b"].status.name == "failed" and "missing" in jobs["b"].status.error
+        run = next(r for r in app.history.runs() if r.run_id == 99)
+        assert (run.status, run.error) == ("failed", "process restarted")
+        assert app.history.next_run_id() > 99
     finally:
         app.stop()
