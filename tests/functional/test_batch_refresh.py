@@ -78,6 +78,24 @@ def _runs(conn, view: str) -> list[tuple]:
         f"WHERE job = '{view}' ORDER BY run_id").fetchall()
 
 
+def _in_background(conn, sql: str) -> tuple[threading.Event, list[object], threading.Thread]:
+    """Run ``sql`` on ``conn`` in a thread: (finished event, ["done"] or [exception], thread)."""
+    done = threading.Event()
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            conn.execute(sql)
+            outcome.append("done")
+        except Exception as exc:  # noqa: BLE001 - the caller checks it
+            outcome.append(exc)
+        done.set()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    return done, outcome, worker
+
+
 def test_view_keeps_its_snapshot_until_its_interval_then_catches_up(h):
     t, v = _n("t"), _n("v")
     with h.connect() as c:
@@ -218,23 +236,12 @@ def test_wait_mode_waits_for_resume_bounded_by_statement_timeout(h):
         assert "statement timeout" in info.value.diag.message_primary
         c.execute("SET statement_timeout = 0")
 
-        done = threading.Event()
-        outcome: list[object] = []
-
-        def create() -> None:
-            try:
-                c.execute(f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
-                outcome.append("created")
-            except Exception as exc:  # noqa: BLE001 - reported below
-                outcome.append(exc)
-            done.set()
-
-        worker = threading.Thread(target=create)
-        worker.start()
+        done, outcome, worker = _in_background(
+            c, f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
         other.execute(f"ALTER DATABASE {db} RESUME")
         assert done.wait(60), "the create never finished"
         worker.join()
-        assert outcome == ["created"]
+        assert outcome == ["done"]
         assert _count(other, v) == 1
 
 
@@ -290,19 +297,8 @@ def test_a_wait_for_resume_is_cancellable(h):
         c.execute(f"CREATE TABLE {t} (id INT)")
         c.execute("SET batch_refresh_when_paused = 'wait'")
         other.execute(f"ALTER DATABASE {db} PAUSE")
-        done = threading.Event()
-        outcome: list[object] = []
-
-        def create() -> None:
-            try:
-                c.execute(f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
-                outcome.append("created")
-            except Exception as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-            done.set()
-
-        worker = threading.Thread(target=create)
-        worker.start()
+        done, outcome, worker = _in_background(
+            c, f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
         # a CancelRequest only cancels a statement that is running: repeat it until the
         # waiting create ends (each round waits on the create's completion event)
         for _ in range(600):
