@@ -140,3 +140,38 @@ def inprocess_app(backend: str, database: str, clock=None) -> Iterator[App]:
         if upstream is not None:
             app.backend.drop_database(database)
         app.stop()
+
+
+@dataclass
+class Background:
+    """A statement running on ``conn`` in a thread; ``outcome`` is ["done"] or [its exception]."""
+
+    done: threading.Event
+    outcome: list[object]
+    thread: threading.Thread
+
+    def cancel_until_done(self, conn, rounds: int = 600) -> None:
+        """Send CancelRequests until the statement ends. A cancel that lands before the
+        statement starts is lost, so it is repeated; each round waits on the end event."""
+        for _ in range(rounds):
+            conn.cancel_safe()
+            if self.done.wait(0.1):
+                break
+        self.thread.join(timeout=60)
+
+
+def run_in_background(conn, sql: str) -> Background:
+    done = threading.Event()
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            conn.execute(sql)
+            outcome.append("done")
+        except Exception as exc:  # noqa: BLE001 - the caller checks it
+            outcome.append(exc)
+        done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return Background(done, outcome, thread)

@@ -14,7 +14,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import asyncpg
@@ -27,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from conftest import ServerProcess, start_server, stop_server
+from conftest import ServerProcess, run_in_background, start_server, stop_server
 
 PASSWORD = "s3cret:pw"
 FAILED = 'FATAL:  password authentication failed for user "root"'
@@ -226,24 +225,9 @@ def test_cancel_request_over_tls(scram_tls_server):
     """libpq sends the CancelRequest on a new connection, after its own SSLRequest."""
     with psycopg.connect(scram_tls_server.dsn(), password=PASSWORD, sslmode="require",
                          autocommit=True) as busy:
-        done = threading.Event()
-        outcome: list[object] = []
-
-        def long_query() -> None:
-            try:
-                busy.execute("SELECT count(*) FROM range(100000000000) a")
-                outcome.append("finished")
-            except Exception as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-            done.set()
-
-        worker = threading.Thread(target=long_query)
-        worker.start()
-        for _ in range(600):  # a cancel that lands before the query starts is lost: repeat
-            busy.cancel_safe()
-            if done.wait(0.1):
-                break
-        worker.join(timeout=60)
+        query = run_in_background(busy, "SELECT count(*) FROM range(100000000000) a")
+        done, outcome = query.done, query.outcome
+        query.cancel_until_done(busy)
         assert len(outcome) == 1 and isinstance(outcome[0], psycopg.errors.QueryCanceled), outcome
 
 

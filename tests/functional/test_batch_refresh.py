@@ -10,7 +10,6 @@ ran, and the run's future tells when it has committed. No sleeps.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import inprocess_app
+from conftest import inprocess_app, run_in_background
 from pgbarrier.app import App
 from pgbarrier.barrier.clock import ManualClock, SystemClock
 
@@ -76,24 +75,6 @@ def _runs(conn, view: str) -> list[tuple]:
     return conn.execute(
         "SELECT trigger, status, rows, error FROM rw_catalog.rw_refresh_history "
         f"WHERE job = '{view}' ORDER BY run_id").fetchall()
-
-
-def _in_background(conn, sql: str) -> tuple[threading.Event, list[object], threading.Thread]:
-    """Run ``sql`` on ``conn`` in a thread: (finished event, ["done"] or [exception], thread)."""
-    done = threading.Event()
-    outcome: list[object] = []
-
-    def run() -> None:
-        try:
-            conn.execute(sql)
-            outcome.append("done")
-        except Exception as exc:  # noqa: BLE001 - the caller checks it
-            outcome.append(exc)
-        done.set()
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    return done, outcome, worker
 
 
 def test_view_keeps_its_snapshot_until_its_interval_then_catches_up(h):
@@ -236,12 +217,12 @@ def test_wait_mode_waits_for_resume_bounded_by_statement_timeout(h):
         assert "statement timeout" in info.value.diag.message_primary
         c.execute("SET statement_timeout = 0")
 
-        done, outcome, worker = _in_background(
+        create = run_in_background(
             c, f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
         other.execute(f"ALTER DATABASE {db} RESUME")
-        assert done.wait(60), "the create never finished"
-        worker.join()
-        assert outcome == ["done"]
+        assert create.done.wait(60), "the create never finished"
+        create.thread.join()
+        assert create.outcome == ["done"]
         assert _count(other, v) == 1
 
 
@@ -297,15 +278,10 @@ def test_a_wait_for_resume_is_cancellable(h):
         c.execute(f"CREATE TABLE {t} (id INT)")
         c.execute("SET batch_refresh_when_paused = 'wait'")
         other.execute(f"ALTER DATABASE {db} PAUSE")
-        done, outcome, worker = _in_background(
+        create = run_in_background(
             c, f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
-        # a CancelRequest only cancels a statement that is running: repeat it until the
-        # waiting create ends (each round waits on the create's completion event)
-        for _ in range(600):
-            c.cancel_safe()
-            if done.wait(0.1):
-                break
-        worker.join(timeout=60)
+        create.cancel_until_done(c)
+        outcome = create.outcome
         assert len(outcome) == 1 and isinstance(outcome[0], pgerr.QueryCanceled), outcome
         assert outcome[0].diag.message_primary == "canceling statement due to user request"
         assert c.execute("SELECT 1").fetchone() == (1,), "the session goes on"

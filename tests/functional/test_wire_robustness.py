@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
 
 import psycopg
 import pytest
+
 from psycopg import errors as pgerr
+
+from conftest import run_in_background
 
 
 def _startup(sock: socket.socket, user: str = "root", database: str = "dev") -> bytes:
@@ -99,29 +101,14 @@ def test_truncated_message_then_hang_up_leaves_the_server_serving(server):
 def test_cancel_request_with_the_right_key_cancels_only_that_statement(server):
     with psycopg.connect(server.dsn(), autocommit=True) as busy, \
             psycopg.connect(server.dsn(), autocommit=True) as other:
-        done = threading.Event()
-        outcome: list[object] = []
-
-        def long_query() -> None:
-            try:
-                busy.execute("SELECT count(*) FROM range(100000000000) a")
-                outcome.append("finished")
-            except Exception as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-            done.set()
-
-        worker = threading.Thread(target=long_query)
-        worker.start()
+        query = run_in_background(busy, "SELECT count(*) FROM range(100000000000) a")
+        done, outcome = query.done, query.outcome
         # wrong key first: must do nothing
         info = busy.info
         with socket.create_connection((server.host, server.port), timeout=30) as s:
             s.sendall(struct.pack("!iiII", 16, 80877102, info.backend_pid, 12345))
         assert not done.wait(0.2)
-        for _ in range(600):  # a cancel that lands before the query starts is lost: repeat
-            busy.cancel_safe()
-            if done.wait(0.1):
-                break
-        worker.join(timeout=60)
+        query.cancel_until_done(busy)
         assert len(outcome) == 1 and isinstance(outcome[0], pgerr.QueryCanceled), outcome
         assert other.execute("SELECT 4").fetchone() == (4,)
         assert busy.execute("SELECT 5").fetchone() == (5,), "the cancelled session goes on"
