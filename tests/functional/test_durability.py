@@ -1,5 +1,7 @@
 """Durability: kill -9 a real server at chosen points, restart it, find the state (issue 5).
 
+A meta store or data dir that cannot be opened is a one-line error and exit 2.
+
 Each kill-and-restart test runs on both meta stores: SQLite in the data dir and
 PostgreSQL (a fresh database of the local PostgreSQL per test, skipped when it
 is unreachable, failing under CI=true).
@@ -8,6 +10,8 @@ is unreachable, failing under CI=true).
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -179,3 +183,43 @@ def test_running_refresh_and_missing_object_after_restart(tmp_path) -> None:
         assert app.history.next_run_id() > 99
     finally:
         app.stop()
+
+
+def _serve_fails(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgbarrier", "serve", "--port", "0", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_unreachable_meta_store_is_one_line_and_exit_2(tmp_path) -> None:
+    out = _serve_fails("--data-dir", str(tmp_path / "data"),
+                       "--meta-store", "postgresql://root:s3cret@127.0.0.1:1/x")
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and "s3cret" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith(
+        "pgbarrier: cannot open meta store postgresql://root:***@127.0.0.1:1/x: "), lines[0]
+
+
+def test_unusable_data_dir_is_one_line_and_exit_2(tmp_path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    data = tmp_path / "file" / "data"
+    out = _serve_fails("--data-dir", str(data))
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"pgbarrier: cannot open meta store {data / 'meta.sqlite'}: "
+        f"[Errno 20] Not a directory: '{data}'"]
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("postgresql://u:pw@h:5432/db", "postgresql://u:***@h:5432/db"),
+    ("postgresql://u@h/db?password=pw&sslmode=require",
+     "postgresql://u@h/db?password=***&sslmode=require"),
+    ("host=h password=pw dbname=db", "host=h password=*** dbname=db"),
+    ("host=h password='p w' dbname=db", "host=h password=*** dbname=db"),
+])
+def test_meta_store_url_is_shown_without_its_password(url: str, shown: str) -> None:
+    from pgbarrier.meta import redact
+
+    assert redact(url) == shown

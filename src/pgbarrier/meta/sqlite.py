@@ -25,8 +25,12 @@ class SqliteMetaStore(SqlMetaStore):
             os.makedirs(data_dir, exist_ok=True)
             path = os.path.join(data_dir, FILE_NAME)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level="DEFERRED")
-        if path != ":memory:":
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-        super().__init__(conn)
-        self.migrate()
+        try:
+            if path != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+            super().__init__(conn)
+            self.migrate()
+        except BaseException:
+            conn.close()
+            raise
