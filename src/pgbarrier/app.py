@@ -13,6 +13,7 @@ every change, and :meth:`App.start` restores all of it (see
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from pgbarrier import __version__
@@ -47,6 +48,10 @@ SERVER_PARAMETERS = {
     "TimeZone": "UTC",
     "is_superuser": "on",
 }
+
+
+class ListenError(RuntimeError):
+    """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why."""
 
 
 @dataclass
@@ -118,7 +123,8 @@ class App:
         return Session(self.control, SERVER_PARAMETERS)
 
     def start(self) -> PgBarrierServer:
-        """Start serving; raises ``ConfigError`` (before anything starts) for a refused set-up."""
+        """Start serving; raises ``ConfigError`` (before anything starts) for a refused set-up,
+        ``ListenError`` when the address cannot be bound."""
         cfg = self.config
         authenticator = load_authenticator(cfg.auth_method, cfg.password_file, cfg.users_file)
         check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
@@ -126,21 +132,46 @@ class App:
         restore_databases(self)
         restore_jobs(self)
         self.barrier.start()
-        self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
-                                      authenticator=authenticator, tls=tls,
-                                      max_message_bytes=self.config.max_message_bytes)
+        try:
+            self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
+                                          authenticator=authenticator, tls=tls,
+                                          max_message_bytes=self.config.max_message_bytes)
+        except OSError as exc:
+            raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]
         log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
                  __version__, host, port, type(self.backend).__name__,
                  ", ".join(self.barrier.databases()))
         return self.server
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Shut down (SIGTERM): new connections are refused at once; running statements
+        and refresh runs get ``grace_s`` seconds to finish, then are cancelled; every
+        session ends with FATAL 57P01 (see :mod:`pgbarrier.wire.server`). Then the
+        barrier workers stop, each database's highest epoch is recorded, and the meta
+        store is flushed and closed."""
+        deadline = time.monotonic() + grace_s
         if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+            self.server.stop_accepting()
+            self.server.drain(grace_s)
+        self.scheduler.stop(max(0.0, deadline - time.monotonic()))
         self.barrier.stop()
-        self.scheduler.stop()
+        self._record_final_epochs()
         self.backend.close()
         self.meta.flush()
         self.meta.close()
+        if self.server is not None:
+            self.server.server_close()
+
+    def _record_final_epochs(self) -> None:
+        """After the workers stopped: each database's state as at its last checkpoint,
+        with the highest epoch handed out since (more than a checkpoint records when
+        ``checkpoint_frequency > 1``), so that epochs after a clean restart are above
+        every epoch this process issued, whatever the clock says."""
+        if self.barrier.checkpoint_frequency == 1:
+            return  # every barrier was a checkpoint, recorded by on_commit
+        for snap in self.barrier.snapshots():
+            try:
+                self._record_commit(snap)
+            except Exception:
+                log.exception("recording the last epochs of database %r failed", snap.name)

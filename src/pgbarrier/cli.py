@@ -3,9 +3,14 @@
 Every flag also reads from ``PGBARRIER_<FLAG>`` (``--barrier-interval-ms`` from
 ``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins; a switch
 (``--trust-any-host``) is on when its variable is ``1``, ``true``, ``yes`` or ``on``.
-SIGINT and SIGTERM stop the server cleanly and the process exits 0. A configuration
-pgbarrier refuses (trust on a non-loopback host, an unreadable password file or
-certificate) exits 2 with a message saying why, before anything listens.
+SIGINT and SIGTERM shut the server down and the process exits 0: new connections
+are refused at once, running statements get ``--shutdown-grace-sec`` seconds to
+finish and are then cancelled, every session ends with FATAL 57P01, the meta store
+is flushed and closed (see ``App.stop``). A second signal does not cut that short.
+A configuration pgbarrier refuses (trust on a non-loopback host, an unreadable
+password file or certificate, a meta store it cannot open, a data dir it cannot
+create) exits 2 with a one-line message saying why, before anything listens; a
+port it cannot listen on exits 1.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import sys
 import threading
 
 from pgbarrier import __version__
-from pgbarrier.app import App, Config
+from pgbarrier.app import App, Config, ListenError
+from pgbarrier.meta import MetaStoreError
 from pgbarrier.wire.auth import DEFAULT_METHOD, METHODS, ConfigError
 
 
@@ -49,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                        default=int(_env("barrier-interval-ms", "1000") or 1000))
     serve.add_argument("--checkpoint-frequency", type=int,
                        default=int(_env("checkpoint-frequency", "1") or 1))
+    serve.add_argument("--shutdown-grace-sec", type=float,
+                       default=float(_env("shutdown-grace-sec", "10") or 10), metavar="SEC",
+                       help="on SIGTERM/SIGINT, how long running statements may go on before "
+                            "they are cancelled (default 10)")
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
@@ -87,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         print("pgbarrier: --barrier-interval-ms and --checkpoint-frequency must be positive",
               file=sys.stderr)
         return 2
+    if args.shutdown_grace_sec < 0:
+        print("pgbarrier: --shutdown-grace-sec must not be negative", file=sys.stderr)
+        return 2
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     meta_store=args.meta_store,
                     barrier_interval_ms=args.barrier_interval_ms,
@@ -96,14 +109,22 @@ def main(argv: list[str] | None = None) -> int:
                     auth_method=args.auth_method, trust_any_host=args.trust_any_host,
                     tls_cert=args.tls_cert, tls_key=args.tls_key,
                     max_message_bytes=args.max_message_bytes)
-    app = App(config)
+    try:
+        app = App(config)
+    except MetaStoreError as exc:
+        print(f"pgbarrier: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the DuckDB data dir
+        print(f"pgbarrier: cannot use data dir {args.data_dir}: {exc}", file=sys.stderr)
+        return 2
     try:
         server = app.start()
     except ConfigError as exc:
         print(f"pgbarrier: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+    except ListenError as exc:
+        print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
+              file=sys.stderr)
         return 1
     stop = threading.Event()
 
@@ -117,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     serving = threading.Thread(target=server.serve_forever, name="pgbarrier-accept", daemon=True)
     serving.start()
     stop.wait()
-    app.stop()
+    app.stop(grace_s=args.shutdown_grace_sec)
     logging.getLogger("pgbarrier").info("stopped")
     return 0
 

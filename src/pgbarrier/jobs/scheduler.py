@@ -19,6 +19,11 @@ Rules this module keeps (SPEC section 2):
   after the failed attempt.
 * Paused databases start no scheduled runs; due jobs start after RESUME. A run
   already started when PAUSE arrives finishes and commits.
+* :meth:`RefreshScheduler.stop` (shutdown) starts no more runs, gives the ones
+  running until the end of the grace period to commit (the barrier workers are
+  still running then), and cancels the rest: each is recorded ``cancelled``
+  with error ``SHUTDOWN`` and leaves its job ``failed``, so it runs again when
+  due after a restart.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import heapq
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -52,6 +58,9 @@ log = logging.getLogger(__name__)
 Wait = Callable[["Future[Any]"], Any]
 
 _CANCEL_REPEAT_S = 0.2
+#: after the grace period, how long cancelled runs get to end before stop() gives up on them
+_CANCEL_TIMEOUT_S = 10.0
+SHUTDOWN = "pgbarrier shut down during the refresh"
 
 
 def _done_within(future: Future[Any], seconds: float) -> bool:
@@ -78,6 +87,7 @@ class RefreshScheduler:
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
         self._latest: dict[tuple[str, str], Future[Any]] = {}
+        self._stopping = False
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
 
@@ -121,7 +131,7 @@ class RefreshScheduler:
 
     def on_barrier(self, info: BarrierInfo) -> None:
         """Barrier listener: start the runs that are due. Cheap, never blocks."""
-        if not info.is_checkpoint or info.paused:
+        if not info.is_checkpoint or info.paused or self._stopping:
             return
         committed_ms = epoch_to_unix_ms(info.prev_epoch)
         due: list[tuple[str, int]] = []
@@ -164,8 +174,11 @@ class RefreshScheduler:
                                                    cancel)
         except BaseException as exc:  # the run's failure is recorded, never lost
             err = as_pg_error(exc)
-            done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, err.message),
-                                "failed", error=err.message)
+            status, error = "failed", err.message
+            if self._stopping and cancel is not None and cancel.cancelled:
+                status, error = "cancelled", SHUTDOWN
+            done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, error),
+                                status, error=error)
             if done.status == "failed":
                 log.warning("refresh of %s.%s failed: %s", job.database, job.name, err.message)
         else:
@@ -259,7 +272,29 @@ class RefreshScheduler:
         with self._lock:
             self._latest.pop((database, name), None)
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Shutdown: no new runs; running ones get ``grace_s`` seconds, then are cancelled."""
+        deadline = time.monotonic() + grace_s
+        with self._lock:
+            self._stopping = True
         if self._alarm is not None:
             self._alarm.stop()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            running = list(self._running.values())
+        for fut in running:
+            _done_within(fut, max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            left = [(fut, self._cancels.get(key)) for key, fut in self._running.items()]
+        if left:
+            log.info("grace period over: cancelling %d refresh run(s)", len(left))
+        give_up = time.monotonic() + _CANCEL_TIMEOUT_S
+        for fut, cancel in left:
+            if cancel is None:
+                continue
+            cancel.cancel()  # repeated: PostgreSQL ignores a cancel that precedes its query
+            while not _done_within(fut, _CANCEL_REPEAT_S):
+                if time.monotonic() > give_up:
+                    log.warning("a cancelled refresh run did not end; not waiting for it")
+                    break
+                cancel.cancel()
+        self._pool.shutdown(wait=not left or time.monotonic() <= give_up, cancel_futures=True)
