@@ -104,6 +104,9 @@ class ControlPlane:
         self._sessions_changed = threading.Condition(self._lock)
         self._sessions: dict[str, set[int]] = {}
         self._resume_waiters: dict[str, set[SessionInfo]] = {}
+        publish = getattr(backend, "set_system_views", None)
+        if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
+            publish({name: table.columns for name, table in self.catalog_tables().items()})
 
     # ------------------------------------------------------------------ sessions
 

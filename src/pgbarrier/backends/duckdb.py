@@ -65,8 +65,10 @@ import duckdb
 
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
+from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_settings import ClientSettings
+from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -142,11 +144,14 @@ def _duck_param(v: Any) -> Any:
 class DuckDBSession(BackendSession):
     implicit_extended_transactions = True
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
+                 database: str = "", user: str = "") -> None:
         super().__init__()
         self._cursor = conn.cursor()
         self.client = ClientSettings(on_reset_all=self._after_reset_all)
+        self.catalog = SessionCatalog(catalog, database, user, self.client)
         cur = self._cursor
+        cur.execute("SET VARIABLE pgbarrier_user = " + _literal(user))
         try:
             cur.execute("SET SESSION TimeZone = 'UTC'")
         except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC anyway
@@ -184,6 +189,13 @@ class DuckDBSession(BackendSession):
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
+        elif words and words[0] in ("DEALLOCATE", "DISCARD"):
+            answered = self.catalog.session_command(words)
+            if answered is not None:
+                if answered.tag in ("DISCARD ALL", "DISCARD TEMP"):
+                    self._drop_temp_relations()
+                return answered
+        sql, retype = self.catalog.rewrite(sql)
         cur = self._cursor
         try:
             if params:
@@ -191,7 +203,8 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if _returns_rows(words, sql):
-                columns = [Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]
+                columns = self.catalog.retype(
+                    [Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()], retype)
                 rows = cur.fetchall()
                 tag = words[0] if words[0] in _DML else "SELECT"
                 return rowset(columns, rows, tag)
@@ -215,6 +228,11 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
+        sql, retype = self.catalog.rewrite(sql)
+        return self.catalog.retype(self._describe(sql, words, params), retype)
+
+    def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
+                  ) -> list[Column]:
         n = count_params(sql)
         values = [_duck_param(v) for v in params] if params else [None] * n
         if words[0] in _DML:
@@ -248,6 +266,7 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
+            sql, _ = self.catalog.rewrite(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
@@ -272,6 +291,19 @@ class DuckDBSession(BackendSession):
                 continue
             out.setdefault(table, {})[column] = typ
         return out
+
+    def _drop_temp_relations(self) -> None:
+        """DISCARD ALL/TEMP: drop this session's temporary tables and views."""
+        cur = self._cursor
+        try:
+            rows = cur.execute(
+                "SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary UNION ALL "
+                "SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal"
+            ).fetchall()
+            for kind, name in rows:
+                cur.execute(f"DROP {kind} IF EXISTS temp.main.{quote_ident(name)}")
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
 
     def interrupt(self) -> None:
         self._cursor.interrupt()
@@ -341,6 +373,8 @@ class DuckDBBackend(Backend):
         super().__init__()
         self.data_dir = data_dir
         self._dbs: dict[str, duckdb.DuckDBPyConnection] = {}
+        self._catalogs: dict[str, CatalogInstaller] = {}
+        self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
         self._lock = threading.Lock()
         if data_dir != ":memory:":
             Path(data_dir).mkdir(parents=True, exist_ok=True)
@@ -351,7 +385,24 @@ class DuckDBBackend(Backend):
             if conn is None:
                 conn = duckdb.connect(self._path(name))
                 self._dbs[name] = conn
+                catalog = CatalogInstaller(conn, name)
+                catalog.set_system_views(self._system_views)
+                self._catalogs[name] = catalog
+                self._publish_databases()
             return conn
+
+    def _publish_databases(self) -> None:
+        """Every open database's ``pg_database`` lists them all (caller holds the lock)."""
+        names = sorted(self._dbs)
+        for catalog in self._catalogs.values():
+            catalog.set_databases(names)
+
+    def set_system_views(self, views: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        """pgbarrier's ``rw_catalog`` views (name -> columns), listed in ``pg_class``."""
+        with self._lock:
+            self._system_views = dict(views)
+            for catalog in self._catalogs.values():
+                catalog.set_system_views(self._system_views)
 
     def _path(self, name: str) -> str:
         return ":memory:" if self.data_dir == ":memory:" else os.path.join(
@@ -364,6 +415,8 @@ class DuckDBBackend(Backend):
         """Close ``name``'s DuckDB and delete its file (its sessions must be closed)."""
         with self._lock:
             conn = self._dbs.pop(name, None)
+            self._catalogs.pop(name, None)
+            self._publish_databases()
         if conn is not None:
             conn.close()
         path = self._path(name)
@@ -373,7 +426,20 @@ class DuckDBBackend(Backend):
                     os.remove(p)
 
     def connect(self, database: str, user: str) -> DuckDBSession:
-        return DuckDBSession(self._db(database))
+        conn = self._db(database)
+        return DuckDBSession(conn, self._catalogs.get(database), database, user)
+
+    def _mark(self, cur: duckdb.DuckDBPyConnection, database: str, name: str,
+              kind: str | None) -> None:
+        """Record (or with ``kind=None`` forget) that ``name`` is a materialized view, in
+        the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is."""
+        catalog = self._catalogs.get(database)
+        if catalog is not None:
+            catalog.ensure_marker(cur)
+        cur.execute(f"DELETE FROM {MARKER_SCHEMA}.materialized_views WHERE name = $1", [name])
+        if kind is not None:
+            cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views VALUES ($1, $2)",
+                        [name, kind])
 
     def _run(self, database: str, fn: Any) -> Any:
         cur = self._db(database).cursor()
@@ -411,6 +477,8 @@ class DuckDBBackend(Backend):
                     cancel.bind(cur.interrupt)
                 cur.execute("BEGIN")
                 cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
+                if not replace:
+                    self._mark(cur, database, name, "batch")
                 (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
                 if cancel is not None:
                     cancel.check()  # an interrupt that missed the query still rolls it back
@@ -440,8 +508,12 @@ class DuckDBBackend(Backend):
     def _drop(self, database: str, kind: str, name: str) -> None:
         def go(cur: duckdb.DuckDBPyConnection) -> None:
             try:
+                cur.execute("BEGIN")
                 cur.execute(f"DROP {kind} IF EXISTS {quote_ident(name)}")
+                self._mark(cur, database, name, None)
+                cur.execute("COMMIT")
             except duckdb.Error as exc:
+                cur.execute("ROLLBACK")
                 raise to_pg_error(exc) from None
         self._run(database, go)
 
@@ -452,8 +524,12 @@ class DuckDBBackend(Backend):
                     query: str) -> None:
         def go(cur: duckdb.DuckDBPyConnection) -> None:
             try:
+                cur.execute("BEGIN")
                 cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
+                self._mark(cur, database, name, "streaming")
+                cur.execute("COMMIT")
             except duckdb.Error as exc:
+                cur.execute("ROLLBACK")
                 raise to_pg_error(exc) from None
         self._run(database, go)
 
@@ -465,3 +541,4 @@ class DuckDBBackend(Backend):
             for conn in self._dbs.values():
                 conn.close()
             self._dbs.clear()
+            self._catalogs.clear()

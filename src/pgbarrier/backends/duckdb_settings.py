@@ -8,6 +8,13 @@ them here. Rules this module keeps:
   postgres interval style, UTC, hex bytea, standard strings on; anything else
   is 22023 with a DETAIL saying why. ``search_path`` is remembered, not applied.
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
+* Transaction isolation (``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION
+  LEVEL``, ``transaction_isolation``, ``default_transaction_isolation``) accepts
+  PostgreSQL's four levels and reports what was set (default ``read committed``);
+  DuckDB runs every transaction under snapshot isolation, which gives at least what
+  read committed and repeatable read promise. Read-only transactions are refused
+  (0A000): pgbarrier cannot enforce them. ``client_min_messages`` and ``lock_timeout``
+  are remembered (DuckDB never waits for a lock: a conflict fails at once).
 * A change to a reported setting comes back in ``Result.parameter_status`` so
   the session sends ParameterStatus.
 """
@@ -33,9 +40,17 @@ _DEFAULTS = {
     "application_name": "", "extra_float_digits": "1", "client_encoding": "UTF8",
     "DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "TimeZone": "UTC",
     "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
+    "client_min_messages": "notice", "transaction_isolation": "read committed",
+    "default_transaction_isolation": "read committed", "transaction_read_only": "off",
+    "default_transaction_read_only": "off", "lock_timeout": "0",
 }
 _READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
-              "server_encoding": "UTF8", "integer_datetimes": "on"}
+              "server_encoding": "UTF8", "integer_datetimes": "on",
+              "max_identifier_length": "63", "lc_collate": "C.UTF-8", "lc_ctype": "C.UTF-8",
+              "is_superuser": "on", "block_size": "8192"}
+_ISOLATION = ("read uncommitted", "read committed", "repeatable read", "serializable")
+_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice",
+                   "warning", "error")
 _REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
                        "TimeZone", "standard_conforming_strings"})
 _CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
@@ -96,6 +111,22 @@ def _check_setting(name: str, raw: str) -> str:
         if low == "hex":
             return "hex"
         raise _bad_value(name, value, "pgbarrier prints bytea in hex only.")
+    if name in ("transaction_isolation", "default_transaction_isolation"):
+        level = " ".join(low.split())
+        if level in _ISOLATION:
+            return level
+        raise _bad_value(name, value)
+    if name in ("transaction_read_only", "default_transaction_read_only"):
+        if low in ("off", "false", "no", "0", "f", "n"):
+            return "off"
+        raise PgError("read-only transactions are not supported by pgbarrier on DuckDB",
+                      sqlstate="0A000")
+    if name == "client_min_messages":
+        if low in _MESSAGE_LEVELS:
+            return low
+        raise _bad_value(name, value)
+    if name == "lock_timeout":
+        return value
     raise AssertionError(name)
 
 
@@ -149,6 +180,29 @@ class ClientSettings:
             value = _check_setting(name, raw)
         self.settings[name] = value
         return self._changed("SET", {name: value})
+
+    def value(self, name: str) -> str:
+        """``current_setting(name)``: 42704 for a setting pgbarrier does not keep."""
+        canonical = _CANONICAL.get(name.lower())
+        if canonical is None:
+            raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
+        return self.settings.get(canonical, _READ_ONLY.get(canonical, ""))
+
+    def set_value(self, name: str, value: str) -> str:
+        """``set_config(name, value, is_local)``: the value stored (``is_local`` is ignored,
+        as for ``SET LOCAL``)."""
+        canonical = _CANONICAL.get(name.lower())
+        if canonical is None:
+            raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
+        quoted = "'" + value.replace("'", "''") + "'"
+        self.handle(SettingStatement("SET", canonical, quoted))
+        return self.settings[canonical]
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(name, setting, short_desc)`` of every setting, for ``pg_settings``."""
+        out = [(n, v, "kept per session by pgbarrier") for n, v in self.settings.items()]
+        out += [(n, v, "fixed by pgbarrier") for n, v in _READ_ONLY.items()]
+        return sorted(out)
 
     @staticmethod
     def _changed(tag: str, values: dict[str, str]) -> Result:

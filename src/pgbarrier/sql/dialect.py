@@ -180,6 +180,21 @@ class PgBarrierParser(RisingWaveParser):
             node.add_comments(last.comments)  # a trailing comment is not in the raw text
         return node
 
+    # -- reg* arrays -----------------------------------------------------------------------
+
+    def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        """sqlglot reads ``regtype`` & co. as ``ObjectIdentifier``, which takes no ``[]``:
+        ``x::regtype[]`` (pgcli, psql) becomes an array of the user-defined type."""
+        this = super()._parse_types(*args, **kwargs)
+        if isinstance(this, exp.ObjectIdentifier) and self._curr and self._next \
+                and self._curr.token_type == TokenType.L_BRACKET \
+                and self._next.token_type == TokenType.R_BRACKET:
+            self._advance(2)
+            element = exp.DataType(this=exp.DataType.Type.USERDEFINED,
+                                   kind=exp.to_identifier(this.name.lower()))
+            return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[element], nested=True)
+        return this
+
     # -- FLUSH ----------------------------------------------------------------------------
 
     def _parse_statement(self) -> exp.Expr | None:

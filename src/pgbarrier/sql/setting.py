@@ -2,7 +2,11 @@
 
 Rules: ``SET [SESSION|LOCAL] name {=|TO} value``, ``SET TIME ZONE value`` (name
 ``TimeZone``), ``SET NAMES value`` (name ``client_encoding``), ``RESET name``,
-``RESET ALL`` (name ``all``), ``SHOW name`` and ``SHOW TIME ZONE``. The value is
+``RESET ALL`` (name ``all``), ``SHOW name`` and ``SHOW TIME ZONE``;
+``SET TRANSACTION ISOLATION LEVEL l`` / ``READ ONLY|WRITE`` (names
+``transaction_isolation`` / ``transaction_read_only``, with ``default_`` for
+``SET SESSION CHARACTERISTICS AS TRANSACTION ...``) and ``SHOW TRANSACTION ISOLATION
+LEVEL``. The value is
 the raw text after ``=``/``TO`` (use :func:`unquote` for a literal); names keep
 the case they were written in. Anything else is ``None`` and goes its way.
 Only statements whose first word is SET, RESET or SHOW are looked at.
@@ -28,8 +32,31 @@ class SettingStatement:
     value: str | None = None  # raw text, SET only
 
 
+_LEVEL = r"(READ\s+UNCOMMITTED|READ\s+COMMITTED|REPEATABLE\s+READ|SERIALIZABLE)"
+_SET_TX = re.compile(
+    rf"\s*SET\s+(SESSION\s+CHARACTERISTICS\s+AS\s+)?TRANSACTION\s+(?:ISOLATION\s+LEVEL\s+{_LEVEL}"
+    r"|(READ\s+ONLY|READ\s+WRITE))\s*;?\s*$", re.I | re.S)
+_SHOW_TX = re.compile(r"\s*SHOW\s+TRANSACTION\s+ISOLATION\s+LEVEL\s*;?\s*$", re.I)
+
+
+def _transaction_setting(sql: str) -> SettingStatement | None:
+    """``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION LEVEL x | READ ONLY|WRITE``."""
+    m = _SET_TX.match(sql)
+    if not m:
+        return None
+    prefix = "default_" if m.group(1) else ""
+    if m.group(2):
+        return SettingStatement("SET", prefix + "transaction_isolation",
+                                "'" + " ".join(m.group(2).lower().split()) + "'")
+    read_only = "on" if "ONLY" in m.group(3).upper() else "off"
+    return SettingStatement("SET", prefix + "transaction_read_only", read_only)
+
+
 def parse_setting(sql: str, first_word: str | None) -> SettingStatement | None:
     if first_word == "SET":
+        tx = _transaction_setting(sql)
+        if tx is not None:
+            return tx
         m = _SET.match(sql)
         if not m:
             return None
@@ -39,6 +66,8 @@ def parse_setting(sql: str, first_word: str | None) -> SettingStatement | None:
         m = _RESET.match(sql)
         return SettingStatement("RESET", m.group(1)) if m else None
     if first_word == "SHOW":
+        if _SHOW_TX.match(sql):
+            return SettingStatement("SHOW", "transaction_isolation")
         m = _SHOW.match(sql)
         return SettingStatement("SHOW", "TimeZone" if m.group(1) else m.group(2)) if m else None
     return None

@@ -1,0 +1,88 @@
+"""One DuckDB session's view of the emulated PostgreSQL catalog, and its session commands.
+
+Rules this module keeps:
+
+* A statement that may touch the catalog (:func:`pgbarrier.sql.pg_rewrite.may_touch_catalog`)
+  is rewritten on sqlglot's AST for the catalog in
+  :mod:`pgbarrier.backends.pgcatalog`, which is installed into the DuckDB database the
+  first time a session needs it. Every other statement runs unchanged.
+* The session's values reach the rewrite: its database name and user, and its client
+  settings (``current_setting``, ``set_config``, ``pg_settings``).
+* Output columns that are catalog columns of PostgreSQL types DuckDB lacks (``name``,
+  ``oid``, ``"char"``, ``regproc``) are reported with those types, when DuckDB's type of
+  the column is one they can carry (text for names, an integer for OIDs).
+* ``DEALLOCATE ALL`` and ``DISCARD ALL|PLANS|SEQUENCES|TEMP`` answer with their tags;
+  ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
+  are the wire session's; SQL ``PREPARE``d ones are DuckDB's and ``DEALLOCATE name`` goes
+  there.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pgbarrier.result import Column, Result, command
+from pgbarrier.sql.pg_rewrite import (
+    CatalogContext,
+    may_touch_catalog,
+    rewrite_pg_catalog,
+    settings_table,
+)
+from pgbarrier.sql.setting import SettingStatement
+from pgbarrier.wire import types as pgt
+
+if TYPE_CHECKING:
+    from pgbarrier.backends.duckdb_settings import ClientSettings
+    from pgbarrier.backends.pgcatalog import CatalogInstaller
+
+_INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
+_TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
+
+
+class SessionCatalog:
+    def __init__(self, installer: CatalogInstaller | None, database: str, user: str,
+                 settings: ClientSettings) -> None:
+        self.installer = installer
+        self.settings = settings
+        self.context = CatalogContext(
+            database=database, user=user, current_setting=settings.value,
+            set_config=lambda name, value, _local: settings.set_value(name, value),
+            settings_table=lambda: settings_table(settings.rows()))
+
+    def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
+        """The SQL to run and the column type overrides (empty when not a catalog query)."""
+        if self.installer is None or not may_touch_catalog(sql):
+            return sql, {}
+        rewritten = rewrite_pg_catalog(sql, self.context)
+        if rewritten is None:
+            return sql, {}
+        self.installer.ensure()
+        return rewritten.sql, rewritten.column_types
+
+    @staticmethod
+    def retype(columns: list[Column], overrides: dict[str, int]) -> list[Column]:
+        if not overrides:
+            return columns
+        out = []
+        for col in columns:
+            oid = overrides.get(col.name)
+            fits = oid is not None and (
+                (oid == pgt.OID and col.type_oid in _INTEGER_OIDS)
+                or (oid != pgt.OID and col.type_oid in _TEXT_OIDS))
+            out.append(Column(col.name, oid) if fits else col)
+        return out
+
+    def session_command(self, words: tuple[str, ...]) -> Result | None:
+        """``DEALLOCATE ALL`` / ``DISCARD ...``, answered here; None for anything else."""
+        if words[:2] == ("DEALLOCATE", "ALL") or words[:3] == ("DEALLOCATE", "PREPARE", "ALL"):
+            return command("DEALLOCATE ALL")
+        if words[:1] == ("DISCARD",) and len(words) > 1 and \
+                words[1] in ("ALL", "PLANS", "SEQUENCES", "TEMP", "TEMPORARY"):
+            if words[1] == "ALL":
+                result = self.settings.handle(SettingStatement("RESET", "all"))
+                tagged = command("DISCARD ALL")
+                if result is not None:
+                    tagged.parameter_status = result.parameter_status
+                return tagged
+            return command("DISCARD " + ("TEMP" if words[1] == "TEMPORARY" else words[1]))
+        return None

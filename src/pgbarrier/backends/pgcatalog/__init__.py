@@ -1,0 +1,155 @@
+"""A PostgreSQL catalog (``pg_catalog``, ``information_schema``) over DuckDB's own catalog.
+
+Rules this package keeps:
+
+* Each DuckDB database gets, on first use of a catalog object, an attached in-memory
+  database :data:`CATALOG_DB` holding views and macros (``catalog.sql``). The views read
+  DuckDB's catalog functions (``duckdb_tables()``, ``duckdb_columns()``,
+  ``duckdb_constraints()``...) when queried, so they never drift from the data: no copy of
+  a user object is kept anywhere. The attached database lives in memory, so an upgrade of
+  pgbarrier never finds an old definition.
+* Schema names: DuckDB's ``main`` is PostgreSQL's ``public`` (OID 2200); other DuckDB
+  schemas keep their names; ``pg_catalog`` (OID 11), ``information_schema`` and
+  ``rw_catalog`` list pgbarrier's emulated relations; temporary objects are in
+  ``pg_temp_1``. The hidden schema ``pgbarrier`` of each user database holds
+  ``materialized_views`` (name, kind), written by the DuckDB backend in the same
+  transaction that creates, refreshes or drops a batch-refresh or streaming view, so
+  ``relkind`` is ``'m'`` for exactly those.
+* OIDs: well-known catalog relations have PostgreSQL's OIDs (``pg_class`` is 1259...);
+  every other relation, index, constraint, namespace and database gets an OID derived
+  from the MD5 of its kind, schema and name (16384 and up): stable for the object's
+  life and across restarts; a rename gives a new OID. Type OIDs are PostgreSQL's; a
+  column's ``atttypid`` is the OID its values carry on the wire
+  (:func:`pgbarrier.backends.pgcatalog.types.type_oid_sql`).
+* One role: the session's user (``getvariable('pgbarrier_user')``, set per DuckDB
+  connection), OID 10, owner of every object.
+* ``pg_database`` lists pgbarrier's databases (:meth:`CatalogInstaller.set_databases`).
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib import resources
+
+import duckdb
+
+from pgbarrier.backends.pgcatalog.types import pg_type_rows, type_oid_sql
+
+__all__ = ["CATALOG_DB", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
+           "MARKER_SCHEMA"]
+
+CATALOG_DB = "pgbarrier_catalog"
+#: PostgreSQL schema -> schema of CATALOG_DB that holds its emulation
+SCHEMA_FOR = {"pg_catalog": "pgcat", "information_schema": "infoschema"}
+MARKER_SCHEMA = "pgbarrier"
+
+#: PostgreSQL's OIDs of the catalog relations clients name in ``'pg_x'::regclass``
+FIXED_OIDS = {"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class": 1259,
+              "pg_authid": 1260, "pg_database": 1262, "pg_am": 2601, "pg_attrdef": 2604,
+              "pg_constraint": 2606, "pg_description": 2609, "pg_index": 2610,
+              "pg_namespace": 2615, "pg_depend": 2608, "pg_inherits": 2611,
+              "pg_trigger": 2620, "pg_enum": 3501, "pg_extension": 3079,
+              "pg_collation": 3456, "pg_tablespace": 1213, "pg_auth_members": 1261,
+              "pg_policy": 3256, "pg_publication": 6104, "pg_statistic_ext": 3381,
+              "pg_sequence": 2224, "pg_publication_rel": 6106,
+              "pg_publication_namespace": 6237}
+
+_SQL = resources.files(__package__).joinpath("catalog.sql").read_text(encoding="utf-8")
+
+
+def _names(kind: str, schema: str) -> frozenset[str]:
+    import re
+    pattern = re.compile(rf"^CREATE {kind} @C@\.{schema}\.(\w+)", re.M)
+    return frozenset(pattern.findall(_SQL))
+
+
+#: emulated relations per PostgreSQL schema (names as PostgreSQL spells them)
+RELATIONS = {pg: _names("VIEW", duck) for pg, duck in SCHEMA_FOR.items()}
+RELATIONS["pg_catalog"] |= {"pg_settings"}  # per session, inlined by the rewrite
+#: emulated pg_catalog functions
+FUNCTIONS = _names("MACRO", "pgcat")
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class CatalogInstaller:
+    """Installs the catalog into a DuckDB database once, on first need (thread-safe)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, database: str) -> None:
+        self._conn = conn
+        self.database = database  # pgbarrier's name for it
+        self._lock = threading.Lock()
+        self._installed = False
+        self._databases: list[str] = [database]
+        self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def ensure(self) -> None:
+        if self._installed:
+            return
+        with self._lock:
+            if not self._installed:
+                self._install()
+                self._installed = True
+
+    def ensure_marker(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """The ``pgbarrier.materialized_views`` table of the user database (idempotent)."""
+        cur.execute(f"CREATE SCHEMA IF NOT EXISTS {MARKER_SCHEMA}")
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.materialized_views "
+                    "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL)")
+
+    def set_databases(self, names: list[str]) -> None:
+        self._databases = sorted(set(names))
+        if self._installed:
+            with self._lock:
+                self._write_databases(self._conn.cursor())
+
+    def set_system_views(self, views: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        """``rw_catalog`` views (name -> columns) to list in ``pg_class``/``pg_attribute``."""
+        self._system_views = dict(views)
+
+    def _write_databases(self, cur: duckdb.DuckDBPyConnection) -> None:
+        cur.execute(f"DELETE FROM {CATALOG_DB}.pgb.databases")
+        cur.executemany(f"INSERT INTO {CATALOG_DB}.pgb.databases VALUES (?)",
+                        [[n] for n in self._databases])
+
+    def _install(self) -> None:
+        cur = self._conn.cursor()
+        try:
+            (uname,) = cur.execute("SELECT current_database()").fetchone()
+            self.ensure_marker(cur)
+            cur.execute(f"ATTACH ':memory:' AS {CATALOG_DB}")
+            c = CATALOG_DB
+            for schema in ("pgb", "pgcat", "infoschema", "rw_catalog"):
+                cur.execute(f"CREATE SCHEMA {c}.{schema}")
+            cur.execute(f"CREATE TABLE {c}.pgb.types (oid BIGINT, typname VARCHAR, "
+                        "typlen INTEGER, typtype VARCHAR, typcategory VARCHAR, typelem BIGINT, "
+                        "typarray BIGINT, typinput VARCHAR, typoutput VARCHAR, fmt VARCHAR)")
+            cur.executemany(f"INSERT INTO {c}.pgb.types VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            [list(r) for r in pg_type_rows()])
+            cur.execute(f"CREATE TABLE {c}.pgb.fixed_oids (relname VARCHAR, oid BIGINT)")
+            cur.executemany(f"INSERT INTO {c}.pgb.fixed_oids VALUES (?, ?)",
+                            [[k, v] for k, v in FIXED_OIDS.items()])
+            cur.execute(f"CREATE TABLE {c}.pgb.databases (name VARCHAR)")
+            self._write_databases(cur)
+            cur.execute(f"CREATE MACRO {c}.pgb.type_oid(dt) AS {type_oid_sql('dt')}")
+            sql = (_SQL.replace("@C@", c).replace("@CNAME@", c).replace("@U@", _q(uname))
+                   .replace("@UNAME@", uname.replace("'", "''"))
+                   .replace("@DB@", self.database.replace("'", "''")))
+            cur.execute(sql)
+            for name, columns in self._system_views.items():
+                cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {_q(n)}" for n, t in columns)
+                cur.execute(f"CREATE VIEW {c}.rw_catalog.{_q(name)} AS SELECT {cols} WHERE false")
+        finally:
+            cur.close()
+
+
+def _duck_type(sql_type: str) -> str:
+    t = sql_type.strip().upper()
+    return {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE", "TEXT": "VARCHAR",
+            "NUMERIC": "DECIMAL(38, 10)"}.get(t, t)

@@ -1,0 +1,595 @@
+-- The emulated PostgreSQL catalog, created once per DuckDB database in an attached in-memory
+-- database @C@ (see __init__.py). Every view reads DuckDB's own catalog functions at query
+-- time; nothing here holds a copy of user objects. @U@ is the user's DuckDB database.
+-- Schemas: pgb (internal helpers), pgcat (pg_catalog), infoschema (information_schema).
+
+-- ------------------------------------------------------------------ helpers (schema pgb)
+
+CREATE MACRO @C@.pgb.hash_oid(kind, nsp, nm) AS
+    16384 + (CAST('0x' || substr(md5(kind || ':' || nsp || '.' || nm), 1, 8) AS UBIGINT)
+             % 2000000000)::BIGINT;
+
+CREATE MACRO @C@.pgb.reloid(nsp, nm) AS
+    CASE WHEN nsp = 'pg_catalog' AND nm IN (SELECT relname FROM @C@.pgb.fixed_oids)
+         THEN (SELECT f.oid FROM @C@.pgb.fixed_oids f WHERE f.relname = nm)
+         ELSE @C@.pgb.hash_oid('r', nsp, nm) END;
+
+CREATE VIEW @C@.pgb.nsps AS
+SELECT CASE WHEN schema_name = 'main' THEN 2200 ELSE @C@.pgb.hash_oid('n', '', schema_name) END
+           AS oid,
+       CASE WHEN schema_name = 'main' THEN 'public' ELSE schema_name END AS nspname,
+       database_name AS duck_db, schema_name AS duck_schema,
+       CASE WHEN schema_name = 'main' THEN 'standard public schema' ELSE comment END AS comment
+FROM duckdb_schemas()
+WHERE database_name = '@UNAME@' AND schema_name <> 'pgbarrier'
+UNION ALL SELECT 11, 'pg_catalog', '@CNAME@', 'pgcat', 'system catalog schema'
+UNION ALL SELECT 13000, 'information_schema', '@CNAME@', 'infoschema', NULL
+UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'rw_catalog'), 'rw_catalog', '@CNAME@', 'rw_catalog',
+                 'pgbarrier system views'
+UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'pg_temp_1'), 'pg_temp_1', 'temp', 'main', NULL;
+
+-- indexes: the ones PRIMARY KEY and UNIQUE constraints build, and CREATE INDEX ones
+CREATE VIEW @C@.pgb.indexes AS
+SELECT database_name, schema_name, table_name,
+       CASE WHEN constraint_type = 'PRIMARY KEY' THEN table_name || '_pkey'
+            ELSE constraint_name END AS index_name,
+       constraint_type = 'PRIMARY KEY' AS is_primary, true AS is_unique,
+       constraint_column_names AS column_names, constraint_type AS contype_name,
+       constraint_column_indexes AS column_indexes
+FROM duckdb_constraints()
+WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+UNION ALL
+SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary, x.is_unique,
+       x.column_names, NULL,
+       (SELECT list(c.column_index - 1 ORDER BY u.pos)
+        FROM (SELECT unnest(x.column_names) AS col, generate_subscripts(x.column_names, 1) AS pos) u
+        JOIN duckdb_columns() c ON c.database_name = x.database_name
+             AND c.schema_name = x.schema_name AND c.table_name = x.table_name
+             AND c.column_name = u.col)
+FROM (SELECT *, list_transform(string_split(trim(expressions, '[]'), ', '),
+                               lambda e: trim(e, '"')) AS column_names
+      FROM duckdb_indexes()) x;
+
+CREATE MACRO @C@.pgb.view_body(sql) AS
+    CASE WHEN sql IS NULL THEN NULL
+         ELSE rtrim(regexp_replace(sql, '^\s*CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?VIEW\s+.*?\s+AS\s+', '', 'is'), ';') END;
+
+CREATE MACRO @C@.pgb.indexdef(uniq, idx, nsp, tbl, cols) AS
+    'CREATE ' || CASE WHEN uniq THEN 'UNIQUE ' ELSE '' END || 'INDEX ' || idx || ' ON '
+    || nsp || '.' || tbl || ' USING btree (' || array_to_string(cols, ', ') || ')';
+
+
+-- one row per relation: tables, views, materialized views (pgbarrier's marker table says
+-- which tables and views are batch-refresh or streaming views) and indexes
+CREATE VIEW @C@.pgb.rels AS
+WITH mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
+SELECT @C@.pgb.reloid(n.nspname, t.table_name) AS oid, t.table_name AS relname,
+       n.oid AS relnamespace, n.nspname, t.database_name AS duck_db, t.schema_name AS duck_schema,
+       CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE 'r' END AS relkind,
+       t.column_count AS relnatts, t.index_count > 0 OR t.has_primary_key AS relhasindex,
+       t.check_constraint_count AS relchecks, t.temporary, t.comment,
+       t.estimated_size AS reltuples, NULL::VARCHAR AS viewdef, NULL::BIGINT AS indrelid
+FROM duckdb_tables() t
+JOIN @C@.pgb.nsps n ON n.duck_db = t.database_name AND n.duck_schema = t.schema_name
+LEFT JOIN mv ON t.database_name = '@UNAME@' AND t.schema_name = 'main' AND mv.name = t.table_name
+UNION ALL
+SELECT @C@.pgb.reloid(n.nspname, v.view_name), v.view_name, n.oid, n.nspname, v.database_name,
+       v.schema_name, CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE 'v' END, v.column_count, false,
+       0, v.temporary, v.comment, 0, v.sql, NULL
+FROM duckdb_views() v
+JOIN @C@.pgb.nsps n ON n.duck_db = v.database_name AND n.duck_schema = v.schema_name
+LEFT JOIN mv ON v.database_name = '@UNAME@' AND v.schema_name = 'main' AND mv.name = v.view_name
+UNION ALL
+SELECT @C@.pgb.reloid(n.nspname, x.index_name), x.index_name, n.oid, n.nspname, x.database_name,
+       x.schema_name, 'i', len(x.column_names), false, 0, false, NULL, 0, NULL,
+       @C@.pgb.reloid(n.nspname, x.table_name)
+FROM @C@.pgb.indexes x
+JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+
+CREATE VIEW @C@.pgb.cols AS
+SELECT r.oid AS attrelid, c.column_name AS attname,
+       @C@.pgb.type_oid(c.data_type) AS atttypid,
+       CAST(c.column_index AS SMALLINT) AS attnum,
+       CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
+            THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END::INTEGER
+           AS atttypmod,
+       NOT c.is_nullable AS attnotnull, c.column_default, c.comment, c.data_type,
+       r.relkind
+FROM duckdb_columns() c
+JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
+                   AND r.relname = c.table_name AND r.relkind <> 'i';
+
+CREATE VIEW @C@.pgb.cons AS
+SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
+       CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+            ELSE k.constraint_name END AS conname,
+       n.oid AS connamespace,
+       CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
+            WHEN 'FOREIGN KEY' THEN 'f' ELSE 'c' END AS contype,
+       @C@.pgb.reloid(n.nspname, k.table_name) AS conrelid,
+       CASE WHEN k.constraint_type IN ('PRIMARY KEY', 'UNIQUE') THEN @C@.pgb.reloid(n.nspname,
+            CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+                 ELSE k.constraint_name END) ELSE 0 END AS conindid,
+       CASE WHEN k.referenced_table IS NOT NULL THEN @C@.pgb.reloid(n.nspname, k.referenced_table)
+            ELSE 0 END AS confrelid,
+       list_transform(k.constraint_column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS conkey,
+       CASE WHEN k.referenced_table IS NOT NULL THEN
+            (SELECT list(CAST(rc.column_index AS SMALLINT) ORDER BY u.pos)
+             FROM (SELECT unnest(k.referenced_column_names) AS col,
+                          generate_subscripts(k.referenced_column_names, 1) AS pos) u
+             JOIN duckdb_columns() rc ON rc.database_name = k.database_name
+                  AND rc.schema_name = k.schema_name AND rc.table_name = k.referenced_table
+                  AND rc.column_name = u.col) END AS confkey,
+       CASE k.constraint_type
+            WHEN 'PRIMARY KEY' THEN 'PRIMARY KEY (' || array_to_string(k.constraint_column_names, ', ') || ')'
+            WHEN 'UNIQUE' THEN 'UNIQUE (' || array_to_string(k.constraint_column_names, ', ') || ')'
+            WHEN 'FOREIGN KEY' THEN 'FOREIGN KEY (' || array_to_string(k.constraint_column_names, ', ')
+                 || ') REFERENCES ' || k.referenced_table || '('
+                 || array_to_string(k.referenced_column_names, ', ') || ')'
+            ELSE 'CHECK (' || k.expression || ')' END AS condef,
+       k.expression AS conbin
+FROM duckdb_constraints() k
+JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
+WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
+
+-- ------------------------------------------------------------------ pg_catalog (schema pgcat)
+
+CREATE VIEW @C@.pgcat.pg_namespace AS
+SELECT CAST(oid AS BIGINT) AS oid, nspname, CAST(10 AS BIGINT) AS nspowner,
+       CAST(NULL AS VARCHAR[]) AS nspacl
+FROM @C@.pgb.nsps;
+
+CREATE VIEW @C@.pgcat.pg_class AS
+SELECT CAST(r.oid AS BIGINT) AS oid, r.relname, CAST(r.relnamespace AS BIGINT) AS relnamespace,
+       CAST(0 AS BIGINT) AS reltype, CAST(0 AS BIGINT) AS reloftype,
+       CAST(10 AS BIGINT) AS relowner,
+       CAST(CASE r.relkind WHEN 'r' THEN 2 WHEN 'm' THEN 2 WHEN 'i' THEN 403 ELSE 0 END AS BIGINT)
+           AS relam,
+       CAST(r.oid AS BIGINT) AS relfilenode, CAST(0 AS BIGINT) AS reltablespace,
+       CAST(0 AS INTEGER) AS relpages, CAST(r.reltuples AS FLOAT) AS reltuples,
+       CAST(0 AS INTEGER) AS relallvisible, CAST(0 AS BIGINT) AS reltoastrelid,
+       r.relhasindex, false AS relisshared,
+       CASE WHEN r.temporary THEN 't' ELSE 'p' END AS relpersistence, r.relkind,
+       CAST(r.relnatts AS SMALLINT) AS relnatts, CAST(r.relchecks AS SMALLINT) AS relchecks,
+       false AS relhasrules, false AS relhastriggers, false AS relhassubclass,
+       false AS relrowsecurity, false AS relforcerowsecurity, true AS relispopulated,
+       CASE WHEN r.relkind IN ('r', 'm') THEN 'd' ELSE 'n' END AS relreplident,
+       false AS relispartition, CAST(0 AS BIGINT) AS relrewrite,
+       CAST(0 AS BIGINT) AS relfrozenxid, CAST(0 AS BIGINT) AS relminmxid,
+       CAST(NULL AS VARCHAR[]) AS relacl, CAST(NULL AS VARCHAR[]) AS reloptions,
+       CAST(NULL AS VARCHAR) AS relpartbound
+FROM @C@.pgb.rels r;
+
+CREATE VIEW @C@.pgcat.pg_attribute AS
+SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIGINT) AS atttypid,
+       CAST(t.typlen AS SMALLINT) AS attlen, a.attnum, CAST(-1 AS INTEGER) AS attcacheoff,
+       a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
+           AS attndims,
+       t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
+       CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END AS attstorage, '' AS attcompression,
+       a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
+       '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
+       CAST(0 AS INTEGER) AS attinhcount, CAST(-1 AS INTEGER) AS attstattarget,
+       CAST(CASE WHEN a.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT)
+           AS attcollation,
+       CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
+       CAST(NULL AS VARCHAR[]) AS attfdwoptions, CAST(NULL AS VARCHAR) AS attmissingval
+FROM @C@.pgb.cols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid;
+
+CREATE VIEW @C@.pgcat.pg_attrdef AS
+SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
+       CAST(attrelid AS BIGINT) AS adrelid, attnum AS adnum, column_default AS adbin
+FROM @C@.pgb.cols WHERE column_default IS NOT NULL;
+
+CREATE VIEW @C@.pgcat.pg_type AS
+SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
+       CAST(10 AS BIGINT) AS typowner, CAST(typlen AS SMALLINT) AS typlen,
+       typlen > 0 AND typlen <= 8 AS typbyval, typtype, typcategory, false AS typispreferred,
+       true AS typisdefined, ',' AS typdelim, CAST(0 AS BIGINT) AS typrelid,
+       CAST(0 AS BIGINT) AS typsubscript, CAST(typelem AS BIGINT) AS typelem,
+       CAST(typarray AS BIGINT) AS typarray, typinput, typoutput,
+       typname || 'recv' AS typreceive, typname || 'send' AS typsend, '-' AS typmodin,
+       '-' AS typmodout, '-' AS typanalyze, 'i' AS typalign, 'p' AS typstorage,
+       false AS typnotnull, CAST(0 AS BIGINT) AS typbasetype, CAST(-1 AS INTEGER) AS typtypmod,
+       CAST(0 AS INTEGER) AS typndims,
+       CAST(CASE WHEN oid IN (25, 1043, 1042, 19) THEN 100 ELSE 0 END AS BIGINT) AS typcollation,
+       CAST(NULL AS VARCHAR) AS typdefaultbin, CAST(NULL AS VARCHAR) AS typdefault,
+       CAST(NULL AS VARCHAR[]) AS typacl
+FROM @C@.pgb.types;
+
+CREATE VIEW @C@.pgcat.pg_index AS
+SELECT CAST(@C@.pgb.reloid(n.nspname, x.index_name) AS BIGINT) AS indexrelid,
+       CAST(@C@.pgb.reloid(n.nspname, x.table_name) AS BIGINT) AS indrelid,
+       CAST(len(x.column_names) AS SMALLINT) AS indnatts,
+       CAST(len(x.column_names) AS SMALLINT) AS indnkeyatts,
+       x.is_unique AS indisunique, false AS indnullsnotdistinct, x.is_primary AS indisprimary,
+       false AS indisexclusion, true AS indimmediate, false AS indisclustered,
+       true AS indisvalid, false AS indcheckxmin, true AS indisready, true AS indislive,
+       false AS indisreplident,
+       list_transform(x.column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS indkey,
+       CAST(NULL AS BIGINT[]) AS indcollation, CAST(NULL AS BIGINT[]) AS indclass,
+       CAST(NULL AS SMALLINT[]) AS indoption, CAST(NULL AS VARCHAR) AS indexprs,
+       CAST(NULL AS VARCHAR) AS indpred
+FROM @C@.pgb.indexes x
+JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+
+CREATE VIEW @C@.pgcat.pg_constraint AS
+SELECT CAST(oid AS BIGINT) AS oid, conname, CAST(connamespace AS BIGINT) AS connamespace,
+       contype, false AS condeferrable, false AS condeferred, true AS convalidated,
+       CAST(conrelid AS BIGINT) AS conrelid, CAST(0 AS BIGINT) AS contypid,
+       CAST(conindid AS BIGINT) AS conindid, CAST(0 AS BIGINT) AS conparentid,
+       CAST(confrelid AS BIGINT) AS confrelid,
+       CASE WHEN contype = 'f' THEN 'a' ELSE ' ' END AS confupdtype,
+       CASE WHEN contype = 'f' THEN 'a' ELSE ' ' END AS confdeltype,
+       CASE WHEN contype = 'f' THEN 's' ELSE ' ' END AS confmatchtype,
+       true AS conislocal, CAST(0 AS INTEGER) AS coninhcount, false AS connoinherit,
+       conkey, confkey, CAST(NULL AS BIGINT[]) AS conpfeqop, CAST(NULL AS BIGINT[]) AS conppeqop,
+       CAST(NULL AS BIGINT[]) AS conffeqop, CAST(NULL AS SMALLINT[]) AS confdelsetcols,
+       CAST(NULL AS BIGINT[]) AS conexclop, conbin
+FROM @C@.pgb.cons;
+
+CREATE VIEW @C@.pgcat.pg_description AS
+SELECT CAST(r.oid AS BIGINT) AS objoid, CAST(1259 AS BIGINT) AS classoid,
+       CAST(0 AS INTEGER) AS objsubid, r.comment AS description
+FROM @C@.pgb.rels r WHERE r.comment IS NOT NULL
+UNION ALL
+SELECT CAST(c.attrelid AS BIGINT), CAST(1259 AS BIGINT), CAST(c.attnum AS INTEGER), c.comment
+FROM @C@.pgb.cols c WHERE c.comment IS NOT NULL
+UNION ALL
+SELECT CAST(n.oid AS BIGINT), CAST(2615 AS BIGINT), CAST(0 AS INTEGER), n.comment
+FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL;
+
+CREATE VIEW @C@.pgcat.pg_am AS
+SELECT * FROM (VALUES (CAST(2 AS BIGINT), 'heap', 'heap_tableam_handler', 't'),
+                      (CAST(403 AS BIGINT), 'btree', 'bthandler', 'i'))
+    AS am(oid, amname, amhandler, amtype);
+
+CREATE VIEW @C@.pgcat.pg_collation AS
+SELECT * FROM (VALUES (CAST(100 AS BIGINT), 'default', CAST(11 AS BIGINT), CAST(10 AS BIGINT),
+                       'd', true, CAST(-1 AS INTEGER), CAST(NULL AS VARCHAR),
+                       CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR)))
+    AS c(oid, collname, collnamespace, collowner, collprovider, collisdeterministic,
+         collencoding, collcollate, collctype, colliculocale, collversion);
+
+CREATE VIEW @C@.pgcat.pg_inherits AS
+SELECT CAST(NULL AS BIGINT) AS inhrelid, CAST(NULL AS BIGINT) AS inhparent,
+       CAST(NULL AS INTEGER) AS inhseqno, CAST(NULL AS BOOLEAN) AS inhdetachpending WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_policy AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS polname,
+       CAST(NULL AS BIGINT) AS polrelid, CAST(NULL AS VARCHAR) AS polcmd,
+       CAST(NULL AS BOOLEAN) AS polpermissive, CAST(NULL AS BIGINT[]) AS polroles,
+       CAST(NULL AS VARCHAR) AS polqual, CAST(NULL AS VARCHAR) AS polwithcheck WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_statistic_ext AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS stxrelid,
+       CAST(NULL AS VARCHAR) AS stxname, CAST(NULL AS BIGINT) AS stxnamespace,
+       CAST(NULL AS BIGINT) AS stxowner, CAST(NULL AS INTEGER) AS stxstattarget,
+       CAST(NULL AS SMALLINT[]) AS stxkeys, CAST(NULL AS VARCHAR[]) AS stxkind,
+       CAST(NULL AS VARCHAR) AS stxexprs WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_publication AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS pubname,
+       CAST(NULL AS BIGINT) AS pubowner, CAST(NULL AS BOOLEAN) AS puballtables,
+       CAST(NULL AS BOOLEAN) AS pubinsert, CAST(NULL AS BOOLEAN) AS pubupdate,
+       CAST(NULL AS BOOLEAN) AS pubdelete, CAST(NULL AS BOOLEAN) AS pubtruncate,
+       CAST(NULL AS BOOLEAN) AS pubviaroot WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_publication_namespace AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS pnpubid,
+       CAST(NULL AS BIGINT) AS pnnspid WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_publication_rel AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS prpubid,
+       CAST(NULL AS BIGINT) AS prrelid, CAST(NULL AS VARCHAR) AS prqual,
+       CAST(NULL AS SMALLINT[]) AS prattrs WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_enum AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS enumtypid,
+       CAST(NULL AS FLOAT) AS enumsortorder, CAST(NULL AS VARCHAR) AS enumlabel WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_extension AS
+SELECT CAST(13500 AS BIGINT) AS oid, 'plpgsql' AS extname, CAST(10 AS BIGINT) AS extowner,
+       CAST(11 AS BIGINT) AS extnamespace, false AS extrelocatable, '1.0' AS extversion,
+       CAST(NULL AS BIGINT[]) AS extconfig, CAST(NULL AS VARCHAR[]) AS extcondition;
+
+CREATE VIEW @C@.pgcat.pg_replication_slots AS
+SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
+       CAST(NULL AS VARCHAR) AS slot_type, CAST(NULL AS BIGINT) AS datoid,
+       CAST(NULL AS VARCHAR) AS database, CAST(NULL AS BOOLEAN) AS temporary,
+       CAST(NULL AS BOOLEAN) AS active WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_depend AS
+SELECT CAST(NULL AS BIGINT) AS classid, CAST(NULL AS BIGINT) AS objid,
+       CAST(NULL AS INTEGER) AS objsubid, CAST(NULL AS BIGINT) AS refclassid,
+       CAST(NULL AS BIGINT) AS refobjid, CAST(NULL AS INTEGER) AS refobjsubid,
+       CAST(NULL AS VARCHAR) AS deptype WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_proc AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS proname,
+       CAST(NULL AS BIGINT) AS pronamespace, CAST(NULL AS BIGINT) AS proowner,
+       CAST(NULL AS BIGINT) AS prolang, CAST(NULL AS FLOAT) AS procost,
+       CAST(NULL AS FLOAT) AS prorows, CAST(NULL AS BIGINT) AS provariadic,
+       CAST(NULL AS VARCHAR) AS prosupport, CAST(NULL AS VARCHAR) AS prokind,
+       CAST(NULL AS BOOLEAN) AS prosecdef, CAST(NULL AS BOOLEAN) AS proleakproof,
+       CAST(NULL AS BOOLEAN) AS proisstrict, CAST(NULL AS BOOLEAN) AS proretset,
+       CAST(NULL AS VARCHAR) AS provolatile, CAST(NULL AS VARCHAR) AS proparallel,
+       CAST(NULL AS SMALLINT) AS pronargs, CAST(NULL AS SMALLINT) AS pronargdefaults,
+       CAST(NULL AS BIGINT) AS prorettype, CAST(NULL AS BIGINT[]) AS proargtypes,
+       CAST(NULL AS BIGINT[]) AS proallargtypes, CAST(NULL AS VARCHAR[]) AS proargmodes,
+       CAST(NULL AS VARCHAR[]) AS proargnames, CAST(NULL AS VARCHAR) AS proargdefaults,
+       CAST(NULL AS BIGINT[]) AS protrftypes, CAST(NULL AS VARCHAR) AS prosrc,
+       CAST(NULL AS VARCHAR) AS probin, CAST(NULL AS VARCHAR) AS prosqlbody,
+       CAST(NULL AS VARCHAR[]) AS proconfig, CAST(NULL AS VARCHAR[]) AS proacl WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_auth_members AS
+SELECT CAST(NULL AS BIGINT) AS roleid, CAST(NULL AS BIGINT) AS member,
+       CAST(NULL AS BIGINT) AS grantor, CAST(NULL AS BOOLEAN) AS admin_option WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_tablespace AS
+SELECT * FROM (VALUES (CAST(1663 AS BIGINT), 'pg_default', CAST(10 AS BIGINT),
+                       CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[])))
+    AS t(oid, spcname, spcowner, spcacl, spcoptions);
+
+CREATE VIEW @C@.pgcat.pg_trigger AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS tgrelid,
+       CAST(NULL AS VARCHAR) AS tgname, CAST(NULL AS BIGINT) AS tgfoid,
+       CAST(NULL AS SMALLINT) AS tgtype, CAST(NULL AS VARCHAR) AS tgenabled,
+       CAST(NULL AS BOOLEAN) AS tgisinternal WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_sequence AS
+SELECT CAST(NULL AS BIGINT) AS seqrelid, CAST(NULL AS BIGINT) AS seqtypid,
+       CAST(NULL AS BIGINT) AS seqstart, CAST(NULL AS BIGINT) AS seqincrement,
+       CAST(NULL AS BIGINT) AS seqmax, CAST(NULL AS BIGINT) AS seqmin,
+       CAST(NULL AS BIGINT) AS seqcache, CAST(NULL AS BOOLEAN) AS seqcycle WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_tables AS
+SELECT r.nspname AS schemaname, r.relname AS tablename, getvariable('pgbarrier_user') AS tableowner,
+       CAST(NULL AS VARCHAR) AS tablespace, r.relhasindex AS hasindexes, false AS hasrules,
+       false AS hastriggers, false AS rowsecurity
+FROM @C@.pgb.rels r WHERE r.relkind = 'r';
+
+CREATE VIEW @C@.pgcat.pg_views AS
+SELECT r.nspname AS schemaname, r.relname AS viewname, getvariable('pgbarrier_user') AS viewowner,
+       @C@.pgb.view_body(r.viewdef) AS definition
+FROM @C@.pgb.rels r WHERE r.relkind = 'v';
+
+CREATE VIEW @C@.pgcat.pg_matviews AS
+SELECT r.nspname AS schemaname, r.relname AS matviewname, getvariable('pgbarrier_user') AS matviewowner,
+       CAST(NULL AS VARCHAR) AS tablespace, r.relhasindex AS hasindexes, true AS ispopulated,
+       @C@.pgb.view_body(r.viewdef) AS definition
+FROM @C@.pgb.rels r WHERE r.relkind = 'm';
+
+CREATE VIEW @C@.pgcat.pg_indexes AS
+SELECT n.nspname AS schemaname, x.table_name AS tablename, x.index_name AS indexname,
+       CAST(NULL AS VARCHAR) AS tablespace,
+       @C@.pgb.indexdef(x.is_unique, x.index_name, n.nspname, x.table_name, x.column_names)
+           AS indexdef
+FROM @C@.pgb.indexes x
+JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+
+CREATE VIEW @C@.pgcat.pg_stat_activity AS
+SELECT CAST(NULL AS BIGINT) AS datid, CAST(NULL AS VARCHAR) AS datname,
+       CAST(NULL AS INTEGER) AS pid, CAST(NULL AS VARCHAR) AS usename,
+       CAST(NULL AS VARCHAR) AS application_name, CAST(NULL AS VARCHAR) AS state,
+       CAST(NULL AS VARCHAR) AS query WHERE false;
+
+-- ------------------------------------------------------------------ functions (schema pgcat)
+
+CREATE MACRO @C@.pgcat.pg_encoding_to_char(enc) AS CASE WHEN enc = 6 THEN 'UTF8' ELSE '' END;
+CREATE MACRO @C@.pgcat.pg_char_to_encoding(nm) AS CASE WHEN upper(nm) IN ('UTF8', 'UTF-8') THEN 6 ELSE -1 END;
+CREATE MACRO @C@.pgcat.pg_table_is_visible(reloid) AS
+    coalesce((SELECT r.nspname IN ('public', 'pg_catalog', 'pg_temp_1')
+              FROM @C@.pgb.rels r WHERE r.oid = reloid), false);
+CREATE MACRO @C@.pgcat.pg_type_is_visible(typoid) AS true;
+CREATE MACRO @C@.pgcat.pg_function_is_visible(procoid) AS true;
+CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
+    CASE WHEN typoid IS NULL THEN NULL
+         WHEN typoid = 1700 AND typmod > 4
+         THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')'
+         WHEN typoid = 1231 AND typmod > 4
+         THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')[]'
+         ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = typoid), '???') END;
+CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
+    (expr, relid, pretty) AS expr;
+CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
+    (SELECT k.condef FROM @C@.pgb.cons k WHERE k.oid = conoid),
+    (conoid, pretty) AS
+    (SELECT k.condef FROM @C@.pgb.cons k WHERE k.oid = conoid);
+CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
+    (SELECT indexdef FROM @C@.pgcat.pg_indexes i
+     WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid),
+    (idxoid, col, pretty) AS
+    (SELECT indexdef FROM @C@.pgcat.pg_indexes i
+     WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid);
+CREATE MACRO @C@.pgcat.pg_get_viewdef(viewoid) AS
+    (SELECT @C@.pgb.view_body(r.viewdef) FROM @C@.pgb.rels r WHERE r.oid = viewoid),
+    (viewoid, pretty) AS
+    (SELECT @C@.pgb.view_body(r.viewdef) FROM @C@.pgb.rels r WHERE r.oid = viewoid);
+CREATE MACRO @C@.pgcat.pg_get_partkeydef(reloid) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.pg_get_statisticsobjdef_columns(statoid) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.pg_get_function_result(procoid) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.pg_get_function_arguments(procoid) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.pg_get_function_identity_arguments(procoid) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.pg_relation_is_publishable(reloid) AS false;
+CREATE MACRO @C@.pgcat.pg_relation_size(reloid) AS CAST(0 AS BIGINT),
+    (reloid, fork) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_total_relation_size(reloid) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_table_size(reloid) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_indexes_size(reloid) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_database_size(db) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_stat_get_numscans(reloid) AS CAST(0 AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_is_in_recovery() AS false;
+CREATE MACRO @C@.pgcat.pg_backend_pid() AS CAST(0 AS INTEGER);
+CREATE MACRO @C@.pgcat.obj_description(obj) AS
+    (SELECT d.description FROM @C@.pgcat.pg_description d WHERE d.objoid = obj AND d.objsubid = 0 LIMIT 1),
+    (obj, catalog) AS
+    (SELECT d.description FROM @C@.pgcat.pg_description d WHERE d.objoid = obj AND d.objsubid = 0 LIMIT 1);
+CREATE MACRO @C@.pgcat.shobj_description(obj, catalog) AS CAST(NULL AS VARCHAR);
+CREATE MACRO @C@.pgcat.col_description(reloid, colnum) AS
+    (SELECT d.description FROM @C@.pgcat.pg_description d
+     WHERE d.objoid = reloid AND d.objsubid = colnum LIMIT 1);
+CREATE MACRO @C@.pgcat.array_upper(arr, dim) AS CASE WHEN len(arr) = 0 THEN NULL ELSE len(arr) END;
+CREATE MACRO @C@.pgcat.array_lower(arr, dim) AS CASE WHEN len(arr) = 0 THEN NULL ELSE 1 END;
+CREATE MACRO @C@.pgcat.quote_ident(nm) AS
+    CASE WHEN regexp_full_match(nm, '[a-z_][a-z0-9_$]*')
+              AND nm NOT IN (SELECT keyword_name FROM duckdb_keywords()
+                               WHERE keyword_category = 'reserved')
+         THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
+CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
+    (SELECT r.oid FROM @C@.pgb.rels r
+     WHERE r.relname = CASE WHEN contains(nm, '.') THEN split_part(nm, '.', 2) ELSE nm END
+       AND (NOT contains(nm, '.') OR r.nspname = split_part(nm, '.', 1))
+     ORDER BY r.nspname = 'pg_catalog' DESC, r.nspname = 'public' DESC LIMIT 1);
+CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
+    coalesce((SELECT CASE WHEN r.nspname IN ('public', 'pg_catalog') THEN r.relname
+                          ELSE r.nspname || '.' || r.relname END
+              FROM @C@.pgb.rels r WHERE r.oid = reloid), CAST(reloid AS VARCHAR));
+CREATE MACRO @C@.pgcat.regtype_oid(nm) AS
+    (SELECT t.oid FROM @C@.pgb.types t
+     WHERE t.typname = replace(nm, 'pg_catalog.', '') OR t.fmt = replace(nm, 'pg_catalog.', '')
+     LIMIT 1);
+CREATE MACRO @C@.pgcat.regtype_name(typoid) AS
+    coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = typoid), CAST(typoid AS VARCHAR));
+CREATE MACRO @C@.pgcat.regnamespace_oid(nm) AS
+    (SELECT n.oid FROM @C@.pgb.nsps n WHERE n.nspname = nm);
+CREATE MACRO @C@.pgcat.regnamespace_name(nspoid) AS
+    coalesce((SELECT n.nspname FROM @C@.pgb.nsps n WHERE n.oid = nspoid), CAST(nspoid AS VARCHAR));
+CREATE MACRO @C@.pgcat.to_regclass(nm) AS @C@.pgcat.regclass_oid(nm);
+CREATE MACRO @C@.pgcat._pg_expandarray(arr) AS
+    list_transform(generate_series(1, len(arr)), lambda i: {'x': arr[i], 'n': i});
+CREATE MACRO @C@.pgcat.pg_get_keywords() AS TABLE
+    SELECT keyword_name AS word,
+           CASE keyword_category WHEN 'reserved' THEN 'R' WHEN 'unreserved' THEN 'U'
+                WHEN 'type_function' THEN 'T' ELSE 'C' END AS catcode,
+           true AS barelabel,
+           CASE keyword_category WHEN 'reserved' THEN 'reserved'
+                WHEN 'unreserved' THEN 'unreserved'
+                WHEN 'type_function' THEN 'reserved (can be function or type)'
+                ELSE 'unreserved (cannot be function or type)' END AS catdesc,
+           'can be bare label' AS baredesc
+    FROM duckdb_keywords();
+
+-- ------------------------------------------------------------------ information_schema
+
+CREATE VIEW @C@.infoschema.schemata AS
+SELECT '@DB@' AS catalog_name, nspname AS schema_name, getvariable('pgbarrier_user') AS schema_owner,
+       CAST(NULL AS VARCHAR) AS default_character_set_catalog,
+       CAST(NULL AS VARCHAR) AS default_character_set_schema,
+       CAST(NULL AS VARCHAR) AS default_character_set_name, CAST(NULL AS VARCHAR) AS sql_path
+FROM @C@.pgb.nsps;
+
+CREATE VIEW @C@.infoschema.tables AS
+SELECT '@DB@' AS table_catalog, nspname AS table_schema, relname AS table_name,
+       CASE WHEN relkind = 'v' THEN 'VIEW' WHEN temporary THEN 'LOCAL TEMPORARY'
+            ELSE 'BASE TABLE' END AS table_type,
+       CAST(NULL AS VARCHAR) AS self_referencing_column_name,
+       CAST(NULL AS VARCHAR) AS reference_generation, CAST(NULL AS VARCHAR) AS user_defined_type_catalog,
+       CAST(NULL AS VARCHAR) AS user_defined_type_schema, CAST(NULL AS VARCHAR) AS user_defined_type_name,
+       CASE WHEN relkind = 'r' THEN 'YES' ELSE 'NO' END AS is_insertable_into,
+       'NO' AS is_typed, CAST(NULL AS VARCHAR) AS commit_action
+FROM @C@.pgb.rels WHERE relkind IN ('r', 'v');
+
+CREATE VIEW @C@.infoschema.views AS
+SELECT '@DB@' AS table_catalog, nspname AS table_schema, relname AS table_name,
+       @C@.pgb.view_body(viewdef) AS view_definition, 'NONE' AS check_option,
+       'NO' AS is_updatable, 'NO' AS is_insertable_into, 'NO' AS is_trigger_updatable,
+       'NO' AS is_trigger_deletable, 'NO' AS is_trigger_insertable_into
+FROM @C@.pgb.rels WHERE relkind = 'v';
+
+CREATE VIEW @C@.infoschema.columns AS
+SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       c.attname AS column_name, CAST(c.attnum AS INTEGER) AS ordinal_position,
+       c.column_default AS column_default,
+       CASE WHEN c.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
+       CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
+            ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
+            END AS data_type,
+       CAST(NULL AS INTEGER) AS character_maximum_length,
+       CAST(NULL AS INTEGER) AS character_octet_length,
+       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) >> 16 END AS numeric_precision,
+       CASE WHEN c.atttypmod > 4 THEN 10 END AS numeric_precision_radix,
+       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) & 65535 END AS numeric_scale,
+       CAST(NULL AS INTEGER) AS datetime_precision,
+       CAST(NULL AS VARCHAR) AS interval_type, CAST(NULL AS INTEGER) AS interval_precision,
+       CAST(NULL AS VARCHAR) AS character_set_catalog, CAST(NULL AS VARCHAR) AS character_set_schema,
+       CAST(NULL AS VARCHAR) AS character_set_name, CAST(NULL AS VARCHAR) AS collation_catalog,
+       CAST(NULL AS VARCHAR) AS collation_schema, CAST(NULL AS VARCHAR) AS collation_name,
+       CAST(NULL AS VARCHAR) AS domain_catalog, CAST(NULL AS VARCHAR) AS domain_schema,
+       CAST(NULL AS VARCHAR) AS domain_name, '@DB@' AS udt_catalog, 'pg_catalog' AS udt_schema,
+       coalesce((SELECT t.typname FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
+           AS udt_name,
+       CAST(NULL AS VARCHAR) AS scope_catalog, CAST(NULL AS VARCHAR) AS scope_schema,
+       CAST(NULL AS VARCHAR) AS scope_name, CAST(NULL AS INTEGER) AS maximum_cardinality,
+       CAST(c.attnum AS VARCHAR) AS dtd_identifier, 'NO' AS is_self_referencing,
+       'NO' AS is_identity, CAST(NULL AS VARCHAR) AS identity_generation,
+       CAST(NULL AS VARCHAR) AS identity_start, CAST(NULL AS VARCHAR) AS identity_increment,
+       CAST(NULL AS VARCHAR) AS identity_maximum, CAST(NULL AS VARCHAR) AS identity_minimum,
+       CAST(NULL AS VARCHAR) AS identity_cycle, 'NEVER' AS is_generated,
+       CAST(NULL AS VARCHAR) AS generation_expression,
+       CASE WHEN r.relkind = 'r' THEN 'YES' ELSE 'NO' END AS is_updatable
+FROM @C@.pgb.cols c JOIN @C@.pgb.rels r ON r.oid = c.attrelid;
+
+CREATE VIEW @C@.infoschema.table_constraints AS
+SELECT '@DB@' AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       '@DB@' AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
+       CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE'
+            WHEN 'f' THEN 'FOREIGN KEY' ELSE 'CHECK' END AS constraint_type,
+       'NO' AS is_deferrable, 'NO' AS initially_deferred, 'YES' AS enforced,
+       CAST(NULL AS VARCHAR) AS nulls_distinct
+FROM @C@.pgb.cons k JOIN @C@.pgb.rels r ON r.oid = k.conrelid
+JOIN @C@.pgb.nsps n ON n.oid = k.connamespace;
+
+CREATE VIEW @C@.infoschema.key_column_usage AS
+SELECT '@DB@' AS constraint_catalog, r.nspname AS constraint_schema, k.conname AS constraint_name,
+       '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       a.attname AS column_name, CAST(u.i AS INTEGER) AS ordinal_position,
+       CAST(NULL AS INTEGER) AS position_in_unique_constraint
+FROM (SELECT k.*, unnest(k.conkey) AS attnum, generate_subscripts(k.conkey, 1) AS i
+      FROM @C@.pgb.cons k WHERE k.contype IN ('p', 'u', 'f')) AS u
+JOIN @C@.pgb.cons k ON k.oid = u.oid
+JOIN @C@.pgb.rels r ON r.oid = u.conrelid
+JOIN @C@.pgb.cols a ON a.attrelid = u.conrelid AND a.attnum = u.attnum;
+
+CREATE VIEW @C@.infoschema.routines AS
+SELECT CAST(NULL AS VARCHAR) AS specific_catalog, CAST(NULL AS VARCHAR) AS specific_schema,
+       CAST(NULL AS VARCHAR) AS specific_name, CAST(NULL AS VARCHAR) AS routine_catalog,
+       CAST(NULL AS VARCHAR) AS routine_schema, CAST(NULL AS VARCHAR) AS routine_name,
+       CAST(NULL AS VARCHAR) AS routine_type, CAST(NULL AS VARCHAR) AS data_type WHERE false;
+
+-- ------------------------------------------------------------------ roles and databases
+
+-- one role: the session's user (pgbarrier has no roles of its own), the owner of everything
+CREATE VIEW @C@.pgcat.pg_roles AS
+SELECT getvariable('pgbarrier_user') AS rolname, true AS rolsuper, true AS rolinherit,
+       true AS rolcreaterole, true AS rolcreatedb, true AS rolcanlogin,
+       false AS rolreplication, CAST(-1 AS INTEGER) AS rolconnlimit,
+       '********' AS rolpassword, CAST(NULL AS TIMESTAMPTZ) AS rolvaliduntil,
+       false AS rolbypassrls, CAST(NULL AS VARCHAR[]) AS rolconfig, CAST(10 AS BIGINT) AS oid;
+
+CREATE VIEW @C@.pgcat.pg_authid AS
+SELECT CAST(10 AS BIGINT) AS oid, getvariable('pgbarrier_user') AS rolname, true AS rolsuper,
+       true AS rolinherit, true AS rolcreaterole, true AS rolcreatedb, true AS rolcanlogin,
+       false AS rolreplication, false AS rolbypassrls, CAST(-1 AS INTEGER) AS rolconnlimit,
+       CAST(NULL AS VARCHAR) AS rolpassword, CAST(NULL AS TIMESTAMPTZ) AS rolvaliduntil;
+
+CREATE VIEW @C@.pgcat.pg_user AS
+SELECT getvariable('pgbarrier_user') AS usename, CAST(10 AS BIGINT) AS usesysid,
+       true AS usecreatedb, true AS usesuper, false AS userepl, false AS usebypassrls,
+       '********' AS passwd, CAST(NULL AS TIMESTAMPTZ) AS valuntil,
+       CAST(NULL AS VARCHAR[]) AS useconfig;
+
+CREATE MACRO @C@.pgcat.pg_get_userbyid(roleoid) AS
+    CASE WHEN roleoid = 10 THEN getvariable('pgbarrier_user')
+         ELSE 'unknown (OID=' || roleoid || ')' END;
+
+-- pgbarrier's databases (the backend keeps pgb.databases current in every open database)
+CREATE VIEW @C@.pgcat.pg_database AS
+SELECT CAST(@C@.pgb.hash_oid('d', '', name) AS BIGINT) AS oid, name AS datname,
+       CAST(10 AS BIGINT) AS datdba, CAST(6 AS INTEGER) AS encoding, 'c' AS datlocprovider,
+       false AS datistemplate, true AS datallowconn, CAST(-1 AS INTEGER) AS datconnlimit,
+       CAST(0 AS BIGINT) AS datfrozenxid, CAST(0 AS BIGINT) AS datminmxid,
+       CAST(1663 AS BIGINT) AS dattablespace, 'C.UTF-8' AS datcollate, 'C.UTF-8' AS datctype,
+       CAST(NULL AS VARCHAR) AS daticulocale, CAST(NULL AS VARCHAR) AS datcollversion,
+       CAST(NULL AS VARCHAR[]) AS datacl
+FROM @C@.pgb.databases;

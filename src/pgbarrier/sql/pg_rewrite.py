@@ -1,0 +1,508 @@
+"""Rewrite PostgreSQL catalog queries for DuckDB, on sqlglot's AST.
+
+Rules this module keeps:
+
+* :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
+  the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
+  ``current_setting``, ``public.``...). Only SQL that passes it is parsed; SQL that parses
+  but names no catalog object comes back as ``None`` and runs unchanged, byte for byte.
+* Parsing uses pgbarrier's dialect (PostgreSQL's syntax); output is DuckDB SQL. Rewrites:
+
+  - table references ``pg_catalog.<r>`` (or a bare ``pg_<r>`` that no CTE shadows) and
+    ``information_schema.<r>`` for an emulated relation become references into
+    :data:`pgbarrier.backends.pgcatalog.CATALOG_DB`; ``pg_settings`` becomes the session's
+    settings as a derived table; ``public.<t>`` becomes DuckDB's ``main.<t>``;
+  - calls of emulated functions (``pg_get_userbyid``, ``format_type``, ``pg_get_expr``,
+    ``pg_table_is_visible``...), with or without ``pg_catalog.``, call the emulation;
+    ``pg_catalog.`` is dropped from other calls (DuckDB resolves them itself);
+  - ``current_database()``, ``current_user``, ``session_user``, ``current_schema()``,
+    ``current_schemas(b)`` and ``current_setting('x')`` become the session's values;
+    ``set_config('x', 'v', local)`` with literal arguments applies the setting (through
+    the context) and becomes its new value;
+  - casts to ``regclass``/``regtype``/``regnamespace``: of a string literal, the OID of the
+    named object; of another expression, its name as text, except where the cast is an
+    operand of a comparison (there both sides compare as OIDs); ``regproc`` of a literal
+    is the bare function name; ``::reg*[]`` keeps the OIDs; ``::oid`` is ``BIGINT``;
+    ``::name`` and ``::"char"`` are text;
+  - a string literal ``'{a,b}'`` used as an array (``= ANY('{...}')``, ``'{...}'::text[]``)
+    becomes a DuckDB list; ``OPERATOR(pg_catalog.op)`` becomes the plain operator;
+    ``COLLATE pg_catalog.default``/``"C"`` is dropped;
+  - ``information_schema._pg_expandarray(a)`` (pgjdbc) becomes ``unnest`` of a list of
+    ``{x, n}`` structs.
+
+* Every unaliased output column of the top-level query gets the name PostgreSQL would
+  give it (its column, function or type name, ``case``, ``array``, ``exists``, else
+  ``?column?``), and output columns that are PostgreSQL catalog columns of type ``name``,
+  ``oid``, ``"char"`` or ``regproc`` are reported with that type OID
+  (:attr:`Rewritten.column_types`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
+from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select
+from pgbarrier.sql.dialect import PgBarrier
+from pgbarrier.wire import types as pgt
+
+__all__ = ["CatalogContext", "Rewritten", "may_touch_catalog", "rewrite_pg_catalog"]
+
+_TRIGGERS = ("pg_", "information_schema", "regclass", "regtype", "regproc", "regnamespace",
+             "current_setting", "set_config", "public.", "current_schema", "current_database",
+             "current_user", "session_user", "quote_ident", "format_type", "obj_description",
+             "col_description")
+
+
+def may_touch_catalog(sql: str) -> bool:
+    lowered = sql.lower()
+    return any(t in lowered for t in _TRIGGERS)
+
+
+@dataclass
+class CatalogContext:
+    """What a rewrite needs from the session."""
+
+    database: str
+    user: str
+    current_setting: Callable[[str], str | None]
+    set_config: Callable[[str, str, bool], str]
+    settings_table: Callable[[], CatalogTable]
+
+
+@dataclass
+class Rewritten:
+    sql: str
+    #: output column name -> PostgreSQL type OID, for catalog columns DuckDB cannot type
+    column_types: dict[str, int] = field(default_factory=dict)
+
+
+# PostgreSQL catalog columns whose types DuckDB has no twin for (text and BIGINT there)
+_NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", "rolname",
+              "proname", "amname", "collname", "extname", "spcname", "usename", "polname",
+              "stxname", "pubname", "tgname", "enumlabel", "schemaname", "tablename",
+              "viewname", "indexname", "matviewname", "tableowner", "viewowner"}
+_OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam", "relfilenode",
+             "reltablespace", "reltoastrelid", "attrelid", "atttypid", "attcollation",
+             "typnamespace", "typowner", "typrelid", "typelem", "typarray", "typbasetype",
+             "typcollation", "indexrelid", "indrelid", "conrelid", "confrelid", "connamespace",
+             "conindid", "contypid", "conparentid", "objoid", "classoid", "nspowner", "datdba",
+             "adrelid", "pronamespace", "prorettype", "proowner", "prolang", "collnamespace",
+             "collowner", "extowner", "extnamespace", "spcowner", "dattablespace", "roleid",
+             "member", "grantor", "inhrelid", "inhparent", "enumtypid", "polrelid",
+             "stxrelid", "stxnamespace", "usesysid", "amhandler_oid"}
+_CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
+              "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
+              "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
+              "confmatchtype", "typalign", "typstorage", "typdelim", "datlocprovider",
+              "polcmd", "collprovider", "deptype"}
+_REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
+                 "typanalyze"}
+COLUMN_TYPES: dict[str, int] = {
+    **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},
+    **{c: pgt.CHAR for c in _CHAR_COLS}, **{c: 24 for c in _REGPROC_COLS},
+}
+
+_REG_TYPES = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regoper",
+              "regoperator", "regconfig", "regdictionary", "regrole", "regcollation"}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Any, exp.All,
+                exp.Is, exp.NullSafeEQ, exp.NullSafeNEQ)
+#: sqlglot function classes whose PostgreSQL name differs from their sql_name()
+_PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentSchema": "current_schema",
+                  "CurrentUser": "current_user", "SessionUser": "session_user",
+                  "CurrentDatabase": "current_database", "CurrentSchemas": "current_schemas",
+                  "ArrayToString": "array_to_string", "ArrayAgg": "array_agg",
+                  "ExplodingGenerateSeries": "generate_series", "Explode": "unnest",
+                  "Unnest": "unnest", "Substring": "substring", "Count": "count",
+                  "Coalesce": "coalesce", "Nullif": "nullif", "Max": "max", "Min": "min",
+                  "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?"}
+
+
+def _fold(ident: exp.Expr | None) -> str | None:
+    if isinstance(ident, exp.Identifier):
+        return ident.name if ident.quoted else ident.name.lower()
+    if isinstance(ident, str):
+        return ident.lower()
+    return None
+
+
+def _catalog_func(name: str, args: Sequence[exp.Expr]) -> exp.Expr:
+    call = exp.Anonymous(this=name, expressions=list(args))
+    call.meta["pgbarrier"] = True  # already rewritten: the transform must not wrap it again
+    return exp.Dot.build([exp.to_identifier(CATALOG_DB), exp.to_identifier("pgcat"), call])
+
+
+def _string(value: str | None) -> exp.Expr:
+    return exp.Null() if value is None else exp.Literal.string(value)
+
+
+def _pg_array_literal(text: str) -> exp.Expr | None:
+    """``'{a,b,"c d"}'`` -> a list of string literals (None if not an array literal)."""
+    s = text.strip()
+    if not (s.startswith("{") and s.endswith("}")):
+        return None
+    body, items, cur, quoted, esc, i = s[1:-1], [], [], False, False, 0
+    if not body.strip():
+        return exp.Array(expressions=[])
+    for ch in body:
+        if esc:
+            cur.append(ch)
+            esc = False
+        elif ch == "\\":
+            esc = True
+        elif ch == '"':
+            quoted = not quoted
+        elif ch == "," and not quoted:
+            items.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    items.append("".join(cur).strip())
+    return exp.Array(expressions=[exp.Null() if v.upper() == "NULL" else exp.Literal.string(v)
+                                  for v in items])
+
+
+def _type_name(dtype: exp.Expr) -> str | None:
+    """Lower-case bare name of a cast target (``pg_catalog.`` dropped), ``[]`` suffixed."""
+    if isinstance(dtype, exp.ObjectIdentifier):
+        return dtype.name.lower()
+    if isinstance(dtype, exp.DataType):
+        if dtype.this == exp.DataType.Type.ARRAY and dtype.expressions:
+            inner = _type_name(dtype.expressions[0])
+            return inner + "[]" if inner else None
+        if dtype.this == exp.DataType.Type.USERDEFINED:
+            kind = dtype.args.get("kind")
+            if isinstance(kind, exp.Dot):
+                kind = kind.expression
+            return kind.name.lower() if kind is not None else None
+        return dtype.this.value.lower()
+    return None
+
+
+class _Rewriter:
+    def __init__(self, ctx: CatalogContext) -> None:
+        self.ctx = ctx
+        self.changed = False
+
+    # ---------------------------------------------------------------- tables
+
+    def table(self, node: exp.Table, ctes: set[str]) -> exp.Expr:
+        schema = _fold(node.args.get("db"))
+        name = _fold(node.this) if isinstance(node.this, exp.Identifier) else None
+        if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
+            fn = node.this
+            fname = fn.name.lower() if isinstance(fn, exp.Anonymous) else None
+            if schema == "pg_catalog" or fname in FUNCTIONS:
+                self.changed = True
+                if fname in FUNCTIONS:
+                    node.set("this", exp.Anonymous(this=fname, expressions=fn.expressions))
+                    node.set("db", exp.to_identifier("pgcat"))
+                    node.set("catalog", exp.to_identifier(CATALOG_DB))
+                else:
+                    node.set("db", None)
+            return node
+        if name is None:
+            return node
+        if schema is None and name in ctes:
+            return node
+        pg_schema = schema if schema in RELATIONS else (
+            "pg_catalog" if schema is None and name in RELATIONS["pg_catalog"] else None)
+        if pg_schema is not None and name in RELATIONS[pg_schema]:
+            self.changed = True
+            if name == "pg_settings":
+                alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(name))
+                return exp.Subquery(
+                    this=_derived_select(self.ctx.settings_table(), "duckdb"), alias=alias)
+            node.set("catalog", exp.to_identifier(CATALOG_DB))
+            node.set("db", exp.to_identifier(SCHEMA_FOR[pg_schema]))
+            if node.args.get("alias") is None:
+                node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+            return node
+        if schema == "public":
+            self.changed = True
+            node.set("db", exp.to_identifier("main"))
+            if _fold(node.args.get("catalog")) is not None:
+                node.set("catalog", None)
+        return node
+
+    # ---------------------------------------------------------------- expressions
+
+    def function(self, node: exp.Expr) -> exp.Expr | None:
+        """A replacement for a function call node, or None to keep it."""
+        ctx = self.ctx
+        if isinstance(node, exp.CurrentDatabase):
+            return exp.Literal.string(ctx.database)
+        if isinstance(node, (exp.CurrentUser, exp.SessionUser)):
+            return exp.Literal.string(ctx.user)
+        if isinstance(node, exp.CurrentSchema):
+            return exp.Literal.string("public")
+        if isinstance(node, exp.CurrentSchemas):
+            implicit = node.this
+            with_implicit = not (isinstance(implicit, exp.Boolean) and not implicit.this)
+            names = ["pg_catalog", "public"] if with_implicit else ["public"]
+            return exp.Array(expressions=[exp.Literal.string(n) for n in names])
+        if isinstance(node, exp.Anonymous):
+            name = node.name.lower()
+            args = node.expressions
+            if name == "current_setting" and args and isinstance(args[0], exp.Literal):
+                return _string(ctx.current_setting(args[0].name))
+            if name == "set_config" and len(args) == 3 and all(
+                    isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
+                local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
+                return _string(ctx.set_config(args[0].name, args[1].name, local))
+            if name == "_pg_expandarray":
+                return exp.Unnest(expressions=[_catalog_func(name, args)])
+            if name in FUNCTIONS:
+                return _catalog_func(name, args)
+        return None
+
+    def cast(self, node: exp.Cast) -> exp.Expr | None:
+        target = _type_name(node.args["to"])
+        inner = node.this
+        if target is None:
+            return None
+        base = target[:-2] if target.endswith("[]") else target
+        if target.endswith("[]") and isinstance(inner, exp.Literal) and inner.is_string:
+            arr = _pg_array_literal(inner.name)
+            if arr is not None:
+                if base in _REG_TYPES or base in ("oid", "name", "char"):
+                    return arr
+                node.set("this", arr)
+                return node
+        if base in _REG_TYPES and target.endswith("[]"):
+            return inner
+        if target in ("regclass", "regtype", "regnamespace"):
+            kind = target[3:]
+            if isinstance(inner, exp.Literal) and inner.is_string:
+                return _catalog_func(f"reg{kind}_oid", [inner])
+            if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
+                return inner
+            return _catalog_func(f"reg{kind}_name", [inner])
+        if target in _REG_TYPES:  # regproc & co.: names are kept as text
+            if isinstance(inner, exp.Literal) and inner.is_string:
+                return exp.Literal.string(inner.name.split(".")[-1])
+            return inner
+        if target == "oid":
+            return exp.Cast(this=inner, to=exp.DataType.build("BIGINT"))
+        if target in ("int2vector", "oidvector"):
+            return inner
+        if target in ("name", "char", "text"):
+            return exp.Cast(this=inner, to=exp.DataType.build("VARCHAR"))
+        if "pg_catalog" in node.args["to"].sql().lower():  # pg_catalog.int2[] -> SMALLINT[]
+            try:
+                node.set("to", exp.DataType.build(target, dialect="postgres"))
+            except (ParseError, TokenError, ValueError):
+                return None
+            return node
+        return None
+
+    def visit(self, node: exp.Expr, ctes: set[str]) -> exp.Expr:
+        if node.meta.get("pgbarrier"):
+            return node
+        if isinstance(node, exp.Table):
+            return self.table(node, ctes)
+        if isinstance(node, exp.Dot) and isinstance(node.expression,
+                                                   (exp.Anonymous, exp.Func, exp.Dot)):
+            qualifier = node.this
+            if isinstance(qualifier, exp.Identifier) and \
+                    _fold(qualifier) in ("pg_catalog", "information_schema"):
+                self.changed = True
+                return node.expression  # already rewritten (children go first)
+            return node
+        if isinstance(node, exp.Cast):  # before Func: a Cast is a Func to sqlglot
+            replaced = self.cast(node)
+            if replaced is not None:
+                self.changed = True
+                return replaced
+            return node
+        if isinstance(node, exp.Func) and not isinstance(node.parent, exp.Table):
+            replaced = self.function(node)
+            if replaced is not None:
+                self.changed = True
+                return replaced
+            return node
+        if isinstance(node, exp.Column) and node.table == "" and \
+                node.name.lower() == "user" and not node.this.quoted:
+            self.changed = True
+            return exp.Literal.string(self.ctx.user)
+        if isinstance(node, (exp.Any, exp.All)):
+            inner = node.this.this if isinstance(node.this, exp.Paren) else node.this
+            if isinstance(inner, exp.Literal) and inner.is_string:
+                arr = _pg_array_literal(inner.name)
+                if arr is not None:
+                    self.changed = True
+                    node.set("this", arr)
+            return node
+        if isinstance(node, exp.Operator):
+            op = node.text("operator").split(".")[-1].strip()
+            right = node.expression
+            if isinstance(right, exp.Collate):
+                right = right.this
+            built = _operator(op, node.this, right)
+            if built is not None:
+                self.changed = True
+                return built
+            return node
+        if isinstance(node, exp.Collate):
+            self.changed = True
+            return node.this
+        return node
+
+
+def _operator(op: str, left: exp.Expr, right: exp.Expr) -> exp.Expr | None:
+    simple = {"=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE,
+              ">": exp.GT, ">=": exp.GTE}
+    if op in simple:
+        return simple[op](this=left, expression=right)
+    if op == "~":
+        return exp.RegexpLike(this=left, expression=right)
+    if op == "!~":
+        return exp.Not(this=exp.RegexpLike(this=left, expression=right))
+    if op == "~*":
+        return exp.RegexpILike(this=left, expression=right)
+    if op == "!~*":
+        return exp.Not(this=exp.RegexpILike(this=left, expression=right))
+    if op == "~~":
+        return exp.Like(this=left, expression=right)
+    if op == "!~~":
+        return exp.Not(this=exp.Like(this=left, expression=right))
+    return None
+
+
+# ---------------------------------------------------------------- output column names
+
+def _figure_colname(node: exp.Expr) -> str | None:
+    """PostgreSQL's FigureColname: the name an unaliased select-list item gets."""
+    if isinstance(node, exp.Column):
+        return node.name if node.this is not None and not isinstance(node.this, exp.Star) else None
+    if isinstance(node, exp.Dot):
+        right = node.expression
+        if isinstance(right, exp.Identifier):
+            return right.name
+        return _figure_colname(right)
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    if isinstance(node, exp.Cast):
+        inner = _figure_colname(node.this)
+        if inner is not None:
+            return inner
+        name = _type_name(node.args["to"])
+        if name is None:
+            return None
+        name = name[:-2] if name.endswith("[]") else name
+        return {"int4": "int4", "integer": "int4", "int": "int4", "bigint": "int8",
+                "smallint": "int2", "varchar": "varchar", "boolean": "bool",
+                "double": "float8", "float": "float4"}.get(name, name)
+    if isinstance(node, exp.Case):
+        return "case"
+    if isinstance(node, exp.Exists):
+        return "exists"
+    if isinstance(node, exp.Array) and node.expressions and \
+            isinstance(node.expressions[0], (exp.Select, exp.Subquery)):
+        return "array"
+    if isinstance(node, exp.Array):
+        return "array"
+    if isinstance(node, exp.Subquery):
+        query = node.this
+        if isinstance(query, exp.Select) and query.expressions:
+            first = query.expressions[0]
+            return first.alias_or_name if isinstance(first, exp.Alias) else _figure_colname(first)
+        return None
+    if isinstance(node, exp.Paren):
+        return _figure_colname(node.this)
+    if isinstance(node, (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser,
+                         exp.CurrentDatabase)):
+        return _PG_FUNC_NAMES[type(node).__name__]
+    if isinstance(node, exp.Func):
+        name = _PG_FUNC_NAMES.get(type(node).__name__)
+        return name if name is not None else node.sql_name().lower()
+    return None
+
+
+def _name_outputs(select: exp.Select) -> None:
+    for i, item in enumerate(select.expressions):
+        if isinstance(item, (exp.Alias, exp.Star)) or (
+                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
+            continue
+        name = _figure_colname(item) or "?column?"
+        if isinstance(item, exp.Column) and name == item.name:
+            continue
+        select.expressions[i] = exp.alias_(item, exp.to_identifier(name, quoted=True))
+
+
+def _column_types(select: exp.Select) -> dict[str, int]:
+    types: dict[str, int] = {}
+    for item in select.expressions:
+        target = item.this if isinstance(item, exp.Alias) else item
+        out = item.alias_or_name
+        if isinstance(target, exp.Column) and target.name in COLUMN_TYPES:
+            types[out] = COLUMN_TYPES[target.name]
+        if isinstance(target, exp.Star) or (
+                isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
+            types.update({c: COLUMN_TYPES[c] for c in COLUMN_TYPES})
+    return types
+
+
+def _post_order(node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+    """Apply ``fun`` to every node, children first (a replaced node's children are done)."""
+    for key, value in list(node.args.items()):
+        if isinstance(value, exp.Expr):
+            new = _post_order(value, fun)
+            if new is not value:
+                node.set(key, new)
+        elif isinstance(value, list):
+            items = [_post_order(v, fun) if isinstance(v, exp.Expr) else v for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                node.set(key, items)
+    return fun(node)
+
+
+def _first_select(node: exp.Expr) -> exp.Select | None:
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    if isinstance(node, exp.Subquery):
+        return _first_select(node.this)
+    return node if isinstance(node, exp.Select) else None
+
+
+def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
+    """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
+    try:
+        statements = sqlglot.parse(sql, read=PgBarrier)
+    except (ParseError, TokenError):
+        return None
+    if len(statements) != 1 or statements[0] is None:
+        return None
+    tree = statements[0]
+    if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
+        return None
+    ctes = {_fold(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
+    rewriter = _Rewriter(ctx)
+    tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
+    if not rewriter.changed:
+        return None
+    first = _first_select(tree)
+    types: dict[str, int] = {}
+    if first is not None:
+        _name_outputs(first)
+        types = _column_types(first)
+    return Rewritten(tree.sql(dialect="duckdb"), types)
+
+
+def settings_table(rows: list[tuple[Any, ...]]) -> CatalogTable:
+    """``pg_settings`` (PostgreSQL 15's columns) over ``(name, setting, description)`` rows."""
+    columns = (("name", "TEXT"), ("setting", "TEXT"), ("unit", "TEXT"), ("category", "TEXT"),
+               ("short_desc", "TEXT"), ("extra_desc", "TEXT"), ("context", "TEXT"),
+               ("vartype", "TEXT"), ("source", "TEXT"), ("min_val", "TEXT"),
+               ("max_val", "TEXT"), ("enumvals", "TEXT[]"), ("boot_val", "TEXT"),
+               ("reset_val", "TEXT"), ("sourcefile", "TEXT"), ("sourceline", "INTEGER"),
+               ("pending_restart", "BOOLEAN"))
+    full = [(name, value, None, "pgbarrier", desc, None, "user", "string", "session", None,
+             None, None, value, value, None, None, False) for name, value, desc in rows]
+    return CatalogTable(columns, full)
