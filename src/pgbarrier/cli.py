@@ -117,6 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # the DuckDB data dir
         print(f"pgbarrier: cannot use data dir {args.data_dir}: {exc}", file=sys.stderr)
         return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        logging.getLogger("pgbarrier").info("received %s, shutting down",
+                                            signal.Signals(signum).name)
+        stop.set()
+
+    # before start: a signal right after the ready line must shut down, not kill
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         server = app.start()
     except ConfigError as exc:
@@ -126,15 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
               file=sys.stderr)
         return 1
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        logging.getLogger("pgbarrier").info("received %s, shutting down",
-                                            signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     serving = threading.Thread(target=server.serve_forever, name="pgbarrier-accept", daemon=True)
     serving.start()
     stop.wait()

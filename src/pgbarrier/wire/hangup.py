@@ -41,10 +41,6 @@ class HangupWatcher:
     def end(self, key: int) -> None:
         self._running.pop(key, None)
 
-    def running(self, key: int) -> bool:
-        """Whether the connection ``key`` is running a statement (between begin and end)."""
-        return key in self._running
-
     def stop(self) -> None:
         self._stop.set()
 

@@ -13,10 +13,11 @@ statements:
 * The listening socket closes at once: new connections are refused.
 * Every connection's read side is shut, so one waiting for its client's next
   message ends at once; a connection running a statement goes on with it. A
-  statement that finishes within the grace period sends its result as usual.
-* From then on no new statement starts: the handler's per-statement hook
-  (``server.hangups.begin``) refuses it, and a connection that finishes its
-  start-up is refused too.
+  statement that finishes within the grace period sends its result as usual
+  (with what the client had already sent after it, such as its Sync).
+* A connection that was not running a statement when shutdown began starts none:
+  the handler's per-statement hook (``server.hangups.begin``) refuses it, and a
+  connection that finishes its start-up is refused too.
 * When the grace period is over, the statements still running are cancelled
   through the sessions' own cancel path (repeated until they end, since a cancel
   that lands before a backend query starts is lost); what they would have sent
@@ -69,11 +70,15 @@ def _admin_shutdown() -> AdminShutdown:
 class _Connection:
     """One accepted connection, as shutdown sees it."""
 
-    __slots__ = ("handler", "session", "cancelled", "told")
+    __slots__ = ("handler", "session", "in_statement", "busy_at_shutdown", "cancelled", "told")
 
     def __init__(self, handler: PgBarrierHandler) -> None:
         self.handler = handler
         self.session: Session | None = None
+        #: between the handler's hangups.begin and hangups.end
+        self.in_statement = False
+        #: it was running a statement when shutdown began: it may go on until the deadline
+        self.busy_at_shutdown = False
         #: the grace period ran out while it was connected: its output is dropped
         self.cancelled = False
         #: it has been (or is being) sent its FATAL 57P01
@@ -125,9 +130,6 @@ class _StatementHooks:
         self.watcher.end(key)
         self._server._statement_ends(key)
 
-    def running(self, key: int) -> bool:
-        return self.watcher.running(key)
-
     def stop(self) -> None:
         self.watcher.stop()
 
@@ -161,6 +163,8 @@ class PgBarrierServer(BuenaVistaServer):
         self._conns: dict[int, _Connection] = {}
         self._by_thread: dict[int, _Connection] = {}
         self._terminating = False
+        self._serving = False
+        self._accepting_stopped = False
         #: cancels the running statement of a client that hung up; gates statements at shutdown
         self.hangups = _StatementHooks(self)
 
@@ -210,9 +214,20 @@ class PgBarrierServer(BuenaVistaServer):
 
     # ------------------------------------------------------------------ shutdown
 
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        with self._lock:
+            if self._accepting_stopped:
+                return
+            self._serving = True
+        super().serve_forever(poll_interval)
+
     def stop_accepting(self) -> None:
         """Stop ``serve_forever`` and close the listening socket: new connections are refused."""
-        self.shutdown()
+        with self._lock:
+            self._accepting_stopped = True
+            serving = self._serving
+        if serving:  # socketserver's shutdown() would wait forever for a loop that never ran
+            self.shutdown()
         self.socket.close()
 
     def drain(self, grace_s: float) -> None:
@@ -221,7 +236,9 @@ class PgBarrierServer(BuenaVistaServer):
         with self._lock:
             self._terminating = True
             conns = list(self._conns.values())
-        busy = sum(1 for c in conns if self.hangups.running(id(c.handler)))
+            for c in conns:
+                c.busy_at_shutdown = c.in_statement
+        busy = sum(1 for c in conns if c.busy_at_shutdown)
         log.info("shutting down: not accepting connections; %d connection(s), %d running a "
                  "statement; grace period %g s", len(conns), busy, grace_s)
         self._shut_all(socket.SHUT_RD)
@@ -284,8 +301,11 @@ class PgBarrierServer(BuenaVistaServer):
     def _statement_begins(self, key: int) -> None:
         with self._lock:
             conn = self._conns.get(key)
-            if not self._terminating or conn is None:
-                if conn is not None and conn.session is not None and log.isEnabledFor(logging.DEBUG):
+            if conn is None:
+                return
+            if not self._terminating or (conn.busy_at_shutdown and not conn.cancelled):
+                conn.in_statement = True
+                if conn.session is not None and log.isEnabledFor(logging.DEBUG):
                     log.debug("connection %d: statement started", conn.session.process_id)
                 return
             conn.told = True
@@ -297,7 +317,10 @@ class PgBarrierServer(BuenaVistaServer):
     def _statement_ends(self, key: int) -> None:
         with self._lock:
             conn = self._conns.get(key)
-            if conn is None or not conn.cancelled:
+            if conn is None:
+                return
+            conn.in_statement = False
+            if not conn.cancelled:
                 return
             conn.told = True
             session = conn.session
