@@ -12,6 +12,7 @@ Rules this module keeps:
   BEFORE the in-memory state changes (under the lock, so writes keep the order
   of the changes); a failed write raises and changes nothing. Reservations
   are not persisted: a create that was never acknowledged leaves no trace.
+  Recovery hands back what it loaded with ``persist=False`` (nothing to write).
 """
 
 from __future__ import annotations
@@ -103,9 +104,10 @@ class JobRegistry:
                 self._store.delete_job(database, name)
             self._jobs.pop((database, name), None)
 
-    def register(self, job: BatchRefreshJob) -> None:
+    def register(self, job: BatchRefreshJob, *, persist: bool = True) -> None:
+        """Add ``job``; ``persist=False`` for one loaded unchanged from the meta store."""
         with self._lock:
-            if self._store is not None:
+            if self._store is not None and persist:
                 self._store.put_job(job_to_record(job))
             self._jobs[(job.database, job.name)] = job
 
@@ -142,9 +144,9 @@ class JobRegistry:
 
     # streaming views ---------------------------------------------------------
 
-    def add_streaming(self, view: StreamingView) -> None:
+    def add_streaming(self, view: StreamingView, *, persist: bool = True) -> None:
         with self._lock:
-            if self._store is not None:
+            if self._store is not None and persist:
                 self._store.put_view(ViewRecord(view.database, view.name, view.definition))
             self._streaming[(view.database, view.name)] = view
 
