@@ -34,18 +34,10 @@ CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgresql.jar"))
 CLIENT_TIMEOUT_S = 120
 
-_BATCH_NO_IMPLICIT_TX = (
-    "no implicit transaction across an extended-protocol batch on the upstream PostgreSQL "
-    "backend: pgjdbc's executeBatch sends Bind/Describe/Execute x3 then one Sync; pgbarrier "
-    "relays each Execute upstream as its own statement, so the INSERT before the duplicate key "
-    "stays committed (1,2,3,4) where PostgreSQL rolls everything up to Sync back (1,2,3). "
-    "The DuckDB backend wraps the Executes up to Sync in a transaction; the upstream backend "
-    "would need them pipelined (libpq pipeline mode) to do the same without extra round trips"
-)
-
-KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("jdbc", "batch", "postgres"): _BATCH_NO_IMPLICIT_TX,
-}
+#: none today: pgjdbc's executeBatch on the upstream backend (Bind/Describe/Execute x3, one
+#: Sync, a duplicate key in the last row) rolls the whole batch back as PostgreSQL does, now
+#: that the upstream gets the batch as the client sent it (session/relay.py)
+KNOWN_FAILURES: dict[tuple[str, str, str], str] = {}
 
 
 def _missing(reason: str) -> None:

@@ -399,9 +399,11 @@ class PostgresBackend(Backend):
 
     dialect = "postgres"
 
-    def __init__(self, upstream_dsn: str, *, pool_size: int = 4) -> None:
+    def __init__(self, upstream_dsn: str, *, pool_size: int = 4, relay: bool = True) -> None:
         super().__init__()
         self.upstream_dsn = upstream_dsn
+        #: False: every session uses libpq (the old path), even on a plain-TCP upstream
+        self.relay = relay
         self.pool_size = pool_size
         self._pools: dict[str, ConnectionPool] = {}
         self._lock = threading.Lock()
@@ -452,11 +454,22 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
-    def connect(self, database: str, user: str) -> PostgresSession:
+    def connect(self, database: str, user: str) -> BackendSession:
+        """The client's upstream connection: spoken in raw protocol (the relay,
+        :mod:`pgbarrier.backends.pg_relay`) unless it is TLS or ``relay`` is off, then
+        through libpq (:class:`PostgresSession`)."""
         try:
             conn = psycopg.connect(self.conninfo(database, f"pgbarrier/{user}"), autocommit=True)
         except psycopg.OperationalError as exc:
             raise _connect_error(exc) from None
+        if self.relay and not conn.pgconn.ssl_in_use:
+            from pgbarrier.backends.pg_relay import RelaySession
+
+            try:
+                return RelaySession(conn)
+            except BaseException:
+                conn.close()
+                raise
         return PostgresSession(conn)
 
     def _pool(self, database: str) -> ConnectionPool:

@@ -88,6 +88,7 @@ from pgbarrier.wire import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.control import ControlPlane
+    from pgbarrier.session.relay import SessionRelay
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,9 @@ class Session:
         self.statements: dict[str, PreparedStatement] = {}
         self.portals: dict[str, Portal] = {}
         self.executor: StatementExecutor | None = None
+        #: set when the backend is an upstream read as raw bytes: messages that are not
+        #: pgbarrier's are relayed (:mod:`pgbarrier.session.relay`)
+        self.relay: SessionRelay | None = None
         self.closed = False
         self._running = threading.Lock()
         #: reported parameters as the client was last told them
@@ -151,6 +155,11 @@ class Session:
             self.control.close_session(info)
             raise
         self.executor = StatementExecutor(backend, self.control, info)
+        upstream = getattr(backend, "upstream", None)
+        if upstream is not None:
+            from pgbarrier.session.relay import SessionRelay
+
+            self.relay = SessionRelay(self, upstream)
         self.out.add(m.authentication_ok())
         reported = dict(self.server_parameters)
         reported["application_name"] = params.get("application_name", "")

@@ -38,6 +38,11 @@ from pgbarrier.wire.tls import TlsConfig
 log = logging.getLogger(__name__)
 
 _WRITE_THRESHOLD = 64 * 1024
+_LENGTH = struct.Struct("!i")
+_TERMINATE = ord("X")
+_READ_CHUNK = 65536
+#: messages during which a statement may run: a client hang-up then cancels it
+_WATCHED = frozenset(b"QESH")
 #: PostgreSQL's authentication_timeout
 STARTUP_TIMEOUT_S = 60.0
 #: PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH
@@ -188,6 +193,9 @@ class PgBarrierHandler(BuenaVistaHandler):
         conn.close()
 
     def _serve(self, session: Session) -> None:
+        if session.relay is not None:
+            self._serve_relay(session)
+            return
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]
         read = self._read_exact
         while True:
@@ -216,3 +224,72 @@ class PgBarrierHandler(BuenaVistaHandler):
                     self.server.hangups.end(id(self))  # type: ignore[attr-defined]
             if isinstance(msg, (m.Query, m.Sync, m.Flush)) or len(session.out.chunks) > 256:
                 self._write(session.out.take())
+
+    def _serve_relay(self, session: Session) -> None:
+        """The loop of a session whose upstream is relayed as bytes: frames go to
+        :class:`~pgbarrier.session.relay.SessionRelay` undecoded. Input is read in chunks
+        (every whole frame in one is handled before the next read), and output is written
+        before the loop would block on input, when the relay asked for it (Query, Sync,
+        Flush) or when it piles up."""
+        relay = session.relay
+        assert relay is not None
+        limit = self.server.max_message_bytes  # type: ignore[attr-defined]
+        hangups = self.server.hangups  # type: ignore[attr-defined]
+        read1 = self.rfile.read1
+        write = self._write
+        out = session.out
+        chunks = out.chunks
+        key = id(self)
+        unpack = _LENGTH.unpack_from
+
+        def spill(pending: list[bytes]) -> None:
+            write(b"".join(pending))
+            pending.clear()
+
+        relay.up.spill = spill
+        buf = b""
+        pos = 0
+        flush = False
+        while True:
+            have = len(buf) - pos
+            end = 0
+            if have >= 5:
+                length = unpack(buf, pos + 1)[0]
+                if length < 4 or length > limit:
+                    raise ProtocolViolation(f"invalid message length {length}")
+                end = pos + 1 + length
+            if have < 5 or end > len(buf):
+                if flush:
+                    write(out.take())
+                    flush = False
+                if have >= 5 and end - len(buf) > _READ_CHUNK:  # a long frame: read the rest once
+                    buf = buf[pos:] + self._read_exact(end - len(buf))
+                else:
+                    more = read1(_READ_CHUNK)
+                    if not more:
+                        raise _Closed()
+                    buf = buf[pos:] + more if have else more
+                pos = 0
+                continue
+            code = buf[pos]
+            frame = buf[pos:end]
+            pos = end
+            if code == _TERMINATE:
+                write(out.take())
+                return
+            watched = code in _WATCHED
+            if watched:
+                hangups.begin(key, self.request, session.cancel)
+            try:
+                if relay.feed(code, frame):
+                    flush = True
+            except Fatal:
+                raise
+            except Exception as exc:  # a bug: the upstream stream cannot be trusted any more
+                log.exception("unexpected failure relaying message type %r", chr(code))
+                raise Fatal(f"internal error: {exc}", sqlstate="XX000") from None
+            finally:
+                if watched:
+                    hangups.end(key)
+            if len(chunks) > 256:
+                write(out.take())

@@ -1,0 +1,525 @@
+"""The upstream PostgreSQL spoken in raw protocol: the relay's byte pump and the full path.
+
+libpq (psycopg) opens the upstream connection (authentication, start-up options), then
+hands over its socket; from then on every byte on it is written and read here. libpq
+keeps only two jobs: sending cancel requests with the upstream's own BackendKeyData, and
+closing the connection. A TLS upstream cannot be read as raw bytes, so there
+:class:`~pgbarrier.backends.postgres.PostgresSession` (libpq for everything) stays in use.
+
+Rules this module keeps:
+
+* One reader, one stream: the relay (client messages passed on as bytes, the upstream's
+  replies passed back as bytes, :meth:`Upstream.pump`) and the full path (statements
+  pgbarrier runs itself: :class:`RelaySession`'s ``execute``/``describe_*``) use the same
+  socket and buffer. The full path runs only when every relayed message sent before it has
+  its reply (the session relay drains first), so replies are never taken by the wrong side.
+* The pump looks at each reply's type byte and length only; it decodes ParameterStatus
+  (so the session knows what the client was told), ReadyForQuery's transaction status,
+  and counts the replies that complete an extended-protocol message (ParseComplete,
+  BindComplete, CloseComplete, NoData, RowDescription, CommandComplete,
+  EmptyQueryResponse, PortalSuspended) or fail one (ErrorResponse). Rows are never
+  decoded. It stops at ReadyForQuery, when a given number of messages is complete (a
+  Flush), at the first error while draining, or at CopyInResponse (the client sends the
+  data next).
+* Inside an extended-protocol batch (``in_batch``: messages since the last Sync) the full
+  path ends its messages with Flush, not Sync, so the Executes up to the client's Sync stay
+  one upstream transaction, as in PostgreSQL, and an error leaves the upstream skipping
+  until that Sync exactly as the session does; outside a batch it ends with Sync. It uses
+  its own statement and portal names (closed first, so a leftover never collides), never
+  the client's unnamed ones.
+* The full path returns rows as the upstream's bytes (``Result.raw_format`` 0, or 1 when
+  every column was asked in binary) and refuses COPY with the client (0A000), cleanly:
+  CopyFail, and the upstream is back in step.
+* ``interrupt`` (any thread): while the upstream works for this session, send it a cancel
+  request, re-sent with back-off until that exchange ends (a cancel reaching the server
+  before the statement is dropped by PostgreSQL). Idle, it does nothing.
+* A lost upstream is :class:`UpstreamLost` (FATAL 08006, a :class:`~pgbarrier.errors.Fatal`):
+  the stream can no longer be trusted, so the client connection ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from pgbarrier.backends.base import BackendSession, WireParams
+from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
+from pgbarrier.result import Column, Result
+from pgbarrier.wire.types import to_text
+
+log = logging.getLogger(__name__)
+
+_ENCODING = "utf-8"
+_RECV = 65536
+#: relayed reply bytes held before they are written to the client mid-reply
+SPILL_BYTES = 256 * 1024
+_CANCEL_FIRST_RETRY_S = 0.05
+_CANCEL_MAX_RETRY_S = 1.0
+_CANCEL_TIMEOUT_S = 5.0
+#: statement and portal of the full path (the client's unnamed ones are never touched)
+_OWN = b"pgbarrier_full_path"
+
+_INT = struct.Struct("!i")
+_unpack_int = _INT.unpack_from
+#: replies that complete one extended-protocol message
+_DONE = frozenset(b"123nTCIs")
+#: what pump() stopped at
+READY, DRAINED, COPY_IN = 0, 1, 2
+
+#: the run-time parameters PostgreSQL reports with ParameterStatus (GUC_REPORT)
+REPORTED = ("application_name", "client_encoding", "DateStyle", "IntervalStyle", "TimeZone",
+            "standard_conforming_strings", "integer_datetimes", "is_superuser",
+            "session_authorization", "server_encoding", "server_version")
+_MAY_CHANGE_PARAMS = ("SET", "RESET", "DISCARD", "COMMIT", "ROLLBACK")
+
+
+class UpstreamLost(Fatal):
+    """The upstream connection is gone (08006); the client connection ends too."""
+
+    def __init__(self, message: str = "server closed the connection unexpectedly") -> None:
+        super().__init__(f"upstream connection lost: {message}", sqlstate="08006")
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def frame(code: bytes, body: bytes = b"") -> bytes:
+    return code + _INT.pack(len(body) + 4) + body
+
+
+def _parse_msg(name: bytes, sql: bytes, oids: tuple[int, ...]) -> bytes:
+    return frame(b"P", name + b"\0" + sql + b"\0" + struct.pack(f"!h{len(oids)}I", len(oids), *oids))
+
+
+def _bind_msg(name: bytes, values: list[bytes | None], formats: tuple[int, ...],
+              result_format: int) -> bytes:
+    parts = [name, b"\0", name, b"\0", struct.pack(f"!h{len(formats)}h", len(formats), *formats),
+             struct.pack("!h", len(values))]
+    for v in values:
+        if v is None:
+            parts.append(b"\xff\xff\xff\xff")
+        else:
+            parts.append(_INT.pack(len(v)))
+            parts.append(v)
+    parts.append(struct.pack("!hh", 1, result_format))
+    return frame(b"B", b"".join(parts))
+
+
+_SYNC = frame(b"S")
+_FLUSH = frame(b"H")
+_CLOSE_OWN = frame(b"C", b"P" + _OWN + b"\0") + frame(b"C", b"S" + _OWN + b"\0")
+_CLOSE_OWN_STMT = frame(b"C", b"S" + _OWN + b"\0")
+
+
+def _cstrings(payload: bytes) -> list[bytes]:
+    return payload.split(b"\0")
+
+
+def error_fields(payload: bytes) -> dict[str, str]:
+    """The fields of an ErrorResponse/NoticeResponse body, by their one-letter code."""
+    out: dict[str, str] = {}
+    for part in payload.split(b"\0"):
+        if part:
+            out[chr(part[0])] = part[1:].decode(_ENCODING, "replace")
+    return out
+
+
+def error_from_fields(fields: dict[str, str]) -> PgError:
+    pos = fields.get("P")
+    sqlstate = fields.get("C", "XX000")
+    cls = PgError.by_sqlstate(sqlstate)
+    return cls(fields.get("M", ""), detail=fields.get("D"), hint=fields.get("H"),
+               position=int(pos) if pos and pos.isdigit() else None, sqlstate=sqlstate,
+               severity=fields.get("V") or fields.get("S") or "ERROR")
+
+
+def _notice(fields: dict[str, str]) -> Notice:
+    return Notice(fields.get("M", ""), detail=fields.get("D"), hint=fields.get("H"),
+                  sqlstate=fields.get("C", "00000"),
+                  severity=fields.get("V") or fields.get("S") or "NOTICE")
+
+
+def _columns(payload: bytes) -> list[Column]:
+    (n,) = struct.unpack_from("!h", payload, 0)
+    pos = 2
+    cols = []
+    for _ in range(n):
+        end = payload.index(b"\0", pos)
+        name = payload[pos:end].decode(_ENCODING, "replace")
+        _table, _attnum, oid, _size, typmod, _fmt = struct.unpack_from("!ihIhih", payload, end + 1)
+        cols.append(Column(name, oid, typmod))
+        pos = end + 19
+    return cols
+
+
+def _row(payload: bytes) -> tuple[bytes | None, ...]:
+    (n,) = struct.unpack_from("!h", payload, 0)
+    pos = 2
+    values: list[bytes | None] = []
+    for _ in range(n):
+        (ln,) = _unpack_int(payload, pos)
+        pos += 4
+        if ln < 0:
+            values.append(None)
+        else:
+            values.append(payload[pos:pos + ln])
+            pos += ln
+    return tuple(values)
+
+
+# --------------------------------------------------------------------------- the socket
+
+
+class Upstream:
+    """The upstream socket after libpq's start-up, and what the relay must know of it."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+        self.sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        self.sock.setblocking(True)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True) \
+            if self.sock.family in (socket.AF_INET, socket.AF_INET6) else None
+        self.buf = bytearray()
+        #: the upstream's current values of the reported parameters
+        self.params: dict[str, str] = {}
+        for name in REPORTED:
+            value = conn.pgconn.parameter_status(name.encode())
+            if value is not None:
+                self.params[name] = value.decode(_ENCODING, "replace")
+        #: ParameterStatus (name, value) relayed to the client since the session last looked
+        self.param_events: list[tuple[str, str]] = []
+        #: transaction status of the last ReadyForQuery (b"I", b"T" or b"E")
+        self.status = 73
+        #: extended-protocol messages completed / failed since the counter was reset
+        self.done = 0
+        self.failed_at: int | None = None
+        #: True while this session waits for the upstream (what ``interrupt`` cancels)
+        self.busy = False
+        self.generation = 0
+        #: messages were sent since the last Sync (the upstream has an open batch)
+        self.dirty = False
+        #: the upstream discards messages until Sync (an error in an open batch)
+        self.skipping = False
+        #: inside an extended-protocol batch: the full path ends with Flush, not Sync
+        self.in_batch = False
+        self.lost: UpstreamLost | None = None
+        #: called with the output list when relayed bytes pile up mid-reply
+        self.spill: Callable[[list[Any]], None] | None = None
+
+    # ------------------------------------------------------------------ raw I/O
+
+    def send(self, data: bytes) -> None:
+        if self.lost is not None:
+            raise self.lost
+        try:
+            self.sock.sendall(data)
+        except OSError as exc:
+            # the upstream may have said why before it went (an admin terminated it): let
+            # the reader find that message; a later read then fails as lost
+            log.info("upstream send failed: %s", exc)
+
+    def _recv(self) -> None:
+        if self.lost is not None:
+            raise self.lost
+        try:
+            data = self.sock.recv(_RECV)
+        except OSError as exc:
+            data = b""
+            reason = str(exc)
+        else:
+            reason = "server closed the connection unexpectedly"
+        if not data:
+            self.lost = UpstreamLost(reason)
+            raise self.lost
+        self.buf += data
+
+    def read(self) -> tuple[int, bytes]:
+        """The next whole upstream message: (type byte, payload)."""
+        buf = self.buf
+        while True:
+            if len(buf) >= 5:
+                end = 1 + _unpack_int(buf, 1)[0]
+                if len(buf) >= end:
+                    t = buf[0]
+                    payload = bytes(buf[5:end])
+                    del buf[:end]
+                    return t, payload
+            self._recv()
+
+    # ------------------------------------------------------------------ the relay's pump
+
+    def pump(self, out: list[Any], drain: int = 0) -> int:
+        """Pass upstream replies into ``out`` (whole messages, as bytes) until ReadyForQuery
+        (``drain == 0``), or until ``self.done`` reaches ``drain`` or an error arrives.
+
+        Returns READY, DRAINED or COPY_IN (a CopyInResponse was passed on: the client sends
+        the data next). ``self.status``, ``self.done``, ``self.failed_at`` and
+        ``self.param_events`` say what happened.
+        """
+        buf = self.buf
+        pos = 0
+        held = 0
+        self.busy = True
+        self.generation += 1
+        unpack = _unpack_int
+        done_types = _DONE
+        try:
+            while True:
+                n = len(buf)
+                stop = -1
+                while n - pos >= 5:
+                    end = pos + 1 + unpack(buf, pos + 1)[0]
+                    if end > n:
+                        break
+                    t = buf[pos]
+                    if t == 68:  # DataRow
+                        pos = end
+                        continue
+                    if t in done_types:
+                        self.done += 1
+                        if drain and self.done >= drain:
+                            stop = DRAINED
+                    elif t == 90:  # ReadyForQuery
+                        self.status = buf[end - 1]
+                        self.dirty = self.skipping = False
+                        stop = READY
+                    elif t == 69:  # ErrorResponse
+                        if self.failed_at is None:
+                            self.failed_at = self.done
+                        if drain:
+                            stop = DRAINED
+                    elif t == 83:  # ParameterStatus
+                        name, value = bytes(buf[pos + 5:end - 1]).split(b"\0")[:2]
+                        pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
+                        self.params[pair[0]] = pair[1]
+                        self.param_events.append(pair)
+                    elif t == 71 or t == 87:  # CopyInResponse, CopyBothResponse
+                        stop = COPY_IN
+                    pos = end
+                    if stop >= 0:
+                        break
+                if pos:
+                    if pos == n:
+                        out.append(buf)
+                        self.buf = buf = bytearray()
+                    else:
+                        out.append(bytes(buf[:pos]))
+                        del buf[:pos]
+                    held += pos
+                    pos = 0
+                if stop >= 0:
+                    return stop
+                if held > SPILL_BYTES and self.spill is not None:
+                    self.spill(out)
+                    held = 0
+                self._recv()
+                buf = self.buf
+        finally:
+            self.busy = False
+
+
+# --------------------------------------------------------------------------- full path
+
+
+class RelaySession(BackendSession):
+    """A client's upstream connection in raw protocol: the relay's and the full path's."""
+
+    raw_format = 0
+    relays_wire_params = True
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        super().__init__()
+        self._conn = conn
+        self.upstream = Upstream(conn)
+        self._cancel_lock = threading.Lock()
+        self._resending = -1
+
+    # ------------------------------------------------------------------ exchanges
+
+    def _exchange(self, messages: bytes, expected: int) -> list[tuple[int, bytes]]:
+        """Send the full path's messages and read their replies: up to ReadyForQuery outside
+        a batch (Sync appended), else until ``expected`` messages completed or one failed
+        (Flush appended). COPY with the client is refused on the way."""
+        up = self.upstream
+        sync = not up.in_batch
+        up.send(messages + (_SYNC if sync else _FLUSH))
+        up.dirty = not sync
+        replies: list[tuple[int, bytes]] = []
+        done = 0
+        copy = False
+        up.busy = True
+        up.generation += 1
+        try:
+            while True:
+                t, payload = up.read()
+                if t == 90:  # ReadyForQuery
+                    up.status = payload[0]
+                    up.dirty = up.skipping = False
+                    break
+                if t == 83:
+                    name, value = payload.split(b"\0")[:2]
+                    up.params[name.decode(_ENCODING, "replace")] = value.decode(_ENCODING, "replace")
+                    continue
+                if t == 71 or t == 87:  # CopyIn/CopyBoth: refuse
+                    copy = True
+                    up.send(frame(b"f", b"COPY from the client is not supported here\0")
+                            + (_SYNC if sync else b""))
+                    continue
+                if t == 72:  # CopyOutResponse: its data is drained and dropped
+                    copy = True
+                    continue
+                if t in (100, 99):  # CopyData, CopyDone
+                    continue
+                replies.append((t, payload))
+                if t in _DONE:
+                    done += 1
+                    if not sync and done >= expected:
+                        break
+                elif t == 69 and not sync:
+                    up.skipping = True
+                    break
+        finally:
+            up.busy = False
+        if copy:
+            raise FeatureNotSupported(
+                "COPY to or from the client is not supported in this statement; "
+                "send COPY on its own in a simple Query")
+        return replies
+
+    @staticmethod
+    def _fail_on_error(replies: list[tuple[int, bytes]]) -> list[Notice]:
+        notices = []
+        for t, payload in replies:
+            if t == 69:
+                raise error_from_fields(error_fields(payload))
+            if t == 78:
+                notices.append(_notice(error_fields(payload)))
+        return notices
+
+    # ------------------------------------------------------------------ BackendSession
+
+    def apply_startup(self, parameters: dict[str, str]) -> None:
+        name = parameters.get("application_name", "")
+        if self.upstream.params.get("application_name") != name:
+            self.execute("SELECT pg_catalog.set_config('application_name', $1, false)", [name])
+
+    def execute(self, sql: str, params: list[Any] | WireParams | None = None,
+                result_formats: tuple[int, ...] = ()) -> Result:
+        oids: tuple[int, ...] = ()
+        formats: tuple[int, ...] = ()
+        if isinstance(params, WireParams):
+            values = list(params.values)
+            oids = params.oids
+            formats = params.formats if any(params.formats) else ()
+        else:
+            values = [None if v is None else to_text(v).encode(_ENCODING) for v in params or ()]
+        result_format = 1 if result_formats and all(f == 1 for f in result_formats) else 0
+        messages = b"".join((
+            _CLOSE_OWN,
+            _parse_msg(_OWN, sql.encode(_ENCODING), tuple(oids)),
+            _bind_msg(_OWN, values, formats, result_format),
+            frame(b"D", b"P" + _OWN + b"\0"),
+            frame(b"E", _OWN + b"\0" + _INT.pack(0)),
+            _CLOSE_OWN,
+        ))
+        replies = self._exchange(messages, 8)
+        notices = self._fail_on_error(replies)
+        columns: list[Column] | None = None
+        rows: list[tuple[bytes | None, ...]] = []
+        tag = ""
+        for t, payload in replies:
+            if t == 68:
+                rows.append(_row(payload))
+            elif t == 84:
+                columns = _columns(payload)
+            elif t == 67:
+                tag = payload[:-1].decode(_ENCODING, "replace")
+        result = Result(tag=tag, columns=columns, row_source=rows, notices=notices,
+                        raw_format=result_format if columns is not None else 0, exact_tag=True)
+        if tag.startswith(_MAY_CHANGE_PARAMS):
+            result.parameter_status = self.reported_parameters()
+        return result
+
+    def reported_parameters(self) -> dict[str, str]:
+        return dict(self.upstream.params)
+
+    def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
+                           ) -> tuple[list[int], list[Column] | None]:
+        """Parameter types and row shape from the upstream's Describe; nothing runs."""
+        messages = b"".join((
+            _CLOSE_OWN_STMT,
+            _parse_msg(_OWN, sql.encode(_ENCODING), tuple(param_oids)),
+            frame(b"D", b"S" + _OWN + b"\0"),
+            _CLOSE_OWN_STMT,
+        ))
+        replies = self._exchange(messages, 4)
+        self._fail_on_error(replies)
+        oids: list[int] = []
+        columns: list[Column] | None = None
+        for t, payload in replies:
+            if t == 116:  # ParameterDescription
+                (n,) = struct.unpack_from("!h", payload, 0)
+                oids = list(struct.unpack_from(f"!{n}I", payload, 2))
+            elif t == 84:
+                columns = _columns(payload)
+        return oids, columns
+
+    def describe(self, sql: str, params: list[Any] | WireParams | None = None
+                 ) -> list[Column] | None:
+        oids = params.oids if isinstance(params, WireParams) else ()
+        return self.describe_statement(sql, tuple(oids))[1]
+
+    def param_types(self, sql: str, param_oids: tuple[int, ...]) -> list[int]:
+        return self.describe_statement(sql, param_oids)[0]
+
+    def describe_params(self, sql: str) -> list[int]:
+        return self.describe_statement(sql)[0]
+
+    # ------------------------------------------------------------------ cancel, close
+
+    def _send_cancel(self) -> None:
+        try:
+            self._conn.cancel_safe(timeout=_CANCEL_TIMEOUT_S)
+        except Exception as exc:  # a failed cancel must never break the caller
+            log.warning("upstream cancel request failed: %s", exc)
+
+    def interrupt(self) -> None:
+        up = self.upstream
+        if not up.busy:
+            return
+        generation = up.generation
+        self._send_cancel()
+        with self._cancel_lock:
+            if self._resending == generation:
+                return
+            self._resending = generation
+        threading.Thread(target=self._resend_cancel, args=(generation,), daemon=True,
+                         name="upstream-cancel").start()
+
+    def _resend_cancel(self, generation: int) -> None:
+        """Re-send the cancel with back-off until the exchange it was meant for has ended."""
+        up = self.upstream
+        delay = _CANCEL_FIRST_RETRY_S
+        ended = threading.Event()
+        while not ended.wait(delay):
+            if not up.busy or up.generation != generation:
+                return
+            self._send_cancel()
+            delay = min(delay * 2, _CANCEL_MAX_RETRY_S)
+
+    def close(self) -> None:
+        try:
+            self.upstream.sock.close()
+        except OSError:
+            pass
+        try:
+            self._conn.close()
+        except psycopg.Error:
+            pass

@@ -1,0 +1,398 @@
+"""PgBouncer's way for statements that are not pgbarrier's: client messages relayed as bytes.
+
+A session on an upstream PostgreSQL read as raw bytes (:mod:`pgbarrier.backends.pg_relay`)
+gets a :class:`SessionRelay`; the wire handler gives it each client message as a whole
+frame (type byte, length, payload). Rules it keeps:
+
+* What is relayed: a simple Query whose every statement is not pgbarrier's (not a control
+  statement per :func:`~pgbarrier.sql.classify.is_control`, not mentioning ``rw_catalog``,
+  not a SET/SHOW/RESET of pgbarrier's own settings), and a Parse of such a statement
+  (COPY ... FROM STDIN excepted: through the extended protocol it takes the full path,
+  which refuses it with 0A000). A Bind of a statement that lives upstream, and a
+  Describe, Execute or Close of a statement or portal that lives upstream, follow it.
+  Only the type byte, the names and, for Query/Parse, the SQL text are read.
+* Everything else takes the full path (decoded, :meth:`Session.handle`). Names are
+  routed: a statement or portal lives upstream or in the session, never both; a Parse or
+  Bind that replaces a name moves it.
+* Relayed extended-protocol messages are held until Sync or Flush and sent in one write;
+  Sync's replies are passed back up to ReadyForQuery. Before a full-path message the
+  relayed ones are flushed upstream and their replies passed back first, so the client
+  sees replies in the order of its messages, and the upstream stream is in step when the
+  full path uses it. Inside a batch the full path ends with Flush (see pg_relay), so the
+  Executes up to the client's Sync are one upstream transaction whichever path ran them.
+* Errors skip to Sync on both sides: an upstream ErrorResponse makes the session skip its
+  own messages, and a full-path error inside an open upstream batch or transaction block
+  makes the upstream fail too (an Execute of a portal that does not exist, whose error is
+  not passed on), so the batch is rolled back or the block is aborted as in PostgreSQL.
+* The session's transaction status is the upstream's last ReadyForQuery (between Syncs,
+  the relayed Executes' BEGIN/COMMIT/errors move it as they complete); ParameterStatus
+  messages passed on update what the client was told.
+* COPY in a relayed Query: CopyInResponse is passed on, then the client's CopyData,
+  CopyDone or CopyFail are relayed until the upstream answers; COPY TO STDOUT is relayed
+  like any reply.
+* A Query arriving in an unfinished batch first ends that batch (its replies are passed
+  on, its ReadyForQuery is not), as pgbarrier's full path always did.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pgbarrier.backends.pg_relay import COPY_IN, READY, Upstream, frame
+from pgbarrier.session import settings
+from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
+from pgbarrier.sql.classify import is_control, leading_words, mentions_rw_catalog, split_statements
+from pgbarrier.wire import messages as m
+
+if TYPE_CHECKING:
+    from pgbarrier.session.session import Session
+
+_Q, _P, _B, _D, _E, _C, _S, _H = b"QPBDECSH"
+_COPY_DATA, _COPY_DONE, _COPY_FAIL = b"dcf"
+_EXTENDED = frozenset(b"PBDEC")
+_TX = {73: TxState.IDLE, 84: TxState.IN_BLOCK, 69: TxState.FAILED}
+_FLUSH = frame(b"H")
+_SYNC = frame(b"S")
+#: fails the upstream's batch or block after a full-path error (its error is swallowed)
+_POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
+_SETTING_HEADS = frozenset({"SET", "SHO", "RES"})
+#: CopyData held before it is written upstream
+_COPY_CHUNK = 256 * 1024
+
+
+def _ours(text: str) -> bool:
+    """Whether one statement may be pgbarrier's own (control statement or own setting)."""
+    if is_control(text):
+        return True
+    head = text.lstrip()[:3].upper()
+    if head in _SETTING_HEADS or head[:1] in ("-", "/"):
+        words = leading_words(text, 1)
+        return bool(words) and settings.match(text, words[0]) is not None
+    return False
+
+
+def relayable(sql: str) -> bool:
+    """Whether every statement of ``sql`` goes to the upstream unchanged."""
+    if mentions_rw_catalog(sql):
+        return False
+    if ";" in sql:
+        return not any(_ours(piece.text) for piece in split_statements(sql))
+    return not _ours(sql)
+
+
+def _copy_from_stdin(sql: str) -> bool:
+    return sql.lstrip()[:4].upper() == "COPY" and "STDIN" in sql.upper()
+
+
+class SessionRelay:
+    """Routes one session's client messages: relayed as bytes, or the session's full path."""
+
+    def __init__(self, session: Session, upstream: Upstream) -> None:
+        self.session = session
+        self.up = upstream
+        #: statements and portals that live upstream: name -> SQL text
+        self.stmts: dict[bytes, str] = {}
+        self.portals: dict[bytes, str] = {}
+        #: relayed client bytes not sent yet
+        self.wbuf: list[bytes] = []
+        #: relayed extended messages whose reply has not been read: (type, name, SQL)
+        self.expect: list[tuple[int, bytes, str | None]] = []
+        #: the pump's target while the client sends COPY data (None: not in COPY)
+        self.copy_drain: int | None = None
+        self._copy_bytes = 0
+
+    # ------------------------------------------------------------------ entry point
+
+    def feed(self, code: int, frame: bytes) -> bool:
+        """Handle one client message (``frame``: type byte, length, payload); True when the
+        output should be written now."""
+        if self.copy_drain is not None:
+            return self._copy(code, frame)
+        if code == _B:
+            self._bind(frame)
+            return False
+        if code == _E:
+            i = frame.find(b"\0", 5)
+            sql = self.portals.get(frame[5:i]) if i >= 0 else None
+            if sql is None:
+                return self._local(code, frame)
+            self._relay(code, frame, frame[5:i], sql)
+            return False
+        if code == _S:
+            return self._sync(frame)
+        if code == _P:
+            self._parse(frame)
+            return False
+        if code == _D or code == _C:
+            return self._describe_or_close(code, frame)
+        if code == _Q:
+            return self._query(frame)
+        if code == _H:
+            if self.expect:
+                self._drain()
+            return True
+        return self._local(code, frame)
+
+    # ------------------------------------------------------------------ extended protocol
+
+    def _relay(self, code: int, frame: bytes, name: bytes, sql: str | None) -> None:
+        self.up.in_batch = True
+        if self.session.skip_until_sync:
+            return  # after an error everything up to Sync is skipped, as upstream does
+        self.wbuf.append(frame)
+        self.expect.append((code, name, sql))
+
+    def _parse(self, frame: bytes) -> None:
+        i = frame.find(b"\0", 5)
+        j = frame.find(b"\0", i + 1) if i >= 0 else -1
+        if j < 0:
+            self._local(_P, frame)  # malformed: the decoder says 08P01
+            return
+        name = frame[5:i]
+        try:
+            sql = frame[i + 1:j].decode("utf-8")
+        except UnicodeDecodeError:
+            self._local(_P, frame)
+            return
+        s = self.session
+        if relayable(sql) and not _copy_from_stdin(sql):
+            if name and name.decode("utf-8", "replace") in s.statements:
+                self._local(_P, frame)  # 42P05 from the session
+                return
+            if not name:
+                s.statements.pop("", None)
+            if not s.skip_until_sync:
+                self.stmts[name] = sql
+            self._relay(_P, frame, name, sql)
+            return
+        if name and name in self.stmts:
+            self._local_error(f'prepared statement "{name.decode("utf-8", "replace")}" '
+                              "already exists", "42P05")
+            return
+        if not name:
+            self.stmts.pop(b"", None)
+        self._local(_P, frame)
+
+    def _bind(self, frame: bytes) -> None:
+        i = frame.find(b"\0", 5)
+        j = frame.find(b"\0", i + 1) if i >= 0 else -1
+        sql = self.stmts.get(frame[i + 1:j]) if j >= 0 else None
+        if sql is None:
+            if j >= 0:
+                self.portals.pop(frame[5:i], None)
+            self._local(_B, frame)
+            return
+        portal = frame[5:i]
+        s = self.session
+        if s.portals:
+            s.portals.pop(portal.decode("utf-8", "replace"), None)
+        if not s.skip_until_sync:
+            self.portals[portal] = sql
+        self._relay(_B, frame, portal, sql)
+
+    def _describe_or_close(self, code: int, frame: bytes) -> bool:
+        kind = frame[5:6]
+        name = frame[6:-1]
+        names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
+        if names is None or len(frame) < 7 or frame[-1] != 0 or name not in names:
+            return self._local(code, frame)
+        self._relay(code, frame, name, None)
+        if code == _C and not self.session.skip_until_sync:
+            del names[name]
+        return False
+
+    def _sync(self, frame: bytes) -> bool:
+        up = self.up
+        s = self.session
+        if self.wbuf or self.expect or up.dirty:
+            self.wbuf.append(frame)
+            self._send()
+            up.done = 0
+            up.failed_at = None
+            if up.pump(s.out.chunks) == COPY_IN:
+                self._enter_copy(0)
+                return True
+            self._after_ready()
+        else:
+            s.handle(m.Sync())
+        up.in_batch = False
+        return True
+
+    def _send(self) -> None:
+        self.up.send(b"".join(self.wbuf))
+        self.up.dirty = True
+        self.wbuf.clear()
+
+    def _drain(self) -> None:
+        """Flush the relayed messages upstream and pass their replies on (before a
+        full-path message, or at the client's Flush)."""
+        up = self.up
+        self.wbuf.append(_FLUSH)
+        self._send()
+        up.done = 0
+        up.failed_at = None
+        if up.pump(self.session.out.chunks, len(self.expect)) == COPY_IN:
+            self._enter_copy(len(self.expect))
+            return
+        self._settle()
+
+    def _settle(self) -> None:
+        """Account for the replies of ``expect`` read by the last pump (no ReadyForQuery)."""
+        s = self.session
+        failed_at = self.up.failed_at
+        for i, (code, name, sql) in enumerate(self.expect):
+            if failed_at is not None and i >= failed_at:
+                self._forget(code, name)
+            elif code == _E and sql is not None:
+                s.tx = after_success(s.tx, tx_kind(sql))
+        self.expect.clear()
+        if failed_at is not None:
+            self.up.skipping = True
+            s.skip_until_sync = True
+            s.tx = after_error(s.tx)
+        self._take_params()
+
+    def _forget(self, code: int, name: bytes) -> None:
+        """A relayed Parse/Bind that failed or was skipped created nothing upstream."""
+        if code == _P:
+            self.stmts.pop(name, None)
+        elif code == _B:
+            self.portals.pop(name, None)
+
+    def _after_ready(self) -> None:
+        s = self.session
+        up = self.up
+        if up.failed_at is not None:
+            for i, (code, name, _sql) in enumerate(self.expect):
+                if i >= up.failed_at:
+                    self._forget(code, name)
+        self.expect.clear()
+        up.skipping = False
+        s.skip_until_sync = False
+        s.tx = _TX.get(up.status, s.tx)
+        self._take_params()
+
+    def _take_params(self) -> None:
+        events = self.up.param_events
+        if events:
+            self.session.reported.update(events)
+            events.clear()
+
+    # ------------------------------------------------------------------ simple query
+
+    def _query(self, frame: bytes) -> bool:
+        if frame[-1] != 0:
+            return self._local(_Q, frame)
+        try:
+            sql = frame[5:-1].decode("utf-8")
+        except UnicodeDecodeError:
+            return self._local(_Q, frame)
+        self._end_batch()
+        if not relayable(sql):
+            return self._local(_Q, frame)
+        up = self.up
+        self.session.skip_until_sync = False
+        up.send(frame)
+        up.failed_at = None
+        if up.pump(self.session.out.chunks) == COPY_IN:
+            self._enter_copy(0)
+            return True
+        self._after_ready()
+        return True
+
+    def _end_batch(self) -> None:
+        """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
+        replies on but not its ReadyForQuery."""
+        up = self.up
+        if self.wbuf or self.expect or up.dirty:
+            self.wbuf.append(_SYNC)
+            self._send()
+            out = self.session.out.chunks
+            up.done = 0
+            up.failed_at = None
+            up.pump(out)
+            last = out[-1]
+            out[-1] = last[:-6]  # ReadyForQuery is the last 6 bytes
+            self._after_ready()
+        up.in_batch = False
+
+    # ------------------------------------------------------------------ COPY
+
+    def _enter_copy(self, drain: int) -> None:
+        self.copy_drain = drain
+        self._copy_bytes = 0
+
+    def _copy(self, code: int, frame: bytes) -> bool:
+        """Client messages while the upstream waits for COPY data: relayed as they are."""
+        self.wbuf.append(frame)
+        if code == _COPY_DATA:
+            self._copy_bytes += len(frame)
+            if self._copy_bytes > _COPY_CHUNK:
+                self._send()
+                self._copy_bytes = 0
+            return False
+        if code in (_S, _H):
+            return False  # PostgreSQL ignores them during COPY FROM STDIN
+        # CopyDone, CopyFail, or anything else (which makes the upstream abort the COPY)
+        self._send()
+        drain, self.copy_drain = self.copy_drain, None
+        up = self.up
+        if up.pump(self.session.out.chunks, drain or 0) == COPY_IN:
+            self._enter_copy(drain or 0)
+            return True
+        if drain:
+            self._settle()
+        else:
+            self._after_ready()
+        return True
+
+    # ------------------------------------------------------------------ the full path
+
+    def _local(self, code: int, frame: bytes) -> bool:
+        """A message for the session's full path, after the relayed ones before it."""
+        s = self.session
+        if self.expect:
+            self._drain()
+        msg = m.decode_message(frame[:1], frame[5:])
+        if code in _EXTENDED:
+            self.up.in_batch = True
+        skipping = s.skip_until_sync
+        s.handle(msg)
+        if code == _Q:
+            if s.tx is TxState.FAILED and self.up.status == 84:
+                self._poison()
+        elif not skipping and s.skip_until_sync:
+            self._poison()
+        return code == _Q or code == _S or code == _H
+
+    def _local_error(self, text: str, sqlstate: str) -> None:
+        from pgbarrier.errors import PgError
+
+        s = self.session
+        if self.expect:
+            self._drain()
+        self.up.in_batch = True
+        if s.skip_until_sync:
+            return
+        s._error(PgError(text, sqlstate=sqlstate))
+        s.skip_until_sync = True
+        self._poison()
+
+    def _poison(self) -> None:
+        """Fail the upstream's open batch or block after a full-path error, silently."""
+        up = self.up
+        if up.skipping or not (up.dirty or up.status == 84):
+            return
+        if up.in_batch:
+            up.send(_POISON + _FLUSH)
+            up.dirty = True
+            while up.read()[0] != 69:
+                pass
+            up.skipping = True
+        else:
+            up.send(_POISON + _SYNC)
+            while True:
+                t, body = up.read()
+                if t == 90:
+                    up.status = body[0]
+                    break
