@@ -28,8 +28,9 @@ Rules this module keeps:
   its own statement and portal names (closed first, so a leftover never collides), never
   the client's unnamed ones.
 * The full path returns rows as the upstream's bytes (``Result.raw_format`` 0, or 1 when
-  every column was asked in binary) and refuses COPY with the client (0A000), cleanly:
-  CopyFail, and the upstream is back in step.
+  every column was asked in binary) and refuses COPY with the client (0A000) without
+  sending it (messages queued behind its Execute would make PostgreSQL end the
+  connection); should the upstream still start a COPY, it gets CopyFail.
 * ``interrupt`` (any thread): while the upstream works for this session, send it a cancel
   request, re-sent with back-off until that exchange ends (a cancel reaching the server
   before the statement is dropped by PostgreSQL). Idle, it does nothing.
@@ -52,6 +53,7 @@ import psycopg
 from pgbarrier.backends.base import BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
+from pgbarrier.sql.classify import leading_words
 from pgbarrier.wire.types import to_text
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,7 @@ SPILL_BYTES = 256 * 1024
 _CANCEL_FIRST_RETRY_S = 0.05
 _CANCEL_MAX_RETRY_S = 1.0
 _CANCEL_TIMEOUT_S = 5.0
+_COPY_REFUSED = "COPY to or from the client is supported only in a simple Query"
 #: statement and portal of the full path (the client's unnamed ones are never touched)
 _OWN = b"pgbarrier_full_path"
 
@@ -388,9 +391,7 @@ class RelaySession(BackendSession):
         finally:
             up.busy = False
         if copy:
-            raise FeatureNotSupported(
-                "COPY to or from the client is not supported in this statement; "
-                "send COPY on its own in a simple Query")
+            raise FeatureNotSupported(_COPY_REFUSED)
         return replies
 
     @staticmethod
@@ -421,6 +422,10 @@ class RelaySession(BackendSession):
         else:
             values = [None if v is None else to_text(v).encode(_ENCODING) for v in params or ()]
         result_format = 1 if result_formats and all(f == 1 for f in result_formats) else 0
+        if leading_words(sql, 1) == ("COPY",) and ("STDIN" in sql.upper() or "STDOUT" in sql.upper()):
+            # never sent: messages queued behind a COPY FROM STDIN's Execute would break the
+            # upstream's COPY (PostgreSQL ends the connection over it)
+            raise FeatureNotSupported(_COPY_REFUSED)
         messages = b"".join((
             _CLOSE_OWN,
             _parse_msg(_OWN, sql.encode(_ENCODING), tuple(oids)),
