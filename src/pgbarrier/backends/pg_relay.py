@@ -189,7 +189,9 @@ class Upstream:
         self.sock.setblocking(True)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True) \
             if self.sock.family in (socket.AF_INET, socket.AF_INET6) else None
-        self.buf = bytearray()
+        #: bytes read from the socket; ``buf[pos:]`` are not handled yet
+        self.buf = b""
+        self.pos = 0
         #: the upstream's current values of the reported parameters
         self.params: dict[str, str] = {}
         for name in REPORTED:
@@ -229,6 +231,7 @@ class Upstream:
             log.info("upstream send failed: %s", exc)
 
     def _recv(self) -> None:
+        """Append what the socket has to the unread bytes (``buf[pos:]``)."""
         if self.lost is not None:
             raise self.lost
         try:
@@ -241,19 +244,22 @@ class Upstream:
         if not data:
             self.lost = UpstreamLost(reason)
             raise self.lost
-        self.buf += data
+        pos = self.pos
+        if pos < len(self.buf):
+            self.buf = self.buf[pos:] + data
+        else:
+            self.buf = data
+        self.pos = 0
 
     def read(self) -> tuple[int, bytes]:
         """The next whole upstream message: (type byte, payload)."""
-        buf = self.buf
         while True:
-            if len(buf) >= 5:
-                end = 1 + _unpack_int(buf, 1)[0]
+            buf, pos = self.buf, self.pos
+            if len(buf) - pos >= 5:
+                end = pos + 1 + _unpack_int(buf, pos + 1)[0]
                 if len(buf) >= end:
-                    t = buf[0]
-                    payload = bytes(buf[5:end])
-                    del buf[:end]
-                    return t, payload
+                    self.pos = end
+                    return buf[pos], buf[pos + 5:end]
             self._recv()
 
     # ------------------------------------------------------------------ the relay's pump
@@ -266,8 +272,6 @@ class Upstream:
         the data next). ``self.status``, ``self.done``, ``self.failed_at`` and
         ``self.param_events`` say what happened.
         """
-        buf = self.buf
-        pos = 0
         held = 0
         self.busy = True
         self.generation += 1
@@ -275,6 +279,8 @@ class Upstream:
         done_types = _DONE
         try:
             while True:
+                buf = self.buf
+                start = pos = self.pos
                 n = len(buf)
                 stop = -1
                 while n - pos >= 5:
@@ -299,7 +305,7 @@ class Upstream:
                         if drain:
                             stop = DRAINED
                     elif t == 83:  # ParameterStatus
-                        name, value = bytes(buf[pos + 5:end - 1]).split(b"\0")[:2]
+                        name, value = buf[pos + 5:end - 1].split(b"\0")[:2]
                         pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
                         self.params[pair[0]] = pair[1]
                         self.param_events.append(pair)
@@ -308,22 +314,16 @@ class Upstream:
                     pos = end
                     if stop >= 0:
                         break
-                if pos:
-                    if pos == n:
-                        out.append(buf)
-                        self.buf = buf = bytearray()
-                    else:
-                        out.append(bytes(buf[:pos]))
-                        del buf[:pos]
-                    held += pos
-                    pos = 0
+                if pos > start:
+                    out.append(buf if start == 0 and pos == n else buf[start:pos])
+                    held += pos - start
+                    self.pos = pos
                 if stop >= 0:
                     return stop
                 if held > SPILL_BYTES and self.spill is not None:
                     self.spill(out)
                     held = 0
                 self._recv()
-                buf = self.buf
         finally:
             self.busy = False
 

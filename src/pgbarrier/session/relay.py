@@ -36,6 +36,7 @@ frame (type byte, length, payload). Rules it keeps:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pgbarrier.backends.pg_relay import COPY_IN, READY, Upstream, frame
@@ -56,8 +57,14 @@ _SYNC = frame(b"S")
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
 _SETTING_HEADS = frozenset({"SET", "SHO", "RES"})
+#: Parse verdicts a session remembers (forgotten all at once past this)
+_VERDICTS = 256
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
+
+
+def _nothing() -> None:
+    pass
 
 
 def _ours(text: str) -> bool:
@@ -100,6 +107,11 @@ class SessionRelay:
         #: the pump's target while the client sends COPY data (None: not in COPY)
         self.copy_drain: int | None = None
         self._copy_bytes = 0
+        #: Parse's SQL bytes -> (relayed?, text): clients parse the same texts again and again
+        self._verdicts: dict[bytes, tuple[bool, str]] = {}
+        #: called before and after a full-path Execute (the wire handler watches for a
+        #: client hang-up meanwhile)
+        self.wait_hooks: tuple[Callable[[], None], Callable[[], None]] = (_nothing, _nothing)
 
     # ------------------------------------------------------------------ entry point
 
@@ -149,13 +161,21 @@ class SessionRelay:
             self._local(_P, frame)  # malformed: the decoder says 08P01
             return
         name = frame[5:i]
-        try:
-            sql = frame[i + 1:j].decode("utf-8")
-        except UnicodeDecodeError:
-            self._local(_P, frame)
-            return
+        text = frame[i + 1:j]
+        verdict = self._verdicts.get(text)
+        if verdict is None:
+            try:
+                sql = text.decode("utf-8")
+            except UnicodeDecodeError:
+                self._local(_P, frame)
+                return
+            verdict = (relayable(sql) and not _copy_from_stdin(sql), sql)
+            if len(self._verdicts) >= _VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[text] = verdict
+        relay_it, sql = verdict
         s = self.session
-        if relayable(sql) and not _copy_from_stdin(sql):
+        if relay_it:
             if name and name.decode("utf-8", "replace") in s.statements:
                 self._local(_P, frame)  # 42P05 from the session
                 return
@@ -357,7 +377,15 @@ class SessionRelay:
         if code in _EXTENDED:
             self.up.in_batch = True
         skipping = s.skip_until_sync
-        s.handle(msg)
+        if code == _E:
+            begin, end = self.wait_hooks
+            begin()
+            try:
+                s.handle(msg)
+            finally:
+                end()
+        else:
+            s.handle(msg)
         if code == _Q:
             if s.tx is TxState.FAILED and self.up.status == 84:
                 self._poison()

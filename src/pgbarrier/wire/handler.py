@@ -41,8 +41,9 @@ _WRITE_THRESHOLD = 64 * 1024
 _LENGTH = struct.Struct("!i")
 _TERMINATE = ord("X")
 _READ_CHUNK = 65536
-#: messages during which a statement may run: a client hang-up then cancels it
-_WATCHED = frozenset(b"QESH")
+#: relayed messages during which a statement may run: a client hang-up then cancels it
+#: (a full-path Execute is watched by the relay itself, through ``wait_hooks``)
+_WATCHED = frozenset(b"QSH")
 #: PostgreSQL's authentication_timeout
 STARTUP_TIMEOUT_S = 60.0
 #: PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH
@@ -165,7 +166,9 @@ class PgBarrierHandler(BuenaVistaHandler):
             raise
 
     def _read_password_message(self) -> bytes:
-        header = self._read_exact(5)
+        # straight from the socket: nothing may sit in a read-ahead buffer when the
+        # session loop (which reads the socket itself in the relay's case) begins
+        header = self._recv_exact(5)
         (length,) = struct.unpack("!i", header[1:])
         if header[:1] == b"X":  # the client gave up (e.g. to ask its user for a password)
             raise _Closed()
@@ -173,7 +176,7 @@ class PgBarrierHandler(BuenaVistaHandler):
             raise ProtocolViolation(f"expected password response, got message type {header[0]}")
         if length < 4 or length > _MAX_AUTH_MESSAGE_BYTES:
             raise ProtocolViolation(f"invalid message length {length}")
-        return self._read_exact(length - 4) if length > 4 else b""
+        return self._recv_exact(length - 4) if length > 4 else b""
 
     def finish(self) -> None:
         try:
@@ -227,59 +230,68 @@ class PgBarrierHandler(BuenaVistaHandler):
 
     def _serve_relay(self, session: Session) -> None:
         """The loop of a session whose upstream is relayed as bytes: frames go to
-        :class:`~pgbarrier.session.relay.SessionRelay` undecoded. Input is read in chunks
-        (every whole frame in one is handled before the next read), and output is written
-        before the loop would block on input, when the relay asked for it (Query, Sync,
-        Flush) or when it piles up."""
+        :class:`~pgbarrier.session.relay.SessionRelay` undecoded. Input is read from the
+        socket in chunks (every whole frame in one is handled before the next read), and
+        output is written before the loop would block on input, when the relay asked for it
+        (Query, Sync, Flush), or when it piles up."""
         relay = session.relay
         assert relay is not None
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]
         hangups = self.server.hangups  # type: ignore[attr-defined]
-        read1 = self.rfile.read1
-        write = self._write
+        sock = self.request
+        recv = sock.recv
+        sendall = sock.sendall
         out = session.out
         chunks = out.chunks
         key = id(self)
+        cancel = session.cancel
         unpack = _LENGTH.unpack_from
 
         def spill(pending: list[bytes]) -> None:
-            write(b"".join(pending))
+            sendall(b"".join(pending))
             pending.clear()
 
+        def begin() -> None:
+            hangups.begin(key, sock, cancel)
+
+        def end() -> None:
+            hangups.end(key)
+
         relay.up.spill = spill
+        relay.wait_hooks = (begin, end)  # around full-path Executes (they may wait long)
         buf = b""
         pos = 0
         flush = False
         while True:
             have = len(buf) - pos
-            end = 0
+            stop = 0
             if have >= 5:
                 length = unpack(buf, pos + 1)[0]
                 if length < 4 or length > limit:
                     raise ProtocolViolation(f"invalid message length {length}")
-                end = pos + 1 + length
-            if have < 5 or end > len(buf):
+                stop = pos + 1 + length
+            if have < 5 or stop > len(buf):
                 if flush:
-                    write(out.take())
+                    sendall(out.take())
                     flush = False
-                if have >= 5 and end - len(buf) > _READ_CHUNK:  # a long frame: read the rest once
-                    buf = buf[pos:] + self._read_exact(end - len(buf))
+                if have >= 5 and stop - len(buf) > _READ_CHUNK:  # a long frame: the rest at once
+                    more = self._recv_exact(stop - len(buf))
                 else:
-                    more = read1(_READ_CHUNK)
+                    more = recv(_READ_CHUNK)
                     if not more:
                         raise _Closed()
-                    buf = buf[pos:] + more if have else more
+                buf = buf[pos:] + more if have else more
                 pos = 0
                 continue
             code = buf[pos]
-            frame = buf[pos:end]
-            pos = end
+            frame = buf[pos:stop]
+            pos = stop
             if code == _TERMINATE:
-                write(out.take())
+                sendall(out.take())
                 return
             watched = code in _WATCHED
             if watched:
-                hangups.begin(key, self.request, session.cancel)
+                begin()
             try:
                 if relay.feed(code, frame):
                     flush = True
@@ -290,6 +302,6 @@ class PgBarrierHandler(BuenaVistaHandler):
                 raise Fatal(f"internal error: {exc}", sqlstate="XX000") from None
             finally:
                 if watched:
-                    hangups.end(key)
+                    end()
             if len(chunks) > 256:
-                write(out.take())
+                sendall(out.take())
