@@ -189,12 +189,14 @@ class DuckDBSession(BackendSession):
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
-        elif words and words[0] in ("DEALLOCATE", "DISCARD"):
+        elif words and words[0] in ("DEALLOCATE", "DISCARD", "SAVEPOINT", "RELEASE") or \
+                words[:2] == ("ROLLBACK", "TO"):
             answered = self.catalog.session_command(words)
             if answered is not None:
                 if answered.tag in ("DISCARD ALL", "DISCARD TEMP"):
                     self._drop_temp_relations()
                 return answered
+        client_sql = sql
         sql, retype = self.catalog.rewrite(sql)
         cur = self._cursor
         try:
@@ -203,8 +205,8 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if _returns_rows(words, sql):
-                columns = self.catalog.retype(
-                    [Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()], retype)
+                columns = self.catalog.retype(self.catalog.rename(client_sql, [
+                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]), retype)
                 rows = cur.fetchall()
                 tag = words[0] if words[0] in _DML else "SELECT"
                 return rowset(columns, rows, tag)
@@ -228,8 +230,9 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        sql, retype = self.catalog.rewrite(sql)
-        return self.catalog.retype(self._describe(sql, words, params), retype)
+        rewritten, retype = self.catalog.rewrite(sql)
+        return self.catalog.retype(
+            self.catalog.rename(sql, self._describe(rewritten, words, params)), retype)
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:

@@ -11,6 +11,10 @@ Rules this module keeps:
 * Output columns that are catalog columns of PostgreSQL types DuckDB lacks (``name``,
   ``oid``, ``"char"``, ``regproc``) are reported with those types, when DuckDB's type of
   the column is one they can carry (text for names, an integer for OIDs).
+* ``SAVEPOINT`` and ``RELEASE`` are accepted (a savepoint never rolled back to changes
+  nothing); ``ROLLBACK TO SAVEPOINT`` is 0A000: DuckDB has no savepoints. psycopg's
+  nested ``transaction()`` blocks (SQLAlchemy's first connect uses one) therefore work
+  until one of them fails.
 * ``DEALLOCATE ALL`` and ``DISCARD ALL|PLANS|SEQUENCES|TEMP`` answer with their tags;
   ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
   are the wire session's; SQL ``PREPARE``d ones are DuckDB's and ``DEALLOCATE name`` goes
@@ -21,7 +25,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import re
+
+from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.result import Column, Result, command
+from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.sql.pg_rewrite import (
     CatalogContext,
     may_touch_catalog,
@@ -37,6 +45,21 @@ if TYPE_CHECKING:
 
 _INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
 _TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
+
+
+#: PostgreSQL types DuckDB lacks -> the DuckDB-side types whose values they can carry
+_CARRIERS = {pgt.OID: _INTEGER_OIDS, 28: _INTEGER_OIDS, pgt.NAME: _TEXT_OIDS,
+             pgt.CHAR: _TEXT_OIDS, 24: _TEXT_OIDS | _INTEGER_OIDS,
+             1034: frozenset({1009}), 1028: frozenset({1016, 1007}), 1002: frozenset({1009}),
+             1003: frozenset({1009}), 22: frozenset({1005}), 30: frozenset({1016, 1007}),
+             194: _TEXT_OIDS, 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
+
+
+def _fits(pg_oid: int, carried_oid: int) -> bool:
+    return carried_oid in _CARRIERS.get(pg_oid, frozenset())
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$ ]*\Z")
 
 
 class SessionCatalog:
@@ -60,20 +83,40 @@ class SessionCatalog:
         return rewritten.sql, rewritten.column_types
 
     @staticmethod
+    def rename(sql: str, columns: list[Column]) -> list[Column]:
+        """PostgreSQL's names where DuckDB named a column by its SQL text (``1``,
+        ``"version"()``); plain names never cost a parse."""
+        if all(_PLAIN_NAME.match(c.name) for c in columns):
+            return columns
+        names = postgres_names(sql, len(columns))
+        if names is None:
+            return columns
+        return [Column(n, c.type_oid, c.type_modifier) for n, c in zip(names, columns)]
+
+    @staticmethod
     def retype(columns: list[Column], overrides: dict[str, int]) -> list[Column]:
         if not overrides:
             return columns
         out = []
         for col in columns:
             oid = overrides.get(col.name)
-            fits = oid is not None and (
-                (oid == pgt.OID and col.type_oid in _INTEGER_OIDS)
-                or (oid != pgt.OID and col.type_oid in _TEXT_OIDS))
-            out.append(Column(col.name, oid) if fits else col)
+            out.append(Column(col.name, oid) if oid is not None and _fits(oid, col.type_oid)
+                       else col)
         return out
 
     def session_command(self, words: tuple[str, ...]) -> Result | None:
-        """``DEALLOCATE ALL`` / ``DISCARD ...``, answered here; None for anything else."""
+        """``DEALLOCATE ALL`` / ``DISCARD ...`` / ``SAVEPOINT`` / ``RELEASE``, answered
+        here; None for anything else."""
+        if words[:1] == ("SAVEPOINT",):
+            return command("SAVEPOINT")
+        if words[:1] == ("RELEASE",):
+            return command("RELEASE")
+        if words[:2] == ("ROLLBACK", "TO"):
+            raise FeatureNotSupported(
+                "ROLLBACK TO SAVEPOINT is not supported on the DuckDB backend",
+                detail="DuckDB has no savepoints: SAVEPOINT and RELEASE are accepted, and "
+                       "only rolling back to one cannot be done.",
+                hint="Roll back the whole transaction instead.")
         if words[:2] == ("DEALLOCATE", "ALL") or words[:3] == ("DEALLOCATE", "PREPARE", "ALL"):
             return command("DEALLOCATE ALL")
         if words[:1] == ("DISCARD",) and len(words) > 1 and \

@@ -49,6 +49,13 @@ from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select
+from pgbarrier.sql.colnames import (
+    PG_FUNC_NAMES,
+    figure_colname,
+    first_select,
+    output_names,
+    type_name,
+)
 from pgbarrier.sql.dialect import PgBarrier
 from pgbarrier.wire import types as pgt
 
@@ -101,10 +108,22 @@ _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
               "confmatchtype", "typalign", "typstorage", "typdelim", "datlocprovider",
-              "polcmd", "collprovider", "deptype"}
+              "polcmd", "collprovider", "deptype", "attcompression"}
 _REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
                  "typanalyze"}
+_XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid"}
+_ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl"}
+_OID_ARRAY_COLS = {"conpfeqop", "conppeqop", "conffeqop", "conexclop", "proallargtypes",
+                   "polroles", "extconfig"}
+_VECTOR_COLS = {"indkey": 22, "indoption": 22, "indcollation": 30, "indclass": 30,
+                "proargtypes": 30}
 COLUMN_TYPES: dict[str, int] = {
+    **{c: 28 for c in _XID_COLS}, **{c: 1034 for c in _ACL_COLS},
+    **{c: 1028 for c in _OID_ARRAY_COLS}, **_VECTOR_COLS,
+    **{c: 194 for c in ("typdefaultbin", "relpartbound", "indexprs", "indpred", "conbin",
+                        "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults")},
+    "typsubscript": 24, "relrewrite": pgt.OID, "proargmodes": 1002, "stxkind": 1002,
+    "memberof": 1003,
     **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},
     **{c: pgt.CHAR for c in _CHAR_COLS}, **{c: 24 for c in _REGPROC_COLS},
 }
@@ -113,15 +132,6 @@ _REG_TYPES = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", 
               "regoperator", "regconfig", "regdictionary", "regrole", "regcollation"}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Any, exp.All,
                 exp.Is, exp.NullSafeEQ, exp.NullSafeNEQ)
-#: sqlglot function classes whose PostgreSQL name differs from their sql_name()
-_PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentSchema": "current_schema",
-                  "CurrentUser": "current_user", "SessionUser": "session_user",
-                  "CurrentDatabase": "current_database", "CurrentSchemas": "current_schemas",
-                  "ArrayToString": "array_to_string", "ArrayAgg": "array_agg",
-                  "ExplodingGenerateSeries": "generate_series", "Explode": "unnest",
-                  "Unnest": "unnest", "Substring": "substring", "Count": "count",
-                  "Coalesce": "coalesce", "Nullif": "nullif", "Max": "max", "Min": "min",
-                  "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?"}
 
 
 def _fold(ident: exp.Expr | None) -> str | None:
@@ -168,21 +178,6 @@ def _pg_array_literal(text: str) -> exp.Expr | None:
                                   for v in items])
 
 
-def _type_name(dtype: exp.Expr) -> str | None:
-    """Lower-case bare name of a cast target (``pg_catalog.`` dropped), ``[]`` suffixed."""
-    if isinstance(dtype, exp.ObjectIdentifier):
-        return dtype.name.lower()
-    if isinstance(dtype, exp.DataType):
-        if dtype.this == exp.DataType.Type.ARRAY and dtype.expressions:
-            inner = _type_name(dtype.expressions[0])
-            return inner + "[]" if inner else None
-        if dtype.this == exp.DataType.Type.USERDEFINED:
-            kind = dtype.args.get("kind")
-            if isinstance(kind, exp.Dot):
-                kind = kind.expression
-            return kind.name.lower() if kind is not None else None
-        return dtype.this.value.lower()
-    return None
 
 
 class _Rewriter:
@@ -260,10 +255,12 @@ class _Rewriter:
                 return exp.Unnest(expressions=[_catalog_func(name, args)])
             if name in FUNCTIONS:
                 return _catalog_func(name, args)
+            if name in ("json_build_object", "jsonb_build_object"):
+                return exp.Anonymous(this="json_object", expressions=args)
         return None
 
     def cast(self, node: exp.Cast) -> exp.Expr | None:
-        target = _type_name(node.args["to"])
+        target = type_name(node.args["to"])
         inner = node.this
         if target is None:
             return None
@@ -279,7 +276,8 @@ class _Rewriter:
             return inner
         if target in ("regclass", "regtype", "regnamespace"):
             kind = target[3:]
-            if isinstance(inner, exp.Literal) and inner.is_string:
+            if (isinstance(inner, exp.Literal) and inner.is_string) or \
+                    isinstance(inner, (exp.Placeholder, exp.Parameter)):
                 return _catalog_func(f"reg{kind}_oid", [inner])
             if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
                 return inner
@@ -326,6 +324,12 @@ class _Rewriter:
             if replaced is not None:
                 self.changed = True
                 return replaced
+            return node
+        if isinstance(node, exp.Column) and _fold(node.args.get("db")) in (
+                "pg_catalog", "information_schema", "public"):
+            self.changed = True  # pg_catalog.pg_class.relname -> pg_class.relname (the alias)
+            node.set("db", None)
+            node.set("catalog", None)
             return node
         if isinstance(node, exp.Column) and node.table == "" and \
                 node.name.lower() == "user" and not node.this.quoted:
@@ -375,74 +379,51 @@ def _operator(op: str, left: exp.Expr, right: exp.Expr) -> exp.Expr | None:
     return None
 
 
-# ---------------------------------------------------------------- output column names
+_REG_OUTPUT = {"regclass": 2205, "regtype": 2206, "regnamespace": 4089, "regproc": 24}
+_NAME_FUNCS = (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser, exp.CurrentDatabase)
+#: result types of emulated functions that DuckDB cannot type
+_FUNC_TYPES = {"pg_get_userbyid": pgt.NAME, "current_schema": pgt.NAME,
+               "pg_encoding_to_char": pgt.NAME}
 
-def _figure_colname(node: exp.Expr) -> str | None:
-    """PostgreSQL's FigureColname: the name an unaliased select-list item gets."""
+
+def _catalog_type(node: exp.Expr | None) -> int | None:
+    """The catalog column type a scalar subquery, CASE or parenthesis yields, if known."""
+    if isinstance(node, exp.Alias):
+        node = node.this
     if isinstance(node, exp.Column):
-        return node.name if node.this is not None and not isinstance(node.this, exp.Star) else None
-    if isinstance(node, exp.Dot):
-        right = node.expression
-        if isinstance(right, exp.Identifier):
-            return right.name
-        return _figure_colname(right)
-    if isinstance(node, exp.Anonymous):
-        return node.name.lower()
-    if isinstance(node, exp.Cast):
-        inner = _figure_colname(node.this)
-        if inner is not None:
-            return inner
-        name = _type_name(node.args["to"])
-        if name is None:
-            return None
-        name = name[:-2] if name.endswith("[]") else name
-        return {"int4": "int4", "integer": "int4", "int": "int4", "bigint": "int8",
-                "smallint": "int2", "varchar": "varchar", "boolean": "bool",
-                "double": "float8", "float": "float4"}.get(name, name)
-    if isinstance(node, exp.Case):
-        return "case"
-    if isinstance(node, exp.Exists):
-        return "exists"
-    if isinstance(node, exp.Array) and node.expressions and \
-            isinstance(node.expressions[0], (exp.Select, exp.Subquery)):
-        return "array"
-    if isinstance(node, exp.Array):
-        return "array"
-    if isinstance(node, exp.Subquery):
-        query = node.this
-        if isinstance(query, exp.Select) and query.expressions:
-            first = query.expressions[0]
-            return first.alias_or_name if isinstance(first, exp.Alias) else _figure_colname(first)
-        return None
+        return COLUMN_TYPES.get(node.name)
     if isinstance(node, exp.Paren):
-        return _figure_colname(node.this)
-    if isinstance(node, (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser,
-                         exp.CurrentDatabase)):
-        return _PG_FUNC_NAMES[type(node).__name__]
-    if isinstance(node, exp.Func):
-        name = _PG_FUNC_NAMES.get(type(node).__name__)
-        return name if name is not None else node.sql_name().lower()
+        return _catalog_type(node.this)
+    if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and \
+            node.this.expressions:
+        return _catalog_type(node.this.expressions[0])
+    if isinstance(node, exp.Case):
+        branches = [i.args.get("true") for i in node.args.get("ifs") or []]
+        branches.append(node.args.get("default"))
+        for branch in branches:
+            if branch is not None and not isinstance(branch, exp.Null):
+                return _catalog_type(branch)
     return None
-
-
-def _name_outputs(select: exp.Select) -> None:
-    for i, item in enumerate(select.expressions):
-        if isinstance(item, (exp.Alias, exp.Star)) or (
-                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
-            continue
-        name = _figure_colname(item) or "?column?"
-        if isinstance(item, exp.Column) and name == item.name:
-            continue
-        select.expressions[i] = exp.alias_(item, exp.to_identifier(name, quoted=True))
 
 
 def _column_types(select: exp.Select) -> dict[str, int]:
     types: dict[str, int] = {}
     for item in select.expressions:
         target = item.this if isinstance(item, exp.Alias) else item
-        out = item.alias_or_name
+        out = item.alias if isinstance(item, exp.Alias) else (figure_colname(item) or "")
         if isinstance(target, exp.Column) and target.name in COLUMN_TYPES:
             types[out] = COLUMN_TYPES[target.name]
+        if isinstance(target, _NAME_FUNCS):
+            types[out] = pgt.NAME
+        if isinstance(target, exp.Cast) and type_name(target.args["to"]) in _REG_OUTPUT:
+            types[out] = _REG_OUTPUT[type_name(target.args["to"])]
+        func = target.expression if isinstance(target, exp.Dot) else target
+        if isinstance(func, exp.Anonymous) and func.name.lower() in _FUNC_TYPES:
+            types[out] = _FUNC_TYPES[func.name.lower()]
+        if isinstance(target, (exp.Subquery, exp.Case, exp.Paren)):
+            oid = _catalog_type(target)
+            if oid is not None:
+                types[out] = oid
         if isinstance(target, exp.Star) or (
                 isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
             types.update({c: COLUMN_TYPES[c] for c in COLUMN_TYPES})
@@ -463,14 +444,6 @@ def _post_order(node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr
     return fun(node)
 
 
-def _first_select(node: exp.Expr) -> exp.Select | None:
-    while isinstance(node, exp.SetOperation):
-        node = node.this
-    if isinstance(node, exp.Subquery):
-        return _first_select(node.this)
-    return node if isinstance(node, exp.Select) else None
-
-
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     try:
@@ -483,15 +456,21 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
         return None
     ctes = {_fold(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
+    for ident in tree.find_all(exp.Identifier):  # PostgreSQL folds unquoted names to lower
+        if not ident.quoted and isinstance(ident.parent, (exp.Alias, exp.TableAlias)):
+            ident.set("this", ident.name.lower())
+    first = first_select(tree)
+    # names and types come from the query as the client wrote it
+    names = output_names(first) if first is not None else []
+    types = _column_types(first) if first is not None else {}
     rewriter = _Rewriter(ctx)
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
     if not rewriter.changed:
         return None
-    first = _first_select(tree)
-    types: dict[str, int] = {}
     if first is not None:
-        _name_outputs(first)
-        types = _column_types(first)
+        for i, name in names:
+            first.expressions[i] = exp.alias_(first.expressions[i],
+                                              exp.to_identifier(name, quoted=True))
     return Rewritten(tree.sql(dialect="duckdb"), types)
 
 

@@ -56,6 +56,7 @@ BOOL, BYTEA, CHAR, NAME, INT8, INT2, INT4, TEXT, OID = 16, 17, 18, 19, 20, 21, 2
 JSON, FLOAT4, FLOAT8, UNKNOWN = 114, 700, 701, 705
 BPCHAR, VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, INTERVAL = 1042, 1043, 1082, 1083, 1114, 1184, 1186
 TIMETZ, NUMERIC, UUID, JSONB = 1266, 1700, 2950, 3802
+INT2VECTOR, OIDVECTOR = 22, 30
 ARRAY_OF = {BOOL: 1000, INT2: 1005, INT4: 1007, INT8: 1016, TEXT: 1009, VARCHAR: 1015,
             FLOAT4: 1021, FLOAT8: 1022, NUMERIC: 1231, DATE: 1182, TIMESTAMP: 1115,
             TIMESTAMPTZ: 1185, UUID: 2951, BYTEA: 1001, JSON: 199, JSONB: 3807,
@@ -267,6 +268,8 @@ def to_text(v: Any, type_oid: int | None = None) -> str:
     if isinstance(v, uuid.UUID):
         return str(v)
     if isinstance(v, (list, tuple)):
+        if type_oid in (INT2VECTOR, OIDVECTOR):  # catalog vectors: "1 2", not "{1,2}"
+            return " ".join("" if x is None else str(x) for x in v)
         return _array_text(v, ELEMENT_OF.get(type_oid or 0, type_oid))
     if isinstance(v, dict):
         return json.dumps(v)

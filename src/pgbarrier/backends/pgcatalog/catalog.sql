@@ -132,6 +132,17 @@ FROM duckdb_constraints() k
 JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
 WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
 
+
+-- lookups for the macros below: prefixed column names, so that a macro argument written as
+-- a bare column (``regtype_name(oid)``) binds to the caller's row, never to these
+CREATE VIEW @C@.pgb.k_rels AS
+SELECT oid AS k_oid, relname AS k_relname, nspname AS k_nspname, viewdef AS k_viewdef
+FROM @C@.pgb.rels;
+CREATE VIEW @C@.pgb.k_types AS SELECT oid AS k_oid, typname AS k_typname, fmt AS k_fmt
+FROM @C@.pgb.types;
+CREATE VIEW @C@.pgb.k_nsps AS SELECT oid AS k_oid, nspname AS k_nspname FROM @C@.pgb.nsps;
+CREATE VIEW @C@.pgb.k_cons AS SELECT oid AS k_oid, condef AS k_condef FROM @C@.pgb.cons;
+
 -- ------------------------------------------------------------------ pg_catalog (schema pgcat)
 
 CREATE VIEW @C@.pgcat.pg_namespace AS
@@ -379,8 +390,8 @@ SELECT CAST(NULL AS BIGINT) AS datid, CAST(NULL AS VARCHAR) AS datname,
 CREATE MACRO @C@.pgcat.pg_encoding_to_char(enc) AS CASE WHEN enc = 6 THEN 'UTF8' ELSE '' END;
 CREATE MACRO @C@.pgcat.pg_char_to_encoding(nm) AS CASE WHEN upper(nm) IN ('UTF8', 'UTF-8') THEN 6 ELSE -1 END;
 CREATE MACRO @C@.pgcat.pg_table_is_visible(reloid) AS
-    coalesce((SELECT r.nspname IN ('public', 'pg_catalog', 'pg_temp_1')
-              FROM @C@.pgb.rels r WHERE r.oid = reloid), false);
+    coalesce((SELECT r.k_nspname IN ('public', 'pg_catalog', 'pg_temp_1')
+              FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), false);
 CREATE MACRO @C@.pgcat.pg_type_is_visible(typoid) AS true;
 CREATE MACRO @C@.pgcat.pg_function_is_visible(procoid) AS true;
 CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
@@ -389,13 +400,13 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')'
          WHEN typoid = 1231 AND typmod > 4
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')[]'
-         ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = typoid), '???') END;
+         ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
 CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
     (expr, relid, pretty) AS expr;
 CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
-    (SELECT k.condef FROM @C@.pgb.cons k WHERE k.oid = conoid),
+    (SELECT k.k_condef FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid),
     (conoid, pretty) AS
-    (SELECT k.condef FROM @C@.pgb.cons k WHERE k.oid = conoid);
+    (SELECT k.k_condef FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid);
 CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
     (SELECT indexdef FROM @C@.pgcat.pg_indexes i
      WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid),
@@ -403,9 +414,9 @@ CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
     (SELECT indexdef FROM @C@.pgcat.pg_indexes i
      WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid);
 CREATE MACRO @C@.pgcat.pg_get_viewdef(viewoid) AS
-    (SELECT @C@.pgb.view_body(r.viewdef) FROM @C@.pgb.rels r WHERE r.oid = viewoid),
+    (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid),
     (viewoid, pretty) AS
-    (SELECT @C@.pgb.view_body(r.viewdef) FROM @C@.pgb.rels r WHERE r.oid = viewoid);
+    (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid);
 CREATE MACRO @C@.pgcat.pg_get_partkeydef(reloid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_statisticsobjdef_columns(statoid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_function_result(procoid) AS CAST(NULL AS VARCHAR);
@@ -437,25 +448,28 @@ CREATE MACRO @C@.pgcat.quote_ident(nm) AS
                                WHERE keyword_category = 'reserved')
          THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
 CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
-    (SELECT r.oid FROM @C@.pgb.rels r
-     WHERE r.relname = CASE WHEN contains(nm, '.') THEN split_part(nm, '.', 2) ELSE nm END
-       AND (NOT contains(nm, '.') OR r.nspname = split_part(nm, '.', 1))
-     ORDER BY r.nspname = 'pg_catalog' DESC, r.nspname = 'public' DESC LIMIT 1);
+    (SELECT r.k_oid FROM @C@.pgb.k_rels r
+     WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN split_part(nm, '.', 2) ELSE nm END
+       AND (NOT contains(nm, '.') OR r.k_nspname = split_part(nm, '.', 1))
+     ORDER BY r.k_nspname = 'pg_catalog' DESC, r.k_nspname = 'public' DESC LIMIT 1);
 CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
-    coalesce((SELECT CASE WHEN r.nspname IN ('public', 'pg_catalog') THEN r.relname
-                          ELSE r.nspname || '.' || r.relname END
-              FROM @C@.pgb.rels r WHERE r.oid = reloid), CAST(reloid AS VARCHAR));
+    coalesce((SELECT CASE WHEN r.k_nspname IN ('public', 'pg_catalog') THEN r.k_relname
+                          ELSE r.k_nspname || '.' || r.k_relname END
+              FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), CAST(reloid AS VARCHAR));
 CREATE MACRO @C@.pgcat.regtype_oid(nm) AS
-    (SELECT t.oid FROM @C@.pgb.types t
-     WHERE t.typname = replace(nm, 'pg_catalog.', '') OR t.fmt = replace(nm, 'pg_catalog.', '')
+    (SELECT t.k_oid FROM @C@.pgb.k_types t
+     WHERE t.k_typname = replace(nm, 'pg_catalog.', '') OR t.k_fmt = replace(nm, 'pg_catalog.', '')
      LIMIT 1);
 CREATE MACRO @C@.pgcat.regtype_name(typoid) AS
-    coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = typoid), CAST(typoid AS VARCHAR));
+    coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), CAST(typoid AS VARCHAR));
 CREATE MACRO @C@.pgcat.regnamespace_oid(nm) AS
-    (SELECT n.oid FROM @C@.pgb.nsps n WHERE n.nspname = nm);
+    (SELECT n.k_oid FROM @C@.pgb.k_nsps n WHERE n.k_nspname = nm);
 CREATE MACRO @C@.pgcat.regnamespace_name(nspoid) AS
-    coalesce((SELECT n.nspname FROM @C@.pgb.nsps n WHERE n.oid = nspoid), CAST(nspoid AS VARCHAR));
+    coalesce((SELECT n.k_nspname FROM @C@.pgb.k_nsps n WHERE n.k_oid = nspoid), CAST(nspoid AS VARCHAR));
 CREATE MACRO @C@.pgcat.to_regclass(nm) AS @C@.pgcat.regclass_oid(nm);
+CREATE MACRO @C@.pgcat.to_regtype(nm) AS @C@.pgcat.regtype_oid(nm);
+CREATE MACRO @C@.pgcat.to_regnamespace(nm) AS @C@.pgcat.regnamespace_oid(nm);
+CREATE MACRO @C@.pgcat.pg_get_serial_sequence(tbl, col) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat._pg_expandarray(arr) AS
     list_transform(generate_series(1, len(arr)), lambda i: {'x': arr[i], 'n': i});
 CREATE MACRO @C@.pgcat.pg_get_keywords() AS TABLE

@@ -57,15 +57,15 @@ BUILTIN: dict[int, tuple[str, str, int, str, int]] = {
 #: pg_type rows: (oid, typname, typlen, typtype, typcategory, typelem, typarray, typinput,
 #: typoutput, format name)
 def pg_type_rows() -> list[tuple[int, str, int, str, str, int, int, str, str, str]]:
-    rows = []
+    rows = {}
     for oid, (name, fmt, length, category, array) in BUILTIN.items():
         typtype = "p" if category == "P" else "b"
-        rows.append((oid, name, length, typtype, category, 0, array, f"{name}in", f"{name}out",
-                     fmt))
-        if array:
-            rows.append((array, "_" + name, -1, "b", "A", oid, 0, "array_in", "array_out",
-                         fmt + "[]"))
-    return rows
+        rows[oid] = (oid, name, length, typtype, category, 0, array, f"{name}in", f"{name}out",
+                     fmt)
+        if array and array not in BUILTIN:
+            rows[array] = (array, "_" + name, -1, "b", "A", oid, 0, "array_in", "array_out",
+                           fmt + "[]")
+    return list(rows.values())
 
 
 def type_oid_sql(arg: str) -> str:
