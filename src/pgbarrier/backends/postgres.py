@@ -1,5 +1,11 @@
 """The upstream PostgreSQL data plane: statements relayed to a real server.
 
+A client session's upstream connection is opened here with libpq; unless it is TLS (or
+``relay=False``) it is then spoken in raw protocol by :mod:`pgbarrier.backends.pg_relay`,
+and the client's ordinary SQL is relayed as bytes (:mod:`pgbarrier.session.relay`).
+:class:`PostgresSession` below is the libpq path kept for TLS upstreams (add
+``sslmode=disable`` to ``--upstream`` on a trusted network to relay).
+
 Rules this module keeps:
 
 * Each pgbarrier database is the upstream database of the same name (the
@@ -404,6 +410,7 @@ class PostgresBackend(Backend):
         self.upstream_dsn = upstream_dsn
         #: False: every session uses libpq (the old path), even on a plain-TCP upstream
         self.relay = relay
+        self._told_tls = False
         self.pool_size = pool_size
         self._pools: dict[str, ConnectionPool] = {}
         self._lock = threading.Lock()
@@ -462,6 +469,10 @@ class PostgresBackend(Backend):
             conn = psycopg.connect(self.conninfo(database, f"pgbarrier/{user}"), autocommit=True)
         except psycopg.OperationalError as exc:
             raise _connect_error(exc) from None
+        if conn.pgconn.ssl_in_use and self.relay and not self._told_tls:
+            self._told_tls = True
+            log.info("the upstream connection uses TLS: statements go through libpq, not the "
+                     "byte relay (sslmode=disable in --upstream relays them)")
         if self.relay and not conn.pgconn.ssl_in_use:
             from pgbarrier.backends.pg_relay import RelaySession
 

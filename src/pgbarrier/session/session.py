@@ -29,9 +29,9 @@ writes them. Rules this module keeps:
   either). A rolled-back implicit block reports the values restored.
 * Extended Query: after an error every message up to Sync is skipped; Sync
   sends ReadyForQuery. Outside an explicit block, the Executes up to a Sync are
-  one implicit transaction, as in PostgreSQL, where the backend allows it
-  (``implicit_extended_transactions``: DuckDB yes; an upstream PostgreSQL not
-  yet, there each Execute commits on its own): pgbarrier opens a backend
+  one implicit transaction, as in PostgreSQL: on an upstream PostgreSQL read as
+  raw bytes the upstream keeps it itself (:mod:`pgbarrier.session.relay`); where
+  the backend allows it (``implicit_extended_transactions``: DuckDB) pgbarrier opens a backend
   transaction before the first statement that writes, commits it at Sync, and
   rolls it back when one of them failed. A BEGIN inside turns it into a regular
   block; control statements that change state are 25001 inside it. Describe never executes: a statement's parameter types and row
@@ -52,6 +52,10 @@ writes them. Rules this module keeps:
   the next Execute resumes.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
+* With a relaying upstream (``self.relay``), statements that are not
+  pgbarrier's never reach this class: the relay passes them upstream as bytes
+  and keeps ``tx``, ``skip_until_sync`` and ``reported`` in step; what is left
+  here is the full path (control statements, ``rw_catalog``, own settings).
 """
 
 from __future__ import annotations
