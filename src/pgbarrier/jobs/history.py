@@ -3,7 +3,8 @@
 Rules: a run is recorded ``running`` when it starts and gets exactly one final
 status (``succeeded``, ``failed`` with its error, or ``cancelled``). The newest
 ``keep_per_job`` runs of each job are kept in memory. Thread-safe. With a
-meta store every start and finish is written to it before it shows here;
+meta store every start and finish is written to it before it shows here (not
+under the history's lock, so runs of different jobs are written together);
 :meth:`RefreshHistory.restore` loads the stored runs at start and continues the
 run ids above them.
 """
@@ -14,7 +15,7 @@ import datetime as dt
 import itertools
 import threading
 from collections import deque
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from pgbarrier.meta.store import MetaStore, RunRecord
 
@@ -33,6 +34,15 @@ class RefreshRun:
     error: str | None = None
 
 
+def _shallow(obj: object) -> dict[str, object]:
+    """A dataclass's fields (``asdict`` deep-copies every value: slow for thousands of runs)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}  # type: ignore[arg-type]
+
+
+def _record(run: RefreshRun) -> RunRecord:
+    return RunRecord(**_shallow(run))  # type: ignore[arg-type]
+
+
 class RefreshHistory:
     def __init__(self, keep_per_job: int = 1000, store: MetaStore | None = None) -> None:
         self._store = store
@@ -47,21 +57,22 @@ class RefreshHistory:
 
     def start(self, database: str, job: str, trigger: str, target_epoch: int,
               at: dt.datetime, run_id: int | None = None) -> RefreshRun:
+        if run_id is None:
+            run_id = self.next_run_id()
+        run = RefreshRun(database, job, run_id, trigger, at, target_epoch)
+        if self._store is not None:
+            self._store.put_run(_record(run))
         with self._lock:
-            run = RefreshRun(database, job, next(self._ids) if run_id is None else run_id,
-                             trigger, at, target_epoch)
-            if self._store is not None:
-                self._store.put_run(RunRecord(**asdict(run)))
             self._runs.setdefault((database, job), deque(maxlen=self._keep)).append(run)
-            return run
+        return run
 
     def finish(self, run: RefreshRun, status: str, at: dt.datetime, *, rows: int | None = None,
                error: str | None = None) -> RefreshRun:
+        done = replace(run, status=status, finished_at=at, rows=rows, error=error)
+        if self._store is not None:
+            self._store.put_run(_record(done))
         with self._lock:
             runs = self._runs.get((run.database, run.job), deque())
-            done = replace(run, status=status, finished_at=at, rows=rows, error=error)
-            if self._store is not None:
-                self._store.put_run(RunRecord(**asdict(done)))
             for i, r in enumerate(runs):
                 if r.run_id == run.run_id:
                     runs[i] = done
@@ -72,7 +83,7 @@ class RefreshHistory:
         with self._lock:
             top = 0
             for rec in runs:
-                run = RefreshRun(**asdict(rec))
+                run = RefreshRun(**_shallow(rec))
                 self._runs.setdefault((run.database, run.job), deque(maxlen=self._keep)).append(run)
                 top = max(top, run.run_id)
             self._ids = itertools.count(top + 1)

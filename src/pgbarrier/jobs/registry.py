@@ -9,8 +9,9 @@ Rules this module keeps:
 * Thread-safe: sessions, refresh runs and barrier workers call in concurrently;
   nothing here touches a backend.
 * With a meta store, every change to a job or streaming view is written to it
-  BEFORE the in-memory state changes (under the lock, so writes keep the order
-  of the changes); a failed write raises and changes nothing. Reservations
+  BEFORE the in-memory state changes (under that view's own lock, so its writes
+  keep the order of its changes, while writes of different views go to the
+  store together); a failed write raises and changes nothing. Reservations
   are not persisted: a create that was never acknowledged leaves no trace.
   Recovery hands back what it loaded with ``persist=False`` (nothing to write).
 """
@@ -89,6 +90,12 @@ class JobRegistry:
         self._lock = threading.Lock()
         self._jobs: dict[tuple[str, str], BatchRefreshJob | None] = {}
         self._streaming: dict[tuple[str, str], StreamingView] = {}
+        #: one lock per view name, held across its meta store write and its change here
+        self._key_locks: dict[tuple[str, str], threading.Lock] = {}
+
+    def _key_lock(self, database: str, name: str) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault((database, name), threading.Lock())
 
     def reserve(self, database: str, name: str) -> None:
         """Claim ``name``; 42P07 if a job (or a pending create) already has it."""
@@ -99,17 +106,19 @@ class JobRegistry:
 
     def release(self, database: str, name: str) -> None:
         """Forget a reservation or a job (a failed create, or a drop)."""
-        with self._lock:
-            if self._store is not None and self._jobs.get((database, name)) is not None:
+        with self._key_lock(database, name):
+            if self._store is not None and self.get(database, name) is not None:
                 self._store.delete_job(database, name)
-            self._jobs.pop((database, name), None)
+            with self._lock:
+                self._jobs.pop((database, name), None)
 
     def register(self, job: BatchRefreshJob, *, persist: bool = True) -> None:
         """Add ``job``; ``persist=False`` for one loaded unchanged from the meta store."""
-        with self._lock:
+        with self._key_lock(job.database, job.name):
             if self._store is not None and persist:
                 self._store.put_job(job_to_record(job))
-            self._jobs[(job.database, job.name)] = job
+            with self._lock:
+                self._jobs[(job.database, job.name)] = job
 
     def transition(self, database: str, name: str, fn: Callable[..., JobStatus], *args: Any,
                    **changes: Any) -> BatchRefreshJob:
@@ -118,14 +127,15 @@ class JobRegistry:
         Raises 42P01 when there is no such job, and the transition's
         ``IllegalTransition`` (changing nothing) when the edge does not exist.
         """
-        with self._lock:
-            job = self._jobs.get((database, name))
+        with self._key_lock(database, name):
+            job = self.get(database, name)
             if job is None:
                 raise UndefinedTable(f'materialized view "{name}" does not exist')
             new = replace(job, status=fn(job.status, *args), **changes)
             if self._store is not None:
                 self._store.put_job(job_to_record(new))
-            self._jobs[(database, name)] = new
+            with self._lock:
+                self._jobs[(database, name)] = new
             return new
 
     def get(self, database: str, name: str) -> BatchRefreshJob | None:
@@ -145,16 +155,18 @@ class JobRegistry:
     # streaming views ---------------------------------------------------------
 
     def add_streaming(self, view: StreamingView, *, persist: bool = True) -> None:
-        with self._lock:
+        with self._key_lock(view.database, view.name):
             if self._store is not None and persist:
                 self._store.put_view(ViewRecord(view.database, view.name, view.definition))
-            self._streaming[(view.database, view.name)] = view
+            with self._lock:
+                self._streaming[(view.database, view.name)] = view
 
     def remove_streaming(self, database: str, name: str) -> StreamingView | None:
-        with self._lock:
-            if self._store is not None and (database, name) in self._streaming:
+        with self._key_lock(database, name):
+            if self._store is not None and self.streaming_view(database, name) is not None:
                 self._store.delete_view(database, name)
-            return self._streaming.pop((database, name), None)
+            with self._lock:
+                return self._streaming.pop((database, name), None)
 
     def streaming_view(self, database: str, name: str) -> StreamingView | None:
         with self._lock:

@@ -4,8 +4,15 @@ Rules this module keeps:
 
 * Values always travel as parameters (``?`` here, rewritten to ``%s`` for
   psycopg); only the fixed table prefix is put into the SQL text.
-* One connection, one lock: every public call is one transaction, committed
-  before it returns.
+* One connection, one lock. Every write is committed before its call returns
+  (a caller may acknowledge its client right after), but writes from threads
+  that arrive together share one transaction (group commit): the first becomes
+  the leader, runs every write waiting at that moment and commits once. With
+  a hundred barrier workers and refresh runs writing at once, that is one
+  fsync (SQLite) or one WAL flush (PostgreSQL) per batch instead of per write.
+  If a batch fails, it is rolled back and each of its writes runs again in its
+  own transaction, so one bad write fails only its own caller. Writes are
+  idempotent upserts and deletes, so running one again is harmless.
 * :meth:`migrate` applies :data:`~pgbarrier.meta.schema.MIGRATIONS` above the
   recorded version and records the new one, in one transaction.
 """
@@ -15,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, fields
 from typing import Any
@@ -26,6 +33,21 @@ from pgbarrier.meta.store import DatabaseRecord, JobRecord, RunRecord, ViewRecor
 
 class MetaStoreError(RuntimeError):
     """The meta store cannot be used (e.g. written by a newer pgbarrier)."""
+
+
+class _Write:
+    """One write waiting for (or done by) a group commit."""
+
+    __slots__ = ("op", "done", "error")
+
+    def __init__(self, op: Callable[[Any], None]) -> None:
+        self.op = op
+        self.done = False
+        self.error: BaseException | None = None
+
+    def finish(self, error: BaseException | None) -> None:
+        self.error = error
+        self.done = True
 
 
 def _ts(value: dt.datetime | None) -> str | None:
@@ -43,6 +65,10 @@ class SqlMetaStore:
         self._conn = conn
         self._p = prefix
         self._lock = threading.RLock()
+        #: group commit: writes waiting for a leader, and whether a leader is at work
+        self._batch_cond = threading.Condition()
+        self._pending: list[_Write] = []
+        self._leading = False
 
     # -- plumbing --------------------------------------------------------------
 
@@ -64,8 +90,50 @@ class SqlMetaStore:
                 cur.close()
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
-        with self._tx() as cur:
-            cur.execute(self._sql(sql), tuple(params))
+        text, values = self._sql(sql), tuple(params)
+        self._write(lambda cur: cur.execute(text, values))
+
+    def _write(self, op: Callable[[Any], None]) -> None:
+        """Run ``op(cursor)`` in a committed transaction, shared with concurrent writes."""
+        mine = _Write(op)
+        leader = False
+        with self._batch_cond:
+            self._pending.append(mine)
+            while self._leading and not mine.done:
+                self._batch_cond.wait()
+            if not mine.done:
+                leader, self._leading = True, True
+                batch, self._pending = self._pending, []
+        if leader:
+            try:
+                self._commit_batch(batch)
+            finally:
+                with self._batch_cond:
+                    self._leading = False
+                    self._batch_cond.notify_all()
+        if mine.error is not None:
+            raise mine.error
+
+    def _commit_batch(self, batch: list[_Write]) -> None:
+        try:
+            with self._tx() as cur:
+                for w in batch:
+                    w.op(cur)
+        except BaseException as exc:
+            if len(batch) == 1:
+                batch[0].finish(exc)
+                return
+            for w in batch:  # find the one that failed: each on its own
+                try:
+                    with self._tx() as cur:
+                        w.op(cur)
+                except BaseException as exc:  # noqa: BLE001 - handed to its caller
+                    w.finish(exc)
+                else:
+                    w.finish(None)
+            return
+        for w in batch:
+            w.finish(None)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._tx() as cur:
@@ -119,10 +187,15 @@ class SqlMetaStore:
              rec.committed_epoch))
 
     def delete_database(self, name: str) -> None:
-        with self._tx() as cur:
-            for table, col in (("refresh_history", "database"), ("batch_refresh_jobs", "database"),
-                               ("streaming_views", "database"), ("databases", "name")):
-                cur.execute(self._sql(f"DELETE FROM {{p}}{table} WHERE {col} = ?"), (name,))
+        statements = [self._sql(f"DELETE FROM {{p}}{table} WHERE {col} = ?")
+                      for table, col in (("refresh_history", "database"),
+                                         ("batch_refresh_jobs", "database"),
+                                         ("streaming_views", "database"), ("databases", "name"))]
+
+        def op(cur: Any) -> None:
+            for text in statements:
+                cur.execute(text, (name,))
+        self._write(op)
 
     _JOB_COLS = [f.name for f in fields(JobRecord)]
 
@@ -151,11 +224,13 @@ class SqlMetaStore:
                    f"{updates}", values)
 
     def delete_job(self, database: str, name: str) -> None:
-        with self._tx() as cur:
-            cur.execute(self._sql("DELETE FROM {p}refresh_history WHERE database = ? AND job = ?"),
-                        (database, name))
-            cur.execute(self._sql("DELETE FROM {p}batch_refresh_jobs WHERE database = ? AND name = ?"),
-                        (database, name))
+        runs = self._sql("DELETE FROM {p}refresh_history WHERE database = ? AND job = ?")
+        job = self._sql("DELETE FROM {p}batch_refresh_jobs WHERE database = ? AND name = ?")
+
+        def op(cur: Any) -> None:
+            cur.execute(runs, (database, name))
+            cur.execute(job, (database, name))
+        self._write(op)
 
     def load_views(self) -> list[ViewRecord]:
         rows = self._query("SELECT database, name, definition FROM {p}streaming_views "
