@@ -3,9 +3,10 @@
 Everything is injected (clock, backend, meta store), so tests can build an ``App``
 with a manual clock or an in-memory backend and drive it without sleeping.
 
-Durable state lives in the meta store (:mod:`pgbarrier.meta`): the barrier
-manager records each database's pause state and epochs at every checkpoint
-(before the command's issuer hears back), the jobs registry and history record
+Durable state lives in the meta store (:mod:`pgbarrier.meta`): each
+database's pause state is recorded by the checkpoint that changed it (before
+the command's issuer hears back) and its epochs as a lease
+(:mod:`pgbarrier.meta.checkpoints`), the jobs registry and history record
 every change, and :meth:`App.start` restores all of it (see
 :mod:`pgbarrier.meta.recovery`). :meth:`App.stop` flushes and closes it.
 """
@@ -27,8 +28,9 @@ from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.meta import open_meta_store
+from pgbarrier.meta.checkpoints import CheckpointRecorder
 from pgbarrier.meta.recovery import restore_databases, restore_jobs
-from pgbarrier.meta.store import DatabaseRecord, MetaStore
+from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.wire.auth import check_listen_address, load_authenticator
 from pgbarrier.wire.server import DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
@@ -87,6 +89,7 @@ class App:
         self.config = config
         self.clock = clock or SystemClock()
         self.meta = meta or open_meta_store(config.data_dir, config.meta_store)
+        self.checkpoints = CheckpointRecorder(self.meta)
         self.backend = backend or self._backend(config)
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
@@ -104,12 +107,11 @@ class App:
         self.server: PgBarrierServer | None = None
 
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
-        """``on_commit``: a checkpoint's pause state and epochs, durable before it is acknowledged."""
+        """``on_commit``: what a checkpoint must make durable before it is acknowledged
+        (its pause state; its epochs as a lease), see :mod:`pgbarrier.meta.checkpoints`."""
         if not self.barrier.has_database(snap.name):
             return  # dropped meanwhile: do not bring its record back
-        self.meta.put_database(DatabaseRecord(
-            snap.name, snap.paused, snap.paused_at, snap.paused_by, snap.prev_epoch,
-            snap.committed_epoch))
+        self.checkpoints.record(snap)
 
     @staticmethod
     def _backend(config: Config) -> Backend:
@@ -164,14 +166,10 @@ class App:
             self.server.server_close()
 
     def _record_final_epochs(self) -> None:
-        """After the workers stopped: each database's state as at its last checkpoint,
-        with the highest epoch handed out since (more than a checkpoint records when
-        ``checkpoint_frequency > 1``), so that epochs after a clean restart are above
-        every epoch this process issued, whatever the clock says."""
-        if self.barrier.checkpoint_frequency == 1:
-            return  # every barrier was a checkpoint, recorded by on_commit
+        """After the workers stopped: each database's exact state (the highest epoch
+        handed out, not the lease ceiling), so a clean restart does not jump ahead."""
         for snap in self.barrier.snapshots():
             try:
-                self._record_commit(snap)
+                self.checkpoints.record_final(snap)
             except Exception:
                 log.exception("recording the last epochs of database %r failed", snap.name)

@@ -223,3 +223,65 @@ def test_meta_store_url_is_shown_without_its_password(url: str, shown: str) -> N
     from pgbarrier.meta import redact
 
     assert redact(url) == shown
+
+
+def test_epochs_increase_after_a_crash_with_the_clock_set_back(tmp_path) -> None:
+    """A crash (no clean stop) between lease writes: the recorded ceiling is above
+    every epoch handed out, so the next process starts above them all."""
+    data = str(tmp_path / "data")
+    now = SystemClock().now_ms()
+    clock = ManualClock(now)
+    app = _app(data, clock)
+    for _ in range(20):  # many checkpoints, most of them inside one lease
+        clock.advance(500)
+        app.barrier.flush("dev")
+    app.barrier.pause("dev", "root")
+    clock.advance(500)
+    app.barrier.flush("dev")
+    high = app.barrier.snapshot("dev").prev_epoch
+    # "crash": the workers stop, nothing is written on the way out
+    app.barrier.stop()
+    app.meta.close()
+
+    app = _app(data, ManualClock(now - 86_400_000))
+    try:
+        snap = app.barrier.snapshot("dev")
+        assert snap.paused and snap.paused_by == "root"
+        assert snap.prev_epoch >= high
+        assert app.barrier.flush("dev") >= high
+        assert app.barrier.snapshot("dev").prev_epoch > high
+    finally:
+        app.stop()
+
+
+def test_checkpoints_write_pause_changes_at_once_and_epochs_as_a_lease(tmp_path) -> None:
+    from pgbarrier.barrier.epoch import epoch_from_unix_ms
+    from pgbarrier.barrier.info import DatabaseSnapshot
+    from pgbarrier.meta.checkpoints import LEASE_MS, CheckpointRecorder
+
+    store = SqliteMetaStore(str(tmp_path / "data"))
+    rec = CheckpointRecorder(store)
+    e0 = epoch_from_unix_ms(SystemClock().now_ms())
+    ms = 1 << 16
+
+    def snap(prev: int, paused: bool = False, generation: int = 1) -> DatabaseSnapshot:
+        at = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) if paused else None
+        return DatabaseSnapshot("dev", paused, at, "root" if paused else None, 1000, 1,
+                                prev, prev - ms, None, generation)
+
+    def stored() -> int:
+        return store.load_databases()[0].prev_epoch
+
+    assert rec.record(snap(e0))  # first checkpoint: written, with the ceiling
+    assert stored() == e0 + LEASE_MS * ms
+    assert not rec.record(snap(e0 + (LEASE_MS - 1) * ms))  # inside the lease: nothing
+    assert rec.record(snap(e0 + (LEASE_MS - 1) * ms, paused=True))  # pause: at once
+    assert store.load_databases()[0].paused
+    assert stored() == e0 + (2 * LEASE_MS - 1) * ms  # every write renews the lease
+    assert not rec.record(snap(e0 + (2 * LEASE_MS - 1) * ms, paused=True))
+    assert rec.record(snap(e0 + 2 * LEASE_MS * ms, paused=True))  # past the ceiling
+    assert stored() == e0 + 3 * LEASE_MS * ms
+    assert rec.record(snap(e0 + 2 * ms, generation=2))  # dropped and created again
+    rec.record_final(snap(e0 + 3 * ms, generation=2))
+    assert stored() == e0 + 3 * ms  # a clean stop writes the exact epoch
+    store.close()

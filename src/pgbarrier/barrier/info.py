@@ -10,13 +10,15 @@ Rules this module keeps:
   state, what ``rw_catalog.rw_databases`` shows and what the meta store
   persists. ``prev_epoch`` is the prev epoch of the NEXT barrier (RisingWave's
   ``in_flight_prev_epoch``), i.e. the highest epoch handed out so far, so a
-  database restored from it only issues higher epochs.
+  database restored from it only issues higher epochs. ``generation`` tells
+  apart two databases that had the same name (dropped and created again); it
+  does not take part in equality.
 * Both are frozen values: safe to hand to any thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeAlias
 
@@ -51,3 +53,5 @@ class DatabaseSnapshot:
     prev_epoch: int
     committed_epoch: int | None
     committed_at: datetime | None
+    #: which incarnation of ``name`` (the manager numbers every database it adds)
+    generation: int = field(default=0, compare=False)

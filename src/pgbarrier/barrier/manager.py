@@ -25,6 +25,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from pgbarrier.barrier.clock import Clock
@@ -65,6 +66,7 @@ class BarrierManager:
         self._listeners: list[Listener] = []
         self._running = False
         self._stopped = False
+        self._generations = itertools.count(1)
 
     # -- databases -----------------------------------------------------------
 
@@ -89,6 +91,7 @@ class BarrierManager:
                 committed_epoch=committed_epoch,
                 checkpoint_frequency=self.checkpoint_frequency,
                 barrier_interval_ms=self.barrier_interval_ms,
+                generation=next(self._generations),
             )
             worker = BarrierWorker(
                 state, clock=self.clock, on_commit=self._on_commit, listeners=self._listeners

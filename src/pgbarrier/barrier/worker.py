@@ -69,6 +69,7 @@ class DatabaseBarrierState:
         committed_epoch: int | None = None,
         checkpoint_frequency: int = 1,
         barrier_interval_ms: int = 1000,
+        generation: int = 0,
     ) -> None:
         if checkpoint_frequency < 1:
             raise ValueError(f"checkpoint_frequency must be at least 1, got {checkpoint_frequency}")
@@ -81,6 +82,7 @@ class DatabaseBarrierState:
                 f"committed epoch {committed_epoch} is above prev_epoch {prev_epoch}"
             )
         self.database = database
+        self.generation = generation
         self.checkpoint_frequency = checkpoint_frequency
         self.barrier_interval_ms = barrier_interval_ms
         #: prev epoch of the next barrier = curr epoch of the last one (RisingWave's
@@ -180,6 +182,7 @@ class DatabaseBarrierState:
             prev_epoch=self.prev_epoch,
             committed_epoch=self.committed_epoch,
             committed_at=self.committed_at,
+            generation=self.generation,
         )
 
     def __repr__(self) -> str:

@@ -6,8 +6,10 @@ Rules this module keeps:
   after that the stored databases are exactly the ones that exist (a dropped
   ``dev`` stays dropped).
 * Each database's barrier worker resumes from its recorded ``prev_epoch``
-  (the highest epoch handed out), so new epochs are above every recorded one
-  whatever the clock says, with its pause state (when, by whom).
+  (at or above every epoch it handed out: a lease ceiling after a crash, the
+  exact last epoch after a clean stop, see :mod:`pgbarrier.meta.checkpoints`),
+  so new epochs are above every one issued before whatever the clock says,
+  with its pause state (when, by whom).
 * Jobs: ``idle`` and ``failed`` come back as they were. ``refreshing`` (the
   process died mid-run) becomes ``failed`` with error ``process restarted``
   (and so does its ``running`` history row); it re-runs when due.

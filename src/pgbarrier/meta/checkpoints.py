@@ -1,0 +1,81 @@
+"""What a database's checkpoint writes to the meta store, and when (the ``on_commit`` hook).
+
+A checkpoint every barrier interval in every database, plus the ones commands
+and due refreshes inject, is hundreds of checkpoints a second with a hundred
+databases; writing each would make the meta store the bottleneck. What must be
+durable is less than that. Rules this module keeps:
+
+* **Pause state** (paused, when, by whom) is written by the checkpoint that
+  changed it, before the command's issuer hears back (write-ahead of
+  acknowledgement): after ``ALTER DATABASE d PAUSE`` returns, a crash finds
+  ``d`` paused.
+* **Epochs** are written as a lease: the record's ``prev_epoch`` is a ceiling,
+  ``LEASE_MS`` of physical time above the epoch handed out when it was written,
+  and a checkpoint writes again only when its ``prev_epoch`` passes the
+  ceiling. Every epoch the database issues is therefore at or below the
+  recorded ``prev_epoch``, and recovery, which resumes from it, issues only
+  higher ones, whatever the clock says (TiDB's timestamp oracle keeps its
+  window the same way). The price: after a crash a database's epochs may run
+  up to ``LEASE_MS`` ahead of the wall clock until the clock catches up (they
+  advance a millisecond per barrier meanwhile), so a scheduled refresh may start
+  up to that much early once; and ``committed_epoch`` in the record (what
+  ``rw_databases`` shows right after a crash) may be up to ``LEASE_MS`` older
+  than the one last shown. Nothing durable refers to a checkpoint's epoch except through
+  its own write: a batch-refresh job's snapshot and committed epochs are in its
+  own record, written before its create or refresh is acknowledged.
+* Epochs of barriers that are not checkpoints (``--checkpoint-frequency`` > 1)
+  are never written on their own: they are uncommitted, nothing durable or
+  visible refers to them, and the lease covers them like any other epoch
+  handed out (RisingWave also discards uncommitted epochs on recovery).
+* A clean shutdown writes each database's exact state (:meth:`record_final`),
+  so a clean restart does not jump ahead.
+* A database dropped and created again under the same name starts afresh (the
+  snapshot's ``generation`` tells them apart).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pgbarrier.barrier.epoch import EPOCH_PHYSICAL_SHIFT_BITS
+from pgbarrier.barrier.info import DatabaseSnapshot
+from pgbarrier.meta.store import DatabaseRecord, MetaStore
+
+#: how far (physical time) a recorded epoch ceiling runs ahead of the epochs handed out
+LEASE_MS = 3000
+
+
+def _record(snap: DatabaseSnapshot, prev_epoch: int) -> DatabaseRecord:
+    return DatabaseRecord(snap.name, snap.paused, snap.paused_at, snap.paused_by, prev_epoch,
+                          snap.committed_epoch)
+
+
+class CheckpointRecorder:
+    """Called with each checkpoint's snapshot, from that database's worker thread."""
+
+    def __init__(self, store: MetaStore, lease_ms: int = LEASE_MS) -> None:
+        self._store = store
+        self._lease = lease_ms << EPOCH_PHYSICAL_SHIFT_BITS
+        self._lock = threading.Lock()
+        #: per database: (generation, pause state written, epoch ceiling written)
+        self._written: dict[str, tuple[int, tuple[object, ...], int]] = {}
+
+    def record(self, snap: DatabaseSnapshot) -> bool:
+        """Write what ``snap`` must make durable (see the module rules); True if it wrote."""
+        pause = (snap.paused, snap.paused_at, snap.paused_by)
+        with self._lock:
+            last = self._written.get(snap.name)
+        if last is not None and last[0] == snap.generation and last[1] == pause \
+                and snap.prev_epoch <= last[2]:
+            return False
+        ceiling = snap.prev_epoch + self._lease
+        self._store.put_database(_record(snap, ceiling))  # raises: nothing is remembered
+        with self._lock:
+            self._written[snap.name] = (snap.generation, pause, ceiling)
+        return True
+
+    def record_final(self, snap: DatabaseSnapshot) -> None:
+        """The exact state, once the database's worker has stopped (clean shutdown)."""
+        self._store.put_database(_record(snap, snap.prev_epoch))
+        with self._lock:
+            self._written.pop(snap.name, None)
