@@ -1,6 +1,7 @@
 """Many databases: 100, each with a batch-refresh view at a 1 s interval, one of them paused (issue 5).
 
-A real server process on real time. The databases are created through the wire
+A real server process on real time, on each meta store (SQLite in the data dir,
+PostgreSQL in a fresh database), DuckDB files in the data dir. The databases are created through the wire
 (``CREATE DATABASE``), each gets a table and a view ``WITH (refresh.interval.sec
 = 1)``, and ``db_000`` is paused. The test then waits (polling
 ``rw_catalog.rw_refresh_history`` against a deadline: a wait-until, not a sleep)
@@ -24,11 +25,12 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import uuid
 
 import psycopg
 import pytest
 
-from conftest import ServerProcess, start_server, stop_server
+from conftest import ServerProcess, require_postgres, start_server, stop_server
 from pgbarrier.barrier.epoch import epoch_to_unix_ms
 
 DATABASES = 100
@@ -47,11 +49,28 @@ def _view(i: int) -> str:
     return f"v_{i:03d}"  # rw_refresh_history names the job, not its database: unique names
 
 
-@pytest.fixture(scope="module")
-def srv():
-    server = start_server("--barrier-interval-ms", str(BARRIER_INTERVAL_MS))
-    yield server
-    assert stop_server(server) == 0, "".join(server.log)
+@pytest.fixture(params=["sqlite", "postgres"])
+def srv(request, tmp_path):
+    """A server with its meta store in SQLite in a data dir (the default set-up) or in
+    PostgreSQL (a fresh database, dropped afterwards); DuckDB in that data dir."""
+    meta: tuple[str, ...] = ()
+    name = f"pgb_meta_{uuid.uuid4().hex[:10]}"
+    if request.param == "postgres":
+        dsn = require_postgres()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        meta = ("--meta-store", dsn.rsplit("/", 1)[0] + "/" + name)
+    server = start_server("--barrier-interval-ms", str(BARRIER_INTERVAL_MS),
+                          "--data-dir", str(tmp_path / "data"), *meta)
+    try:
+        yield server
+        assert stop_server(server) == 0, "".join(server.log)
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+        if meta:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _history(conn: psycopg.Connection) -> dict[str, list[tuple]]:
