@@ -22,3 +22,11 @@ def test_refresh_lateness_bench_runs():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "scheduled refresh lateness: n=" in out.stdout
+
+
+def test_startup_time_bench_runs():
+    out = subprocess.run([sys.executable, str(BENCH / "startup_time.py"), "--databases", "2",
+                          "--jobs-per-db", "1", "--rounds", "1", "--meta", "sqlite"],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert "| sqlite | 3 | 2 | 1 |" in out.stdout, out.stdout
