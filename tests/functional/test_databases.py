@@ -1,10 +1,16 @@
-"""CREATE / DROP DATABASE and SHOW DATABASES on the embedded backend."""
+"""CREATE / DROP DATABASE and SHOW DATABASES, on the embedded backend and on an upstream PostgreSQL
+(where each pgbarrier database is the upstream database of the same name: unique names, dropped
+afterwards)."""
 
 from __future__ import annotations
+
+import uuid
 
 import psycopg
 import pytest
 from psycopg import errors as pgerr
+
+from conftest import UPSTREAM, require_postgres, start_server, stop_server
 
 
 def test_databases_are_independent_and_drop_refuses_connected_sessions(server):
@@ -30,3 +36,47 @@ def test_databases_are_independent_and_drop_refuses_connected_sessions(server):
         dev.execute("DROP DATABASE IF EXISTS analytics")
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(server.dsn(database="analytics"), connect_timeout=10)
+
+
+def _upstream_exists(dsn: str, name: str) -> bool:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                            [name]).fetchone() is not None
+
+
+def test_create_and_drop_database_on_an_upstream_postgresql(tmp_path):
+    dsn = require_postgres()
+    home, other = f"pgb_{uuid.uuid4().hex[:10]}", f"pgb_{uuid.uuid4().hex[:10]}"
+    srv = start_server("--upstream", UPSTREAM, "--database", home,
+                       "--data-dir", str(tmp_path / "data"))
+    try:
+        assert _upstream_exists(dsn, home), "the first start creates the upstream database"
+        with psycopg.connect(srv.dsn(home), autocommit=True) as c:
+            assert c.execute(f"CREATE DATABASE {other}").statusmessage == "CREATE DATABASE"
+            assert _upstream_exists(dsn, other)
+            with pytest.raises(pgerr.DuplicateDatabase):
+                c.execute(f"CREATE DATABASE {other}")
+            with psycopg.connect(srv.dsn(other), autocommit=True) as o:
+                o.execute("CREATE TABLE t (x INT)")
+                o.execute("INSERT INTO t VALUES (1), (2)")
+                # the table is in the upstream database of that name
+                upstream = dsn.rsplit("/", 1)[0] + "/" + other
+                with psycopg.connect(upstream, autocommit=True) as direct:
+                    assert direct.execute("SELECT count(*) FROM t").fetchone() == (2,)
+                with pytest.raises(pgerr.ObjectInUse) as info:
+                    c.execute(f"DROP DATABASE {other}")
+                assert info.value.diag.message_detail == \
+                    "There is 1 other session using the database."
+            assert _upstream_exists(dsn, other), "a refused DROP leaves the database"
+            assert c.execute(f"DROP DATABASE {other}").statusmessage == "DROP DATABASE"
+            assert not _upstream_exists(dsn, other)
+            assert (other,) not in c.execute("SHOW DATABASES").fetchall()
+            c.execute(f"DROP DATABASE IF EXISTS {other}")
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(srv.dsn(other), connect_timeout=10)
+    finally:
+        code = stop_server(srv)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in (home, other):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert code == 0, "".join(srv.log)
