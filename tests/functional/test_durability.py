@@ -112,9 +112,10 @@ def test_batch_refresh_job_survives_kill9_before_first_refresh(tmp_path, meta_ar
         assert stop_server(srv) == 0, "".join(srv.log)
 
 
-def _app(data_dir: str, clock: ManualClock) -> App:
+def _app(data_dir: str, clock: ManualClock, checkpoint_frequency: int = 1) -> App:
     """A started in-process App (serving, so that ``stop`` can shut its server down)."""
-    app = App(Config(port=0, data_dir=data_dir, barrier_interval_ms=HOUR_MS), clock=clock)
+    app = App(Config(port=0, data_dir=data_dir, barrier_interval_ms=HOUR_MS,
+                     checkpoint_frequency=checkpoint_frequency), clock=clock)
     server = app.start()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return app
@@ -285,3 +286,31 @@ def test_checkpoints_write_pause_changes_at_once_and_epochs_as_a_lease(tmp_path)
     rec.record_final(snap(e0 + 3 * ms, generation=2))
     assert stored() == e0 + 3 * ms  # a clean stop writes the exact epoch
     store.close()
+
+
+def test_uncommitted_epochs_are_not_reissued_after_a_crash(tmp_path) -> None:
+    """--checkpoint-frequency 3: barriers between checkpoints are never written on their
+    own, yet the epochs they handed out are below what a crashed process resumes from."""
+    from pgbarrier.barrier.command import Custom
+
+    data = str(tmp_path / "data")
+    now = SystemClock().now_ms()
+    clock = ManualClock(now)
+    app = _app(data, clock, checkpoint_frequency=3)
+    committed = app.barrier.flush("dev")
+    for _ in range(2):  # two plain barriers: not checkpoints
+        clock.advance(100)
+        info = app.barrier.schedule("dev", Custom("tick", lambda i: None, checkpoint=False)) \
+            .wait_started(30)
+        assert not info.is_checkpoint
+    high = app.barrier.snapshot("dev").prev_epoch
+    assert app.barrier.snapshot("dev").committed_epoch == committed
+    app.barrier.stop()  # "crash": nothing written on the way out
+    app.meta.close()
+
+    app = _app(data, ManualClock(now - 86_400_000), checkpoint_frequency=3)
+    try:
+        assert app.barrier.snapshot("dev").prev_epoch >= high
+        assert app.barrier.flush("dev") >= high
+    finally:
+        app.stop()
