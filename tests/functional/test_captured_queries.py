@@ -36,8 +36,6 @@ SETUP = [
 
 #: the queries the DuckDB backend answers differently on purpose, with the reason
 KNOWN_DIFFERENCES = {
-    # every DuckDB session runs in UTC (duckdb_settings.py); PostgreSQL accepts any zone
-    ("pgcli", 2): "SET TIME ZONE other than UTC is refused (22023) on DuckDB",
     # a name-typed value that passes through unnest(), ARRAY(SELECT ...) or a derived
     # table's alias arrives as text: the rewrite types only direct catalog columns
     ("pgcli", 3): "unnest(current_schemas(true)) is text[], not name[]",

@@ -26,8 +26,8 @@ Rules this module keeps:
   kept), ``extra_float_digits`` (-15..3; output is always the shortest exact
   form, as with PostgreSQL's default 1), ``client_encoding`` (UTF8 only),
   ``DateStyle`` (ISO output only; the field order is remembered),
-  ``IntervalStyle`` (postgres only), ``TimeZone`` (UTC and its aliases only:
-  every session runs DuckDB in UTC), ``standard_conforming_strings`` (on
+  ``IntervalStyle`` (postgres only), ``TimeZone`` (any zone DuckDB's ICU knows,
+  applied to the session's DuckDB connection), ``standard_conforming_strings`` (on
   only), ``bytea_output`` (hex only) and ``search_path`` (remembered, not
   applied: DuckDB's own schemas are not PostgreSQL's). A value outside those
   is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
@@ -148,7 +148,8 @@ class DuckDBSession(BackendSession):
                  database: str = "", user: str = "") -> None:
         super().__init__()
         self._cursor = conn.cursor()
-        self.client = ClientSettings(on_reset_all=self._after_reset_all)
+        self.client = ClientSettings(on_reset_all=self._after_reset_all,
+                                     set_timezone=self._set_timezone)
         self.catalog = SessionCatalog(catalog, database, user, self.client)
         cur = self._cursor
         cur.execute("SET VARIABLE pgbarrier_user = " + _literal(user))
@@ -169,6 +170,9 @@ class DuckDBSession(BackendSession):
         self.client.apply_startup(parameters)
 
     # ------------------------------------------------------------------ client settings
+
+    def _set_timezone(self, zone: str) -> None:
+        self._cursor.execute("SET SESSION TimeZone = " + _literal(zone))
 
     def _after_reset_all(self) -> None:
         try:

@@ -5,8 +5,10 @@ connect and expect ``SHOW`` to answer. DuckDB rejects them, so pgbarrier keeps
 them here. Rules this module keeps:
 
 * Only values pgbarrier really honours are accepted: UTF8, ISO dates, the
-  postgres interval style, UTC, hex bytea, standard strings on; anything else
-  is 22023 with a DETAIL saying why. ``search_path`` is remembered, not applied.
+  postgres interval style, hex bytea, standard strings on; anything else
+  is 22023 with a DETAIL saying why. ``TimeZone`` takes any zone DuckDB's ICU
+  knows and is applied to the session's DuckDB connection (``timestamptz`` values
+  print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is remembered, not applied.
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
 * Transaction isolation (``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION
   LEVEL``, ``transaction_isolation``, ``default_transaction_isolation``) accepts
@@ -84,9 +86,9 @@ def _check_setting(name: str, raw: str) -> str:
             return "UTF8"
         raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
     if name == "TimeZone":
-        if low in _UTC_NAMES:
-            return _UTC_NAMES[low]
-        raise _bad_value(name, value, "pgbarrier on DuckDB runs every session in UTC.")
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]  # SET TIME ZONE "Asia/Shanghai" (pgcli)
+        return _UTC_NAMES.get(value.lower(), value)  # DuckDB judges the rest
     if name == "DateStyle":
         order = None
         for part in (p.strip().lower() for p in value.split(",")):
@@ -133,9 +135,21 @@ def _check_setting(name: str, raw: str) -> str:
 class ClientSettings:
     """One session's PostgreSQL client settings."""
 
-    def __init__(self, on_reset_all: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, on_reset_all: Callable[[], None] = lambda: None,
+                 set_timezone: Callable[[str], None] | None = None) -> None:
         self.settings: dict[str, str] = dict(_DEFAULTS)
         self._on_reset_all = on_reset_all
+        self._set_timezone = set_timezone
+
+    def _apply_timezone(self, zone: str) -> None:
+        if zone in _UTC_NAMES.values() and self._set_timezone is None:
+            return
+        if self._set_timezone is None:
+            raise _bad_value("TimeZone", zone, "this session can only run in UTC.")
+        try:
+            self._set_timezone(zone)
+        except Exception:  # noqa: BLE001 - DuckDB does not know the zone
+            raise _bad_value("TimeZone", zone) from None
 
     def apply_startup(self, parameters: dict[str, str]) -> None:
         name = parameters.get("application_name")
@@ -166,6 +180,8 @@ class ClientSettings:
                 return None
             if name in _READ_ONLY:
                 raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+            if name == "TimeZone":
+                self._apply_timezone(_DEFAULTS[name])
             self.settings[name] = _DEFAULTS[name]
             return self._changed("RESET", {name: _DEFAULTS[name]})
         name = _CANONICAL.get(stmt.name.lower())
@@ -178,6 +194,8 @@ class ClientSettings:
             value = _DEFAULTS[name]
         else:
             value = _check_setting(name, raw)
+        if name == "TimeZone":
+            self._apply_timezone(value)
         self.settings[name] = value
         return self._changed("SET", {name: value})
 
