@@ -1,0 +1,391 @@
+"""What the benchmarks share: paths, starting and stopping the servers they compare, pgbench.
+
+Rules the benchmarks keep:
+
+* Every server a benchmark compares is started by the benchmark itself, on a free
+  loopback port, and stopped (terminate, then kill) when it ends, also on errors.
+* A comparison is side by side in one run: the targets take turns cell by cell, round
+  by round (the order rotates each round), and a cell's figure is the median of its
+  rounds. Figures from separate runs are never compared.
+* A target that cannot run here (PgBouncer not installed, no buenavista baseline venv,
+  PostgreSQL unreachable) is recorded with the reason and its column shows it; a target
+  that fails in some cell (pgbench aborts) is recorded with pgbench's error.
+* Every benchmark writes its figures as JSON (``--json PATH``); ``bench/report.py`` turns
+  them into ``docs/BENCHMARKS.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import pwd
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+WORK = ROOT / ".bench"
+BASELINE_VENV = WORK / "baseline"
+BASELINE_PY = BASELINE_VENV / "bin" / "python"
+RESULTS = WORK / "results"
+
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "src"))
+
+#: the PostgreSQL the pass-through benchmark runs against (an admin connection to it)
+POSTGRES_DSN = os.environ.get("PGBARRIER_BENCH_POSTGRES",
+                              "postgresql://postgres@127.0.0.1:5432/postgres")
+
+_TPS = re.compile(r"^tps = ([\d.]+) \(without initial connection time\)", re.M)
+_LAT = re.compile(r"^latency average = ([\d.]+) ms", re.M)
+_READY = re.compile(r"ready: listening on ([\d.]+):(\d+)")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen[Any] | None = None, timeout: float = 60,
+              host: str = "127.0.0.1") -> None:
+    """Block until ``host:port`` accepts a TCP connection (or ``proc`` has died)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)  # a benchmark may poll for readiness; tests never do
+    raise RuntimeError(f"nothing listening on {host}:{port} after {timeout}s")
+
+
+def median(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending list (p in 0..100)."""
+    if not sorted_values:
+        raise ValueError("no samples")
+    k = math.ceil(p / 100 * len(sorted_values)) - 1
+    return sorted_values[max(0, min(len(sorted_values) - 1, k))]
+
+
+def loadavg() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        return float("nan")
+
+
+def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    payload.setdefault("loadavg_end", loadavg())
+    payload.setdefault("finished_at", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(payload, indent=2, default=str))
+
+
+def postgres_reachable(dsn: str = POSTGRES_DSN) -> str | None:
+    """None when PostgreSQL answers at ``dsn``, else why not."""
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn, connect_timeout=5):
+            return None
+    except psycopg.Error as exc:
+        return f"PostgreSQL at {dsn} is unreachable: {str(exc).strip().splitlines()[0]}"
+
+
+def pgbench_missing() -> str | None:
+    return None if shutil.which("pgbench") else "pgbench not found (Debian package postgresql-15)"
+
+
+def baseline_missing() -> str | None:
+    if BASELINE_PY.exists():
+        return None
+    return (f"buenavista baseline venv not installed ({BASELINE_VENV.relative_to(ROOT)}; "
+            "`make bench` creates it)")
+
+
+def pgbouncer_missing() -> str | None:
+    if shutil.which("pgbouncer") or Path("/usr/sbin/pgbouncer").exists():
+        return None
+    return "pgbouncer not installed (`make bench` installs Debian's pgbouncer)"
+
+
+def pgbouncer_binary() -> str:
+    return shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+
+
+# --------------------------------------------------------------------------- servers
+
+
+@dataclass
+class Server:
+    """A server process a benchmark started; ``stop()`` is idempotent."""
+
+    name: str
+    proc: subprocess.Popen[Any]
+    host: str
+    port: int
+    log_path: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    _tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        return self.proc.returncode
+
+    def log_tail(self, n: int = 20) -> str:
+        if self.log_path and self.log_path.exists():
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        return ""
+
+
+def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60) -> Server:
+    """``python -m pgbarrier serve --port 0 ...``; waits for its ready line (which names the port)."""
+    tmp = tempfile.TemporaryDirectory(prefix="pgbarrier-bench-")
+    log_path = Path(tmp.name) / "server.log"
+    cmd = [sys.executable, "-m", "pgbarrier", "serve", "--port", "0", *args]
+    if "--data-dir" not in args:
+        cmd += ["--data-dir", ":memory:"]
+    log = open(log_path, "w")  # noqa: SIM115 - the child owns it
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT)
+    log.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = _READY.search(log_path.read_text(errors="replace"))
+        if m:
+            return Server(name, proc, m.group(1), int(m.group(2)), log_path, _tmp=tmp)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    text = log_path.read_text(errors="replace")
+    proc.kill()
+    tmp.cleanup()
+    raise RuntimeError(f"pgbarrier did not become ready:\n{text[-3000:]}")
+
+
+def start_baseline(kind: str, *args: str) -> Server:
+    """buenavista 0.5.0's own server (``bench/baseline_servers.py``) in the baseline venv."""
+    why = baseline_missing()
+    if why:
+        raise RuntimeError(why)
+    tmp = tempfile.TemporaryDirectory(prefix="buenavista-bench-")
+    log_path = Path(tmp.name) / "server.log"
+    port = free_port()
+    log = open(log_path, "w")  # noqa: SIM115
+    proc = subprocess.Popen([str(BASELINE_PY), "-W", "ignore", str(BENCH / "baseline_servers.py"),
+                             kind, "--port", str(port), *args],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
+    log.close()
+    server = Server(f"buenavista-{kind}", proc, "127.0.0.1", port, log_path, _tmp=tmp)
+    try:
+        wait_port(port, proc)
+    except RuntimeError as exc:
+        text = server.log_tail(40)
+        server.stop()
+        raise RuntimeError(f"{exc}\n{text}") from None
+    return server
+
+
+def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20) -> Server:
+    """PgBouncer in session mode on a free port; ``databases`` maps a name to a libpq string.
+
+    ``auth_type = any`` (client names are not checked; each database entry names the
+    upstream user). As root it is started with ``-u postgres`` (PgBouncer refuses root).
+    """
+    why = pgbouncer_missing()
+    if why:
+        raise RuntimeError(why)
+    tmp = tempfile.TemporaryDirectory(prefix="pgbouncer-bench-")
+    d = Path(tmp.name)
+    port = free_port()
+    lines = ["[databases]", *(f"{k} = {v}" for k, v in databases.items()),
+             "[pgbouncer]", "listen_addr = 127.0.0.1", f"listen_port = {port}",
+             "unix_socket_dir =", "auth_type = any", "pool_mode = session",
+             "max_client_conn = 200", f"default_pool_size = {pool_size}",
+             f"logfile = {d / 'pgbouncer.log'}", f"pidfile = {d / 'pgbouncer.pid'}",
+             "log_connections = 0", "log_disconnections = 0"]
+    ini = d / "pgbouncer.ini"
+    ini.write_text("\n".join(lines) + "\n")
+    cmd = [pgbouncer_binary()]
+    if os.geteuid() == 0:
+        user = pwd.getpwnam("postgres")
+        os.chmod(d, 0o755)
+        for p in (d, ini):
+            os.chown(p, user.pw_uid, user.pw_gid)
+        cmd += ["-u", "postgres"]
+    cmd.append(str(ini))
+    out = open(d / "stdout.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    server = Server("pgbouncer", proc, "127.0.0.1", port, d / "pgbouncer.log", _tmp=tmp)
+    try:
+        wait_port(port, proc)
+    except RuntimeError as exc:
+        text = (d / "stdout.log").read_text(errors="replace")
+        server.stop()
+        raise RuntimeError(f"{exc}\n{text}") from None
+    return server
+
+
+def start_all(starts: dict[str, Any]) -> dict[str, tuple[Server | None, str | None]]:
+    """Start several servers at once (threads); name -> (server or None, why it did not start).
+
+    A start function may return None (nothing to start, e.g. PostgreSQL itself)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(fn: Any) -> tuple[Server | None, str | None]:
+        try:
+            return fn(), None
+        except Exception as exc:  # noqa: BLE001 - the caller records it as the column's note
+            return None, str(exc).strip() or type(exc).__name__
+
+    with ThreadPoolExecutor(max_workers=max(1, len(starts))) as pool:
+        futures = {name: pool.submit(one, fn) for name, fn in starts.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+# --------------------------------------------------------------------------- pgbench
+
+
+@dataclass
+class PgbenchRun:
+    tps: float | None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+def pgbench_env() -> dict[str, str]:
+    # every target gets the same client settings: no TLS or GSS negotiation round trips
+    return {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGSSLMODE": "disable",
+            "PGGSSENCMODE": "disable", "PGAPPNAME": "pgbench"}
+
+
+def run_pgbench(server_host: str, port: int, user: str, database: str, *, mode: str,
+                clients: int, seconds: float | None = None, transactions: int | None = None,
+                script: Path | None = None, select_only: bool = False,
+                timeout: float = 300) -> PgbenchRun:
+    """One pgbench run; its tps (excluding connection time) or its first error line."""
+    cmd = ["pgbench", "-n", "-M", mode, "-c", str(clients), "-j", str(min(2, clients)),
+           "-h", server_host, "-p", str(port), "-U", user]
+    if transactions is not None:
+        cmd += ["-t", str(transactions)]
+    else:
+        cmd += ["-T", str(max(1, int(round(seconds or 1))))]
+    if select_only:
+        cmd.append("-S")
+    if script is not None:
+        cmd += ["-f", str(script)]
+    cmd.append(database)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=pgbench_env())
+    except subprocess.TimeoutExpired:
+        return PgbenchRun(None, error=f"pgbench did not finish within {timeout:.0f}s")
+    out = proc.stdout + "\n" + proc.stderr
+    m = _TPS.search(proc.stdout)
+    errs = [ln.strip() for ln in proc.stderr.splitlines()
+            if "error" in ln.lower() or "fatal" in ln.lower() or "abort" in ln.lower()]
+    if proc.returncode != 0 or m is None or errs:
+        msg = errs[0] if errs else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
+        msg = re.sub(r"^pgbench: (error: )?", "", msg)
+        return PgbenchRun(None, error=msg[:200])
+    lat = _LAT.search(out)
+    return PgbenchRun(float(m.group(1)), float(lat.group(1)) if lat else None)
+
+
+def pgbench_version() -> str:
+    try:
+        return subprocess.run(["pgbench", "--version"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "not found"
+
+
+def rotate(items: list[Any], k: int) -> list[Any]:
+    k %= max(1, len(items))
+    return items[k:] + items[:k]
+
+
+def summarise_runs(runs: list[PgbenchRun]) -> dict[str, Any]:
+    """A cell: each round's tps, the median of those that ran, and the errors."""
+    tps = [r.tps for r in runs]
+    errors = sorted({r.error for r in runs if r.error})
+    return {"tps": tps, "median": median(tps), "errors": errors,
+            "failed_rounds": sum(1 for r in runs if r.error)}
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:  # pragma: no cover
+        pass
+    mem_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:  # pragma: no cover
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "mem_gib": mem_gib,
+            "kernel": platform.release(), "os": _os_name(), "python": platform.python_version()}
+
+
+def _os_name() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:  # pragma: no cover
+        pass
+    return platform.system()
+
+
+def main_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("pgbarrier", "duckdb", "sqlglot", "psycopg", "buenavista"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
