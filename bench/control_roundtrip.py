@@ -6,7 +6,7 @@ that returns when its command barrier is collected), and prints median, p99 and 
 in milliseconds. A round trip far below the barrier interval shows that command
 barriers are injected at once, not on the next periodic tick.
 
-    .venv/bin/python bench/control_roundtrip.py [--rounds 100] [--interval-ms 1000]
+    .venv/bin/python bench/control_roundtrip.py [--rounds 100] [--interval-ms 1000] [--json PATH]
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
 from conftest import start_server, stop_server  # noqa: E402
 
 
@@ -27,7 +29,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--interval-ms", type=int, default=1000)
+    ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    load = common.loadavg()
     srv = start_server("--barrier-interval-ms", str(args.interval_ms))
     try:
         with psycopg.connect(srv.dsn(), autocommit=True) as conn:
@@ -41,7 +45,12 @@ def main() -> int:
     finally:
         stop_server(srv)
     samples.sort()
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    p99 = common.percentile(samples, 99)
+    common.write_json(args.json, {
+        "benchmark": "control_roundtrip", "loadavg_start": load,
+        "params": {"rounds": args.rounds, "barrier_interval_ms": args.interval_ms},
+        "n": len(samples), "median_ms": statistics.median(samples), "p99_ms": p99,
+        "worst_ms": samples[-1], "best_ms": samples[0]})
     print(f"PAUSE->RESUME round trips: n={len(samples)} barrier_interval={args.interval_ms}ms "
           f"median={statistics.median(samples):.2f}ms p99={p99:.2f}ms worst={samples[-1]:.2f}ms")
     return 0

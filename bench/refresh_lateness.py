@@ -7,7 +7,7 @@ scheduled run, due = physical time of the job's last committed epoch + 1 s (the
 previous successful run's target epoch), lateness = its start time - due. Prints the
 median and worst lateness in milliseconds.
 
-    .venv/bin/python bench/refresh_lateness.py [--runs 50] [--views 10] [--barrier-interval-ms 1000]
+    .venv/bin/python bench/refresh_lateness.py [--runs 50] [--views 10] [--barrier-interval-ms 1000] [--json PATH]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
 from conftest import start_server, stop_server  # noqa: E402
 from pgbarrier.barrier.epoch import epoch_to_unix_ms  # noqa: E402
 
@@ -33,7 +35,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--views", type=int, default=10)
     ap.add_argument("--barrier-interval-ms", type=int, default=1000)
+    ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    load = common.loadavg()
     srv = start_server("--barrier-interval-ms", str(args.barrier_interval_ms))
     try:
         with psycopg.connect(srv.dsn(), autocommit=True) as conn:
@@ -66,6 +70,12 @@ def main() -> int:
         print("no scheduled refresh ran", file=sys.stderr)
         return 1
     lateness.sort()
+    common.write_json(args.json, {
+        "benchmark": "refresh_lateness", "loadavg_start": load,
+        "params": {"runs": args.runs, "views": args.views, "refresh_interval_sec": 1,
+                   "barrier_interval_ms": args.barrier_interval_ms},
+        "n": len(lateness), "median_ms": statistics.median(lateness), "worst_ms": lateness[-1],
+        "best_ms": lateness[0], "target_worst_ms": args.barrier_interval_ms + 50})
     print(f"scheduled refresh lateness: n={len(lateness)} views={args.views} interval=1s "
           f"barrier_interval={args.barrier_interval_ms}ms median={statistics.median(lateness):.1f}ms "
           f"worst={lateness[-1]:.1f}ms best={lateness[0]:.1f}ms")
