@@ -63,9 +63,45 @@ test: install clients
 clean:
 	rm -rf $(VENV) pgbarrier-data .pytest_cache $(CLIENTS)/node_modules
 
-## measurements written up in docs/BENCHMARKS.md
-bench: install
-	$(PY) bench/control_roundtrip.py --rounds 100
-	$(PY) bench/control_roundtrip.py --rounds 1000
-	$(PY) bench/refresh_lateness.py --runs 60 --views 10 --barrier-interval-ms 1000
-	$(PY) bench/refresh_lateness.py --runs 60 --views 10 --barrier-interval-ms 100
+## measurements written up in docs/BENCHMARKS.md (bench/run_all.py; see bench/README.md)
+# Installs what it compares, nothing by hand: the bench extra (py-spy, pyinstrument, psutil)
+# into .venv, buenavista 0.5.0's baseline into its own venv (.bench/baseline, from
+# bench/baseline-requirements.txt) and Debian's pgbouncer (apt-get, as root or via sudo -n,
+# only when it is missing). A tool that cannot be installed is a warning; its column then
+# says why. BENCH_ARGS passes options to bench/run_all.py (e.g. BENCH_ARGS=--quick).
+.PHONY: bench-tools
+BENCH_VENV := .bench/baseline
+BENCH_EXTRA_STAMP := $(VENV)/.bench-extra-stamp
+BENCH_VENV_STAMP := $(BENCH_VENV)/.installed-stamp
+
+$(BENCH_EXTRA_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+$(BENCH_VENV_STAMP): bench/baseline-requirements.txt
+	rm -rf $(BENCH_VENV)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -r bench/baseline-requirements.txt
+	touch $@
+
+bench-tools: $(BENCH_EXTRA_STAMP) $(BENCH_VENV_STAMP)
+	@if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then :; \
+	else \
+		if [ "$$(id -u)" = 0 ]; then sudo=; \
+		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+		else sudo=none; fi; \
+		if ! command -v apt-get >/dev/null 2>&1 || [ "$$sudo" = none ]; then \
+			echo "make bench: warning: cannot apt-get install pgbouncer (no apt-get, or not root and no sudo); its column will say so" >&2; \
+		else \
+			echo "apt-get install pgbouncer"; \
+			apt="$$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends"; \
+			$$apt install pgbouncer >/dev/null 2>&1 \
+			|| { $$sudo apt-get -q update >/dev/null && $$apt install pgbouncer >/dev/null; } \
+			|| echo "make bench: warning: apt-get install pgbouncer failed; its column will say so" >&2; \
+		fi; \
+	fi
+	@command -v pgbench >/dev/null 2>&1 || echo "make bench: warning: pgbench not found (Debian's postgresql-15 ships it); the pgbench tables will be skipped" >&2
+
+bench: install bench-tools
+	$(PY) bench/run_all.py $(BENCH_ARGS)

@@ -30,3 +30,45 @@ def test_startup_time_bench_runs():
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     assert "| sqlite | 3 | 2 | 1 |" in out.stdout, out.stdout
+
+
+# --------------------------------------------------------------------------- make bench's suite
+# Each benchmark of bench/run_all.py once at its smoke size (figures mean nothing), then the
+# report rendered from what they wrote. A target that is not installed here (PgBouncer, the
+# buenavista venv of `make bench`, PostgreSQL, py-spy) is recorded as skipped in its JSON by the
+# benchmark itself, so these tests pass without them.
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+
+SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough"]
+
+
+@pytest.fixture(scope="module")
+def bench_results(tmp_path_factory):
+    return tmp_path_factory.mktemp("bench-results")
+
+
+@pytest.mark.parametrize("name", SUITE)
+def test_bench_suite_runs(bench_results, name):
+    out = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--smoke", "--only", name,
+                          "--results", str(bench_results), "--no-report"],
+                         capture_output=True, text=True, timeout=180)
+    log = bench_results / f"{name}.log"
+    detail = out.stdout + out.stderr + (log.read_text() if log.exists() else "")
+    assert out.returncode == 0, detail
+    result = json.loads((bench_results / f"{name}.json").read_text())
+    assert result["benchmark"] == name, detail
+
+
+def test_bench_report_renders(bench_results, tmp_path):
+    out = subprocess.run([sys.executable, str(BENCH / "report.py"), "--results",
+                          str(bench_results), "--output", str(tmp_path / "BENCHMARKS.md")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    for heading in ("## Pass-through overhead", "## Embedded DuckDB", "## Control plane",
+                    "## Scale of the barrier manager", "## The classifier on its own",
+                    "## Where the pass-through path spends its time"):
+        assert heading in text, heading

@@ -1,0 +1,197 @@
+"""``make bench``: run every benchmark, one after the other, and write docs/BENCHMARKS.md.
+
+Each benchmark is its own script in ``bench/`` and writes its figures as JSON into
+``--results`` (``.bench/results``); this runner starts them with the interpreter it runs
+under, keeps each one's output in ``<name>.log`` beside its JSON, records the machine,
+the versions, the command and the date (``run.json``), and then renders the report
+(``bench/report.py``). A benchmark that fails does not stop the others: the report says
+it failed and where its log is, and the runner exits 1 at the end.
+
+Sizes: ``full`` (default, what ``make bench`` runs; ~12 minutes on the 2-core dev box),
+``quick`` (the same tables, smaller: a few minutes) and ``smoke`` (each benchmark once at
+a tiny size, for ``make test``; the figures mean nothing).
+
+    .venv/bin/python bench/run_all.py [--size full|quick|smoke] [--only a,b] [--output PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common as c  # noqa: E402
+
+B = c.BENCH
+
+# name -> (script, {size: args}); --json <results>/<name>.json is added
+BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
+    "classifier": ("classifier.py", {
+        "full": [], "quick": ["--number", "1000", "--repeat", "3"],
+        "smoke": ["--number", "20", "--repeat", "1", "--parse-number", "2"]}),
+    "control_roundtrip": ("control_roundtrip.py", {
+        "full": ["--rounds", "1000"], "quick": ["--rounds", "300"], "smoke": ["--rounds", "3"]}),
+    "create_latency": ("create_latency.py", {
+        "full": ["--views", "50"], "quick": ["--views", "20"],
+        "smoke": ["--views", "2", "--rows", "100"]}),
+    "refresh_lateness_1000": ("refresh_lateness.py", {
+        "full": ["--runs", "60", "--views", "10", "--barrier-interval-ms", "1000"],
+        "quick": ["--runs", "20", "--views", "10", "--barrier-interval-ms", "1000"],
+        "smoke": ["--runs", "2", "--views", "2", "--barrier-interval-ms", "1000"]}),
+    "refresh_lateness_100": ("refresh_lateness.py", {
+        "full": ["--runs", "60", "--views", "10", "--barrier-interval-ms", "100"],
+        "quick": ["--runs", "20", "--views", "10", "--barrier-interval-ms", "100"],
+        "smoke": ["--runs", "2", "--views", "2", "--barrier-interval-ms", "100"]}),
+    "memory": ("memory.py", {
+        "full": ["--connections", "500"], "quick": ["--connections", "500"],
+        "smoke": ["--connections", "3"]}),
+    "scale": ("scale.py", {
+        "full": ["--sizes", "1x10:file,100x10:file,1000x10:file,1x500:memory",
+                 "--meta", "memory,file", "--window", "5", "--settle", "1",
+                 "--profile", "100x10:file"],
+        "quick": ["--sizes", "1x10,100x10,1000x10", "--meta", "memory,file", "--window", "4",
+                  "--settle", "1", "--profile", "100x10:file"],
+        "smoke": ["--sizes", "2x2", "--meta", "memory,file", "--window", "1.1",
+                  "--settle", "0.1"]}),
+    "profile": ("profile_path.py", {
+        "full": ["--seconds", "5"], "quick": ["--seconds", "3"],
+        "smoke": ["--seconds", "1", "--scenarios", "duckdb-extended"]}),
+    "duckdb": ("duckdb_compare.py", {
+        "full": ["--seconds", "2", "--rounds", "3"],
+        "quick": ["--seconds", "1", "--rounds", "2"],
+        "smoke": ["--transactions", "3", "--rounds", "1", "--rows", "100", "--clients", "1",
+                  "--modes", "extended"]}),
+    "passthrough": ("passthrough.py", {
+        "full": ["--seconds", "2", "--rounds", "3", "--scale", "10"],
+        "quick": ["--seconds", "1", "--rounds", "2", "--scale", "10"],
+        "smoke": ["--transactions", "20", "--rounds", "1", "--scale", "1", "--clients", "1",
+                  "--modes", "extended"]}),
+    # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
+    # run when present, with only the flags its --help lists
+    "startup_time": ("startup_time.py", {
+        "full": [], "quick": ["--rounds", "2"],
+        "smoke": ["--databases", "2", "--jobs-per-db", "1", "--rounds", "1", "--meta", "sqlite"]}),
+}
+
+
+def _help(script: Path) -> str:
+    try:
+        out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True,
+                             text=True, timeout=60, cwd=c.ROOT)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout
+
+
+def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
+    script_name, sizes = BENCHMARKS[name]
+    script = B / script_name
+    out_json = results / f"{name}.json"
+    log = results / f"{name}.log"
+    out_json.unlink(missing_ok=True)
+    if not script.exists():
+        return {"name": name, "status": "absent", "script": f"bench/{script_name}"}
+    args = list(sizes[size])
+    if name == "startup_time":  # written by another hand: pass only the flags it lists
+        help_text = _help(script)
+        kept: list[str] = []
+        for i, a in enumerate(args):
+            if a.startswith("--") and a in help_text:
+                kept.append(a)
+                if i + 1 < len(args) and not args[i + 1].startswith("--"):
+                    kept.append(args[i + 1])
+        args = kept
+        if "--json" in help_text:
+            args += ["--json", str(out_json)]
+    else:
+        args += ["--json", str(out_json)]
+    cmd = [sys.executable, str(script), *args]
+    shown = " ".join(["python", f"bench/{script_name}", *args]).replace(str(c.ROOT) + "/", "")
+    print(f"\n=== {name}: {shown}", flush=True)
+    t0 = time.monotonic()
+    load0 = c.loadavg()
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=c.ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            if size != "smoke":
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        code = proc.wait()
+    entry = {"name": name, "command": shown, "exit": code,
+             "seconds": round(time.monotonic() - t0, 1), "loadavg_start": load0,
+             "loadavg_end": c.loadavg(), "log": str(log.relative_to(c.ROOT))
+             if log.is_relative_to(c.ROOT) else str(log)}
+    entry["status"] = "ok" if code == 0 else "failed"
+    if code != 0:
+        entry["log_tail"] = log.read_text(errors="replace").splitlines()[-15:]
+        print(f"=== {name} FAILED (exit {code}); see {log}", file=sys.stderr, flush=True)
+    if name == "startup_time":
+        entry["stdout"] = log.read_text(errors="replace")
+    return entry
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", choices=["full", "quick", "smoke"], default="full")
+    ap.add_argument("--quick", action="store_const", dest="size", const="quick")
+    ap.add_argument("--smoke", action="store_const", dest="size", const="smoke")
+    ap.add_argument("--only", default=None, help="comma-separated benchmark names")
+    ap.add_argument("--results", default=str(c.RESULTS))
+    ap.add_argument("--output", default=str(c.ROOT / "docs" / "BENCHMARKS.md"))
+    ap.add_argument("--no-report", action="store_true")
+    args = ap.parse_args(argv)
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    names = list(BENCHMARKS) if not args.only else args.only.split(",")
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        ap.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+
+    started = time.time()
+    run: dict[str, Any] = {
+        "size": args.size, "command": "make bench" if args.size == "full" and not args.only
+        else " ".join(["python bench/run_all.py", *(argv if argv is not None else sys.argv[1:])]),
+        "started_at": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(started)),
+        "machine": c.machine_info(), "versions": c.main_versions(),
+        "pgbench": c.pgbench_version(), "loadavg_start": c.loadavg(),
+        "git_commit": _git_commit(), "benchmarks": []}
+    for name in names:
+        run["benchmarks"].append(run_one(name, args.size, results))
+        (results / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    run["seconds_total"] = round(time.time() - started, 1)
+    run["loadavg_end"] = c.loadavg()
+    (results / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    if not args.no_report:
+        import report
+
+        report.write(results, Path(args.output))
+        print(f"\nwrote {args.output} ({run['seconds_total']:.0f} s)")
+    failed = [b["name"] for b in run["benchmarks"] if b["status"] == "failed"]
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=c.ROOT, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, cwd=c.ROOT, timeout=10)
+        return out.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
