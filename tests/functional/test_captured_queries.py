@@ -36,12 +36,6 @@ SETUP = [
 
 #: the queries the DuckDB backend answers differently on purpose, with the reason
 KNOWN_DIFFERENCES = {
-    # a name-typed value that passes through unnest(), ARRAY(SELECT ...) or a derived
-    # table's alias arrives as text: the rewrite types only direct catalog columns
-    ("pgcli", 3): "unnest(current_schemas(true)) is text[], not name[]",
-    ("pgcli", 7): "unnest(array_agg(attname)) is text, not name",
-    ("pgjdbc", 5): "result.TABLE_SCHEM through a derived table is text, not name",
-    ("psql15", 13): "ARRAY(SELECT rolname ...) is text[], not name[]",
 }
 #: on the upstream backend a streaming view is a plain view (backends/postgres.py), on
 #: DuckDB a materialized view (issue 6: \dm lists it): view listings differ on purpose

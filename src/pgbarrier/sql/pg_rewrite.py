@@ -386,48 +386,101 @@ _FUNC_TYPES = {"pg_get_userbyid": pgt.NAME, "current_schema": pgt.NAME,
                "pg_encoding_to_char": pgt.NAME}
 
 
-def _catalog_type(node: exp.Expr | None) -> int | None:
-    """The catalog column type a scalar subquery, CASE or parenthesis yields, if known."""
-    if isinstance(node, exp.Alias):
-        node = node.this
+def _derived_types(select: exp.Select) -> dict[tuple[str, str], int]:
+    """(alias, column) -> catalog type, for the derived tables in ``select``'s FROM/JOINs."""
+    found: dict[tuple[str, str], int] = {}
+    sources = [select.args.get("from_") or select.args.get("from")]
+    sources += [j for j in select.args.get("joins") or []]
+    for source in sources:
+        sub = source.this if source is not None else None
+        if not isinstance(sub, exp.Subquery) or not sub.alias:
+            continue
+        inner = first_select(sub.this)
+        if inner is None:
+            continue
+        for (name, oid) in _column_types(inner).items():
+            found[(sub.alias.lower(), name)] = oid
+    return found
+
+
+def _catalog_type(node: exp.Expr | None, derived: dict[tuple[str, str], int]) -> int | None:
+    """The PostgreSQL type of a select-list expression when it is a catalog type DuckDB
+    cannot carry (name, oid, "char"...), followed through aliases, derived tables,
+    subqueries, CASE, ARRAY(...), array_agg and unnest; None when unknown."""
+    if isinstance(node, (exp.Alias, exp.Paren)):
+        return _catalog_type(node.this, derived)
     if isinstance(node, exp.Column):
-        return COLUMN_TYPES.get(node.name)
-    if isinstance(node, exp.Paren):
-        return _catalog_type(node.this)
-    if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and \
-            node.this.expressions:
-        return _catalog_type(node.this.expressions[0])
+        by_alias = derived.get((node.table.lower(), node.name.lower()))
+        return by_alias if by_alias is not None else COLUMN_TYPES.get(node.name)
+    if isinstance(node, _NAME_FUNCS):
+        return pgt.NAME
+    if isinstance(node, exp.CurrentSchemas):
+        return pgt.ARRAY_OF[pgt.NAME]
+    if isinstance(node, exp.Cast):
+        return _REG_OUTPUT.get(type_name(node.args["to"]) or "")
+    func = node.expression if isinstance(node, exp.Dot) else node
+    if isinstance(func, exp.Anonymous):
+        return _FUNC_TYPES.get(func.name.lower())
+    if isinstance(node, exp.Subquery):
+        inner = first_select(node.this)
+        if inner is None or not inner.expressions:
+            return None
+        return _catalog_type(inner.expressions[0], _derived_types(inner))
     if isinstance(node, exp.Case):
         branches = [i.args.get("true") for i in node.args.get("ifs") or []]
         branches.append(node.args.get("default"))
         for branch in branches:
             if branch is not None and not isinstance(branch, exp.Null):
-                return _catalog_type(branch)
+                return _catalog_type(branch, derived)
+        return None
+    if isinstance(node, (exp.Array, exp.ArrayAgg)):
+        parts = node.expressions if isinstance(node, exp.Array) else [node.this]
+        element = parts[0] if len(parts) == 1 else None
+        if isinstance(element, exp.Select):
+            element = exp.Subquery(this=element.copy())
+        if isinstance(element, exp.Order):  # array_agg(x ORDER BY y)
+            element = element.this
+        elem = _catalog_type(element, derived) if element is not None else None
+        return pgt.ARRAY_OF.get(elem) if elem is not None else None
+    if isinstance(node, (exp.Unnest, exp.Explode)):
+        parts = node.expressions if isinstance(node, exp.Unnest) else [node.this]
+        array = _catalog_type(parts[0], derived) if len(parts) == 1 else None
+        return pgt.ELEMENT_OF.get(array) if array is not None else None
     return None
 
 
 def _column_types(select: exp.Select) -> dict[str, int]:
     types: dict[str, int] = {}
+    derived = _derived_types(select)
     for item in select.expressions:
-        target = item.this if isinstance(item, exp.Alias) else item
         out = item.alias if isinstance(item, exp.Alias) else (figure_colname(item) or "")
-        if isinstance(target, exp.Column) and target.name in COLUMN_TYPES:
-            types[out] = COLUMN_TYPES[target.name]
-        if isinstance(target, _NAME_FUNCS):
-            types[out] = pgt.NAME
-        if isinstance(target, exp.Cast) and type_name(target.args["to"]) in _REG_OUTPUT:
-            types[out] = _REG_OUTPUT[type_name(target.args["to"])]
-        func = target.expression if isinstance(target, exp.Dot) else target
-        if isinstance(func, exp.Anonymous) and func.name.lower() in _FUNC_TYPES:
-            types[out] = _FUNC_TYPES[func.name.lower()]
-        if isinstance(target, (exp.Subquery, exp.Case, exp.Paren)):
-            oid = _catalog_type(target)
-            if oid is not None:
-                types[out] = oid
+        target = item.this if isinstance(item, exp.Alias) else item
         if isinstance(target, exp.Star) or (
                 isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
             types.update({c: COLUMN_TYPES[c] for c in COLUMN_TYPES})
+            types.update({name: oid for (_, name), oid in derived.items()})
+            types.update(_function_table_types(select))
+            continue
+        oid = _catalog_type(target, derived)
+        if oid is not None:
+            types[out] = oid
     return types
+
+
+def _function_table_types(select: exp.Select) -> dict[str, int]:
+    """``SELECT * FROM unnest(current_schemas(true))``: the table function's column."""
+    source = select.args.get("from_") or select.args.get("from")
+    table = source.this if source is not None else None
+    if isinstance(table, exp.Table) and isinstance(table.this, (exp.Unnest, exp.Explode)) \
+            and not table.alias:
+        oid = _catalog_type(table.this, {})
+        if oid is not None:
+            return {"unnest": oid}
+    if isinstance(table, exp.Unnest) and not table.alias:
+        oid = _catalog_type(table, {})
+        if oid is not None:
+            return {"unnest": oid}
+    return {}
 
 
 def _post_order(node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:

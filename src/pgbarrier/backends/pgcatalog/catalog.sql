@@ -471,7 +471,7 @@ CREATE MACRO @C@.pgcat.to_regtype(nm) AS @C@.pgcat.regtype_oid(nm);
 CREATE MACRO @C@.pgcat.to_regnamespace(nm) AS @C@.pgcat.regnamespace_oid(nm);
 CREATE MACRO @C@.pgcat.pg_get_serial_sequence(tbl, col) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat._pg_expandarray(arr) AS
-    list_transform(generate_series(1, len(arr)), lambda i: {'x': arr[i], 'n': i});
+    list_transform(generate_series(1, len(arr)), lambda i: {'x': arr[i], 'n': CAST(i AS INTEGER)});
 CREATE MACRO @C@.pgcat.pg_get_keywords() AS TABLE
     SELECT keyword_name AS word,
            CASE keyword_category WHEN 'reserved' THEN 'R' WHEN 'unreserved' THEN 'U'
