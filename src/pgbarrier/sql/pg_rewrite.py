@@ -341,7 +341,7 @@ class _Rewriter:
                 arr = _pg_array_literal(inner.name)
                 if arr is not None:
                     self.changed = True
-                    node.set("this", arr)
+                    node.set("this", exp.Paren(this=arr))
             return node
         if isinstance(node, exp.Operator):
             op = node.text("operator").split(".")[-1].strip()
