@@ -216,7 +216,10 @@ class DuckDBSession(BackendSession):
                 return rowset(columns, rows, tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
-            raise to_pg_error(exc, sql) from None
+            err = to_pg_error(exc, sql)
+            if sql is not client_sql:
+                err.position = None  # DuckDB's position is in the rewritten text
+            raise err from None
         tag = command_tag(words, sql)
         if counted is not None:
             n = counted[0][0] if counted else 0
@@ -235,8 +238,13 @@ class DuckDBSession(BackendSession):
         if name:
             return [Column(name, pgt.TEXT)]
         rewritten, retype = self.catalog.rewrite(sql)
-        return self.catalog.retype(
-            self.catalog.rename(sql, self._describe(rewritten, words, params)), retype)
+        try:
+            columns = self._describe(rewritten, words, params)
+        except PgError as err:
+            if rewritten is not sql:
+                err.position = None  # DuckDB's position is in the rewritten text
+            raise
+        return self.catalog.retype(self.catalog.rename(sql, columns), retype)
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:

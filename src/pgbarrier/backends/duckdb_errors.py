@@ -70,6 +70,10 @@ def _position(text: str, sql: str | None) -> int | None:
     return sum(len(line) + 1 for line in lines[: line_no - 1]) + col + 1
 
 
+_SYSTEM_SUGGESTION = re.compile(r'"(?:pg_|duckdb_|pgbarrier_catalog|information_schema|'
+                                r'main\.pg_|pg_catalog\.)|Candidate macros', re.I)
+
+
 def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
     """The PgError a client should see for a DuckDB exception."""
     if isinstance(exc, duckdb.InterruptException):
@@ -80,6 +84,8 @@ def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
     detail_lines = [ln for ln in text.split("\n")[1:] if ln and not ln.startswith("LINE ")
                     and not ln.strip().startswith("^")]
     hint = detail_lines[0] if detail_lines and detail_lines[0].startswith(("Did you mean", "Candidate")) else None
+    if hint is not None and _SYSTEM_SUGGESTION.search(hint):
+        hint = None  # DuckDB's guess from its own or pgbarrier's catalog views misleads
     state = "XX000"
     for cls, code in _CLASS_STATE:
         if isinstance(exc, cls):

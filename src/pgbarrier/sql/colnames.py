@@ -118,6 +118,8 @@ def output_names(select: exp.Select) -> list[tuple[int, str]]:
                 isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
             continue
         name = figure_colname(item) or "?column?"
+        if isinstance(item, exp.Column) and name == item.name:
+            continue  # DuckDB names it so already (and `x AS "x"` confuses its binder)
         out.append((i, name))
     return out
 

@@ -362,7 +362,7 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
         return None
     ctes = {_fold(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
     for ident in tree.find_all(exp.Identifier):  # PostgreSQL folds unquoted names to lower
-        if not ident.quoted and isinstance(ident.parent, (exp.Alias, exp.TableAlias)):
+        if not ident.quoted:
             ident.set("this", ident.name.lower())
     first = first_select(tree)
     # names and types come from the query as the client wrote it
