@@ -39,6 +39,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,16 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.A
                 exp.Is, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
+def _namespace_oid(name: str) -> int:
+    """The OID ``pgb.hash_oid('n', '', name)`` gives in catalog.sql (MD5-derived)."""
+    digest = hashlib.md5(f"n:.{name}".encode()).hexdigest()
+    return 16384 + int(digest[:8], 16) % 2_000_000_000
+
+
+#: namespaces on the search path: public, pg_catalog, the session's temp schema
+_VISIBLE_NAMESPACES = (2200, 11, _namespace_oid("pg_temp_1"))
+
+
 def _fold(ident: exp.Expr | None) -> str | None:
     if isinstance(ident, exp.Identifier):
         return ident.name if ident.quoted else ident.name.lower()
@@ -137,9 +148,10 @@ def _pg_array_literal(text: str) -> exp.Expr | None:
 
 
 class _Rewriter:
-    def __init__(self, ctx: CatalogContext) -> None:
+    def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str]) -> None:
         self.ctx = ctx
         self.changed = False
+        self.pg_class_aliases = pg_class_aliases
 
     # ---------------------------------------------------------------- tables
 
@@ -209,6 +221,13 @@ class _Rewriter:
                 return _string(ctx.set_config(args[0].name, args[1].name, local))
             if name == "_pg_expandarray":
                 return exp.Unnest(expressions=[_catalog_func(name, args)])
+            if name == "pg_table_is_visible" and len(args) == 1 and \
+                    isinstance(args[0], exp.Column) and args[0].name == "oid" and \
+                    args[0].table in self.pg_class_aliases:
+                # psql's filter on every pg_class row: its namespace is on the search path
+                # (public, pg_catalog, the session's temp schema), no lookup per row
+                return exp.In(this=exp.column("relnamespace", table=args[0].table),
+                              expressions=[exp.Literal.number(o) for o in _VISIBLE_NAMESPACES])
             if name in FUNCTIONS:
                 return _catalog_func(name, args)
             if name in ("json_build_object", "jsonb_build_object"):
@@ -261,8 +280,7 @@ class _Rewriter:
             return node
         if isinstance(node, exp.Table):
             return self.table(node, ctes)
-        if isinstance(node, exp.Dot) and isinstance(node.expression,
-                                                   (exp.Anonymous, exp.Func, exp.Dot)):
+        if isinstance(node, exp.Dot) and not isinstance(node.expression, exp.Identifier):
             qualifier = node.this
             if isinstance(qualifier, exp.Identifier) and \
                     _fold(qualifier) in ("pg_catalog", "information_schema"):
@@ -349,6 +367,15 @@ def _post_order(node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr
     return fun(node)
 
 
+def _pg_class_aliases(tree: exp.Expr) -> set[str]:
+    out = set()
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier) and table.name.lower() == "pg_class" and \
+                _fold(table.args.get("db")) in (None, "pg_catalog"):
+            out.add((table.alias or table.name).lower())
+    return out
+
+
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     try:
@@ -368,7 +395,7 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     # names and types come from the query as the client wrote it
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
-    rewriter = _Rewriter(ctx)
+    rewriter = _Rewriter(ctx, _pg_class_aliases(tree))
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
     if not rewriter.changed:
         return None

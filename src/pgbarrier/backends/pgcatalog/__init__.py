@@ -132,21 +132,25 @@ class CatalogInstaller:
                         "typarray BIGINT, typinput VARCHAR, typoutput VARCHAR, fmt VARCHAR)")
             cur.executemany(f"INSERT INTO {c}.pgb.types VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [list(r) for r in pg_type_rows()])
-            cur.execute(f"CREATE TABLE {c}.pgb.fixed_oids (relname VARCHAR, oid BIGINT)")
-            cur.executemany(f"INSERT INTO {c}.pgb.fixed_oids VALUES (?, ?)",
-                            [[k, v] for k, v in FIXED_OIDS.items()])
             cur.execute(f"CREATE TABLE {c}.pgb.databases (name VARCHAR)")
             self._write_databases(cur)
             cur.execute(f"CREATE MACRO {c}.pgb.type_oid(dt) AS {type_oid_sql('dt')}")
             sql = (_SQL.replace("@C@", c).replace("@CNAME@", c).replace("@U@", _q(uname))
                    .replace("@UNAME@", uname.replace("'", "''"))
-                   .replace("@DB@", self.database.replace("'", "''")))
+                   .replace("@DB@", self.database.replace("'", "''"))
+                   .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm")))
             cur.execute(sql)
             for name, columns in self._system_views.items():
                 cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {_q(n)}" for n, t in columns)
                 cur.execute(f"CREATE VIEW {c}.rw_catalog.{_q(name)} AS SELECT {cols} WHERE false")
         finally:
             cur.close()
+
+
+def _fixed_oids_case(arg: str) -> str:
+    """``CASE nm WHEN 'pg_class' THEN 1259 ...`` (a constant, so no lookup per row)."""
+    whens = " ".join(f"WHEN {_lit(name)} THEN {oid}" for name, oid in sorted(FIXED_OIDS.items()))
+    return f"CASE {arg} {whens} END"
 
 
 def _duck_type(sql_type: str) -> str:

@@ -10,9 +10,8 @@ CREATE MACRO @C@.pgb.hash_oid(kind, nsp, nm) AS
              % 2000000000)::BIGINT;
 
 CREATE MACRO @C@.pgb.reloid(nsp, nm) AS
-    CASE WHEN nsp = 'pg_catalog' AND nm IN (SELECT relname FROM @C@.pgb.fixed_oids)
-         THEN (SELECT f.oid FROM @C@.pgb.fixed_oids f WHERE f.relname = nm)
-         ELSE @C@.pgb.hash_oid('r', nsp, nm) END;
+    coalesce(CASE WHEN nsp = 'pg_catalog' THEN @FIXED_OIDS_CASE@ END,
+             @C@.pgb.hash_oid('r', nsp, nm));
 
 CREATE VIEW @C@.pgb.nsps AS
 SELECT CASE WHEN schema_name = 'main' THEN 2200 ELSE @C@.pgb.hash_oid('n', '', schema_name) END
@@ -62,29 +61,33 @@ CREATE MACRO @C@.pgb.indexdef(uniq, idx, nsp, tbl, cols) AS
 -- one row per relation: tables, views, materialized views (pgbarrier's marker table says
 -- which tables and views are batch-refresh or streaming views) and indexes
 CREATE VIEW @C@.pgb.rels AS
-WITH mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
-SELECT @C@.pgb.reloid(n.nspname, t.table_name) AS oid, t.table_name AS relname,
-       n.oid AS relnamespace, n.nspname, t.database_name AS duck_db, t.schema_name AS duck_schema,
-       CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE 'r' END AS relkind,
-       t.column_count AS relnatts, t.index_count > 0 OR t.has_primary_key AS relhasindex,
-       t.check_constraint_count AS relchecks, t.temporary, t.comment,
-       t.estimated_size AS reltuples, NULL::VARCHAR AS viewdef, NULL::BIGINT AS indrelid
-FROM duckdb_tables() t
-JOIN @C@.pgb.nsps n ON n.duck_db = t.database_name AND n.duck_schema = t.schema_name
-LEFT JOIN mv ON t.database_name = '@UNAME@' AND t.schema_name = 'main' AND mv.name = t.table_name
-UNION ALL
-SELECT @C@.pgb.reloid(n.nspname, v.view_name), v.view_name, n.oid, n.nspname, v.database_name,
-       v.schema_name, CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE 'v' END, v.column_count, false,
-       0, v.temporary, v.comment, 0, v.sql, NULL
-FROM duckdb_views() v
-JOIN @C@.pgb.nsps n ON n.duck_db = v.database_name AND n.duck_schema = v.schema_name
-LEFT JOIN mv ON v.database_name = '@UNAME@' AND v.schema_name = 'main' AND mv.name = v.view_name
-UNION ALL
-SELECT @C@.pgb.reloid(n.nspname, x.index_name), x.index_name, n.oid, n.nspname, x.database_name,
-       x.schema_name, 'i', len(x.column_names), false, 0, false, NULL, 0, NULL,
-       @C@.pgb.reloid(n.nspname, x.table_name)
-FROM @C@.pgb.indexes x
-JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+WITH objs AS (
+    SELECT database_name AS duck_db, schema_name AS duck_schema, table_name AS relname,
+           'r' AS kind0, column_count AS relnatts,
+           index_count > 0 OR has_primary_key AS relhasindex,
+           check_constraint_count AS relchecks, temporary, comment,
+           estimated_size AS reltuples, CAST(NULL AS VARCHAR) AS viewdef,
+           CAST(NULL AS VARCHAR) AS indtable
+    FROM duckdb_tables()
+    UNION ALL
+    SELECT database_name, schema_name, view_name, 'v', column_count, false, 0, temporary,
+           comment, 0, sql, NULL
+    FROM duckdb_views() WHERE database_name IN ('@UNAME@', '@CNAME@', 'temp')
+    UNION ALL
+    SELECT database_name, schema_name, index_name, 'i', len(column_names), false, 0, false,
+           NULL, 0, NULL, table_name
+    FROM @C@.pgb.indexes),
+mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
+SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnamespace,
+       n.nspname, o.duck_db, o.duck_schema,
+       CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE o.kind0 END AS relkind, o.relnatts,
+       o.relhasindex, o.relchecks, o.temporary, o.comment, o.reltuples, o.viewdef,
+       CASE WHEN o.indtable IS NOT NULL THEN @C@.pgb.reloid(n.nspname, o.indtable) END
+           AS indrelid
+FROM objs o
+JOIN @C@.pgb.nsps n ON n.duck_db = o.duck_db AND n.duck_schema = o.duck_schema
+LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = 'main' AND o.kind0 <> 'i'
+            AND mv.name = o.relname;
 
 CREATE VIEW @C@.pgb.cols AS
 SELECT r.oid AS attrelid, c.column_name AS attname,
