@@ -50,6 +50,7 @@ POSTGRES_DSN = os.environ.get("PGBARRIER_BENCH_POSTGRES",
 
 _TPS = re.compile(r"^tps = ([\d.]+) \(without initial connection time\)", re.M)
 _LAT = re.compile(r"^latency average = ([\d.]+) ms", re.M)
+_DONE = re.compile(r"^number of transactions actually processed: (\d+)", re.M)
 _READY = re.compile(r"ready: listening on ([\d.]+):(\d+)")
 
 
@@ -284,6 +285,11 @@ class PgbenchRun:
     tps: float | None
     latency_ms: float | None = None
     error: str | None = None
+    transactions: int | None = None
+    #: CPU time (user + system) the server process used per transaction, when its pid is known
+    server_cpu_us: float | None = None
+    #: the part of it spent in the kernel (system calls: socket reads and writes)
+    server_sys_us: float | None = None
 
 
 def pgbench_env() -> dict[str, str]:
@@ -295,8 +301,11 @@ def pgbench_env() -> dict[str, str]:
 def run_pgbench(server_host: str, port: int, user: str, database: str, *, mode: str,
                 clients: int, seconds: float | None = None, transactions: int | None = None,
                 script: Path | None = None, select_only: bool = False,
-                timeout: float = 300) -> PgbenchRun:
-    """One pgbench run; its tps (excluding connection time) or its first error line."""
+                timeout: float = 300, server_pid: int | None = None) -> PgbenchRun:
+    """One pgbench run; its tps (excluding connection time) or its first error line.
+
+    With ``server_pid``, also the server process's CPU time per transaction (connection
+    set-up included, so a little above the steady state)."""
     cmd = ["pgbench", "-n", "-M", mode, "-c", str(clients), "-j", str(min(2, clients)),
            "-h", server_host, "-p", str(port), "-U", user]
     if transactions is not None:
@@ -308,11 +317,13 @@ def run_pgbench(server_host: str, port: int, user: str, database: str, *, mode: 
     if script is not None:
         cmd += ["-f", str(script)]
     cmd.append(database)
+    cpu0, sys0 = _cpu_seconds(server_pid)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=pgbench_env())
     except subprocess.TimeoutExpired:
         return PgbenchRun(None, error=f"pgbench did not finish within {timeout:.0f}s")
+    cpu1, sys1 = _cpu_seconds(server_pid)
     out = proc.stdout + "\n" + proc.stderr
     m = _TPS.search(proc.stdout)
     errs = [ln.strip() for ln in proc.stderr.splitlines()
@@ -322,7 +333,26 @@ def run_pgbench(server_host: str, port: int, user: str, database: str, *, mode: 
         msg = re.sub(r"^pgbench: (error: )?", "", msg)
         return PgbenchRun(None, error=msg[:200])
     lat = _LAT.search(out)
-    return PgbenchRun(float(m.group(1)), float(lat.group(1)) if lat else None)
+    done = _DONE.search(proc.stdout)
+    n = int(done.group(1)) if done else None
+    known = n and cpu0 is not None and cpu1 is not None
+    cpu_us = 1e6 * (cpu1 - cpu0) / n if known else None
+    sys_us = 1e6 * (sys1 - sys0) / n if known else None
+    return PgbenchRun(float(m.group(1)), float(lat.group(1)) if lat else None,
+                      transactions=n, server_cpu_us=cpu_us, server_sys_us=sys_us)
+
+
+def _cpu_seconds(pid: int | None) -> tuple[float | None, float | None]:
+    """(user + system, system) CPU seconds of process ``pid``."""
+    if pid is None:
+        return None, None
+    try:
+        import psutil
+
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system, t.system
+    except Exception:  # noqa: BLE001 - psutil missing or the process gone: no figure
+        return None, None
 
 
 def pgbench_version() -> str:
@@ -342,8 +372,11 @@ def summarise_runs(runs: list[PgbenchRun]) -> dict[str, Any]:
     """A cell: each round's tps, the median of those that ran, and the errors."""
     tps = [r.tps for r in runs]
     errors = sorted({r.error for r in runs if r.error})
+    cpu = [r.server_cpu_us for r in runs if r.tps is not None]
+    sys_ = [r.server_sys_us for r in runs if r.tps is not None]
     return {"tps": tps, "median": median(tps), "errors": errors,
-            "failed_rounds": sum(1 for r in runs if r.error)}
+            "failed_rounds": sum(1 for r in runs if r.error),
+            "server_cpu_us": median(cpu), "server_sys_us": median(sys_)}
 
 
 # --------------------------------------------------------------------------- machine

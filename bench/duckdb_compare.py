@@ -42,6 +42,8 @@ def init_sql(rows: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=2)
+    ap.add_argument("--seconds-one-client", type=float, default=None,
+                    help="pgbench -T for the 1-client cells (default: --seconds)")
     ap.add_argument("--transactions", type=int, default=None,
                     help="pgbench -t N instead of -T (smoke runs)")
     ap.add_argument("--rounds", type=int, default=3)
@@ -50,13 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="simple,extended")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    if args.seconds_one_client is None:
+        args.seconds_one_client = args.seconds
     clients = [int(x) for x in args.clients.split(",")]
     modes = args.modes.split(",")
     queries = {"select1": "SELECT 1;\n",
                "rows": f"SELECT {COLUMNS} FROM bench_rows;\n"}
     result: dict[str, Any] = {
         "benchmark": "duckdb", "loadavg_start": c.loadavg(),
-        "params": {"seconds": args.seconds, "transactions": args.transactions,
+        "params": {"seconds": args.seconds, "seconds_one_client": args.seconds_one_client,
+                   "transactions": args.transactions,
                    "rounds": args.rounds, "rows": args.rows, "clients": clients,
                    "modes": modes, "queries": queries, "init_sql": init_sql(args.rows)},
         "targets": {}, "cells": [], "pgbench": c.pgbench_version()}
@@ -91,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute(init_sql(args.rows))
             duck = conn.execute("SELECT version()").fetchone()[0]
         targets["pgbarrier"] = (srv.host, srv.port, "root", "dev")
+        pids = {"pgbarrier": srv.proc.pid}
         result["targets"]["pgbarrier"] = {"status": "ok", "version": duck}
         bv, err = started["buenavista"]
         if bv is None:
@@ -98,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"duckdb: buenavista: skipped: {err}", file=sys.stderr)
         else:
             targets["buenavista"] = (bv.host, bv.port, "root", "memory")
+            pids["buenavista"] = bv.proc.pid
             result["targets"]["buenavista"] = {"status": "ok",
                                                "version": f"buenavista 0.5.0 on {_bv_duckdb()}"}
 
@@ -110,9 +117,11 @@ def main(argv: list[str] | None = None) -> int:
                         for target in c.rotate(order, rnd):
                             host, port, user, db = targets[target]
                             run = c.run_pgbench(host, port, user, db, mode=mode, clients=n,
-                                                seconds=args.seconds,
+                                                seconds=args.seconds if n > 1
+                                                else args.seconds_one_client,
                                                 transactions=args.transactions,
-                                                script=files[query])
+                                                script=files[query],
+                                                server_pid=pids.get(target))
                             runs.setdefault((query, mode, n, target), []).append(run)
                             shown = f"{run.tps:.1f} tps" if run.tps is not None else run.error
                             print(f"round {rnd + 1} {query:8} {mode:8} c={n} {target:10} {shown}",

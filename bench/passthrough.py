@@ -5,13 +5,13 @@ Compares, side by side in one run, pgbench against:
 * ``postgresql``: the PostgreSQL server itself (direct);
 * ``pgbouncer``: PgBouncer (Debian's) in session mode in front of it;
 * ``pgbarrier``: ``pgbarrier serve --upstream postgresql://postgres@127.0.0.1:5432/
-  --database pgbench_bench`` (a pgbarrier database is the upstream database of the same
-  name; clients connect with ``dbname=pgbench_bench``);
+  --database pgbench_bench_<pid>`` (a pgbarrier database is the upstream database of the
+  same name; clients connect with ``dbname=pgbench_bench_<pid>``);
 * ``buenavista``: buenavista 0.5.0's own PostgreSQL proxy (``bench/baseline_servers.py
   postgres``), in its own venv.
 
 Cells: ``pgbench -S`` (scale ``--scale``, initialised into a database of its own,
-``pgbench_bench``, created and dropped here) and a custom ``SELECT 1`` script; ``-M simple``,
+``pgbench_bench_<pid>``, created and dropped here) and a custom ``SELECT 1`` script; ``-M simple``,
 ``-M extended`` and ``-M prepared``; 1 and 4 clients (``-j 2``). Each round runs every cell
 on every target, the target order rotating from round to round; a cell's figure is the
 median tps of its rounds. A target that fails a cell keeps pgbench's error message.
@@ -22,6 +22,7 @@ median tps of its rounds. A target that fails a cell keeps pgbench's error messa
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -32,7 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
-DATABASE = "pgbench_bench"
+#: a database of this run's own: concurrent runs (make test's smoke run) must not drop it
+DATABASE = f"pgbench_bench_{os.getpid()}"
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
 SCRIPTS = {"select-only": None, "select1": "SELECT 1;\n"}
 TARGETS = ["postgresql", "pgbouncer", "pgbarrier", "buenavista"]
@@ -62,6 +64,8 @@ def drop_database() -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=2)
+    ap.add_argument("--seconds-one-client", type=float, default=None,
+                    help="pgbench -T for the 1-client cells (default: --seconds)")
     ap.add_argument("--transactions", type=int, default=None,
                     help="pgbench -t N instead of -T (smoke runs)")
     ap.add_argument("--rounds", type=int, default=3)
@@ -72,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    if args.seconds_one_client is None:
+        args.seconds_one_client = args.seconds
     clients = [int(x) for x in args.clients.split(",")]
     modes = args.modes.split(",")
     scripts = args.scripts.split(",")
@@ -79,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
 
     result: dict[str, Any] = {
         "benchmark": "passthrough", "loadavg_start": c.loadavg(),
-        "params": {"seconds": args.seconds, "transactions": args.transactions,
+        "params": {"seconds": args.seconds, "seconds_one_client": args.seconds_one_client,
+                   "transactions": args.transactions,
                    "rounds": args.rounds, "scale": args.scale, "clients": clients,
                    "modes": modes, "scripts": scripts, "database": DATABASE},
         "targets": {}, "cells": [], "pgbench": c.pgbench_version()}
@@ -94,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     create_database(args.scale)
     result["init_seconds"] = round(time.monotonic() - t0, 1)
     targets: dict[str, tuple[str, int, str]] = {}  # name -> (host, port, user)
+    pids: dict[str, int] = {}  # name -> server pid (for its CPU per transaction)
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-pt-") as tmp:
         stack.callback(drop_database)
         script_files = {}
@@ -128,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             if srv is not None:
                 stack.callback(srv.stop)
                 targets[name] = (srv.host, srv.port, "postgres")
+                pids[name] = srv.proc.pid
             else:
                 targets[name] = ("127.0.0.1", 5432, "postgres")
             result["targets"][name] = {"status": "ok", **info}
@@ -144,9 +153,11 @@ def main(argv: list[str] | None = None) -> int:
                             host, port, user = targets[target]
                             run = c.run_pgbench(
                                 host, port, user, DATABASE, mode=mode, clients=n,
-                                seconds=args.seconds, transactions=args.transactions,
+                                seconds=args.seconds if n > 1 else args.seconds_one_client,
+                                transactions=args.transactions,
                                 script=script_files.get(script),
-                                select_only=script == "select-only")
+                                select_only=script == "select-only",
+                                server_pid=pids.get(target))
                             runs.setdefault((script, mode, n, target), []).append(run)
                             shown = f"{run.tps:.0f} tps" if run.tps is not None else run.error
                             print(f"round {rnd + 1} {script:11} {mode:8} c={n} {target:10} {shown}",

@@ -16,7 +16,8 @@ tool) and summed into three tables for ``docs/BENCHMARKS.md``:
 
 Scenarios: ``upstream-simple`` and ``upstream-extended`` (``pgbench -S``, scale 1, into a
 database of its own, created and dropped here; ``--upstream``), ``duckdb-extended``
-(``SELECT 1`` on the embedded DuckDB).
+(``SELECT 1`` on the embedded DuckDB) and ``duckdb-rows-extended`` (the 10,000-row
+mixed-type ``SELECT`` of ``duckdb_compare.py``).
 
     .venv/bin/python bench/profile_path.py [--seconds 6] [--json PATH]
 """
@@ -24,6 +25,7 @@ database of its own, created and dropped here; ``--upstream``), ``duckdb-extende
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -37,9 +39,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
-DATABASE = "pgbench_profile"
+DATABASE = f"pgbench_profile_{os.getpid()}"  # this run's own (concurrent runs)
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
-SCENARIOS = ["upstream-simple", "upstream-extended", "duckdb-extended"]
+SCENARIOS = ["upstream-simple", "upstream-extended", "duckdb-extended", "duckdb-rows-extended"]
 TOP = 12
 
 AREAS = [  # (substring of the innermost frame's file, area), first match wins
@@ -47,6 +49,7 @@ AREAS = [  # (substring of the innermost frame's file, area), first match wins
     ("pgbarrier/session/", "pgbarrier session/ (protocol state, dispatch)"),
     ("pgbarrier/sql/", "pgbarrier sql/ (classifier)"),
     ("pgbarrier/backends/duckdb", "pgbarrier backends/duckdb (incl. time inside DuckDB)"),
+    ("pgbarrier/backends/pg_relay", "pgbarrier backends/pg_relay (upstream socket reads/writes)"),
     ("pgbarrier/backends/postgres", "pgbarrier backends/postgres (incl. time inside libpq)"),
     ("pgbarrier/", "pgbarrier, other modules"),
     ("psycopg", "psycopg (Python side)"),
@@ -130,10 +133,21 @@ def profile(scenario: str, seconds: float, out_dir: Path, tmp: Path) -> dict[str
         what = f"pgbench -S -M {mode} -c 4 -j 2 (scale 1) through pgbarrier --upstream"
     else:
         srv = c.start_pgbarrier()
-        script = tmp / "select1.sql"
-        script.write_text("SELECT 1;\n")
         user, db, select_only = "root", "dev", False
-        what = f"pgbench -f select1.sql (SELECT 1) -M {mode} -c 4 -j 2 on the embedded DuckDB"
+        if "rows" in scenario:
+            import duckdb_compare
+
+            with psycopg.connect(f"host={srv.host} port={srv.port} user=root dbname=dev",
+                                 autocommit=True) as conn:
+                conn.execute(duckdb_compare.init_sql(10_000))
+            script = tmp / "rows.sql"
+            script.write_text(f"SELECT {duckdb_compare.COLUMNS} FROM bench_rows;\n")
+            what = (f"pgbench -f rows.sql (10,000 mixed-type rows, bench/duckdb_compare.py's "
+                    f"table) -M {mode} -c 4 -j 2 on the embedded DuckDB")
+        else:
+            script = tmp / "select1.sql"
+            script.write_text("SELECT 1;\n")
+            what = f"pgbench -f select1.sql (SELECT 1) -M {mode} -c 4 -j 2 on the embedded DuckDB"
     raw = out_dir / f"profile-{scenario}-gil.txt"
     raw_all = out_dir / f"profile-{scenario}-threads.txt"
     try:

@@ -63,12 +63,12 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--seconds", "5"], "quick": ["--seconds", "3"],
         "smoke": ["--seconds", "1", "--scenarios", "duckdb-extended"]}),
     "duckdb": ("duckdb_compare.py", {
-        "full": ["--seconds", "2", "--rounds", "3"],
+        "full": ["--seconds", "2", "--seconds-one-client", "1", "--rounds", "3"],
         "quick": ["--seconds", "1", "--rounds", "2"],
         "smoke": ["--transactions", "3", "--rounds", "1", "--rows", "100", "--clients", "1",
                   "--modes", "extended"]}),
     "passthrough": ("passthrough.py", {
-        "full": ["--seconds", "2", "--rounds", "3", "--scale", "10"],
+        "full": ["--seconds", "2", "--seconds-one-client", "1", "--rounds", "3", "--scale", "10"],
         "quick": ["--seconds", "1", "--rounds", "2", "--scale", "10"],
         "smoke": ["--transactions", "20", "--rounds", "1", "--scale", "1", "--clients", "1",
                   "--modes", "extended"]}),
