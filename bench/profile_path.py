@@ -17,7 +17,9 @@ tool) and summed into three tables for ``docs/BENCHMARKS.md``:
 Scenarios: ``upstream-simple`` and ``upstream-extended`` (``pgbench -S``, scale 1, into a
 database of its own, created and dropped here; ``--upstream``), ``duckdb-extended``
 (``SELECT 1`` on the embedded DuckDB) and ``duckdb-rows-extended`` (the 10,000-row
-mixed-type ``SELECT`` of ``duckdb_compare.py``).
+mixed-type ``SELECT`` of ``duckdb_compare.py``); and ``upstream-syscalls``: system calls
+per transaction of the upstream relay at 1 and at 4 clients, counted by ``strace -c -f``
+(when strace is installed).
 
     .venv/bin/python bench/profile_path.py [--seconds 6] [--json PATH]
 """
@@ -41,7 +43,8 @@ import common as c  # noqa: E402
 
 DATABASE = f"pgbench_profile_{os.getpid()}"  # this run's own (concurrent runs)
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
-SCENARIOS = ["upstream-simple", "upstream-extended", "duckdb-extended", "duckdb-rows-extended"]
+SCENARIOS = ["upstream-simple", "upstream-extended", "upstream-syscalls", "duckdb-extended",
+             "duckdb-rows-extended"]
 TOP = 12
 
 AREAS = [  # (substring of the innermost frame's file, area), first match wins
@@ -188,6 +191,46 @@ def profile(scenario: str, seconds: float, out_dir: Path, tmp: Path) -> dict[str
     return out
 
 
+def syscalls(seconds: float, tmp: Path) -> dict[str, Any]:
+    """System calls per transaction of the upstream relay, 1 vs 4 clients (``strace -c -f``).
+
+    strace slows the server down a lot, so only the counts per transaction mean anything,
+    not the tps under strace."""
+    exe = shutil.which("strace")
+    if exe is None:
+        return {"skipped": "strace not installed (Debian package strace)"}
+    srv = c.start_pgbarrier("--upstream", UPSTREAM, "--database", DATABASE)
+    rows = []
+    try:
+        for clients in (1, 4):
+            out = tmp / f"strace-{clients}.txt"
+            tracer = subprocess.Popen([exe, "-c", "-f", "-p", str(srv.proc.pid), "-o", str(out)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)  # strace attaches to every thread
+            run = c.run_pgbench(srv.host, srv.port, "postgres", DATABASE, mode="prepared",
+                                clients=clients, seconds=seconds, select_only=True)
+            tracer.send_signal(2)
+            tracer.wait(timeout=60)
+            counts = _strace_counts(out)
+            n = run.transactions or 0
+            rows.append({"clients": clients, "transactions": n, "error": run.error,
+                         "per_tx": {k: v / n for k, v in counts.items()} if n else {}})
+    finally:
+        srv.stop()
+    return {"load": "pgbench -S -M prepared through pgbarrier --upstream, under strace -c -f",
+            "rows": rows}
+
+
+def _strace_counts(path: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        parts = line.split()
+        # % time, seconds, usecs/call, calls, [errors], syscall
+        if len(parts) >= 5 and parts[3].isdigit() and not line.startswith("100"):
+            counts[parts[-1]] = int(parts[3])
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6)
@@ -219,6 +262,15 @@ def main(argv: list[str] | None = None) -> int:
                     if not made_db:
                         _init_db()
                         made_db = True
+                if scenario == "upstream-syscalls":
+                    p = {"scenario": scenario, **syscalls(args.seconds / 2 + 1, Path(tmp))}
+                    result["profiles"].append(p)
+                    print(f"profile {scenario}: " + "; ".join(
+                        f"{r['clients']} client(s): " + ", ".join(
+                            f"{k} {v:.1f}/tx" for k, v in sorted(r["per_tx"].items(),
+                                                                 key=lambda kv: -kv[1])[:4])
+                        for r in p.get("rows", [])) + p.get("skipped", ""), flush=True)
+                    continue
                 p = profile(scenario, args.seconds, out_dir, Path(tmp))
                 result["profiles"].append(p)
                 head = ", ".join(f"{a['what'].split(' (')[0]} {a['pct']:.0f}%"

@@ -54,6 +54,12 @@ def _pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.0f}%"
 
 
+def _us(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v / 1000:,.1f} ms" if v >= 10_000 else f"{v:,.0f} µs"
+
+
 def _x(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}×"
 
@@ -134,21 +140,29 @@ def _header(d: Doc, run: dict[str, Any] | None) -> None:
       "one run: targets take turns cell by cell, round by round (the order rotates each "
       "round), and each figure is the median of its rounds; figures from different runs are "
       "not comparable with each other.", "")
-    if max(run.get("loadavg_start", 0), run.get("loadavg_end", 0)) > 0.5 * (m["cores"] or 1):
-        d("**Load caveat.** The load average above shows other work on the machine during "
-          "this run (other engineers' test suites share this box). Absolute figures are "
-          "therefore lower and noisier than on an idle machine; the ratios between targets, "
-          "measured in interleaved rounds, are what to read.", "")
+    busy = [b for b in run["benchmarks"] if (b.get("others_cores") or 0) >= 0.1]
+    if busy or run.get("loadavg_start", 0) > 0.5 * (m["cores"] or 1):
+        what = ", ".join(f"{b['name']} {b['others_cores']:.2f}" for b in busy)
+        d("**Load caveat.** Other work shared the machine during this run (other engineers' "
+          "test suites run on this box): " + (f"processes outside the benchmark used this "
+          f"many cores on average while these benchmarks ran: {what}. " if busy else
+          f"the load average was {run.get('loadavg_start', 0):.2f} before it started. ") +
+          "Absolute figures are then lower and noisier than on an idle machine; the ratios "
+          "between targets, measured in interleaved rounds, are what to read.", "")
     failed = [b for b in run["benchmarks"] if b["status"] == "failed"]
     for b in failed:
         tail = "\n".join(b.get("log_tail", []))
         d(f"**{b['name']} failed** (exit {b['exit']}, `{b['command']}`); the end of its log "
           f"(`{b['log']}`):", "", "```text", tail, "```", "")
-    d.table(["benchmark", "command", "seconds", "load avg start → end"],
+    d.table(["benchmark", "command", "seconds", "other processes' CPU (cores)",
+             "load avg start → end"],
             [[b["name"], f"`{b.get('command', b.get('script', ''))}`",
-              _num(b.get("seconds"), 0), f"{b.get('loadavg_start', 0):.1f} → "
-                                         f"{b.get('loadavg_end', 0):.1f}"
+              _num(b.get("seconds"), 0), _num(b.get("others_cores"), 2),
+              f"{b.get('loadavg_start', 0):.1f} → {b.get('loadavg_end', 0):.1f}"
               if "loadavg_start" in b else b["status"]] for b in run["benchmarks"]])
+    d("Other processes' CPU: CPU time used, while that benchmark ran, by processes outside "
+      "it (PostgreSQL's excluded, since its backends serve the benchmark's own load), in "
+      "cores. The load average counts the benchmark's own load too.", "")
 
 
 def _pt_cells(pt: dict[str, Any]) -> dict[tuple[str, str, int, str], dict[str, Any]]:
@@ -309,10 +323,10 @@ def _duckdb(d: Doc, dk: dict[str, Any] | None) -> None:
                              _x(_ratio(a and a["median"], b and b["median"]))])
     d.table(["query", "-M", "clients", "pgbarrier", "buenavista 0.5.0", "pgbarrier / buenavista",
              "server CPU / tx: pgbarrier", "buenavista"],
-            [r + [_num((cells.get((QK[r[0]], r[1], int(r[2]), "pgbarrier")) or {}).get(
-                      "server_cpu_us"), 0, " µs"),
-                  _num((cells.get((QK[r[0]], r[1], int(r[2]), "buenavista")) or {}).get(
-                      "server_cpu_us"), 0, " µs")] for r in rows])
+            [r + [_us((cells.get((QK[r[0]], r[1], int(r[2]), "pgbarrier")) or {}).get(
+                      "server_cpu_us")),
+                  _us((cells.get((QK[r[0]], r[1], int(r[2]), "buenavista")) or {}).get(
+                      "server_cpu_us"))] for r in rows])
     v = duckdb_verdict(dk)
     for q, label in (("select1", "`SELECT 1`"), ("rows", "10,000 rows")):
         if q in v:
@@ -554,6 +568,16 @@ def _profile(d: Doc, pr: dict[str, Any] | None) -> None:
         if p.get("skipped"):
             d(f"Skipped: {p['skipped']}.", "")
             continue
+        if p["scenario"] == "upstream-syscalls":
+            rows = {r["clients"]: r for r in p["rows"]}
+            names = sorted({k for r in p["rows"] for k in r["per_tx"]},
+                           key=lambda k: -max(r["per_tx"].get(k, 0) for r in p["rows"]))
+            d(f"Load: {p['load']} (strace slows the server, so only the counts per transaction "
+              "mean something). System calls per transaction:", "")
+            d.table(["system call", *[f"{n} client{'s' if n > 1 else ''}" for n in rows]],
+                    [[f"`{k}`", *[f"{rows[n]['per_tx'].get(k, 0):.1f}" for n in rows]]
+                     for k in names if max(r["per_tx"].get(k, 0) for r in p["rows"]) >= 0.05])
+            continue
         d(f"Load: {p['load']}; {_num(p.get('tps_while_sampled'), 0)} tps while sampled; "
           f"server CPU {_num(p.get('server_cpu_pct'), 0, '%')} of one core; "
           f"{p['samples']:,} GIL-holder samples, {p['threads']['samples']:,} thread samples.", "")
@@ -663,30 +687,40 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
                      f"({n4['sys'] or 0:.0f} µs of it in the kernel) where PgBouncer uses "
                      f"{n4['bouncer_cpu']:.0f} µs ({n4['bouncer_sys'] or 0:.0f} µs), "
                      f"{n4['cpu'] / n4['bouncer_cpu']:.1f}× as much.")
+        sc_prof = next((p for p in (pr or {}).get("profiles", [])
+                        if p["scenario"] == "upstream-syscalls" and p.get("rows")), None)
+        if sc_prof:
+            per = {r["clients"]: r["per_tx"] for r in sc_prof["rows"]}
+            one, four = per.get(1, {}), per.get(4, {})
+            text += (f" The system calls say where that CPU goes (strace, `pgbench -S -M "
+                     f"prepared`): per transaction the relay makes "
+                     f"{one.get('recvfrom', 0):.0f} `recvfrom` and {one.get('sendto', 0):.0f} "
+                     f"`sendto` with 1 client and {four.get('recvfrom', 0):.0f} + "
+                     f"{four.get('sendto', 0):.0f} with 4 — as few as a relay can, one read "
+                     f"and one write per direction — but `futex` goes from "
+                     f"{one.get('futex', 0):.1f} to {four.get('futex', 0):.1f} per "
+                     "transaction: with 4 clients the connection threads queue on the GIL "
+                     "(and on the server's lock) each time one of them wakes from a socket "
+                     "read, and those hand-offs are most of the kernel time in the CPU column.")
         text += (" Rows are no longer decoded and re-encoded: statements that are not "
                  "pgbarrier's are relayed as protocol bytes (`session/relay.py`, "
                  "`backends/pg_relay.py`), which took this path from 15–36% of PgBouncer at 4 "
-                 "clients (first history row below) to the figures above. What remains is "
-                 "per-message Python and system calls:")
+                 "clients (first history row below) to the figures above. The GIL-holder profiles:")
         d(text, "")
         for name in ("upstream-simple", "upstream-extended"):
             if name in profiles:
                 d(f"- {_profile_line(profiles[name])}.")
         d("")
-        d("What would close the rest, in the order the profile suggests: (1) fewer system "
-          "calls per transaction — read what is buffered before polling again, and send the "
-          "client-bound bytes of a whole Query or Sync cycle in one `send` (the kernel share "
-          "of the CPU column above is the measure); (2) take the per-statement bookkeeping off "
-          "the relay's hot path: `PgBarrierServer._statement_begins/_ends` take the server-wide "
+        d("What would close the rest, in the order the profile suggests: (1) fewer GIL "
+          "hand-offs per transaction: relay all connections from one thread with an event "
+          "loop (`selectors`; PgBouncer's design), so no thread has to wake up and queue for "
+          "the GIL per message — the futex count per transaction at 4 clients is the measure; "
+          "(2) take the per-statement bookkeeping off the relay's hot path: `PgBarrierServer._statement_begins/_ends` take the server-wide "
           "lock twice per statement from every connection thread, and the hang-up watcher is "
           "registered per statement — a per-connection flag read lock-free, set only when "
           "shutdown or cancel needs it, would do. Python itself holds the GIL in few of the "
-          "samples (the GIL sample counts above, at 200 Hz over the window): the relay's "
-          "Python is no longer what bounds it, its system calls and thread wake-ups are. "
-          "Beyond that the ceiling is the architecture: one "
-          "OS thread per client and the GIL, against PgBouncer's single-threaded C event "
-          "loop; an event-loop relay (selectors, one thread) would remove the thread "
-          "wake-ups and GIL hand-offs per message.", "")
+          "samples (the GIL sample counts above, at 200 Hz over the window): the relay's own "
+          "Python is not what bounds it; the contention between its threads is.", "")
         hist = [["before the byte relay: rows decoded by psycopg and re-encoded (2026-11-30, "
                  "ad-hoc `pgbench -T 3` side by side, not interleaved)", "5,277 / 14,608 (36%)",
                  "2,138 / 14,140 (15%)", "2,344 / 22,685 (10%)"]]

@@ -53,10 +53,9 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "smoke": ["--connections", "3"]}),
     "scale": ("scale.py", {
         "full": ["--sizes", "1x10:file,100x10:file,1000x10:file,1x500:memory",
-                 "--meta", "memory,file", "--window", "5", "--settle", "1",
-                 "--profile", "100x10:file"],
-        "quick": ["--sizes", "1x10,100x10,1000x10", "--meta", "memory,file", "--window", "4",
-                  "--settle", "1", "--profile", "100x10:file"],
+                 "--meta", "memory,file", "--window", "5", "--settle", "1"],
+        "quick": ["--sizes", "1x10:file,100x10:file,1000x10:file", "--meta", "file",
+                  "--window", "4", "--settle", "1"],
         "smoke": ["--sizes", "2x2", "--meta", "memory,file", "--window", "1.1",
                   "--settle", "0.1"]}),
     "profile": ("profile_path.py", {
@@ -116,6 +115,7 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
     print(f"\n=== {name}: {shown}", flush=True)
     t0 = time.monotonic()
     load0 = c.loadavg()
+    others0 = _others_cpu()
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 cwd=c.ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -126,8 +126,11 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
                 sys.stdout.write(line)
                 sys.stdout.flush()
         code = proc.wait()
+    others = _others_delta(others0, _others_cpu())
+    elapsed = time.monotonic() - t0
     entry = {"name": name, "command": shown, "exit": code,
-             "seconds": round(time.monotonic() - t0, 1), "loadavg_start": load0,
+             "seconds": round(elapsed, 1), "loadavg_start": load0,
+             "others_cores": others / elapsed if elapsed > 0 else None,
              "loadavg_end": c.loadavg(), "log": str(log.relative_to(c.ROOT))
              if log.is_relative_to(c.ROOT) else str(log)}
     entry["status"] = "ok" if code == 0 else "failed"
@@ -137,6 +140,31 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
     if name == "startup_time":
         entry["stdout"] = log.read_text(errors="replace")
     return entry
+
+
+def _others_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds of every process outside this run (not this process, none of its
+    descendants, not PostgreSQL's, whose backends serve this run's load too)."""
+    try:
+        import psutil
+    except ImportError:
+        return {}
+    me = psutil.Process()
+    ours = {me.pid, *(p.pid for p in me.children(recursive=True))}
+    out = {}
+    for p in psutil.process_iter(["pid", "name", "cpu_times"]):
+        info = p.info
+        if info["pid"] in ours or not info["cpu_times"] or info["name"] in ("postgres",):
+            continue
+        out[info["pid"]] = (info["name"], info["cpu_times"].user + info["cpu_times"].system)
+    return out
+
+
+def _others_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+                  ) -> float:
+    """CPU seconds other processes used between two snapshots (those alive at both)."""
+    return sum(max(0.0, a[1] - before[pid][1]) for pid, a in after.items()
+               if pid in before and before[pid][0] == a[0])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,8 +12,9 @@ the window: what is measured is barriers, checkpoints, the meta store's per-chec
 write and the scheduler's due-job lookup.
 
 After a settling pause the child reads its own CPU time (user + system, all threads) over
-``--window`` seconds with the process otherwise idle, and splits it by thread (barrier
-workers vs. the rest) with psutil. ``meta=memory`` keeps the meta store in memory
+``--window`` seconds with the process otherwise idle. (A split by thread is also recorded,
+but the kernel counts a thread's time in whole clock ticks, so threads that each run
+~0.1 ms a second mostly show 0: only the process total is meaningful.) ``meta=memory`` keeps the meta store in memory
 (``--data-dir :memory:``: the barrier loop alone); ``meta=file`` is the default server's
 set-up, SQLite in a data dir (WAL, synchronous=FULL), written at every checkpoint of every
 database.
