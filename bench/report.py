@@ -731,8 +731,9 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
             b = (cells.get(("select-only", mode, 4, "pgbouncer")) or {}).get("median")
             row.append(f"{_num(a)} / {_num(b)} ({_pct(_ratio(a, b))})" if a and b else "—")
         hist.append(row)
-        d("What was changed because of the profile, `pgbench -S -c 4` tps, pgbarrier / "
-          "PgBouncer:", "")
+        d("What changed on this path during issue 7 (the byte relay replaced decoding rows "
+          "with psycopg and encoding them again), `pgbench -S -c 4` tps, pgbarrier / PgBouncer:",
+          "")
         d.table(["path", "-M simple", "-M extended", "-M prepared"], hist)
 
     # ---- duckdb
