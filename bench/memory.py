@@ -2,7 +2,7 @@
 
 Starts ``pgbarrier serve`` (embedded DuckDB in memory, 1 s barrier interval), opens
 ``--connections`` psycopg connections to it, each running ``SELECT 1`` once so its session
-and DuckDB cursor exist, and reads the server's RSS (psutil) with all of them open and
+and DuckDB cursor exist, and reads the server's RSS (/proc) with all of them open and
 idle, next to its RSS with one connection. Target: <= 400 MB at 500 connections.
 
     .venv/bin/python bench/memory.py [--connections 500] [--json PATH]
@@ -23,7 +23,6 @@ SETTLE_S = 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    import psutil
     import psycopg
 
     ap = argparse.ArgumentParser()
@@ -33,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     srv = c.start_pgbarrier()
     conns: list[Any] = []
     try:
-        proc = psutil.Process(srv.proc.pid)
+        pid = srv.proc.pid
         dsn = f"host={srv.host} port={srv.port} user=root dbname=dev"
         t0 = time.monotonic()
         for i in range(args.connections):
@@ -42,22 +41,22 @@ def main(argv: list[str] | None = None) -> int:
             conns.append(conn)
             if i == 0:
                 time.sleep(SETTLE_S)
-                one = proc.memory_info().rss
+                one = c.proc_status(pid)["rss"]
         connect_s = time.monotonic() - t0
         time.sleep(SETTLE_S)
-        mem = proc.memory_info()
-        threads = proc.num_threads()
+        status = c.proc_status(pid)
+        rss, threads = status["rss"], status["threads"]
     finally:
         for conn in conns:
             conn.close()
         srv.stop()
-    per_conn_kb = (mem.rss - one) / 1024 / max(1, args.connections - 1)
+    per_conn_kb = (rss - one) / 1024 / max(1, args.connections - 1)
     result = {"benchmark": "memory", "connections": args.connections,
-              "rss_one_mb": one / 1e6, "rss_mb": mem.rss / 1e6, "vms_mb": mem.vms / 1e6,
+              "rss_one_mb": one / 1e6, "rss_mb": rss / 1e6,
               "per_connection_kb": per_conn_kb, "threads": threads,
               "connect_s": connect_s, "target_mb": 400}
     c.write_json(args.json, result)
-    print(f"RSS with {args.connections} idle connections: {mem.rss / 1e6:.0f} MB "
+    print(f"RSS with {args.connections} idle connections: {rss / 1e6:.0f} MB "
           f"(1 connection: {one / 1e6:.0f} MB; {per_conn_kb:.0f} KB per connection; "
           f"{threads} threads)")
     return 0

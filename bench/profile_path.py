@@ -163,17 +163,15 @@ def profile(scenario: str, seconds: float, out_dir: Path, tmp: Path) -> dict[str
                                          seconds=2 * seconds + 2, script=script,
                                          select_only=select_only)
 
-        import psutil
-
-        server = psutil.Process(srv.proc.pid)
         t = threading.Thread(target=load)
         t.start()
-        cpu0, w0 = server.cpu_times(), time.monotonic()
+        cpu0, w0 = c.proc_times(srv.proc.pid)[0], time.monotonic()
         err = _record(srv.proc.pid, seconds, raw, gil=True)
         err = err or _record(srv.proc.pid, seconds, raw_all, gil=False)
-        cpu1, w1 = server.cpu_times(), time.monotonic()
+        cpu1, w1 = c.proc_times(srv.proc.pid)[0], time.monotonic()
         t.join()
-        cpu_pct = 100 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / (w1 - w0)
+        cpu_pct = (100 * (cpu1 - cpu0) / (w1 - w0)) if cpu0 is not None and cpu1 is not None \
+            else None
     finally:
         srv.stop()
     run = bench.get("run")

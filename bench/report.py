@@ -254,7 +254,7 @@ def _passthrough(d: Doc, pt: dict[str, Any] | None) -> None:
                                  _x(_ratio(cpu[1], cpu[0]))])
     if any(r[3] != "—" or r[4] != "—" for r in cpu_rows):
         d("Server CPU time per transaction (user + system, all threads; the system part in "
-          "brackets), median of the rounds, read with psutil around each pgbench run "
+          "brackets), median of the rounds, read from /proc around each pgbench run "
           "(connection set-up included). PgBouncer and pgbarrier relay the same bytes, so this "
           "is each proxy's own cost; on this 2-core box pgbench and PostgreSQL need the rest, "
           "so at 4 clients, where the cores are saturated, a proxy's CPU per transaction is "
@@ -501,7 +501,7 @@ def _scale(d: Doc, sc: dict[str, Any] | None, mem: dict[str, Any] | None) -> dic
     d("### Memory: 500 idle client connections", "")
     d("Command: `python bench/memory.py --connections 500`. `pgbarrier serve` (embedded "
       "DuckDB in memory); 500 psycopg connections, each runs `SELECT 1` once, then all stay "
-      "open and idle; the server's RSS is read with psutil. Target: ≤ 400 MB.", "")
+      "open and idle; the server's RSS is read from /proc. Target: ≤ 400 MB.", "")
     if mem:
         ok = mem["rss_mb"] <= mem["target_mb"]
         verdict["rss"] = {"ok": ok, "rss": mem["rss_mb"]}

@@ -130,7 +130,7 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
     elapsed = time.monotonic() - t0
     entry = {"name": name, "command": shown, "exit": code,
              "seconds": round(elapsed, 1), "loadavg_start": load0,
-             "others_cores": others / elapsed if elapsed > 0 else None,
+             "others_cores": others / elapsed if others is not None and elapsed > 0 else None,
              "loadavg_end": c.loadavg(), "log": str(log.relative_to(c.ROOT))
              if log.is_relative_to(c.ROOT) else str(log)}
     entry["status"] = "ok" if code == 0 else "failed"
@@ -142,13 +142,13 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
     return entry
 
 
-def _others_cpu() -> dict[int, tuple[str, float]]:
+def _others_cpu() -> dict[int, tuple[str, float]] | None:
     """CPU seconds of every process outside this run (not this process, none of its
     descendants, not PostgreSQL's, whose backends serve this run's load too)."""
     try:
-        import psutil
+        import psutil  # the bench extra (make bench installs it); without it, no figure
     except ImportError:
-        return {}
+        return None
     me = psutil.Process()
     ours = {me.pid, *(p.pid for p in me.children(recursive=True))}
     out = {}
@@ -160,9 +160,11 @@ def _others_cpu() -> dict[int, tuple[str, float]]:
     return out
 
 
-def _others_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
-                  ) -> float:
+def _others_delta(before: dict[int, tuple[str, float]] | None,
+                  after: dict[int, tuple[str, float]] | None) -> float | None:
     """CPU seconds other processes used between two snapshots (those alive at both)."""
+    if before is None or after is None:
+        return None
     return sum(max(0.0, a[1] - before[pid][1]) for pid, a in after.items()
                if pid in before and before[pid][0] == a[0])
 

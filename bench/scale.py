@@ -58,8 +58,6 @@ CHILD_TIMEOUT_S = 900
 
 
 def _child(args: argparse.Namespace) -> int:
-    import psutil
-
     from pgbarrier.app import App, Config
     from pgbarrier.backends.base import Backend
     from pgbarrier.control import SessionInfo
@@ -146,27 +144,37 @@ def _child(args: argparse.Namespace) -> int:
         meta_conn.execute("PRAGMA synchronous=FULL")
     time.sleep(args.settle)
 
-    proc = psutil.Process()
+    try:
+        import psutil  # the bench extra; only for the (coarse) split by thread
+    except ImportError:
+        psutil = None
+    proc = psutil.Process() if psutil else None
     names = {t.native_id: t.name for t in threading.enumerate()}
 
     def per_thread() -> dict[int, float]:
+        if proc is None:
+            return {}
         return {t.id: t.user_time + t.system_time for t in proc.threads()}
+
+    def cpu_now() -> float:
+        t = os.times()
+        return t.user + t.system
 
     with lookup_lock:
         l0, m0 = dict(lookup), dict(commit)
     b0 = next(barriers)
     th0 = per_thread()
-    cpu0 = proc.cpu_times()
+    cpu0 = cpu_now()
     w0 = time.monotonic()
     time.sleep(args.window)
     w1 = time.monotonic()
-    cpu1 = proc.cpu_times()
+    cpu1 = cpu_now()
     th1 = per_thread()
     b1 = next(barriers)
     with lookup_lock:
         l1, m1 = dict(lookup), dict(commit)
     wall = w1 - w0
-    cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    cpu = cpu1 - cpu0
     groups: dict[str, float] = {}
     for tid, t in th1.items():
         name = names.get(tid, "other")
@@ -175,7 +183,7 @@ def _child(args: argparse.Namespace) -> int:
         groups[group] = groups.get(group, 0.0) + t - th0.get(tid, 0.0)
     n_barriers = b1 - b0 - 1
     lookup_calls = l1["calls"] - l0["calls"]
-    mem = proc.memory_info()
+    status = c.proc_status(os.getpid())
     out = {
         "databases": args.n, "jobs_per_db": args.jobs, "meta": args.meta,
         "setup_s": round(setup_s, 1), "window_s": round(wall, 2),
@@ -189,7 +197,8 @@ def _child(args: argparse.Namespace) -> int:
         "meta_write_us_per_checkpoint": (1e6 * (m1["seconds"] - m0["seconds"])
                                          / (m1["calls"] - m0["calls"])
                                          if m1["calls"] > m0["calls"] else None),
-        "rss_mb": mem.rss / 1e6, "threads": proc.num_threads(), "pid": os.getpid(),
+        "rss_mb": status.get("rss", 0) / 1e6, "threads": status.get("threads", 0),
+        "pid": os.getpid(),
         "jobs_total": sum(len(app.jobs.jobs(d)) for d in app.barrier.databases()),
     }
     print("RESULT " + json.dumps(out), flush=True)
