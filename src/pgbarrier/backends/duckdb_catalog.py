@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import re
+from functools import lru_cache
 
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.result import Column, Result, command
@@ -62,6 +63,15 @@ def _fits(pg_oid: int, carried_oid: int) -> bool:
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$ ]*\Z")
 
 
+@lru_cache(maxsize=1024)
+def _pg_names(sql: str, duck_names: tuple[str, ...]) -> tuple[str, ...] | None:
+    """PostgreSQL's names for a result DuckDB named ``duck_names``; None to keep them
+    (cached: the same statement text comes back on every execution)."""
+    if all(_PLAIN_NAME.match(n) for n in duck_names):
+        return None
+    return postgres_names(sql, len(duck_names))
+
+
 class SessionCatalog:
     def __init__(self, installer: CatalogInstaller | None, database: str, user: str,
                  settings: ClientSettings) -> None:
@@ -86,9 +96,7 @@ class SessionCatalog:
     def rename(sql: str, columns: list[Column]) -> list[Column]:
         """PostgreSQL's names where DuckDB named a column by its SQL text (``1``,
         ``"version"()``); plain names never cost a parse."""
-        if all(_PLAIN_NAME.match(c.name) for c in columns):
-            return columns
-        names = postgres_names(sql, len(columns))
+        names = _pg_names(sql, tuple(c.name for c in columns))
         if names is None:
             return columns
         return [Column(n, c.type_oid, c.type_modifier) for n, c in zip(names, columns)]

@@ -37,6 +37,7 @@ frame (type byte, length, payload). Rules it keeps:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from pgbarrier.backends.pg_relay import COPY_IN, READY, Upstream, frame
@@ -79,7 +80,21 @@ def _ours(text: str) -> bool:
 
 
 def relayable(sql: str) -> bool:
-    """Whether every statement of ``sql`` goes to the upstream unchanged."""
+    """Whether every statement of ``sql`` goes to the upstream unchanged (the verdicts of
+    short texts are remembered: clients send the same statements again and again)."""
+    return _relayable_cached(sql) if len(sql) <= _CACHED_TEXT else _relayable(sql)
+
+
+#: statement texts up to this length have their verdicts cached (bounded memory)
+_CACHED_TEXT = 2048
+
+
+@lru_cache(maxsize=1024)
+def _relayable_cached(sql: str) -> bool:
+    return _relayable(sql)
+
+
+def _relayable(sql: str) -> bool:
     if mentions_rw_catalog(sql):
         return False
     if ";" in sql:

@@ -299,15 +299,26 @@ class PgBarrierServer(BuenaVistaServer):
             self._changed.notify_all()
 
     def _statement_begins(self, key: int) -> None:
-        with self._lock:
-            conn = self._conns.get(key)
-            if conn is None:
+        # Fast path, no lock (it ran twice per statement on every connection): mark the
+        # statement, then look again. drain() sets _terminating before it reads in_statement
+        # (under its lock), so either it sees this statement as running or this thread sees
+        # _terminating and takes the locked path below.
+        conn = self._conns.get(key)
+        if conn is None:
+            return
+        if not self._terminating:
+            conn.in_statement = True
+            if not self._terminating:
+                if conn.session is not None and log.isEnabledFor(logging.DEBUG):
+                    log.debug("connection %d: statement started", conn.session.process_id)
                 return
+        with self._lock:
             if not self._terminating or (conn.busy_at_shutdown and not conn.cancelled):
                 conn.in_statement = True
                 if conn.session is not None and log.isEnabledFor(logging.DEBUG):
                     log.debug("connection %d: statement started", conn.session.process_id)
                 return
+            conn.in_statement = False
             conn.told = True
             session = conn.session
         if session is not None:
@@ -315,13 +326,13 @@ class PgBarrierServer(BuenaVistaServer):
         raise _admin_shutdown()
 
     def _statement_ends(self, key: int) -> None:
+        conn = self._conns.get(key)  # no lock: `cancelled` is only ever set, by drain()
+        if conn is None:
+            return
+        conn.in_statement = False
+        if not conn.cancelled:
+            return
         with self._lock:
-            conn = self._conns.get(key)
-            if conn is None:
-                return
-            conn.in_statement = False
-            if not conn.cancelled:
-                return
             conn.told = True
             session = conn.session
         if session is not None:
