@@ -55,7 +55,8 @@ class CatalogTable:
     rows: list[tuple[Any, ...]] = field(default_factory=list)
 
 
-def _folded(ident: exp.Expr | None) -> str | None:
+def folded(ident: exp.Expr | None) -> str | None:
+    """An identifier as PostgreSQL stores it (unquoted folds to lower case); None if not one."""
     if not isinstance(ident, exp.Identifier):
         return None
     return ident.name if ident.quoted else ident.name.lower()
@@ -116,11 +117,11 @@ def _derived_select(table: CatalogTable, dialect: str) -> exp.Select:
 
 def _catalog_name(table: exp.Table) -> str | None:
     """``<name>`` if ``table`` is ``rw_catalog.<name>`` read in FROM/JOIN, else None."""
-    if _folded(table.args.get("db")) != CATALOG_SCHEMA:
+    if folded(table.args.get("db")) != CATALOG_SCHEMA:
         return None
     if not isinstance(table.parent, (exp.From, exp.Join)):
         return None
-    return _folded(table.this)
+    return folded(table.this)
 
 
 def _rewrite_tree(tree: exp.Expr, tables: Mapping[str, CatalogTable], dialect: str) -> bool:
@@ -140,7 +141,7 @@ def _rewrite_tree(tree: exp.Expr, tables: Mapping[str, CatalogTable], dialect: s
         changed = True
     if changed:
         for column in tree.find_all(exp.Column):
-            if _folded(column.args.get("db")) == CATALOG_SCHEMA:
+            if folded(column.args.get("db")) == CATALOG_SCHEMA:
                 column.set("db", None)
                 column.set("catalog", None)
     return changed

@@ -135,7 +135,7 @@ def column_types(select: exp.Select) -> dict[str, int]:
         target = item.this if isinstance(item, exp.Alias) else item
         if isinstance(target, exp.Star) or (
                 isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
-            types.update({c: COLUMN_TYPES[c] for c in COLUMN_TYPES})
+            types.update(COLUMN_TYPES)
             types.update({name: oid for (_, name), oid in derived.items()})
             types.update(_function_table_types(select))
             continue

@@ -20,17 +20,18 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.sql.catalog_rewrite import folded
 from pgbarrier.sql.dialect import PgBarrier
 
 #: sqlglot function classes whose PostgreSQL name differs from their sql_name()
-PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version", "CurrentSchema": "current_schema",
-                  "CurrentUser": "current_user", "SessionUser": "session_user",
-                  "CurrentDatabase": "current_database", "CurrentSchemas": "current_schemas",
-                  "ArrayToString": "array_to_string", "ArrayAgg": "array_agg",
-                  "ExplodingGenerateSeries": "generate_series", "Explode": "unnest",
-                  "Unnest": "unnest", "Substring": "substring", "Count": "count",
-                  "Coalesce": "coalesce", "Nullif": "nullif", "Max": "max", "Min": "min",
-                  "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?"}
+PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
+                 "CurrentSchema": "current_schema", "CurrentUser": "current_user",
+                 "SessionUser": "session_user", "CurrentDatabase": "current_database",
+                 "CurrentSchemas": "current_schemas", "ArrayToString": "array_to_string",
+                 "ArrayAgg": "array_agg", "ExplodingGenerateSeries": "generate_series",
+                 "Explode": "unnest", "Unnest": "unnest", "Substring": "substring",
+                 "Count": "count", "Coalesce": "coalesce", "Nullif": "nullif", "Max": "max",
+                 "Min": "min", "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?"}
 
 
 def type_name(dtype: exp.Expr) -> str | None:
@@ -50,23 +51,16 @@ def type_name(dtype: exp.Expr) -> str | None:
     return None
 
 
-def _folded(ident: exp.Expr) -> str:
-    """An identifier as PostgreSQL stores it: unquoted ones fold to lower case."""
-    if isinstance(ident, exp.Identifier) and not ident.quoted:
-        return ident.name.lower()
-    return ident.name
-
-
 def figure_colname(node: exp.Expr) -> str | None:
     """PostgreSQL's FigureColname: the name an unaliased select-list item gets."""
     if isinstance(node, exp.Column):
         if node.this is None or isinstance(node.this, exp.Star):
             return None
-        return _folded(node.this)
+        return folded(node.this)
     if isinstance(node, exp.Dot):
         right = node.expression
         if isinstance(right, exp.Identifier):
-            return _folded(right)
+            return folded(right)
         return figure_colname(right)
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
@@ -88,9 +82,6 @@ def figure_colname(node: exp.Expr) -> str | None:
         return (figure_colname(default) or "case") if strong else "case"
     if isinstance(node, exp.Exists):
         return "exists"
-    if isinstance(node, exp.Array) and node.expressions and \
-            isinstance(node.expressions[0], (exp.Select, exp.Subquery)):
-        return "array"
     if isinstance(node, exp.Array):
         return "array"
     if isinstance(node, exp.Subquery):
@@ -101,9 +92,6 @@ def figure_colname(node: exp.Expr) -> str | None:
         return None
     if isinstance(node, exp.Paren):
         return figure_colname(node.this)
-    if isinstance(node, (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser,
-                         exp.CurrentDatabase)):
-        return PG_FUNC_NAMES[type(node).__name__]
     if isinstance(node, exp.Func):
         name = PG_FUNC_NAMES.get(type(node).__name__)
         return name if name is not None else node.sql_name().lower()
@@ -124,9 +112,6 @@ def output_names(select: exp.Select) -> list[tuple[int, str]]:
     return out
 
 
-
-
-
 def first_select(node: exp.Expr) -> exp.Select | None:
     while isinstance(node, exp.SetOperation):
         node = node.this
@@ -135,17 +120,21 @@ def first_select(node: exp.Expr) -> exp.Select | None:
     return node if isinstance(node, exp.Select) else None
 
 
-@lru_cache(maxsize=512)
-def postgres_names(sql: str, width: int) -> tuple[str, ...] | None:
-    """PostgreSQL's names for the ``width`` output columns of ``sql``; None when unknown
-    (not one SELECT, a ``*`` in the list, or a different width)."""
+def parse_single(sql: str) -> exp.Expr | None:
+    """``sql`` parsed in pgbarrier's dialect when it is exactly one statement, else None."""
     try:
         statements = sqlglot.parse(sql, read=PgBarrier)
     except (ParseError, TokenError):
         return None
-    if len(statements) != 1 or statements[0] is None:
-        return None
-    first = first_select(statements[0])
+    return statements[0] if len(statements) == 1 else None
+
+
+@lru_cache(maxsize=512)
+def postgres_names(sql: str, width: int) -> tuple[str, ...] | None:
+    """PostgreSQL's names for the ``width`` output columns of ``sql``; None when unknown
+    (not one SELECT, a ``*`` in the list, or a different width)."""
+    tree = parse_single(sql)
+    first = first_select(tree) if tree is not None else None
     if first is None or len(first.expressions) != width:
         return None
     names = []

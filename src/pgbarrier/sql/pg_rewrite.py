@@ -44,15 +44,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
-from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select
+from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
-from pgbarrier.sql.colnames import first_select, output_names, type_name
-from pgbarrier.sql.dialect import PgBarrier
+from pgbarrier.sql.colnames import first_select, output_names, parse_single, type_name
 
 __all__ = ["CatalogContext", "Rewritten", "may_touch_catalog", "rewrite_pg_catalog"]
 
@@ -99,14 +97,6 @@ def _namespace_oid(name: str) -> int:
 
 #: namespaces on the search path: public, pg_catalog, the session's temp schema
 _VISIBLE_NAMESPACES = (2200, 11, _namespace_oid("pg_temp_1"))
-
-
-def _fold(ident: exp.Expr | None) -> str | None:
-    if isinstance(ident, exp.Identifier):
-        return ident.name if ident.quoted else ident.name.lower()
-    if isinstance(ident, str):
-        return ident.lower()
-    return None
 
 
 def _catalog_func(name: str, args: Sequence[exp.Expr]) -> exp.Expr:
@@ -156,8 +146,8 @@ class _Rewriter:
     # ---------------------------------------------------------------- tables
 
     def table(self, node: exp.Table, ctes: set[str]) -> exp.Expr:
-        schema = _fold(node.args.get("db"))
-        name = _fold(node.this) if isinstance(node.this, exp.Identifier) else None
+        schema = folded(node.args.get("db"))
+        name = folded(node.this) if isinstance(node.this, exp.Identifier) else None
         if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
             fn = node.this
             fname = fn.name.lower() if isinstance(fn, exp.Anonymous) else None
@@ -190,7 +180,7 @@ class _Rewriter:
         if schema == "public":
             self.changed = True
             node.set("db", exp.to_identifier("main"))
-            if _fold(node.args.get("catalog")) is not None:
+            if folded(node.args.get("catalog")) is not None:
                 node.set("catalog", None)
         return node
 
@@ -283,7 +273,7 @@ class _Rewriter:
         if isinstance(node, exp.Dot) and not isinstance(node.expression, exp.Identifier):
             qualifier = node.this
             if isinstance(qualifier, exp.Identifier) and \
-                    _fold(qualifier) in ("pg_catalog", "information_schema"):
+                    folded(qualifier) in ("pg_catalog", "information_schema"):
                 self.changed = True
                 return node.expression  # already rewritten (children go first)
             return node
@@ -299,7 +289,7 @@ class _Rewriter:
                 self.changed = True
                 return replaced
             return node
-        if isinstance(node, exp.Column) and _fold(node.args.get("db")) in (
+        if isinstance(node, exp.Column) and folded(node.args.get("db")) in (
                 "pg_catalog", "information_schema", "public"):
             self.changed = True  # pg_catalog.pg_class.relname -> pg_class.relname (the alias)
             node.set("db", None)
@@ -371,23 +361,17 @@ def _pg_class_aliases(tree: exp.Expr) -> set[str]:
     out = set()
     for table in tree.find_all(exp.Table):
         if isinstance(table.this, exp.Identifier) and table.name.lower() == "pg_class" and \
-                _fold(table.args.get("db")) in (None, "pg_catalog"):
+                folded(table.args.get("db")) in (None, "pg_catalog"):
             out.add((table.alias or table.name).lower())
     return out
 
 
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
-    try:
-        statements = sqlglot.parse(sql, read=PgBarrier)
-    except (ParseError, TokenError):
-        return None
-    if len(statements) != 1 or statements[0] is None:
-        return None
-    tree = statements[0]
+    tree = parse_single(sql)
     if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
         return None
-    ctes = {_fold(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
+    ctes = {folded(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
     for ident in tree.find_all(exp.Identifier):  # PostgreSQL folds unquoted names to lower
         if not ident.quoted:
             ident.set("this", ident.name.lower())
