@@ -150,7 +150,8 @@ class DuckDBSession(BackendSession):
         self._cursor = conn.cursor()
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
-        self.catalog = SessionCatalog(catalog, database, user, self.client)
+        self.catalog = SessionCatalog(catalog, database, user, self.client,
+                                      self._drop_temp_relations)
         cur = self._cursor
         cur.execute("SET VARIABLE pgbarrier_user = " + _literal(user))
         try:
@@ -197,8 +198,6 @@ class DuckDBSession(BackendSession):
                 words[:2] == ("ROLLBACK", "TO"):
             answered = self.catalog.session_command(words)
             if answered is not None:
-                if answered.tag in ("DISCARD ALL", "DISCARD TEMP"):
-                    self._drop_temp_relations()
                 return answered
         client_sql = sql
         sql, retype = self.catalog.rewrite(sql)

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from pgbarrier.errors import FeatureNotSupported
@@ -74,9 +75,10 @@ def _pg_names(sql: str, duck_names: tuple[str, ...]) -> tuple[str, ...] | None:
 
 class SessionCatalog:
     def __init__(self, installer: CatalogInstaller | None, database: str, user: str,
-                 settings: ClientSettings) -> None:
+                 settings: ClientSettings, drop_temp: Callable[[], None]) -> None:
         self.installer = installer
         self.settings = settings
+        self._drop_temp = drop_temp  # DISCARD ALL / TEMP: the session's temporary relations
         self.context = CatalogContext(
             database=database, user=user, current_setting=settings.value,
             set_config=lambda name, value, _local: settings.set_value(name, value),
@@ -129,6 +131,8 @@ class SessionCatalog:
             return command("DEALLOCATE ALL")
         if words[:1] == ("DISCARD",) and len(words) > 1 and \
                 words[1] in ("ALL", "PLANS", "SEQUENCES", "TEMP", "TEMPORARY"):
+            if words[1] in ("ALL", "TEMP", "TEMPORARY"):
+                self._drop_temp()
             if words[1] == "ALL":
                 result = self.settings.handle(SettingStatement("RESET", "all"))
                 tagged = command("DISCARD ALL")
