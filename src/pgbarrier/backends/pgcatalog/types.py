@@ -17,42 +17,32 @@ from __future__ import annotations
 from pgbarrier.backends import duckdb_types
 from pgbarrier.wire import types as pgt
 
-#: oid -> (typname, format_type() name, typlen, typcategory, array oid or 0)
+#: PostgreSQL's type categories (pg_type.typcategory)
+_CATEGORY = {pgt.BOOL: "B", pgt.BYTEA: "U", pgt.CHAR: "Z", pgt.NAME: "S", pgt.INT8: "N",
+             pgt.INT2: "N", pgt.INT4: "N", pgt.TEXT: "S", pgt.OID: "N", pgt.JSON: "U",
+             pgt.FLOAT4: "N", pgt.FLOAT8: "N", pgt.BPCHAR: "S", pgt.VARCHAR: "S",
+             pgt.DATE: "D", pgt.TIME: "D", pgt.TIMESTAMP: "D", pgt.TIMESTAMPTZ: "D",
+             pgt.INTERVAL: "T", pgt.TIMETZ: "D", pgt.NUMERIC: "N", pgt.UUID: "U",
+             pgt.JSONB: "U"}
+
+#: oid -> (typname, format_type() name, typlen, typcategory, array oid or 0): the types
+#: pgbarrier sends (names from the wire's own table, sizes and array types from
+#: pgbarrier.wire.types), plus those only catalog queries name
 BUILTIN: dict[int, tuple[str, str, int, str, int]] = {
-    pgt.BOOL: ("bool", "boolean", 1, "B", 1000),
-    pgt.BYTEA: ("bytea", "bytea", -1, "U", 1001),
-    pgt.CHAR: ("char", '"char"', 1, "Z", 1002),
-    pgt.NAME: ("name", "name", 64, "S", 1003),
-    pgt.INT8: ("int8", "bigint", 8, "N", 1016),
-    pgt.INT2: ("int2", "smallint", 2, "N", 1005),
-    22: ("int2vector", "int2vector", -1, "A", 1006),
-    pgt.INT4: ("int4", "integer", 4, "N", 1007),
+    **{oid: (name, fmt, pgt.TYPE_SIZE.get(oid, -1), _CATEGORY[oid], pgt.ARRAY_OF.get(oid, 0))
+       for oid, (name, fmt) in duckdb_types._BUILTIN_NAMES.items()},
+    pgt.INT2VECTOR: ("int2vector", "int2vector", -1, "A", 1006),
     24: ("regproc", "regproc", 4, "N", 1008),
-    pgt.TEXT: ("text", "text", -1, "S", 1009),
-    pgt.OID: ("oid", "oid", 4, "N", 1028),
-    30: ("oidvector", "oidvector", -1, "A", 1013),
-    pgt.JSON: ("json", "json", -1, "U", 199),
-    pgt.FLOAT4: ("float4", "real", 4, "N", 1021),
-    pgt.FLOAT8: ("float8", "double precision", 8, "N", 1022),
+    pgt.OIDVECTOR: ("oidvector", "oidvector", -1, "A", 1013),
     pgt.UNKNOWN: ("unknown", "unknown", -2, "X", 0),
-    pgt.BPCHAR: ("bpchar", "character", -1, "S", 1014),
-    pgt.VARCHAR: ("varchar", "character varying", -1, "S", 1015),
-    pgt.DATE: ("date", "date", 4, "D", 1182),
-    pgt.TIME: ("time", "time without time zone", 8, "D", 1183),
-    pgt.TIMESTAMP: ("timestamp", "timestamp without time zone", 8, "D", 1115),
-    pgt.TIMESTAMPTZ: ("timestamptz", "timestamp with time zone", 8, "D", 1185),
-    pgt.INTERVAL: ("interval", "interval", 16, "T", 1187),
-    pgt.TIMETZ: ("timetz", "time with time zone", 12, "D", 1270),
-    pgt.NUMERIC: ("numeric", "numeric", -1, "N", 1231),
     2205: ("regclass", "regclass", 4, "N", 2210),
     2206: ("regtype", "regtype", 4, "N", 2211),
     4089: ("regnamespace", "regnamespace", 4, "N", 4090),
-    pgt.UUID: ("uuid", "uuid", 16, "U", 2951),
-    pgt.JSONB: ("jsonb", "jsonb", -1, "U", 3807),
     2249: ("record", "record", -1, "P", 2287),
     2279: ("trigger", "trigger", 4, "P", 0),
     2278: ("void", "void", 4, "P", 0),
 }
+
 
 #: pg_type rows: (oid, typname, typlen, typtype, typcategory, typelem, typarray, typinput,
 #: typoutput, format name)
