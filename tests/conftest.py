@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +177,36 @@ def run_in_background(conn, sql: str) -> Background:
     thread = threading.Thread(target=run)
     thread.start()
     return Background(done, outcome, thread)
+
+
+# --------------------------------------------------------------------------- external client tools
+
+CLIENTS = Path(__file__).resolve().parent / "clients"
+PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgresql.jar"))
+CLIENT_TIMEOUT_S = 120
+
+
+def missing_client_tool(reason: str) -> None:
+    """Skip, or fail under CI=true, when a client tool is not installed."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true; `make clients` installs the client tools)")
+    pytest.skip(f"{reason}; `make clients` installs the client tools")
+
+
+def upstream_root(dsn: str) -> str:
+    """postgresql://user@host:port/db -> postgresql://user@host:port/ (the server's --upstream)."""
+    return dsn.rsplit("/", 1)[0] + "/"
+
+
+def compile_java(tmp_path_factory, source: str) -> str:
+    """Compile ``tests/clients/<source>`` against pgjdbc; the classpath to run it with."""
+    for tool in ("java", "javac"):
+        if shutil.which(tool) is None:
+            missing_client_tool(f"{tool} not found (a JDK is needed for the pgjdbc tests)")
+    if not PGJDBC_JAR.is_file():
+        missing_client_tool(f"pgjdbc jar {PGJDBC_JAR} not found "
+                            "(Debian package libpostgresql-jdbc-java)")
+    out = tmp_path_factory.mktemp(Path(source).stem)
+    subprocess.run(["javac", "-cp", str(PGJDBC_JAR), "-d", str(out), str(CLIENTS / source)],
+                   check=True, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
+    return f"{out}{os.pathsep}{PGJDBC_JAR}"

@@ -35,15 +35,20 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from conftest import ServerProcess, require_postgres, start_server, stop_server
+from conftest import (
+    CLIENT_TIMEOUT_S,
+    ServerProcess,
+    compile_java,
+    missing_client_tool,
+    require_postgres,
+    start_server,
+    stop_server,
+    upstream_root,
+)
 
-CLIENTS = Path(__file__).resolve().parents[1] / "clients"
-PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgresql.jar"))
-CLIENT_TIMEOUT_S = 120
 USER = "root"
 
 TABLE = "items"
@@ -68,13 +73,6 @@ STREAMING_MV_KIND = {"duckdb": "materialized view", "postgres": "view"}
 # The default 'x' of items.name as catalogs print it: PostgreSQL decompiles it as 'x'::text;
 # a catalog that prints the bare literal is as good for every client here.
 DEFAULT_X = re.compile(r"^'x'(::text)?$")
-
-
-def _missing(reason: str) -> None:
-    """Skip, or fail under CI=true, when a client tool is not installed."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true; `make clients` installs the client tools)")
-    pytest.skip(f"{reason}; `make clients` installs the client tools")
 
 
 # --------------------------------------------------------------------------- server and objects
@@ -105,11 +103,6 @@ class Target:
         return "\n--- server log (tail) ---\n" + "".join(self.server.log[-n:])
 
 
-def _upstream(dsn: str) -> str:
-    """postgresql://user@host:port/db -> postgresql://user@host:port/ (the server's --upstream)."""
-    return dsn.rsplit("/", 1)[0] + "/"
-
-
 def _upstream_ddl(dsn: str, statement: str, database: str) -> None:
     import psycopg
     from psycopg import sql
@@ -128,7 +121,7 @@ def target(request) -> Iterator[Target]:
     if request.param == "postgres":
         dsn = require_postgres()
         _upstream_ddl(dsn, "CREATE DATABASE {}", database)
-        extra += ["--upstream", _upstream(dsn)]
+        extra += ["--upstream", upstream_root(dsn)]
     srv = None
     try:
         srv = start_server(*extra)
@@ -173,7 +166,7 @@ class PsqlOutput:
 
 def _psql(target: Target, command: str) -> PsqlOutput:
     if shutil.which("psql") is None:
-        _missing("psql not found (Debian package postgresql-client)")
+        missing_client_tool("psql not found (Debian package postgresql-client)")
     env = {**os.environ, "PGHOST": target.host, "PGPORT": str(target.port), "PGUSER": USER,
            "PGDATABASE": target.database, "PGCONNECT_TIMEOUT": "10", "PGAPPNAME": "pytest-bi"}
     proc = subprocess.run(["psql", "-X", "-A", "-F", "|", "-c", command], capture_output=True,
@@ -264,15 +257,7 @@ def test_psql_conninfo(target):
 
 @pytest.fixture(scope="session")
 def meta_classpath(tmp_path_factory) -> str:
-    for tool in ("java", "javac"):
-        if shutil.which(tool) is None:
-            _missing(f"{tool} not found (a JDK is needed for the pgjdbc tests)")
-    if not PGJDBC_JAR.is_file():
-        _missing(f"pgjdbc jar {PGJDBC_JAR} not found (Debian package libpostgresql-jdbc-java)")
-    out = tmp_path_factory.mktemp("jdbc_meta")
-    subprocess.run(["javac", "-cp", str(PGJDBC_JAR), "-d", str(out), str(CLIENTS / "PgbarrierMeta.java")],
-                   check=True, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
-    return f"{out}{os.pathsep}{PGJDBC_JAR}"
+    return compile_java(tmp_path_factory, "PgbarrierMeta.java")
 
 
 @dataclass

@@ -24,27 +24,26 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from conftest import ServerProcess, require_postgres, start_server, stop_server
+from conftest import (
+    CLIENT_TIMEOUT_S,
+    CLIENTS,
+    ServerProcess,
+    compile_java,
+    missing_client_tool,
+    require_postgres,
+    start_server,
+    stop_server,
+    upstream_root,
+)
 
-CLIENTS = Path(__file__).resolve().parents[1] / "clients"
-PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgresql.jar"))
-CLIENT_TIMEOUT_S = 120
 
 #: none today: pgjdbc's executeBatch on the upstream backend (Bind/Describe/Execute x3, one
 #: Sync, a duplicate key in the last row) rolls the whole batch back as PostgreSQL does, now
 #: that the upstream gets the batch as the client sent it (session/relay.py)
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {}
-
-
-def _missing(reason: str) -> None:
-    """Skip, or fail under CI=true, when a client tool is not installed."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true; `make clients` installs the client tools)")
-    pytest.skip(f"{reason}; `make clients` installs the client tools")
 
 
 def _known_failure(request: pytest.FixtureRequest, client: str, scenario: str, backend: str) -> None:
@@ -83,11 +82,6 @@ class Target:
         return "\n--- server log (tail) ---\n" + "".join(self.server.log[-n:])
 
 
-def _upstream(dsn: str) -> str:
-    """postgresql://user@host:port/db -> postgresql://user@host:port/ (the server's --upstream)."""
-    return dsn.rsplit("/", 1)[0] + "/"
-
-
 def _drop_upstream(dsn: str, database: str) -> None:
     import psycopg
     from psycopg import sql
@@ -103,7 +97,7 @@ def target(request) -> Iterator[Target]:
     dsn = None
     if request.param == "postgres":
         dsn = require_postgres()
-        extra += ["--upstream", _upstream(dsn)]
+        extra += ["--upstream", upstream_root(dsn)]
     try:
         srv = start_server(*extra)
     except BaseException:
@@ -140,15 +134,7 @@ def _check(proc: subprocess.CompletedProcess[str], expected: list[str], target: 
 
 @pytest.fixture(scope="session")
 def jdbc_classpath(tmp_path_factory) -> str:
-    for tool in ("java", "javac"):
-        if shutil.which(tool) is None:
-            _missing(f"{tool} not found (a JDK is needed for the pgjdbc tests)")
-    if not PGJDBC_JAR.is_file():
-        _missing(f"pgjdbc jar {PGJDBC_JAR} not found (Debian package libpostgresql-jdbc-java)")
-    out = tmp_path_factory.mktemp("jdbc")
-    subprocess.run(["javac", "-cp", str(PGJDBC_JAR), "-d", str(out), str(CLIENTS / "PgbarrierJdbc.java")],
-                   check=True, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S)
-    return f"{out}{os.pathsep}{PGJDBC_JAR}"
+    return compile_java(tmp_path_factory, "PgbarrierJdbc.java")
 
 
 def _jdbc(classpath: str, target: Target, scenario: str) -> subprocess.CompletedProcess[str]:
@@ -199,9 +185,9 @@ def test_pgjdbc(request, target, jdbc_classpath, scenario):
 @pytest.fixture(scope="session")
 def node_client() -> list[str]:
     if shutil.which("node") is None:
-        _missing("node not found (needed for the node-postgres tests)")
+        missing_client_tool("node not found (needed for the node-postgres tests)")
     if not (CLIENTS / "node_modules" / "pg" / "package.json").is_file():
-        _missing(f"node-postgres not installed in {CLIENTS / 'node_modules'} (npm ci)")
+        missing_client_tool(f"node-postgres not installed in {CLIENTS / 'node_modules'} (npm ci)")
     return ["node", str(CLIENTS / "pg_client.js")]
 
 
@@ -236,7 +222,7 @@ def test_node_postgres(request, target, node_client, scenario):
 @pytest.fixture(scope="module")
 def pgbench_tables(target) -> Target:
     if shutil.which("pgbench") is None:
-        _missing("pgbench not found (Debian package postgresql-client)")
+        missing_client_tool("pgbench not found (Debian package postgresql-client)")
     rows = ", ".join(f"({i}, 'n{i}')" for i in range(1, 11))
     target.sql("CREATE TABLE pgbench_small (id INT, name TEXT)")
     target.sql(f"INSERT INTO pgbench_small VALUES {rows}")
