@@ -292,6 +292,23 @@ class PgbenchRun:
     server_sys_us: float | None = None
 
 
+def add_pgbench_args(ap: Any) -> None:
+    """The pgbench run-length options passthrough.py and duckdb_compare.py share."""
+    ap.add_argument("--seconds", type=float, default=2)
+    ap.add_argument("--seconds-one-client", type=float, default=None,
+                    help="pgbench -T for the 1-client cells (default: --seconds)")
+    ap.add_argument("--transactions", type=int, default=None,
+                    help="pgbench -t N instead of -T (smoke runs)")
+    ap.add_argument("--rounds", type=int, default=3)
+
+
+def parse_pgbench_args(ap: Any, argv: list[str] | None) -> Any:
+    args = ap.parse_args(argv)
+    if args.seconds_one_client is None:
+        args.seconds_one_client = args.seconds
+    return args
+
+
 def pgbench_env() -> dict[str, str]:
     # every target gets the same client settings: no TLS or GSS negotiation round trips
     return {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGSSLMODE": "disable",

@@ -41,19 +41,12 @@ def init_sql(rows: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=2)
-    ap.add_argument("--seconds-one-client", type=float, default=None,
-                    help="pgbench -T for the 1-client cells (default: --seconds)")
-    ap.add_argument("--transactions", type=int, default=None,
-                    help="pgbench -t N instead of -T (smoke runs)")
-    ap.add_argument("--rounds", type=int, default=3)
+    c.add_pgbench_args(ap)
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--clients", default="1,4")
     ap.add_argument("--modes", default="simple,extended")
     ap.add_argument("--json", default=None)
-    args = ap.parse_args(argv)
-    if args.seconds_one_client is None:
-        args.seconds_one_client = args.seconds
+    args = c.parse_pgbench_args(ap, argv)
     clients = [int(x) for x in args.clients.split(",")]
     modes = args.modes.split(",")
     queries = {"select1": "SELECT 1;\n",

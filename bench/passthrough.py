@@ -63,21 +63,14 @@ def drop_database() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=2)
-    ap.add_argument("--seconds-one-client", type=float, default=None,
-                    help="pgbench -T for the 1-client cells (default: --seconds)")
-    ap.add_argument("--transactions", type=int, default=None,
-                    help="pgbench -t N instead of -T (smoke runs)")
-    ap.add_argument("--rounds", type=int, default=3)
+    c.add_pgbench_args(ap)
     ap.add_argument("--scale", type=int, default=10)
     ap.add_argument("--clients", default="1,4")
     ap.add_argument("--modes", default="simple,extended,prepared")
     ap.add_argument("--scripts", default="select-only,select1")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--json", default=None)
-    args = ap.parse_args(argv)
-    if args.seconds_one_client is None:
-        args.seconds_one_client = args.seconds
+    args = c.parse_pgbench_args(ap, argv)
     clients = [int(x) for x in args.clients.split(",")]
     modes = args.modes.split(",")
     scripts = args.scripts.split(",")
