@@ -28,6 +28,7 @@ Rules this package keeps:
 
 from __future__ import annotations
 
+import re
 import threading
 from importlib import resources
 
@@ -58,7 +59,6 @@ _SQL = resources.files(__package__).joinpath("catalog.sql").read_text(encoding="
 
 
 def _names(kind: str, schema: str) -> frozenset[str]:
-    import re
     pattern = re.compile(rf"^CREATE {kind} @C@\.{schema}\.(\w+)", re.M)
     return frozenset(pattern.findall(_SQL))
 
