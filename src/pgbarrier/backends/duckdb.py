@@ -2,8 +2,9 @@
 
 Rules this module keeps:
 
-* One DuckDB database per pgbarrier database: ``<data_dir>/<name>.duckdb``, or a
-  private in-memory database per name when ``data_dir`` is ``:memory:``.
+* One DuckDB database per pgbarrier database: a file directly in ``data_dir`` whose
+  name is derived safely from the database name (:mod:`pgbarrier.backends.duckdb_files`),
+  or a private in-memory database per name when ``data_dir`` is ``:memory:``.
 * Each client session gets its own cursor (a DuckDB connection to that database),
   so sessions run concurrently and ``interrupt`` cancels only that session.
 * Statements are classified by their leading keywords to produce PostgreSQL's
@@ -67,6 +68,7 @@ from pgbarrier import __version__
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
@@ -419,8 +421,8 @@ class DuckDBBackend(Backend):
                 catalog.set_system_views(self._system_views)
 
     def _path(self, name: str) -> str:
-        return ":memory:" if self.data_dir == ":memory:" else os.path.join(
-            self.data_dir, f"{name}.duckdb")
+        """See :mod:`pgbarrier.backends.duckdb_files`: always a file directly in the data dir."""
+        return ":memory:" if self.data_dir == ":memory:" else database_path(self.data_dir, name)
 
     def ensure_database(self, name: str) -> None:
         self._db(name)

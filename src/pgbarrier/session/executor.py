@@ -9,6 +9,8 @@ Rules this module keeps:
   (25001), as PostgreSQL refuses ``CREATE DATABASE`` there; a simple Query with
   several statements is such a block (PostgreSQL's implicit transaction), so
   there they are refused too, wherever they stand in it (``in_multi``).
+* A control statement's identifiers longer than 63 bytes are cut (PostgreSQL's
+  NAMEDATALEN) and its result carries PostgreSQL's NOTICE 42622 for each.
 * pgbarrier's own settings (:mod:`pgbarrier.session.settings`) are kept per
   session; ``statement_timeout`` also reaches a PostgreSQL backend.
 * Queries that mention ``rw_catalog`` get its tables substituted on the AST;
@@ -28,7 +30,7 @@ from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql import classify
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
-from pgbarrier.sql.statements import parse_control
+from pgbarrier.sql.statements import parse_control, truncation_notices
 from pgbarrier.wire import types as pgt
 
 if TYPE_CHECKING:
@@ -75,7 +77,11 @@ class StatementExecutor:
             if (tx is not TxState.IDLE or in_multi) and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
                     f"{self.control.statement_name(stmt)} cannot run inside a transaction block")
-            return self.control.execute(stmt, self.info)
+            result = self.control.execute(stmt, self.info)
+            notices = truncation_notices(sql)
+            if notices:
+                result.notices[:0] = notices
+            return result
         own = self._own_setting(sql)
         if own is not None:
             return self._setting(own, sql)

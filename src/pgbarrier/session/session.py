@@ -87,6 +87,7 @@ from pgbarrier.session.transaction import (
     tx_kind,
 )
 from pgbarrier.sql.classify import is_control, leading_words, split_statements
+from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.wire import messages as m
 from pgbarrier.wire import types as pgt
 
@@ -145,7 +146,9 @@ class Session:
         user = params.get("user")
         if not user:
             raise InvalidAuthorizationSpecification("no PostgreSQL user name specified in startup packet")
-        database = params.get("database") or user
+        # PostgreSQL cuts both names to NAMEDATALEN - 1 bytes, silently
+        user = truncate_identifier(user)
+        database = truncate_identifier(params.get("database") or user)
         if not self.control.database_exists(database):
             raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
         info = self.control.open_session(user=user, database=database,

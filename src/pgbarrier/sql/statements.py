@@ -76,7 +76,9 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.tokens import Token, TokenType
 
 from pgbarrier import errors
+from pgbarrier.errors import Notice
 from pgbarrier.sql.classify import unterminated_token
+from pgbarrier.sql.identifiers import truncate_identifier, truncation_notice
 from pgbarrier.sql.dialect import (
     REFRESH_UNITS,
     AlterDatabaseBarrier,
@@ -104,6 +106,7 @@ __all__ = [
     "normalize_identifier",
     "parse_control",
     "parse_interval_seconds",
+    "truncation_notices",
 ]
 
 DEFAULT_BATCH_REFRESH_SEC = 60
@@ -209,12 +212,32 @@ _DIALECT = PgBarrier()
 
 
 def normalize_identifier(ident: exp.Expr | str) -> str:
-    """PostgreSQL's rule: unquoted names fold to lower case, quoted ones stay."""
+    """PostgreSQL's rule: unquoted names fold to lower case, quoted ones stay; either is
+    cut to 63 bytes (:mod:`pgbarrier.sql.identifiers`)."""
     if isinstance(ident, exp.Identifier):
-        return ident.name if ident.quoted else ident.name.lower()
-    if isinstance(ident, exp.Expr):
-        return ident.name.lower()
-    return ident.lower()
+        name = ident.name if ident.quoted else ident.name.lower()
+    elif isinstance(ident, exp.Expr):
+        name = ident.name.lower()
+    else:
+        name = ident.lower()
+    return truncate_identifier(name)
+
+
+def truncation_notices(sql: str) -> list[Notice]:
+    """PostgreSQL's scanner NOTICE (42622) for each identifier of ``sql`` over 63 bytes."""
+    try:
+        tokens = _DIALECT.tokenize(sql)
+    except TokenError:
+        return []
+    notices = []
+    for tok in tokens:
+        if tok.token_type not in (TokenType.VAR, TokenType.IDENTIFIER):
+            continue
+        name = tok.text if tok.token_type == TokenType.IDENTIFIER else tok.text.lower()
+        notice = truncation_notice(name)
+        if notice is not None:
+            notices.append(notice)
+    return notices
 
 
 def _table_name(table: exp.Table) -> str:
