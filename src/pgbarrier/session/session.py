@@ -63,6 +63,8 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.base import WireParams
@@ -73,11 +75,13 @@ from pgbarrier.errors import (
     InFailedSqlTransaction,
     Notice,
     PgError,
+    QueryCanceled,
     as_pg_error,
 )
 from pgbarrier.result import Column, Result, command
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
+from pgbarrier.session.timeouts import TIMERS
 from pgbarrier.session.transaction import (
     TxKind,
     TxState,
@@ -137,6 +141,8 @@ class Session:
         #: one of them failed (then Sync rolls it back)
         self._ext_implicit = False
         self._ext_failed = False
+        #: the running statement was cancelled by statement_timeout, not by its client
+        self._timed_out = False
 
     # ------------------------------------------------------------------ start-up
 
@@ -183,7 +189,8 @@ class Session:
         with self._running:
             if isinstance(msg, m.Query):
                 self._end_extended_implicit()
-                self._simple_query(msg.sql)
+                with self._statement_timeout():
+                    self._simple_query(msg.sql)
             elif isinstance(msg, m.Sync):
                 self.skip_until_sync = False
                 self._end_extended_implicit()
@@ -194,7 +201,8 @@ class Session:
                 return
             else:
                 try:
-                    self._extended(msg)
+                    with self._statement_timeout(isinstance(msg, m.Execute)):
+                        self._extended(msg)
                 except Exception as exc:  # every failure becomes an ErrorResponse
                     self._error(exc)
                     self.skip_until_sync = True
@@ -206,6 +214,30 @@ class Session:
             self.executor.backend.interrupt()
             self.control.cancel(self.executor.info)
 
+    @contextmanager
+    def _statement_timeout(self, timed: bool = True) -> Iterator[None]:
+        """``statement_timeout`` kept by pgbarrier: past it, the running statement is
+        cancelled as by a CancelRequest and its 57014 says ``statement timeout``. It spans
+        a whole Query message (PostgreSQL times each statement of one separately) or one
+        Execute, rows sent included. DuckDB has no timeout of its own, and pgbarrier's own
+        statements (a first snapshot) run beside the client's upstream session, so this
+        is on for every backend; an upstream enforces its own copy of the setting too."""
+        ms = self.executor.info.statement_timeout_ms if self.executor is not None else 0
+        if not timed or ms <= 0:
+            yield
+            return
+        self._timed_out = False
+
+        def expire() -> None:
+            self._timed_out = True
+            self.cancel()
+
+        timer = TIMERS.arm(ms / 1000, expire)
+        try:
+            yield
+        finally:
+            timer.disarm()
+
     def close(self) -> None:
         if self.executor is not None and not self.closed:
             self.closed = True
@@ -216,6 +248,8 @@ class Session:
 
     def _error(self, exc: BaseException) -> None:
         err = as_pg_error(exc)
+        if self._timed_out and isinstance(err, QueryCanceled):
+            err = QueryCanceled("canceling statement due to statement timeout")
         if not isinstance(exc, PgError):
             log.exception("internal error", exc_info=exc)
         self.out.add(m.error_response(err))
