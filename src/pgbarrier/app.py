@@ -65,6 +65,8 @@ class Config:
     meta_store: str | None = None
     #: an upstream PostgreSQL (``postgresql://user@host:5432/``) instead of DuckDB
     upstream: str | None = None
+    #: every upstream session runs as the --upstream DSN's user, not as the client's own
+    upstream_force_user: bool = False
     barrier_interval_ms: int = 1000
     checkpoint_frequency: int = 1
     default_database: str = "dev"
@@ -118,7 +120,7 @@ class App:
         if config.upstream:
             from pgbarrier.backends.postgres import PostgresBackend
 
-            return PostgresBackend(config.upstream)
+            return PostgresBackend(config.upstream, force_user=config.upstream_force_user)
         return DuckDBBackend(config.data_dir)
 
     def new_session(self) -> Session:
@@ -128,7 +130,14 @@ class App:
         """Start serving; raises ``ConfigError`` (before anything starts) for a refused set-up,
         ``ListenError`` when the address cannot be bound."""
         cfg = self.config
-        authenticator = load_authenticator(cfg.auth_method, cfg.password_file, cfg.users_file)
+        # an upstream that runs sessions as the client's user may ask for its password
+        per_user = bool(cfg.upstream) and not cfg.upstream_force_user
+        authenticator = load_authenticator(cfg.auth_method, cfg.password_file, cfg.users_file,
+                                           keep_passwords=per_user)
+        if per_user and cfg.users_file:
+            log.warning("--users-file holds SCRAM verifiers, not passwords: its users reach the "
+                        "upstream only where it trusts this host for them (pg_hba.conf), or "
+                        "with --upstream-force-user")
         check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
         tls = load_tls(cfg.tls_cert, cfg.tls_key)
         restore_databases(self)

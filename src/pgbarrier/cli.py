@@ -50,7 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="postgresql://... keeps pgbarrier's meta state in that PostgreSQL "
                             "(schema pgbarrier_meta) instead of SQLite in the data dir")
     serve.add_argument("--upstream", default=_env("upstream", None),
-                       help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB")
+                       help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB; "
+                            "each session runs there as the client's own user")
+    serve.add_argument("--upstream-force-user", action="store_true",
+                       default=_env_switch("upstream-force-user"),
+                       help="every upstream session runs as the --upstream user instead "
+                            "(PgBouncer's force_user)")
     serve.add_argument("--barrier-interval-ms", type=int,
                        default=int(_env("barrier-interval-ms", "1000") or 1000))
     serve.add_argument("--checkpoint-frequency", type=int,
@@ -101,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print("pgbarrier: --shutdown-grace-sec must not be negative", file=sys.stderr)
         return 2
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
+                    upstream_force_user=args.upstream_force_user,
                     meta_store=args.meta_store,
                     barrier_interval_ms=args.barrier_interval_ms,
                     checkpoint_frequency=args.checkpoint_frequency,

@@ -10,7 +10,8 @@ Rules this module keeps:
   the create command rides a barrier (55000 while the database is paused, with
   when/by whom and the RESUME hint), the view's snapshot is built on the backend
   and the job becomes idle at its snapshot epoch. Without an interval it is a
-  streaming view: a backend view that always shows current data.
+  streaming view: a backend view that always shows current data. Either is created
+  as the client's user (``owner``), where the backend has roles.
 * ``REFRESH MATERIALIZED VIEW`` runs a refresh now and returns once it has
   committed (55000 while paused); ``DROP MATERIALIZED VIEW`` removes job and data.
 * RisingWave's rules: no materialized view may read a batch-refresh view, and
@@ -129,8 +130,10 @@ class ControlPlane:
             self._sessions.get(info.database, set()).discard(id(info))
             self._sessions_changed.notify_all()
 
-    def connect_backend(self, database: str, user: str) -> BackendSession:
-        return self.backend.connect(database, user)
+    def connect_backend(self, database: str, user: str,
+                        password: str | None = None) -> BackendSession:
+        """``user``'s backend session; ``password``: what the client authenticated with."""
+        return self.backend.connect(database, user, password)
 
     def cancel(self, info: SessionInfo) -> None:
         info.cancel()
@@ -314,7 +317,8 @@ class ControlPlane:
         if stmt.refresh_interval_sec is None:
             self.jobs.reserve(db, stmt.name)
             try:
-                self.backend.create_view(db, stmt.name, stmt.columns, stmt.query)
+                self.backend.create_view(db, stmt.name, stmt.columns, stmt.query,
+                                         owner=info.user)
                 self.jobs.add_streaming(StreamingView(stmt.name, db, stmt.definition))
             finally:
                 self.jobs.release(db, stmt.name)
@@ -335,7 +339,9 @@ class ControlPlane:
             cmd = CreateBatchRefreshJob(name=stmt.name, on_apply=register)
             self._unless_paused(info, db, lambda: self._wait(
                 self.barrier.schedule(db, cmd).collected, info))
-            rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query)
+            # the first snapshot runs as the creating client: it owns the view
+            rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query,
+                                                  owner=info.user)
             job = self.jobs.get(db, stmt.name)
             assert job is not None
             self.scheduler.created(job, rows)

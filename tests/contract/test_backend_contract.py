@@ -246,7 +246,7 @@ def test_reader_never_sees_a_half_done_refresh(env: Env, session: BackendSession
         # a unique index on plain columns: the refresh runs CONCURRENTLY and does not block readers
         run(session, "CREATE UNIQUE INDEX iso_bv_id ON iso_bv (id)")
     run(session, "INSERT INTO iso_src VALUES (3)")
-    reader = b.connect(db, "reader")
+    reader = b.connect(db, "root")  # a role the upstream knows
     try:
         run(reader, "BEGIN ISOLATION LEVEL REPEATABLE READ" if env.pg else "BEGIN")
         assert run(reader, "SELECT count(*) FROM iso_bv")[1] == [("2",)]

@@ -147,16 +147,19 @@ class Backend(Connection, abc.ABC):
         """Remove ``name`` and its data from the data plane (no sessions may be open)."""
 
     @abc.abstractmethod
-    def connect(self, database: str, user: str) -> BackendSession: ...
+    def connect(self, database: str, user: str, password: str | None = None) -> BackendSession:
+        """``user``'s session on ``database``; ``password`` is the one the client
+        authenticated with, when pgbarrier knows it (an upstream may want it)."""
 
     @abc.abstractmethod
     def relation_exists(self, database: str, name: str) -> bool: ...
 
     @abc.abstractmethod
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str) -> int:
+                          query: str, owner: str | None = None) -> int:
         """Atomically create batch view ``name`` holding the rows of ``query``;
-        returns the row count."""
+        returns the row count. ``owner`` (the creating client) owns it and its query
+        runs with ``owner``'s privileges, where the backend has roles."""
 
     @abc.abstractmethod
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
@@ -173,8 +176,9 @@ class Backend(Connection, abc.ABC):
 
     @abc.abstractmethod
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                    query: str) -> None:
-        """Create view ``name`` over ``query``: always current (a streaming view)."""
+                    query: str, owner: str | None = None) -> None:
+        """Create view ``name`` over ``query``: always current (a streaming view), owned
+        by ``owner`` where the backend has roles."""
 
     @abc.abstractmethod
     def drop_view(self, database: str, name: str) -> None:

@@ -441,8 +441,8 @@ class DuckDBBackend(Backend):
                 if os.path.exists(p):
                     os.remove(p)
 
-    def connect(self, database: str, user: str) -> DuckDBSession:
-        conn = self._db(database)
+    def connect(self, database: str, user: str, password: str | None = None) -> DuckDBSession:
+        conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user)
 
     def _mark(self, cur: duckdb.DuckDBPyConnection, database: str, name: str,
@@ -512,8 +512,9 @@ class DuckDBBackend(Backend):
         return self._run(database, go)
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str) -> int:
-        """A batch view is a table holding the rows of ``query``, created in one transaction."""
+                          query: str, owner: str | None = None) -> int:
+        """A batch view is a table holding the rows of ``query``, created in one transaction
+        (DuckDB has no roles: ``owner`` is ignored)."""
         return self._swap_in(database, name, columns, query, replace=False)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
@@ -537,7 +538,7 @@ class DuckDBBackend(Backend):
         self._drop(database, "TABLE", name)
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                    query: str) -> None:
+                    query: str, owner: str | None = None) -> None:
         def go(cur: duckdb.DuckDBPyConnection) -> None:
             try:
                 cur.execute("BEGIN")

@@ -10,6 +10,25 @@ Rules this module keeps:
 
 * Each pgbarrier database is the upstream database of the same name (the
   upstream DSN with its dbname replaced); ``ensure_database`` creates it there.
+* A client's upstream session runs as the client's own user, as PgBouncer does by
+  default: ``alice`` is ``alice`` upstream (current_user, session_user, privileges,
+  ownership). Its libpq connection gets the client's user and only the password the
+  client authenticated with (or none): the DSN's password, ``PGPASSWORD`` and the server
+  process's ``.pgpass`` are never offered for another user's connection. A client whose
+  user is the DSN's own user, and every client under ``force_user``
+  (``--upstream-force-user``), connects with the DSN as it is (the old behaviour).
+* pgbarrier's own work (CREATE/DROP DATABASE, the refresh pool) uses the DSN's role. A
+  batch-refresh view's first snapshot and a streaming view are created on the pool
+  under ``SET LOCAL ROLE <owner>`` (the creating client), so the client owns them and a
+  query over a table it cannot read fails with the upstream's 42501, leaving nothing
+  behind; PostgreSQL itself runs ``REFRESH MATERIALIZED VIEW`` with the owner's
+  privileges.
+* A start-up failure of the upstream (libpq gives its text, not its SQLSTATE) keeps the
+  upstream's FATAL wording, DETAIL and HINT, with the SQLSTATE PostgreSQL sends for that
+  message (``_STARTUP_FATALS``): 28000 for an unknown role, 53300 for too many
+  connections, 28P01, 3D000...; a password the upstream wants and pgbarrier does not
+  have is FATAL 28000 saying what to configure. Anything else (refused, unreachable) is
+  08006.
 * One upstream connection per client session, in autocommit mode: psycopg never
   adds a BEGIN; the client's own BEGIN/COMMIT pass through like any statement.
 * Statements are relayed, not re-interpreted (ARCHITECTURE practice 11): the SQL
@@ -57,7 +76,9 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import getpass
 import logging
+import os
 import re
 import select
 import threading
@@ -72,7 +93,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
-from pgbarrier.errors import FeatureNotSupported, InvalidCatalogName, Notice, PgError
+from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.wire.types import to_text
 
@@ -90,7 +111,28 @@ _CANCEL_TIMEOUT_S = 5.0
 _POOL_TIMEOUT_S = 30.0
 
 _FATAL_LOST = "08006"
-_MISSING_DB = re.compile(r'database "(.*)" does not exist')
+#: libpq looks a password up in this file when it has none; the path can never exist
+_NO_PASSFILE = "/dev/null/pgbarrier-no-passfile"
+#: PostgreSQL 15's start-up FATALs (primary message → SQLSTATE). libpq reports a failed
+#: start-up only as text (psycopg's ``diag`` is empty then), so the SQLSTATE the
+#: upstream sent is recovered from its wording.
+_STARTUP_FATALS = tuple((re.compile(pattern), state) for pattern, state in (
+    (r'^role ".*" does not exist$', "28000"),
+    (r'^role ".*" is not permitted to log in$', "28000"),
+    (r"^no pg_hba\.conf entry for ", "28000"),
+    (r"^pg_hba\.conf rejects connection for ", "28000"),
+    (r'^password authentication failed for user ".*"$', "28P01"),
+    (r'^too many connections for (role|database) ".*"$', "53300"),
+    (r"^sorry, too many clients already$", "53300"),
+    (r"^remaining connection slots are reserved for ", "53300"),
+    (r'^database ".*" does not exist$', "3D000"),
+    (r'^database ".*" is not currently accepting connections$', "55000"),
+    (r'^permission denied for database ".*"$', "42501"),
+    (r"^the database system is (starting up|shutting down|in recovery mode|"
+     r"not yet accepting connections|not accepting connections)$", "57P03"),
+))
+_FATAL_LINE = re.compile(r"(?:FATAL|ERROR|PANIC):  (.*)")
+_NO_PASSWORD = "fe_sendauth: no password supplied"
 
 _E = pq.ExecStatus
 _F = pq.DiagnosticField
@@ -148,11 +190,36 @@ def _error_from_psycopg(exc: psycopg.Error) -> PgError:
                        position=diag.statement_position)
 
 
-def _connect_error(exc: psycopg.OperationalError) -> PgError:
+def _connect_error(exc: psycopg.OperationalError, user: str | None = None) -> PgError:
+    """A failed upstream start-up as the client should see it (see the module rules)."""
     text = str(exc)
-    m = _MISSING_DB.search(text)
-    if m:
-        return InvalidCatalogName(f'database "{m.group(1)}" does not exist', severity="FATAL")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _FATAL_LINE.search(line)
+        if m is None:
+            continue
+        message = m.group(1).strip()
+        for pattern, state in _STARTUP_FATALS:
+            if pattern.search(message):
+                fields = {}
+                for extra in lines[i + 1:i + 3]:
+                    key, sep, value = extra.partition(":  ")
+                    if sep and key in ("DETAIL", "HINT"):
+                        fields[key.lower()] = value.strip()
+                return _make_error(state, message, severity="FATAL", **fields)
+        break
+    if user is not None and _NO_PASSWORD in text:
+        log.warning('the upstream PostgreSQL asks for a password for user "%s", and pgbarrier '
+                    "does not know it (a --users-file holds only SCRAM verifiers)", user)
+        return _make_error(
+            "28000", f'the upstream PostgreSQL asks for a password for user "{user}", and '
+            "pgbarrier has none to give it", severity="FATAL",
+            detail="pgbarrier passes on the password a client authenticated with only when it "
+                   "knows it (--password-file, or --auth-method password); a --users-file "
+                   "holds SCRAM verifiers, not passwords.",
+            hint="Let the upstream trust pgbarrier's host for this user (pg_hba.conf), list "
+                 "the user in --password-file, or connect every session as the --upstream "
+                 "user with --upstream-force-user.")
     return _lost(f"could not connect to the upstream PostgreSQL: {text}")
 
 
@@ -405,9 +472,15 @@ class PostgresBackend(Backend):
 
     dialect = "postgres"
 
-    def __init__(self, upstream_dsn: str, *, pool_size: int = 4, relay: bool = True) -> None:
+    def __init__(self, upstream_dsn: str, *, pool_size: int = 4, relay: bool = True,
+                 force_user: bool = False) -> None:
         super().__init__()
         self.upstream_dsn = upstream_dsn
+        #: True: every session connects as the DSN's user (``--upstream-force-user``)
+        self.force_user = force_user
+        #: the role the DSN connects as (libpq's own default when it names none)
+        self.dsn_user = (conninfo_to_dict(upstream_dsn).get("user") or os.environ.get("PGUSER")
+                         or getpass.getuser())
         #: False: every session uses libpq (the old path), even on a plain-TCP upstream
         self.relay = relay
         self._told_tls = False
@@ -461,14 +534,24 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
-    def connect(self, database: str, user: str) -> BackendSession:
-        """The client's upstream connection: spoken in raw protocol (the relay,
-        :mod:`pgbarrier.backends.pg_relay`) unless it is TLS or ``relay`` is off, then
-        through libpq (:class:`PostgresSession`)."""
+    def session_conninfo(self, database: str, user: str, password: str | None = None) -> str:
+        """The DSN for ``user``'s session: as ``user`` with ``password`` (none offered when
+        it is None: neither the DSN's, nor PGPASSWORD, nor .pgpass), or the DSN as it is
+        for the DSN's own user and under ``force_user``."""
+        info = self.conninfo(database, f"pgbarrier/{user}")
+        if self.force_user or user == self.dsn_user:
+            return info
+        return make_conninfo(info, user=user, password=password or "", passfile=_NO_PASSFILE)
+
+    def connect(self, database: str, user: str, password: str | None = None) -> BackendSession:
+        """The client's upstream connection, as ``user`` (see :meth:`session_conninfo`):
+        spoken in raw protocol (the relay, :mod:`pgbarrier.backends.pg_relay`) unless it
+        is TLS or ``relay`` is off, then through libpq (:class:`PostgresSession`)."""
         try:
-            conn = psycopg.connect(self.conninfo(database, f"pgbarrier/{user}"), autocommit=True)
+            conn = psycopg.connect(self.session_conninfo(database, user, password),
+                                   autocommit=True)
         except psycopg.OperationalError as exc:
-            raise _connect_error(exc) from None
+            raise _connect_error(exc, user) from None
         if conn.pgconn.ssl_in_use and self.relay and not self._told_tls:
             self._told_tls = True
             log.info("the upstream connection uses TLS: statements go through libpq, not the "
@@ -555,9 +638,20 @@ class PostgresBackend(Backend):
             raise err
         return res
 
+    def _as_owner(self, conn: psycopg.Connection[Any], owner: str | None, fn: Any) -> Any:
+        """``fn(conn)`` in one transaction, under ``SET LOCAL ROLE owner`` when given: what
+        it creates belongs to ``owner`` and runs with ``owner``'s privileges only. Under
+        ``force_user`` (sessions run as the DSN's user) it runs as the DSN's user too."""
+        if owner is None or self.force_user or owner == self.dsn_user:
+            return fn(conn)
+        with conn.transaction():
+            conn.execute(pgsql.SQL("SET LOCAL ROLE {}").format(pgsql.Identifier(owner)))
+            return fn(conn)
+
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str) -> int:
-        """``CREATE MATERIALIZED VIEW name [(cols)] AS query WITH DATA``; returns its row count."""
+                          query: str, owner: str | None = None) -> int:
+        """``CREATE MATERIALIZED VIEW name [(cols)] AS query WITH DATA`` as ``owner``;
+        returns its row count."""
         def go(conn: psycopg.Connection[Any]) -> int:
             res = self._ddl_with_query(conn, self._head("CREATE MATERIALIZED VIEW", name, columns),
                                        query, " WITH DATA")
@@ -565,7 +659,7 @@ class PostgresBackend(Backend):
             if tag.startswith("SELECT ") and tag[7:].isdigit():  # PostgreSQL's tag: SELECT <n>
                 return int(tag[7:])
             return self._count(conn, name)
-        return self._call(database, go)
+        return self._call(database, lambda conn: self._as_owner(conn, owner, go))
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None = None,
                            query: str | None = None, cancel: RefreshCancel | None = None) -> int:
@@ -615,10 +709,10 @@ class PostgresBackend(Backend):
             pgsql.SQL("DROP MATERIALIZED VIEW IF EXISTS {}").format(pgsql.Identifier(name))))
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                    query: str) -> None:
-        """A plain ``CREATE VIEW``: a streaming view, always current."""
-        self._call(database, lambda conn: self._ddl_with_query(
-            conn, self._head("CREATE VIEW", name, columns), query))
+                    query: str, owner: str | None = None) -> None:
+        """A plain ``CREATE VIEW`` as ``owner``: a streaming view, always current."""
+        self._call(database, lambda conn: self._as_owner(conn, owner, lambda c: self._ddl_with_query(
+            c, self._head("CREATE VIEW", name, columns), query)))
 
     def drop_view(self, database: str, name: str) -> None:
         self._call(database, lambda conn: conn.execute(

@@ -146,8 +146,9 @@ class Session:
 
     # ------------------------------------------------------------------ start-up
 
-    def start(self, startup: m.StartupMessage) -> None:
-        """Authenticate (trust) and open the backend session; raises FATAL errors."""
+    def start(self, startup: m.StartupMessage, password: str | None = None) -> None:
+        """Authenticate (trust) and open the backend session; raises FATAL errors.
+        ``password``: what the client authenticated with, when known (for an upstream)."""
         params = startup.parameters
         user = params.get("user")
         if not user:
@@ -160,7 +161,7 @@ class Session:
         info = self.control.open_session(user=user, database=database,
                                          application_name=params.get("application_name", ""))
         try:
-            backend = self.control.connect_backend(database, user)
+            backend = self.control.connect_backend(database, user, password)
             backend.apply_startup(params)
         except BaseException:
             if "backend" in locals():
@@ -177,6 +178,10 @@ class Session:
         reported = dict(self.server_parameters)
         reported["application_name"] = params.get("application_name", "")
         reported["session_authorization"] = user
+        upstream_params = getattr(backend, "reported_parameters", None)
+        if upstream_params is not None:  # an upstream session: is the client's user a superuser?
+            reported["is_superuser"] = upstream_params().get("is_superuser",
+                                                             reported["is_superuser"])
         self.reported = reported
         for name, value in reported.items():
             self.out.add(m.parameter_status(name, value))

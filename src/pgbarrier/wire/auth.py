@@ -12,6 +12,13 @@ Rules this module keeps:
   SCRAM-SHA-256 verifier (4096 iterations, random salt) and, only when the method is md5,
   PostgreSQL's md5 hash ``md5(password || user)``. Cleartext logins are checked against the
   SCRAM verifier, as PostgreSQL checks them against a SCRAM secret.
+* One exception, ``keep_passwords`` (an upstream PostgreSQL that runs each session as the
+  client's user and may ask for that user's password): then the password file's
+  passwords stay in memory for the life of the process (``Credential.password``, never in
+  a repr or a log line), and a client's cleartext password (method ``password``) is kept
+  on its exchange once it matched. After a successful exchange ``Exchange.password`` is
+  that password (None when unknown: a users-file user, or ``keep_passwords`` off); the
+  handler hands it to the session, which uses it once, to open its upstream connection.
 * A users-file user has only a verifier, so it always authenticates with SCRAM-SHA-256,
   whatever the method (PostgreSQL does the same for an md5 method and a SCRAM secret).
 * An unknown user gets the same exchange as a known one (a mock SCRAM salt, a real md5 salt)
@@ -44,7 +51,7 @@ import re
 import secrets
 import socket
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
@@ -140,6 +147,8 @@ class Credential:
     md5: str | None = None
     #: a users-file user: only a verifier is known, so only SCRAM can check it
     scram_only: bool = False
+    #: the plain-text password, kept only with ``keep_passwords`` (for an upstream login)
+    password: str | None = field(default=None, repr=False, compare=False)
 
 
 def md5_hash(user: str, password: str) -> str:
@@ -160,8 +169,10 @@ def _lines(path: str):
             yield f"{path}:{number}", user.strip(), secret
 
 
-def read_password_file(path: str, *, with_md5: bool) -> dict[str, Credential]:
-    """``user:password`` lines → credentials; the passwords are dropped once derived."""
+def read_password_file(path: str, *, with_md5: bool,
+                       keep_passwords: bool = False) -> dict[str, Credential]:
+    """``user:password`` lines → credentials; the passwords are dropped once derived,
+    unless ``keep_passwords`` (an upstream may ask for them)."""
     creds: dict[str, Credential] = {}
     for where, user, password in _lines(path):
         if not password:
@@ -173,7 +184,8 @@ def read_password_file(path: str, *, with_md5: bool) -> dict[str, Credential]:
         except ScramException as exc:
             raise ConfigError(f"{where}: password of user {user!r} is not valid for SCRAM "
                               f"(SASLprep: {exc})") from None
-        creds[user] = Credential(verifier, md5_hash(user, password) if with_md5 else None)
+        creds[user] = Credential(verifier, md5_hash(user, password) if with_md5 else None,
+                                 password=password if keep_passwords else None)
     return creds
 
 
@@ -243,9 +255,12 @@ class Exchange:
 
     first_step = Step.EXPECT_PASSWORD
 
-    def __init__(self, user: str) -> None:
+    def __init__(self, user: str, credential: Credential | None = None) -> None:
         self.user = user
         self.step = self.first_step
+        #: the user's password once authenticated, when pgbarrier keeps it (module rules)
+        self.password: str | None = None
+        self._kept = credential.password if credential is not None else None
 
     @property
     def done(self) -> bool:
@@ -259,10 +274,13 @@ class Exchange:
         if self.step in (Step.DONE, Step.FAILED):
             raise ProtocolViolation("unexpected password message")
         try:
-            return self._receive(payload)
+            out = self._receive(payload)
         except BaseException:
             self.step = Step.FAILED
             raise
+        if self.done and self.password is None:
+            self.password = self._kept
+        return out
 
     def _receive(self, payload: bytes) -> bytes:
         raise NotImplementedError
@@ -272,9 +290,11 @@ class Exchange:
 
 
 class CleartextExchange(Exchange):
-    def __init__(self, user: str, credential: Credential | None) -> None:
-        super().__init__(user)
+    def __init__(self, user: str, credential: Credential | None, *,
+                 keep_password: bool = False) -> None:
+        super().__init__(user, credential)
         self._credential = credential
+        self._keep = keep_password
 
     def start(self) -> bytes:
         return authentication_cleartext_password()
@@ -284,6 +304,8 @@ class CleartextExchange(Exchange):
         if not password or self._credential is None \
                 or not self._credential.scram.check_plain(password):
             raise self._failed()
+        if self._keep:
+            self.password = password
         self.step = Step.DONE
         return b""
 
@@ -291,7 +313,7 @@ class CleartextExchange(Exchange):
 class Md5Exchange(Exchange):
     def __init__(self, user: str, credential: Credential | None,
                  salt: bytes | None = None) -> None:
-        super().__init__(user)
+        super().__init__(user, credential)
         self._md5 = credential.md5 if credential is not None else None
         self.salt = salt or secrets.token_bytes(4)
 
@@ -315,8 +337,8 @@ class ScramExchange(Exchange):
     first_step = Step.EXPECT_SASL_INITIAL
 
     def __init__(self, user: str, verifier: ScramVerifier, *,
-                 cert_pem: str | None = None) -> None:
-        super().__init__(user)
+                 cert_pem: str | None = None, credential: Credential | None = None) -> None:
+        super().__init__(user, credential)
         self._verifier = verifier
         self._cert_pem = cert_pem
         self.mechanisms = [SCRAM_PLUS, SCRAM] if cert_pem else [SCRAM]
@@ -405,11 +427,13 @@ def _malformed(exc: ScramException) -> ProtocolViolation:
 class Authenticator:
     """The server's method and credentials; :meth:`begin` makes one exchange per connection."""
 
-    def __init__(self, method: str, credentials: dict[str, Credential]) -> None:
+    def __init__(self, method: str, credentials: dict[str, Credential], *,
+                 keep_passwords: bool = False) -> None:
         if method not in METHODS:
             raise ConfigError(f"unknown authentication method {method!r} "
                               f"(choose from {', '.join(METHODS)})")
         self.method = method
+        self.keep_passwords = keep_passwords
         self._credentials = credentials
         self._mock_secret = secrets.token_bytes(32)
 
@@ -422,10 +446,10 @@ class Authenticator:
         cred = self._credentials.get(user)
         if self.method == "scram-sha-256" or (cred is not None and cred.scram_only):
             verifier = cred.scram if cred is not None else self._mock_verifier(user)
-            return ScramExchange(user, verifier, cert_pem=cert_pem)
+            return ScramExchange(user, verifier, cert_pem=cert_pem, credential=cred)
         if self.method == "md5":
             return Md5Exchange(user, cred)
-        return CleartextExchange(user, cred)
+        return CleartextExchange(user, cred, keep_password=self.keep_passwords)
 
     def _mock_verifier(self, user: str) -> ScramVerifier:
         """A verifier no password matches, stable per user name (PostgreSQL's mock auth)."""
@@ -435,8 +459,10 @@ class Authenticator:
 
 
 def load_authenticator(method: str | None, password_file: str | None,
-                       users_file: str | None) -> Authenticator | None:
-    """Read the password sources; None means trust (no source configured)."""
+                       users_file: str | None, *,
+                       keep_passwords: bool = False) -> Authenticator | None:
+    """Read the password sources; None means trust (no source configured).
+    ``keep_passwords``: keep what an upstream login needs (see the module rules)."""
     if not password_file and not users_file:
         if method:
             raise ConfigError(f"--auth-method {method} needs --password-file or --users-file")
@@ -446,7 +472,8 @@ def load_authenticator(method: str | None, password_file: str | None,
         raise ConfigError(f"unknown --auth-method {method!r} (choose from {', '.join(METHODS)})")
     creds: dict[str, Credential] = {}
     if password_file:
-        creds.update(read_password_file(password_file, with_md5=method == "md5"))
+        creds.update(read_password_file(password_file, with_md5=method == "md5",
+                                        keep_passwords=keep_passwords))
     if users_file:
         for user, cred in read_users_file(users_file).items():
             if user in creds:
@@ -454,7 +481,7 @@ def load_authenticator(method: str | None, password_file: str | None,
             creds[user] = cred
     if not creds:
         raise ConfigError("no users in " + " or ".join(f for f in (password_file, users_file) if f))
-    return Authenticator(method, creds)
+    return Authenticator(method, creds, keep_passwords=keep_passwords)
 
 
 # --------------------------------------------------------------------------- listen address

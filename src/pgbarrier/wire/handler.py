@@ -114,10 +114,10 @@ class PgBarrierHandler(BuenaVistaHandler):
             if isinstance(first, m.CancelRequest):
                 self.server.cancel(first.process_id, first.secret_key)  # type: ignore[attr-defined]
                 return None
-            self._authenticate(first, tls)
+            password = self._authenticate(first, tls)
             session = self.server.new_session()  # type: ignore[attr-defined]
             try:
-                session.start(first)
+                session.start(first, password)
             except PgError as err:
                 if not isinstance(err, Fatal):
                     err.severity = "FATAL"  # type: ignore[misc]
@@ -148,12 +148,13 @@ class PgBarrierHandler(BuenaVistaHandler):
         self.rfile = conn.makefile("rb")
         self.wfile = conn.makefile("wb")
 
-    def _authenticate(self, startup: m.StartupMessage, tls: TlsConfig | None) -> None:
-        """Run the password exchange, if one is configured; return once the client passed."""
+    def _authenticate(self, startup: m.StartupMessage, tls: TlsConfig | None) -> str | None:
+        """Run the password exchange, if one is configured; return once the client passed,
+        with its password when pgbarrier keeps it for an upstream login (else None)."""
         authenticator = getattr(self.server, "authenticator", None)
         user = startup.parameters.get("user")
         if authenticator is None or not user:  # trust; a missing user is Session.start's 28000
-            return
+            return None
         cert_pem = tls.cert_pem if tls is not None and self._tls_socket is not None else None
         exchange = authenticator.begin(user, cert_pem=cert_pem)
         self._write(exchange.start())
@@ -164,6 +165,7 @@ class PgBarrierHandler(BuenaVistaHandler):
             log.info('password authentication failed for user "%s" (%s)', user,
                      type(exchange).__name__)
             raise
+        return exchange.password
 
     def _read_password_message(self) -> bytes:
         # straight from the socket: nothing may sit in a read-ahead buffer when the

@@ -1,0 +1,235 @@
+"""Upstream sessions run as the client's own user (issue 11, item 4): real clients, real servers.
+
+A pgbarrier server process on port 0 in front of the PostgreSQL on 127.0.0.1:5432 (a fresh
+upstream database and fresh roles ``pgb_*_<random>``, all dropped afterwards; skipped when
+PostgreSQL is unreachable, failing under CI=true). Pinned: a client connected as ``alice`` is
+``alice`` upstream (current_user, session_user, is_superuser, no pg_read_file, ownership of
+its tables and of the batch-refresh and streaming views it creates); a batch-refresh view
+over a table alice cannot read is refused with the upstream's 42501 and leaves nothing
+behind, one over a table she can read is hers and refreshes; ``--upstream-force-user``
+brings back one upstream user for everyone; an unknown role and a role over its connection
+limit get the upstream's FATAL 28000 and 53300.
+
+Passwords: a private PostgreSQL cluster that asks for SCRAM passwords (initdb as the
+``postgres`` OS user; skipped when that cannot be done) behind pgbarrier with
+``--password-file``: the password the client authenticated with logs it in upstream, a
+wrong upstream password is the upstream's 28P01, a ``--users-file`` user (a verifier, no
+password) gets 28000 saying what to configure, and the server's PGPASSWORD is never offered
+for a client's user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import asyncpg
+import psycopg
+import pytest
+from psycopg import errors as pgerr
+
+from conftest import ServerProcess, require_postgres, start_server, stop_server
+
+_PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+def _suffix() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+@dataclass
+class Upstream:
+    """pgbarrier in front of the shared PostgreSQL, with fresh roles."""
+
+    server: ServerProcess
+    database: str
+    admin_dsn: str
+    alice: str
+    limited: str
+    roles: list[str] = field(default_factory=list)
+
+    def connect(self, user: str, **kw) -> psycopg.Connection:
+        kw.setdefault("autocommit", True)
+        return psycopg.connect(self.server.dsn(self.database, user), **kw)
+
+    def direct(self) -> psycopg.Connection:
+        """A superuser connection to the upstream database itself, bypassing pgbarrier."""
+        return psycopg.connect(self.admin_dsn, dbname=self.database, autocommit=True)
+
+
+def _admin(dsn: str) -> psycopg.Connection:
+    return psycopg.connect(dsn, autocommit=True)
+
+
+@pytest.fixture(scope="module")
+def up() -> Iterator[Upstream]:
+    dsn = require_postgres()
+    sfx = _suffix()
+    database, alice, limited = f"pgb_uu_{sfx}", f"pgb_alice_{sfx}", f"pgb_lim_{sfx}"
+    with _admin(dsn) as adm:
+        adm.execute(f'CREATE ROLE "{alice}" LOGIN')
+        adm.execute(f'CREATE ROLE "{limited}" LOGIN CONNECTION LIMIT 1')
+    srv = start_server("--database", database, "--barrier-interval-ms", "100",
+                       "--upstream", dsn.rsplit("/", 1)[0] + "/")
+    env = Upstream(srv, database, dsn, alice, limited, [alice, limited])
+    try:
+        with env.direct() as c:  # PostgreSQL 15: only the database owner may create in public
+            c.execute(f'GRANT CREATE ON SCHEMA public TO "{alice}"')
+        yield env
+    finally:
+        code = stop_server(srv)
+        with _admin(dsn) as adm:
+            adm.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            for role in env.roles:
+                adm.execute(f'DROP ROLE IF EXISTS "{role}"')
+    assert code == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
+def _fatal(server: ServerProcess, database: str, user: str, password: str | None = None
+           ) -> asyncpg.PostgresError:
+    """The FATAL a start-up as ``user`` gets (asyncpg reports its SQLSTATE)."""
+    async def go() -> asyncpg.PostgresError:
+        try:
+            conn = await asyncpg.connect(host=server.host, port=server.port, user=user,
+                                         password=password, database=database, ssl=False,
+                                         timeout=30)
+        except asyncpg.PostgresError as exc:
+            return exc
+        await conn.close()
+        raise AssertionError(f"{user} connected")
+    return asyncio.run(go())
+
+
+# --------------------------------------------------------------------------- who you are
+
+
+def test_session_runs_as_the_clients_user(up: Upstream) -> None:
+    with up.connect(up.alice) as c:
+        assert c.execute("SELECT current_user, session_user").fetchone() == (up.alice, up.alice)
+        assert c.info.parameter_status("is_superuser") == "off"
+        assert c.info.parameter_status("session_authorization") == up.alice
+        with pytest.raises(pgerr.InsufficientPrivilege,
+                           match="permission denied for function pg_read_file"):
+            c.execute("SELECT pg_read_file('/etc/hostname')")
+        # the superuser's own session is still a superuser
+    with up.connect("root") as c:
+        assert c.execute("SELECT current_user").fetchone() == ("root",)
+        assert c.info.parameter_status("is_superuser") == "on"
+
+
+def test_created_table_is_owned_by_the_client(up: Upstream) -> None:
+    t = f"owned_{_suffix()}"
+    with up.connect(up.alice) as c:
+        c.execute(f"CREATE TABLE {t} (id int)")
+    with up.direct() as d:
+        assert d.execute("SELECT tableowner FROM pg_tables WHERE tablename = %s",
+                         [t]).fetchone() == (up.alice,)
+
+
+# --------------------------------------------------------------------------- views
+
+
+def test_batch_view_over_a_readable_table_is_the_clients_and_refreshes(up: Upstream) -> None:
+    t, v = f"shared_{_suffix()}", f"bv_{_suffix()}"
+    with up.direct() as d:
+        d.execute(f"CREATE TABLE {t} (id int)")
+        d.execute(f"INSERT INTO {t} VALUES (1), (2)")
+        d.execute(f'GRANT SELECT ON {t} TO "{up.alice}"')
+    with up.connect(up.alice) as c:
+        c.execute(f"CREATE MATERIALIZED VIEW {v} WITH (refresh.interval.sec = 3600) AS "
+                  f"SELECT id FROM {t}")
+        assert c.execute(f"SELECT count(*) FROM {v}").fetchone() == (2,)
+        with up.direct() as d:
+            assert d.execute("SELECT matviewowner FROM pg_matviews WHERE matviewname = %s",
+                             [v]).fetchone() == (up.alice,)
+            d.execute(f"INSERT INTO {t} VALUES (3)")
+        c.execute(f"REFRESH MATERIALIZED VIEW {v}")
+        assert c.execute(f"SELECT count(*) FROM {v}").fetchone() == (3,)
+        c.execute(f"DROP MATERIALIZED VIEW {v}")
+
+
+def test_batch_view_over_an_unreadable_table_is_refused_and_leaves_nothing(up: Upstream) -> None:
+    t, v = f"secret_{_suffix()}", f"bv_{_suffix()}"
+    with up.direct() as d:
+        d.execute(f"CREATE TABLE {t} (id int)")
+        d.execute(f"INSERT INTO {t} VALUES (42)")
+    with up.connect(up.alice) as c:
+        with pytest.raises(pgerr.InsufficientPrivilege, match=f"permission denied for table {t}"):
+            c.execute(f"CREATE MATERIALIZED VIEW {v} WITH (refresh.interval.sec = 1) AS "
+                      f"SELECT id FROM {t}")
+        names = [r[0] for r in c.execute("SHOW MATERIALIZED VIEWS").fetchall()]
+        assert v not in names
+        assert c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs WHERE name = %s",
+                         [v]).fetchone() == (0,)
+    with up.direct() as d:
+        assert d.execute("SELECT to_regclass(%s)", [v]).fetchone() == (None,)
+    # the superuser, who can read it, may build that view
+    with up.connect("root") as c:
+        c.execute(f"CREATE MATERIALIZED VIEW {v} WITH (refresh.interval.sec = 3600) AS "
+                  f"SELECT id FROM {t}")
+        assert c.execute(f"SELECT id FROM {v}").fetchall() == [(42,)]
+        c.execute(f"DROP MATERIALIZED VIEW {v}")
+
+
+def test_streaming_view_is_the_clients_and_reads_with_its_privileges(up: Upstream) -> None:
+    t, v = f"secret_{_suffix()}", f"sv_{_suffix()}"
+    with up.direct() as d:
+        d.execute(f"CREATE TABLE {t} (id int)")
+    with up.connect(up.alice) as c:
+        c.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT id FROM {t}")
+        with up.direct() as d:
+            assert d.execute("SELECT viewowner FROM pg_views WHERE viewname = %s",
+                             [v]).fetchone() == (up.alice,)
+        with pytest.raises(pgerr.InsufficientPrivilege, match=f"permission denied for table {t}"):
+            c.execute(f"SELECT * FROM {v}")
+        c.execute(f"DROP MATERIALIZED VIEW {v}")
+
+
+# --------------------------------------------------------------------------- start-up failures
+
+
+def test_unknown_role_gets_the_upstreams_fatal_28000(up: Upstream) -> None:
+    name = f"pgb_nobody_{_suffix()}"
+    err = _fatal(up.server, up.database, name)
+    assert err.sqlstate == "28000"
+    assert str(err) == f'role "{name}" does not exist'
+
+
+def test_connection_limit_of_a_role_is_the_upstreams_53300(up: Upstream) -> None:
+    with up.connect(up.limited) as first:
+        assert first.execute("SELECT current_user").fetchone() == (up.limited,)
+        err = _fatal(up.server, up.database, up.limited)
+        assert err.sqlstate == "53300"
+        assert str(err) == f'too many connections for role "{up.limited}"'
+    # the limit is the upstream's, and only while the first session holds it
+    with up.connect(up.limited) as again:
+        assert again.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_force_user_runs_every_session_as_the_upstream_dsn_user() -> None:
+    dsn = require_postgres()
+    database = f"pgb_uf_{_suffix()}"
+    srv = start_server("--database", database, "--upstream-force-user",
+                       "--upstream", dsn.rsplit("/", 1)[0] + "/")
+    try:
+        dsn_user = psycopg.conninfo.conninfo_to_dict(dsn).get("user")
+        name = f"pgb_nobody_{_suffix()}"  # a user the upstream does not know is fine here
+        with psycopg.connect(srv.dsn(database, name), autocommit=True) as c:
+            assert c.execute("SELECT current_user").fetchone() == (dsn_user,)
+            c.execute("CREATE TABLE t (id int)")
+            c.execute("CREATE MATERIALIZED VIEW bv WITH (refresh.interval.sec = 3600) AS "
+                      "SELECT id FROM t")
+            assert c.execute("SELECT count(*) FROM bv").fetchone() == (0,)
+    finally:
+        code = stop_server(srv)
+        with _admin(dsn) as adm:
+            adm.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    assert code == 0, "server did not exit cleanly:\n" + "".join(srv.log)
