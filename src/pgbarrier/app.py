@@ -83,6 +83,12 @@ class Config:
     tls_key: str | None = None
     #: a frontend message longer than this is 08P01 and closes that connection
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    #: directories DuckDB sessions may read and write data files in (``--allow-path``)
+    allow_paths: tuple[str, ...] = ()
+    #: DuckDB ``memory_limit`` of each database (None: a quarter of the host's RAM)
+    duckdb_memory_limit: str | None = None
+    #: DuckDB ``threads`` of each database (None: DuckDB's default, the number of cores)
+    duckdb_threads: int | None = None
 
 
 class App:
@@ -121,7 +127,11 @@ class App:
             from pgbarrier.backends.postgres import PostgresBackend
 
             return PostgresBackend(config.upstream, force_user=config.upstream_force_user)
-        return DuckDBBackend(config.data_dir)
+        from pgbarrier.backends.duckdb_config import DuckDBLimits, default_memory_limit
+
+        return DuckDBBackend(config.data_dir, DuckDBLimits(
+            memory_limit=config.duckdb_memory_limit or default_memory_limit(),
+            threads=config.duckdb_threads, allow_paths=tuple(config.allow_paths)))
 
     def new_session(self) -> Session:
         return Session(self.control, SERVER_PARAMETERS)

@@ -24,6 +24,7 @@ import threading
 
 from pgbarrier import __version__
 from pgbarrier.app import App, Config, ListenError
+from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.meta import MetaStoreError
 from pgbarrier.wire.auth import DEFAULT_METHOD, METHODS, ConfigError
 
@@ -70,6 +71,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-message-bytes", type=int,
                        default=int(_env("max-message-bytes", str(64 * 1024 * 1024)) or 0),
                        help="longer frontend messages get 08P01 and close that connection")
+    duck = serve.add_argument_group(
+        "embedded DuckDB", "Each database is its own DuckDB instance, locked down before any "
+        "client statement: a client reads and writes only its own database.")
+    duck.add_argument("--allow-path", action="append", metavar="DIR",
+                      default=None,
+                      help="open DIR (and below) for reading and writing data files: Parquet, "
+                           "CSV, COPY TO/FROM (repeatable; PGBARRIER_ALLOW_PATH takes several "
+                           f"separated by '{os.pathsep}')")
+    duck.add_argument("--duckdb-memory-limit", default=_env("duckdb-memory-limit", None),
+                      metavar="SIZE",
+                      help="memory limit of EACH database's DuckDB instance, e.g. 4GB (default: "
+                           "a quarter of the host's RAM); a query that needs more gets 53200")
+    duck.add_argument("--duckdb-threads", type=int, default=_env("duckdb-threads", None),
+                      metavar="N", help="worker threads of each database's DuckDB instance "
+                                        "(default: the number of cores)")
     auth = serve.add_argument_group(
         "authentication and TLS",
         "Without a password source every user is trusted, which pgbarrier allows only on a "
@@ -105,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.shutdown_grace_sec < 0:
         print("pgbarrier: --shutdown-grace-sec must not be negative", file=sys.stderr)
         return 2
+    allow_paths = tuple(args.allow_path if args.allow_path is not None else
+                        [p for p in (_env("allow-path", "") or "").split(os.pathsep) if p])
+    problem = check_duckdb_flags(allow_paths, args.duckdb_memory_limit, args.duckdb_threads)
+    if problem:
+        print(f"pgbarrier: {problem}", file=sys.stderr)
+        return 2
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     upstream_force_user=args.upstream_force_user,
                     meta_store=args.meta_store,
@@ -114,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
                     password_file=args.password_file, users_file=args.users_file,
                     auth_method=args.auth_method, trust_any_host=args.trust_any_host,
                     tls_cert=args.tls_cert, tls_key=args.tls_key,
-                    max_message_bytes=args.max_message_bytes)
+                    max_message_bytes=args.max_message_bytes,
+                    allow_paths=allow_paths,
+                    duckdb_memory_limit=args.duckdb_memory_limit,
+                    duckdb_threads=args.duckdb_threads)
     try:
         app = App(config)
     except MetaStoreError as exc:

@@ -67,6 +67,7 @@ import duckdb
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
+from pgbarrier.backends.duckdb_config import DuckDBLimits, StatementGuard, lock_down, reset_session
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_settings import ClientSettings
@@ -150,6 +151,7 @@ class DuckDBSession(BackendSession):
                  database: str = "", user: str = "") -> None:
         super().__init__()
         self._cursor = conn.cursor()
+        self._guard = StatementGuard()
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
         self.catalog = SessionCatalog(catalog, database, user, self.client,
@@ -178,8 +180,8 @@ class DuckDBSession(BackendSession):
         self._cursor.execute("SET SESSION TimeZone = " + _literal(zone))
 
     def _after_reset_all(self) -> None:
-        try:
-            self._cursor.execute("RESET ALL")
+        try:  # DuckDB has no RESET ALL: each setting this session changed is reset
+            reset_session(self._cursor)
             self._cursor.execute("SET SESSION TimeZone = 'UTC'")
         except duckdb.Error:
             pass
@@ -201,6 +203,7 @@ class DuckDBSession(BackendSession):
             answered = self.catalog.session_command(words)
             if answered is not None:
                 return answered
+        sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
         sql, retype = self.catalog.rewrite(sql)
         cur = self._cursor
@@ -385,9 +388,10 @@ class DuckDBBackend(Backend):
 
     dialect = "duckdb"
 
-    def __init__(self, data_dir: str = ":memory:") -> None:
+    def __init__(self, data_dir: str = ":memory:", limits: DuckDBLimits | None = None) -> None:
         super().__init__()
         self.data_dir = data_dir
+        self.limits = limits or DuckDBLimits()
         self._dbs: dict[str, duckdb.DuckDBPyConnection] = {}
         self._catalogs: dict[str, CatalogInstaller] = {}
         self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
@@ -399,7 +403,13 @@ class DuckDBBackend(Backend):
         with self._lock:
             conn = self._dbs.get(name)
             if conn is None:
-                conn = duckdb.connect(self._path(name))
+                path = self._path(name)
+                conn = duckdb.connect(path)
+                try:  # before any client statement: see duckdb_config
+                    lock_down(conn, self.limits, in_memory=path == ":memory:")
+                except duckdb.Error:
+                    conn.close()
+                    raise
                 self._dbs[name] = conn
                 catalog = CatalogInstaller(conn, name)
                 catalog.set_system_views(self._system_views)

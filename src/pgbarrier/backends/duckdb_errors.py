@@ -7,6 +7,15 @@ Rules this module keeps:
   so clients get PostgreSQL's codes ``42P01``, ``42P07``, ``23505``, ``23502``.
 * DuckDB's ``Xxx Error:`` prefix is dropped; its ``LINE n:`` caret becomes the
   ErrorResponse position (1-based, in the statement text).
+* What the lock-down of :mod:`pgbarrier.backends.duckdb_config` refuses is 42501 in
+  PostgreSQL's shape (:func:`_refusal`): a file or directory outside the allowed ones
+  is ``permission denied to read file "x"`` (``write`` for COPY ... TO and EXPORT),
+  with a HINT naming ``--allow-path``; the path is shown only when the client wrote
+  it (DuckDB's own directories, such as its extension directory, are not revealed);
+  INSTALL/LOAD, persistent secrets and a locked setting (``permission denied to set
+  parameter "x"``; 42704 ``unrecognized configuration parameter`` for a name DuckDB
+  does not have) likewise. DuckDB's out-of-memory error is 53200 ``out of memory``
+  with DuckDB's text as DETAIL.
 """
 
 from __future__ import annotations
@@ -52,6 +61,60 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
 
 _LINE = re.compile(r"^LINE (\d+): ", re.M)
 
+_FILE_DENIED = re.compile(r'Cannot access (file|directory) "(.*)" - file system operations '
+                          r"are disabled by configuration")
+_LOCKED = re.compile(r'Cannot (?:change|reset) configuration option "(.*)" - the configuration '
+                     r"has been locked")
+_WRITES = re.compile(r"^\s*EXPORT\b|^\s*COPY\b.*\bTO\s+'", re.I | re.S)
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+_COPY_FROM = re.compile(r"^\s*COPY\b[^(]*\bFROM\s+'", re.I | re.S)
+
+
+def _refusal(exc: BaseException, message: str, sql: str | None) -> PgError | None:
+    """The 42501 (or 53200) for what pgbarrier's DuckDB lock-down refuses, else None."""
+    from pgbarrier.backends.duckdb_config import (
+        ALLOW_PATH_HINT, SETTING_HINT, known_settings)
+
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return PgError("out of memory", detail=message, sqlstate="53200",
+                       hint="The query needs more memory than --duckdb-memory-limit gives "
+                            "each database.")
+    m = _FILE_DENIED.search(message)
+    if m:
+        kind, path = m.groups()
+        first = (sql or "").lstrip().split(None, 1)[0].upper() if (sql or "").strip() else ""
+        if first in ("INSTALL", "LOAD", "FORCE", "UPDATE"):
+            return _denied("permission denied to install or load an extension", _EXT_HINT)
+        verb = "write" if sql and _WRITES.search(sql) and not _COPY_FROM.search(sql) else "read"
+        named = [lit for lit in _LITERAL.findall(sql or "") if lit and path.startswith(lit)]
+        if not named:  # not a path the client wrote (DuckDB's own directories)
+            return _denied(f"permission denied to {verb} a server {kind}", ALLOW_PATH_HINT)
+        return _denied(f'permission denied to {verb} {kind} "{max(named, key=len)}"',
+                       ALLOW_PATH_HINT)
+    if "Loading external extensions is disabled" in message:
+        return _denied("permission denied to install or load an extension", _EXT_HINT)
+    if "Persistent secrets are disabled" in message:
+        return _denied("permission denied to create a persistent secret",
+                       "pgbarrier never writes secrets to the server's disk; a temporary "
+                       "secret (CREATE SECRET) lasts until the server stops.")
+    m = _LOCKED.search(message)
+    if m:
+        name = m.group(1)
+        if name.lower() not in known_settings():
+            return PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
+        return _denied(f'permission denied to set parameter "{name}"', SETTING_HINT)
+    if isinstance(exc, duckdb.PermissionException) or "disabled by configuration" in message:
+        return _denied("permission denied: " + message[:1].lower() + message[1:], ALLOW_PATH_HINT)
+    return None
+
+
+_EXT_HINT = ("pgbarrier loads the extensions it uses (icu, json, parquet) itself; a client "
+             "cannot install or load others.")
+
+
+def _denied(message: str, hint: str) -> PgError:
+    return PgError.by_sqlstate("42501")(message, hint=hint, sqlstate="42501")
+
 
 def _position(text: str, sql: str | None) -> int | None:
     m = _LINE.search(text)
@@ -81,6 +144,9 @@ def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
     text = str(exc)
     head = text.split("\n", 1)[0]
     message = head.split(": ", 1)[1] if ": " in head and head.split(": ", 1)[0].endswith("Error") else head
+    refused = _refusal(exc, message, sql)
+    if refused is not None:
+        return refused
     detail_lines = [ln for ln in text.split("\n")[1:] if ln and not ln.startswith("LINE ")
                     and not ln.strip().startswith("^")]
     hint = detail_lines[0] if detail_lines and detail_lines[0].startswith(("Did you mean", "Candidate")) else None

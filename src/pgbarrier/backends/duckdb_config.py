@@ -1,0 +1,286 @@
+"""How every embedded DuckDB instance is locked down before a client reaches it.
+
+Rules this module keeps (verified on duckdb 2.0.1):
+
+* :func:`lock_down` runs on each new instance (one per pgbarrier database, file or
+  ``:memory:``) before any client statement, in this order, because each step
+  forbids changing the ones before it: load the built-in extensions pgbarrier
+  needs (those ``duckdb_extensions()`` reports as ``(BUILT-IN)``: icu for
+  ``TimeZone``, json for ``jsonb``, parquet for data files); the operator's
+  ``memory_limit`` / ``threads``; ``temp_directory`` (DuckDB's default
+  ``<db>.duckdb.tmp`` inside the data dir, none for ``:memory:``, so a spill never
+  lands outside it); no Python replacement scans (a query must not see pgbarrier's
+  own Python objects); no extension autoinstall/autoload, no community
+  extensions, no persistent secrets; ``allowed_directories`` = the temp dir and each
+  ``--allow-path`` (resolved, so a symlinked or ``..`` spelling cannot widen it;
+  DuckDB itself resolves what a client names and already allows the database's own
+  file and WALs); ``enable_external_access = false``; ``allowed_configs`` = the
+  settings a session may change (below); then ``lock_configuration = true``.
+  After that DuckDB refuses every other file, ATTACH of a file outside the allowed
+  directories, INSTALL/LOAD, and any change to the configuration.
+* The settings a session may change (``allowed_configs``) come from DuckDB's own
+  answer: every name in ``duckdb_settings()`` that DuckDB accepts as
+  ``SET SESSION`` on a probe instance (options DuckDB keeps per instance refuse
+  it: threads, memory_limit, temp_directory, enable_external_access...), minus
+  :data:`NOT_FOR_CLIENTS` (settings that name host paths or reach into the
+  server's Python process). Measured: none of the remaining ones, set with
+  ``SET SESSION``, changes what another connection sees.
+* ``lock_configuration`` stops a client from changing anything else, but not the
+  *scope* of an allowed one: DuckDB would still take ``SET GLOBAL TimeZone``, and a
+  plain ``SET default_null_order`` / ``SET default_order`` / ``PRAGMA x = v`` is
+  instance-wide in DuckDB. So :meth:`StatementGuard.check` (on every client
+  statement that DuckDB parses as SET/RESET/PRAGMA/ATTACH/DETACH) refuses
+  ``SET``/``RESET GLOBAL`` (42501 ``permission denied to set parameter "x"``), runs
+  every other SET/RESET/``PRAGMA x = v`` of an allowed setting as ``SET SESSION`` /
+  ``RESET SESSION``, and refuses ATTACH and DETACH (42501): DuckDB has no setting
+  to keep a client from attaching a DuckDB file inside an ``--allow-path``
+  directory, or from detaching pgbarrier's own catalog database.
+* ``--duckdb-memory-limit`` is per database (each is its own DuckDB instance); its
+  default is a quarter of the host's RAM (:func:`default_memory_limit`), so one
+  runaway query cannot take the host, DuckDB's own default being 80%.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import duckdb
+
+from pgbarrier.errors import PgError
+
+#: session-settable DuckDB settings that clients still may not change: they name host
+#: paths (files DuckDB would write or search) or reach the server's Python objects
+NOT_FOR_CLIENTS = frozenset({
+    "home_directory", "file_search_path", "log_query_path", "profile_output",
+    "profiling_output", "enable_profiling", "python_enable_replacements",
+    "python_scan_all_frames", "pandas_analyze_sample", "allocator_background_threads",
+    "allocator_flush_threshold", "debug_checkpoint_scan_sleep_ms",
+    # pgbarrier reads DuckDB's error text to build PostgreSQL's errors
+    "errors_as_json",
+})
+
+ALLOW_PATH_HINT = ("pgbarrier lets a client read and write only its own database; an "
+                   "operator opens a directory for data files with --allow-path DIR.")
+SETTING_HINT = ("DuckDB's instance-wide settings are fixed by the operator "
+                "(--duckdb-memory-limit, --duckdb-threads); SET SESSION changes this "
+                "session's own settings only.")
+
+
+def default_memory_limit() -> str:
+    """A quarter of the host's physical RAM, as DuckDB reads a size (``"6144MB"``)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "2GB"
+    return f"{max(256, total // 4 // (1024 * 1024))}MB"
+
+
+@dataclass(frozen=True)
+class DuckDBLimits:
+    """The operator's choices for every DuckDB instance."""
+
+    memory_limit: str = field(default_factory=default_memory_limit)
+    threads: int | None = None  #: None: DuckDB's default (the number of cores)
+    allow_paths: tuple[str, ...] = ()
+
+
+_session_settable: frozenset[str] | None = None
+_known: frozenset[str] = frozenset()
+_probe_lock = threading.Lock()
+
+
+def known_settings() -> frozenset[str]:
+    """Lower-cased names of every setting DuckDB has (``duckdb_settings()``)."""
+    session_settable()
+    return _known
+
+
+def session_settable() -> frozenset[str]:
+    """Lower-cased names of the settings DuckDB accepts as ``SET SESSION`` and
+    pgbarrier lets clients change (probed once per process on a private instance)."""
+    global _session_settable, _known
+    with _probe_lock:
+        if _session_settable is None:
+            names = set()
+            probe = duckdb.connect(":memory:")
+            try:
+                rows = probe.execute("SELECT name, value FROM duckdb_settings()").fetchall()
+                _known = frozenset(name.lower() for name, _ in rows)
+                for name, value in rows:
+                    if name.lower() in NOT_FOR_CLIENTS:
+                        continue
+                    try:
+                        if value is None:
+                            probe.execute(f"RESET SESSION {_ident(name)}")
+                        else:
+                            probe.execute(f"SET SESSION {_ident(name)} = $1", [value])
+                    except duckdb.Error:
+                        continue  # DuckDB keeps it per instance (or it has no session form)
+                    names.add(name.lower())
+            finally:
+                probe.close()
+            _session_settable = frozenset(names)
+        return _session_settable
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def allowed_directories(allow_paths: Sequence[str]) -> list[str]:
+    """``--allow-path`` directories as DuckDB's ``allowed_directories`` entries: resolved
+    (symlinks, ``..``), with a trailing ``/`` so ``/data`` does not open ``/data2``."""
+    out = []
+    for p in allow_paths:
+        real = os.path.realpath(os.path.expanduser(p))
+        out.append(real.rstrip(os.sep) + os.sep)
+    return out
+
+
+def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: bool) -> None:
+    """Configure a just-opened instance (see the module rules); raises ``duckdb.Error``."""
+    cur = conn.cursor()
+    try:
+        for (name,) in cur.execute("SELECT extension_name FROM duckdb_extensions() "
+                                   "WHERE install_path = '(BUILT-IN)'").fetchall():
+            cur.execute(f"LOAD {_ident(name)}")
+        dirs = allowed_directories(limits.allow_paths)
+        if in_memory:
+            temp = ""
+        else:
+            (temp,) = cur.execute("SELECT current_setting('temp_directory')").fetchone()
+            if temp:
+                temp = os.path.realpath(temp)
+                dirs.insert(0, temp.rstrip(os.sep) + os.sep)
+        steps = [
+            f"SET GLOBAL memory_limit = {_literal(limits.memory_limit)}",
+            *([f"SET GLOBAL threads = {int(limits.threads)}"] if limits.threads else []),
+            f"SET GLOBAL temp_directory = {_literal(temp)}",
+            "SET GLOBAL python_enable_replacements = false",
+            "SET GLOBAL autoinstall_known_extensions = false",
+            "SET GLOBAL autoload_known_extensions = false",
+            "SET GLOBAL allow_community_extensions = false",
+            "SET GLOBAL allow_persistent_secrets = false",
+            "SET GLOBAL allowed_directories = " + _list(dirs),
+            "SET GLOBAL enable_external_access = false",
+            "SET GLOBAL allowed_configs = " + _list(sorted(session_settable())),
+            "SET GLOBAL lock_configuration = true",
+        ]
+        for step in steps:
+            cur.execute(step)
+    finally:
+        cur.close()
+
+
+def _list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(_literal(i) for i in items) + "]"
+
+
+class InsufficientPrivilege(PgError):
+    sqlstate = "42501"
+
+
+#: first words of the statements the guard looks at (others cannot be SET/ATTACH...)
+_WATCHED = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH"})
+_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
+_NAME = r'("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_.]*)'
+_SET_RE = re.compile(rf"(SET|RESET)\s+(?:(GLOBAL|SESSION|LOCAL|VARIABLE)\s+)?{_NAME}(.*)\Z",
+                     re.I | re.S)
+_PRAGMA_RE = re.compile(rf"PRAGMA\s+{_NAME}\s*(=|\bTO\b)(.*)\Z", re.I | re.S)
+
+
+def _unquote_name(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+class StatementGuard:
+    """Keeps a client's statements to its own session (see the module rules)."""
+
+    def __init__(self, allowed: frozenset[str] | None = None) -> None:
+        self.allowed = session_settable() if allowed is None else allowed
+
+    def check(self, sql: str, first_word: str | None) -> str:
+        """``sql`` as DuckDB should run it (SET scopes made SESSION), or a 42501."""
+        if first_word not in _WATCHED and ";" not in sql:
+            return sql
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.Error:
+            return sql  # DuckDB will report the syntax error itself
+        if len(statements) == 1 and first_word is not None and first_word not in _WATCHED:
+            return sql
+        st = duckdb.StatementType
+        out = []
+        changed = False
+        for s in statements:
+            text = s.query
+            if s.type in (st.ATTACH, st.DETACH):
+                verb = "attach" if s.type == st.ATTACH else "detach"
+                raise InsufficientPrivilege(
+                    f"permission denied to {verb} a database",
+                    hint="A pgbarrier session works in its own database; each database is "
+                         "created with CREATE DATABASE and reached by connecting to it.")
+            if s.type == st.SET:
+                new = self._setting(text)
+                changed = changed or new is not text
+                text = new
+            out.append(text)
+        return "".join(out) if changed else sql
+
+    def _setting(self, text: str) -> str:
+        body = _COMMENTS.sub("", text, count=1).rstrip().rstrip(";")
+        m = _SET_RE.match(body)
+        if m:
+            verb, scope, name, rest = m.group(1).upper(), (m.group(2) or "").upper(), \
+                _unquote_name(m.group(3)), m.group(4)
+            if scope == "VARIABLE":
+                return text  # DuckDB's variables belong to the connection
+            if scope == "GLOBAL":
+                raise InsufficientPrivilege(f'permission denied to set parameter "{name}"',
+                                            hint=SETTING_HINT)
+            if name.lower() in self.allowed and scope != "SESSION":
+                return f"{verb} SESSION {_ident(name)}{rest}"
+            return text
+        m = _PRAGMA_RE.match(body)
+        if m:
+            name, rest = _unquote_name(m.group(1)), m.group(3)
+            if name.lower() in self.allowed:
+                return f"SET SESSION {_ident(name)} = {rest.strip()}"
+        return text
+
+
+def reset_session(cur: duckdb.DuckDBPyConnection) -> None:
+    """``RESET SESSION`` every setting this connection holds a value of its own for
+    (``DISCARD ALL`` / ``RESET ALL``: DuckDB has no ``RESET ALL``)."""
+    allowed = session_settable()
+    for (name,) in cur.execute(
+            "SELECT name FROM duckdb_settings() WHERE scope = 'LOCAL'").fetchall():
+        if name.lower() in allowed:
+            cur.execute(f"RESET SESSION {_ident(name)}")
+
+
+def check_duckdb_flags(allow_paths: Sequence[str], memory_limit: str | None,
+                       threads: int | None) -> str | None:
+    """Why the operator's DuckDB flags cannot be used (the CLI exits 2), or None."""
+    for p in allow_paths:
+        if not os.path.isdir(p):
+            return f"--allow-path {p}: not a directory"
+    if threads is not None and threads < 1:
+        return "--duckdb-threads must be at least 1"
+    if memory_limit is not None:
+        probe = duckdb.connect(":memory:")
+        try:
+            probe.execute(f"SET memory_limit = {_literal(memory_limit)}")
+        except duckdb.Error as exc:
+            return f"--duckdb-memory-limit {memory_limit}: {str(exc).split(': ', 1)[-1]}"
+        finally:
+            probe.close()
+    return None
