@@ -33,7 +33,8 @@ from pgbarrier.meta.recovery import restore_databases, restore_jobs
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.wire.auth import check_listen_address, load_authenticator
-from pgbarrier.wire.server import DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
+from pgbarrier.wire.handler import STARTUP_TIMEOUT_S
+from pgbarrier.wire.server import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
 from pgbarrier.wire.tls import load_tls
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,12 @@ class Config:
     tls_key: str | None = None
     #: a frontend message longer than this is 08P01 and closes that connection
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    #: sessions at most; one more is FATAL 53300 (see :mod:`pgbarrier.wire.server`)
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    #: start-up and authentication must finish within this many seconds in total
+    authentication_timeout_s: float = STARTUP_TIMEOUT_S
+    #: plaintext connections are refused (28000); needs tls_cert and tls_key
+    require_tls: bool = False
     #: directories DuckDB sessions may read and write data files in (``--allow-path``)
     allow_paths: tuple[str, ...] = ()
     #: DuckDB ``memory_limit`` of each database (None: a quarter of the host's RAM)
@@ -156,7 +163,10 @@ class App:
         try:
             self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
                                           authenticator=authenticator, tls=tls,
-                                          max_message_bytes=self.config.max_message_bytes)
+                                          max_message_bytes=self.config.max_message_bytes,
+                                          max_connections=cfg.max_connections,
+                                          authentication_timeout_s=cfg.authentication_timeout_s,
+                                          require_tls=cfg.require_tls and tls is not None)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]

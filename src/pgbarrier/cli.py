@@ -68,6 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    serve.add_argument("--max-connections", type=int,
+                       default=int(_env("max-connections", "100") or 100), metavar="N",
+                       help="sessions at most (default 100, PostgreSQL's); one more gets "
+                            "FATAL 53300 sorry, too many clients already")
+    serve.add_argument("--authentication-timeout-sec", type=float,
+                       default=float(_env("authentication-timeout-sec", "60") or 60),
+                       metavar="SEC",
+                       help="start-up and authentication must finish within this time in "
+                            "total, or the connection is closed (default 60, PostgreSQL's "
+                            "authentication_timeout)")
     serve.add_argument("--max-message-bytes", type=int,
                        default=int(_env("max-message-bytes", str(64 * 1024 * 1024)) or 0),
                        help="longer frontend messages get 08P01 and close that connection")
@@ -105,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="PEM certificate (chain); with --tls-key, SSLRequest gets TLS")
     auth.add_argument("--tls-key", default=_env("tls-key", None), metavar="FILE",
                       help="PEM private key of --tls-cert")
+    auth.add_argument("--require-tls", action="store_true", default=_env_switch("require-tls"),
+                      help="refuse plaintext connections (FATAL 28000), as a pg_hba.conf "
+                           "with only hostssl lines; needs --tls-cert and --tls-key")
     return parser
 
 
@@ -120,6 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.shutdown_grace_sec < 0:
         print("pgbarrier: --shutdown-grace-sec must not be negative", file=sys.stderr)
+        return 2
+    if args.max_connections <= 0 or args.authentication_timeout_sec <= 0:
+        print("pgbarrier: --max-connections and --authentication-timeout-sec must be positive",
+              file=sys.stderr)
+        return 2
+    if args.require_tls and not (args.tls_cert and args.tls_key):
+        print("pgbarrier: --require-tls needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
     allow_paths = tuple(args.allow_path if args.allow_path is not None else
                         [p for p in (_env("allow-path", "") or "").split(os.pathsep) if p])
@@ -137,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                     auth_method=args.auth_method, trust_any_host=args.trust_any_host,
                     tls_cert=args.tls_cert, tls_key=args.tls_key,
                     max_message_bytes=args.max_message_bytes,
+                    max_connections=args.max_connections,
+                    authentication_timeout_s=args.authentication_timeout_sec,
+                    require_tls=args.require_tls,
                     allow_paths=allow_paths,
                     duckdb_memory_limit=args.duckdb_memory_limit,
                     duckdb_threads=args.duckdb_threads)

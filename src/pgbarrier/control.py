@@ -70,6 +70,9 @@ class SessionInfo:
     application_name: str = ""
     when_paused: str = "error"
     statement_timeout_ms: int = 0
+    #: the idle timeouts (session.settings), enforced by the wire handler
+    idle_in_transaction_timeout_ms: int = 0
+    idle_session_timeout_ms: int = 0
     cancelled: bool = False
     deadline: float | None = None
     #: set when the wait in progress should end: its event happened, or a cancel arrived

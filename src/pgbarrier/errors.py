@@ -173,6 +173,26 @@ class InternalError(PgError):
     sqlstate = "XX000"
 
 
+class CharacterNotInRepertoire(PgError):
+    """22021: text that is not valid UTF-8 (an ERROR; the connection stays)."""
+
+    sqlstate = "22021"
+
+
+class DuplicateCursor(PgError):
+    """42P03: a Bind naming a portal that is still open."""
+
+    sqlstate = "42P03"
+
+
+class IdleInTransactionTimeout(Fatal):
+    sqlstate = "25P03"
+
+
+class IdleSessionTimeout(Fatal):
+    sqlstate = "57P05"
+
+
 class Notice:
     """A NoticeResponse to send before the command's result (severity NOTICE)."""
 

@@ -57,14 +57,16 @@ class StatementExecutor:
             info.when_paused = "error" if stmt.verb == "RESET" else \
                 settings.parse_when_paused(stmt.value or "")
             return command(stmt.verb)
-        # statement_timeout
+        # statement_timeout and the idle timeouts
+        field = settings.TIMEOUTS[stmt.name]
         if stmt.verb == "SHOW":
             return rowset([Column(stmt.name, pgt.TEXT)],
-                          [(settings.show_timeout(info.statement_timeout_ms),)], "SHOW")
-        timeout = 0 if stmt.verb == "RESET" else settings.parse_timeout_ms(stmt.value or "")
-        if self.control.dialect == "postgres":
+                          [(settings.show_timeout(getattr(info, field)),)], "SHOW")
+        timeout = 0 if stmt.verb == "RESET" else settings.parse_timeout_ms(stmt.value or "",
+                                                                           stmt.name)
+        if self.control.dialect == "postgres" and stmt.name == settings.STATEMENT_TIMEOUT:
             self.backend.execute(sql, None)
-        info.statement_timeout_ms = timeout
+        setattr(info, field, timeout)
         return command(stmt.verb)
 
     def _own_setting(self, sql: str) -> settings.SettingStatement | None:

@@ -49,7 +49,17 @@ writes them. Rules this module keeps:
   client asks binary for every column relays the upstream's binary rows; with
   mixed formats the upstream's text is converted for the binary columns.
 * Execute with a row limit sends at most that many rows and PortalSuspended;
-  the next Execute resumes.
+  the next Execute resumes; a limit of 0 or less means every row (PostgreSQL's).
+* Bind keeps PostgreSQL's checks and answers: a named portal still open is 42P03
+  ``cursor "p" already exists`` (the unnamed one is replaced); a parameter count the
+  statement does not take is 08P01 ``bind message supplies 2 parameters, but prepared
+  statement "" requires 1``; a parameter format code other than 0/1 is 22023
+  ``unsupported format code: 2``; result formats that fit no column list are 08P01,
+  and a result format code other than 0/1 is 22023 at Execute. Portals end with their
+  transaction: once the session is idle after a Sync or Query, none is left.
+* Any error in the extended protocol inside a block aborts it (E), as in PostgreSQL.
+  A message whose text is not UTF-8 is ERROR 22021 (an :class:`~m.Undecodable`), and
+  CopyData/CopyDone/CopyFail outside COPY are ignored.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * With a relaying upstream (``self.relay``), statements that are not
@@ -70,7 +80,9 @@ from typing import TYPE_CHECKING, Any
 from pgbarrier.backends.base import WireParams
 from pgbarrier.backends.duckdb import NeedsExecution
 from pgbarrier.errors import (
+    DuplicateCursor,
     InvalidCatalogName,
+    InvalidParameterValue,
     InvalidAuthorizationSpecification,
     InFailedSqlTransaction,
     Notice,
@@ -196,12 +208,22 @@ class Session:
                 self._end_extended_implicit()
                 with self._statement_timeout():
                     self._simple_query(msg.sql)
+                if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
+                    self.portals.clear()
             elif isinstance(msg, m.Sync):
                 self.skip_until_sync = False
                 self._end_extended_implicit()
+                if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
+                    self.portals.clear()
                 self.out.add(m.ready_for_query(self.tx.value))
-            elif isinstance(msg, (m.Flush, m.Terminate)):
+            elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
                 return
+            elif isinstance(msg, m.Undecodable) and msg.type_code == b"Q":
+                self._end_extended_implicit()
+                self.skip_until_sync = False
+                self.tx = after_error(self.tx)
+                self._error(msg.error)
+                self.out.add(m.ready_for_query(self.tx.value))
             elif self.skip_until_sync:
                 return
             else:
@@ -212,6 +234,7 @@ class Session:
                     self._error(exc)
                     self.skip_until_sync = True
                     self._ext_failed = self._ext_implicit
+                    self.tx = after_error(self.tx)  # any error aborts an open block
 
     def cancel(self) -> None:
         """Cancel the running statement (called from another thread)."""
@@ -479,6 +502,8 @@ class Session:
             self._describe(msg)
         elif isinstance(msg, m.Execute):
             self._execute(msg)
+        elif isinstance(msg, m.Undecodable):
+            raise msg.error
         elif isinstance(msg, m.Close):
             if msg.kind == "S":
                 self.statements.pop(msg.name, None)
@@ -507,14 +532,25 @@ class Session:
         return stmt
 
     def _bind(self, msg: m.Bind) -> None:
+        """PostgreSQL's exec_bind_message checks, in its order: an open named portal (42P03),
+        format count, parameter count (08P01), format codes (22023)."""
         assert self.executor is not None
+        if msg.portal and msg.portal in self.portals:
+            raise DuplicateCursor(f'cursor "{msg.portal}" already exists')
         stmt = self._statement(msg.statement)
         n = len(msg.params)
         fmts = msg.param_formats
         if len(fmts) not in (0, 1, n):
             raise PgError(f"bind message has {len(fmts)} parameter formats but {n} parameters",
                           sqlstate="08P01")
+        required = self._param_count(stmt, n)
+        if required != n:
+            raise PgError(f'bind message supplies {n} parameters, but prepared statement '
+                          f'"{stmt.name}" requires {required}', sqlstate="08P01")
         formats = tuple(fmts[0] if len(fmts) == 1 else (fmts[i] if fmts else 0) for i in range(n))
+        for i, fmt in enumerate(formats):
+            if fmt not in (0, 1):
+                raise InvalidParameterValue(f"unsupported format code: {fmt}")
         typed = [stmt.oid_of(i) for i in range(n)]
         if stmt.resolved_oids is None and not self.executor.backend.relays_wire_params and any(
                 oid == 0 and fmt == 0 and raw is not None and raw[:1] == b"{"
@@ -530,6 +566,33 @@ class Session:
                       for raw, fmt, (oid, given) in zip(msg.params, formats, typed)]
         self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
         self.out.add(m.bind_complete())
+
+    def _param_count(self, stmt: PreparedStatement, supplied: int) -> int:
+        """How many parameters ``stmt`` takes: the client's OIDs when they match what it
+        supplies (no inference: the fast path), else the backend's inference, kept."""
+        assert self.executor is not None
+        if stmt.resolved_oids is None:
+            if supplied == len(stmt.param_oids) or not stmt.sql:
+                return len(stmt.param_oids)
+            stmt.resolved_oids = tuple(self.executor.param_types(stmt.sql, stmt.param_oids))
+        return max(len(stmt.resolved_oids), len(stmt.param_oids))
+
+    @staticmethod
+    def _check_result_formats(portal: Portal, columns: list[Column] | None, *,
+                              codes: bool = True) -> None:
+        """PostgreSQL's checks of the result formats of a portal that returns rows: a count
+        that fits no column list is 08P01, a code neither text nor binary 22023 (``codes``:
+        at Execute, as PostgreSQL's printtup finds it)."""
+        if columns is None:
+            return
+        fmts = portal.result_formats
+        if len(fmts) > 1 and len(fmts) != len(columns):
+            raise PgError(f"bind message has {len(fmts)} result formats but query has "
+                          f"{len(columns)} columns", sqlstate="08P01")
+        if codes:
+            for fmt in fmts:
+                if fmt not in (0, 1):
+                    raise InvalidParameterValue(f"unsupported format code: {fmt}")
 
     def _describe(self, msg: m.Describe) -> None:
         assert self.executor is not None
@@ -561,6 +624,7 @@ class Session:
             except NeedsExecution:
                 portal.describe_deferred = True
                 return
+        self._check_result_formats(portal, columns, codes=False)
         portal.described = columns
         self.out.add(m.no_data() if columns is None else self._row_description(columns, portal))
 
@@ -583,11 +647,14 @@ class Session:
             if portal.describe_deferred and portal.result.columns is not None:
                 self.out.add(self._row_description(portal.result.columns, portal))
         result = portal.result
+        if portal.sent == 0:
+            self._check_result_formats(portal, result.columns)
         if result.columns is None:
             portal.done = True
             self._complete(result, 0)
             return
-        if self._send_rows(result, portal, msg.max_rows):
+        # PostgreSQL: a row count of 0 or less means every row
+        if self._send_rows(result, portal, max(msg.max_rows, 0)):
             portal.done = True
             self._complete(result, portal.sent)
         else:

@@ -8,6 +8,11 @@ Rules this module keeps:
 * ``statement_timeout`` is tracked here (PostgreSQL units: ``ms`` default, ``s``,
   ``min``, ``h``, ``d``; 0 means none) and, on a PostgreSQL backend, also sent
   upstream; DuckDB has no such setting, so there pgbarrier alone keeps it.
+* ``idle_in_transaction_session_timeout`` and ``idle_session_timeout`` (same units) are
+  kept here on both backends and enforced by the wire handler's read loop (FATAL 25P03 /
+  57P05, as PostgreSQL 15). They are not sent upstream: the upstream would end its own
+  connection under pgbarrier instead of telling the client.
+* ``TIMEOUTS`` maps each timeout setting to the ``SessionInfo`` field that holds it.
 * Recognising a setting statement is a cheap scan of its first words, no parse.
 """
 
@@ -20,7 +25,15 @@ from pgbarrier.sql.setting import SettingStatement, parse_setting, unquote
 
 WHEN_PAUSED = "batch_refresh_when_paused"
 STATEMENT_TIMEOUT = "statement_timeout"
-OWN = (WHEN_PAUSED, STATEMENT_TIMEOUT)
+IDLE_IN_TRANSACTION_TIMEOUT = "idle_in_transaction_session_timeout"
+IDLE_SESSION_TIMEOUT = "idle_session_timeout"
+#: timeout setting -> the SessionInfo field (milliseconds) that holds it
+TIMEOUTS = {
+    STATEMENT_TIMEOUT: "statement_timeout_ms",
+    IDLE_IN_TRANSACTION_TIMEOUT: "idle_in_transaction_timeout_ms",
+    IDLE_SESSION_TIMEOUT: "idle_session_timeout_ms",
+}
+OWN = (WHEN_PAUSED, *TIMEOUTS)
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$", re.I)
 _UNIT_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -46,12 +59,12 @@ def parse_when_paused(value: str) -> str:
     return v
 
 
-def parse_timeout_ms(value: str) -> int:
+def parse_timeout_ms(value: str, name: str = STATEMENT_TIMEOUT) -> int:
     if value.strip().lower() == "default":
         return 0
     m = _DURATION.match(value)
     if not m:
-        raise InvalidParameterValue(f'invalid value for parameter "{STATEMENT_TIMEOUT}": "{value}"',
+        raise InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"',
                                     hint='Valid units for this parameter are "ms", "s", "min", "h", and "d".')
     return int(m.group(1)) * _UNIT_MS[(m.group(2) or "ms").lower()]
 

@@ -27,12 +27,27 @@ import socket
 import socketserver
 import ssl
 import struct
+import time
 
 from buenavista.postgres import BuenaVistaHandler
 
-from pgbarrier.errors import Fatal, InvalidPassword, PgError, ProtocolViolation, as_pg_error
+from pgbarrier.errors import (
+    Fatal,
+    IdleInTransactionTimeout,
+    IdleSessionTimeout,
+    InvalidAuthorizationSpecification,
+    InvalidPassword,
+    PgError,
+    ProtocolViolation,
+    TooManyConnections,
+    as_pg_error,
+)
 from pgbarrier.session.session import Session
 from pgbarrier.wire import messages as m
+from pgbarrier.session.transaction import TxState
+from pgbarrier.sql.identifiers import truncate_identifier
+from pgbarrier.wire.lognames import for_log
+from pgbarrier.wire.startup_params import check_startup_parameters
 from pgbarrier.wire.tls import TlsConfig
 
 log = logging.getLogger(__name__)
@@ -44,8 +59,12 @@ _READ_CHUNK = 65536
 #: relayed messages during which a statement may run: a client hang-up then cancels it
 #: (a full-path Execute is watched by the relay itself, through ``wait_hooks``)
 _WATCHED = frozenset(b"QSH")
-#: PostgreSQL's authentication_timeout
+#: messages answered with ReadyForQuery: after them the idle timeouts apply
+_READY_CODES = frozenset(b"QS")
+#: PostgreSQL's authentication_timeout (the default of --authentication-timeout-sec)
 STARTUP_TIMEOUT_S = 60.0
+#: PostgreSQL's MAX_STARTUP_PACKET_LENGTH (the body, after the length word)
+MAX_STARTUP_PACKET_BYTES = 10000
 #: PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH
 _MAX_AUTH_MESSAGE_BYTES = 65535
 
@@ -77,6 +96,10 @@ class PgBarrierHandler(BuenaVistaHandler):
                 self._serve(session)
         except _Closed:
             pass
+        except TimeoutError:
+            if self._deadline is not None:  # PostgreSQL's authentication_timeout: just close
+                log.info("connection from %s closed: start-up and authentication did not "
+                         "finish within %g s", self.client_address[0], self._startup_timeout())
         except (ConnectionError, OSError):
             pass
         except PgError as err:
@@ -90,22 +113,41 @@ class PgBarrierHandler(BuenaVistaHandler):
             if session is not None:
                 self.server.unregister(session)  # type: ignore[attr-defined]
                 session.close()
+            if self._slot:
+                self._slot = False
+                self.server.release_slot()  # type: ignore[attr-defined]
 
     _tls_socket: ssl.SSLSocket | None = None
+    #: while in start-up: when it must be over (time.monotonic())
+    _deadline: float | None = None
+    #: this connection holds one of the server's --max-connections slots
+    _slot = False
+
+    def _startup_timeout(self) -> float:
+        return getattr(self.server, "authentication_timeout_s", STARTUP_TIMEOUT_S)
+
+    def _arm(self) -> None:
+        """Before a start-up read: the socket times out when the start-up deadline passes."""
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError()
+            self.request.settimeout(left)
 
     def _startup(self) -> Session | None:
-        limit = self.server.max_message_bytes  # type: ignore[attr-defined]
         tls: TlsConfig | None = getattr(self.server, "tls", None)
-        self.request.settimeout(STARTUP_TIMEOUT_S)
+        self._deadline = time.monotonic() + self._startup_timeout()
+        self._arm()
         while True:
             (length,) = struct.unpack("!i", self._recv_exact(4))
-            if length < 8 or length > limit:
+            if length < 8 or length - 4 > MAX_STARTUP_PACKET_BYTES:
                 raise ProtocolViolation("invalid length of startup packet")
             first = m.decode_startup(self._recv_exact(length - 4))
             if isinstance(first, m.SSLRequest) and tls is not None:
                 if self._tls_socket is not None:
                     raise ProtocolViolation("SSL negotiation requested on an SSL connection")
                 self._write(b"S")
+                self._arm()
                 self._start_tls(tls)
                 continue
             if isinstance(first, (m.SSLRequest, m.GSSENCRequest)):
@@ -114,7 +156,15 @@ class PgBarrierHandler(BuenaVistaHandler):
             if isinstance(first, m.CancelRequest):
                 self.server.cancel(first.process_id, first.secret_key)  # type: ignore[attr-defined]
                 return None
+            if first.needs_negotiation:
+                self._write(m.negotiate_protocol_version(m.PROTOCOL_3_0, first.protocol_options))
+            self._admit(first)
             password = self._authenticate(first, tls)
+            try:
+                check_startup_parameters(first.parameters)
+            except PgError:
+                self._write(m.authentication_ok())  # PostgreSQL finds it after authentication
+                raise
             session = self.server.new_session()  # type: ignore[attr-defined]
             try:
                 session.start(first, password)
@@ -124,13 +174,34 @@ class PgBarrierHandler(BuenaVistaHandler):
                 raise
             self.server.register(session)  # type: ignore[attr-defined]
             self._write(session.out.take())
+            self._deadline = None
             self.request.settimeout(None)
             return session
+
+    def _admit(self, startup: m.StartupMessage) -> None:
+        """Before authentication, as PostgreSQL: a free --max-connections slot (53300), then
+        TLS when --require-tls (28000, PostgreSQL's words for an hba with only hostssl)."""
+        server = self.server
+        params = startup.parameters
+        user = params.get("user", "")
+        database = params.get("database") or user
+        if not server.take_slot():  # type: ignore[attr-defined]
+            log.info('connection from %s refused: too many clients already (user "%s", '
+                     'database "%s")', self.client_address[0], for_log(user), for_log(database))
+            raise TooManyConnections("sorry, too many clients already")
+        self._slot = True
+        if getattr(server, "require_tls", False) and self._tls_socket is None:
+            log.info('connection from %s refused: no TLS (--require-tls), user "%s", '
+                     'database "%s"', self.client_address[0], for_log(user), for_log(database))
+            raise InvalidAuthorizationSpecification(
+                f'no pg_hba.conf entry for host "{self.client_address[0]}", '
+                f'user "{truncate_identifier(user)}", database "{truncate_identifier(database)}", no encryption')
 
     def _recv_exact(self, n: int) -> bytes:
         """Read ``n`` bytes from the socket itself (no read-ahead buffer)."""
         chunks: list[bytes] = []
         while n:
+            self._arm()
             chunk = self.request.recv(n)
             if not chunk:
                 raise _Closed()
@@ -162,7 +233,7 @@ class PgBarrierHandler(BuenaVistaHandler):
             while not exchange.done:
                 self._write(exchange.receive(self._read_password_message()))
         except InvalidPassword:
-            log.info('password authentication failed for user "%s" (%s)', user,
+            log.info('password authentication failed for user "%s" (%s)', for_log(user),
                      type(exchange).__name__)
             raise
         return exchange.password
@@ -203,7 +274,10 @@ class PgBarrierHandler(BuenaVistaHandler):
             return
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]
         read = self._read_exact
+        idle = False  # a ReadyForQuery went out: the idle timeouts apply
         while True:
+            if idle:
+                self._wait_for_input(session)
             header = read(5)
             type_code = header[:1]
             (length,) = struct.unpack("!i", header[1:])
@@ -227,8 +301,42 @@ class PgBarrierHandler(BuenaVistaHandler):
             finally:
                 if watched:
                     self.server.hangups.end(id(self))  # type: ignore[attr-defined]
-            if isinstance(msg, (m.Query, m.Sync, m.Flush)) or len(session.out.chunks) > 256:
+            idle = isinstance(msg, (m.Query, m.Sync)) or (
+                isinstance(msg, m.Undecodable) and msg.type_code == b"Q")
+            if idle or isinstance(msg, m.Flush) or len(session.out.chunks) > 256:
                 self._write(session.out.take())
+
+    @staticmethod
+    def _idle_limit(session: Session) -> tuple[float, Fatal] | None:
+        """The idle timeout that applies now (seconds) and its FATAL error, or None."""
+        info = session.executor.info if session.executor is not None else None
+        if info is None:
+            return None
+        if session.tx is TxState.IDLE:
+            ms = info.idle_session_timeout_ms
+            if ms:
+                return ms / 1000, IdleSessionTimeout(
+                    "terminating connection due to idle-session timeout")
+        else:
+            ms = info.idle_in_transaction_timeout_ms
+            if ms:
+                return ms / 1000, IdleInTransactionTimeout(
+                    "terminating connection due to idle-in-transaction timeout")
+        return None
+
+    def _wait_for_input(self, session: Session) -> None:
+        """Wait for the client's next message; FATAL when an idle timeout runs out first."""
+        limit = self._idle_limit(session)
+        if limit is None:
+            return
+        self.request.settimeout(limit[0])
+        try:
+            self.rfile.peek(1)  # returns at once when input is buffered already
+        except TimeoutError:
+            log.info("connection %d: %s", session.process_id, limit[1].message)
+            raise limit[1] from None
+        finally:
+            self.request.settimeout(None)
 
     def _serve_relay(self, session: Session) -> None:
         """The loop of a session whose upstream is relayed as bytes: frames go to
@@ -264,6 +372,7 @@ class PgBarrierHandler(BuenaVistaHandler):
         buf = b""
         pos = 0
         flush = False
+        idle = False  # the last message was a Query or Sync: the idle timeouts apply
         while True:
             have = len(buf) - pos
             stop = 0
@@ -279,7 +388,18 @@ class PgBarrierHandler(BuenaVistaHandler):
                 if have >= 5 and stop - len(buf) > _READ_CHUNK:  # a long frame: the rest at once
                     more = self._recv_exact(stop - len(buf))
                 else:
-                    more = recv(_READ_CHUNK)
+                    limit = self._idle_limit(session) if idle and not have else None
+                    if limit is None:
+                        more = recv(_READ_CHUNK)
+                    else:
+                        sock.settimeout(limit[0])
+                        try:
+                            more = recv(_READ_CHUNK)
+                        except TimeoutError:
+                            log.info("connection %d: %s", session.process_id, limit[1].message)
+                            raise limit[1] from None
+                        finally:
+                            sock.settimeout(None)
                     if not more:
                         raise _Closed()
                 buf = buf[pos:] + more if have else more
@@ -288,6 +408,7 @@ class PgBarrierHandler(BuenaVistaHandler):
             code = buf[pos]
             frame = buf[pos:stop]
             pos = stop
+            idle = code in _READY_CODES
             if code == _TERMINATE:
                 sendall(out.take())
                 return

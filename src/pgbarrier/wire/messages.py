@@ -6,6 +6,15 @@ Rules this module keeps:
   return the complete framed message (type byte, length, body).
 * A malformed payload raises :class:`pgbarrier.errors.ProtocolViolation` (08P01),
   never ``struct.error``/``IndexError``/``UnicodeDecodeError``.
+* A string that is not UTF-8 is PostgreSQL's ERROR 22021 ``invalid byte sequence for
+  encoding "UTF8": 0x..`` (the bytes of the first bad sequence, as many as its lead byte
+  announces), not a protocol violation: :func:`decode_message` returns it as an
+  :class:`Undecodable` message, so the session answers it in order and the connection
+  stays. CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`,
+  which PostgreSQL ignores.
+* Start-up: protocol major 3 with any minor is accepted; a minor above 0 or ``_pq_.``
+  options are recorded for NegotiateProtocolVersion (newest version 3.0, the ``_pq_.``
+  options listed as unrecognized); another major is FATAL 0A000.
 * Every ErrorResponse and NoticeResponse carries S, V, C and M, plus D, H and P
   when the error has them, so psql prints ``ERROR:``/``DETAIL:``/``HINT:`` and,
   with ``VERBOSITY verbose``, the SQLSTATE.
@@ -20,7 +29,8 @@ from dataclasses import dataclass, field
 
 from buenavista.postgres import ClientCommand, ServerResponse
 
-from pgbarrier.errors import Notice, PgError, ProtocolViolation
+from pgbarrier.errors import CharacterNotInRepertoire as InvalidEncoding
+from pgbarrier.errors import FeatureNotSupported, Notice, PgError, ProtocolViolation
 
 PROTOCOL_3_0 = 196608
 SSL_REQUEST = 80877103
@@ -34,6 +44,15 @@ CANCEL_REQUEST = 80877102
 @dataclass(frozen=True)
 class StartupMessage:
     parameters: dict[str, str]
+    #: the protocol version the client asked for (3.x)
+    protocol: int = PROTOCOL_3_0
+    #: ``_pq_.`` options the client sent (none is recognized, as in PostgreSQL 15)
+    protocol_options: tuple[str, ...] = ()
+
+    @property
+    def needs_negotiation(self) -> bool:
+        """Whether NegotiateProtocolVersion must be sent (a minor above 0, or options)."""
+        return self.protocol != PROTOCOL_3_0 or bool(self.protocol_options)
 
 
 @dataclass(frozen=True)
@@ -111,7 +130,43 @@ class PasswordMessage:
     data: bytes
 
 
-FrontendMessage = Query | Parse | Bind | Describe | Execute | Close | Sync | Flush | Terminate | PasswordMessage
+@dataclass(frozen=True)
+class CopyOutsideCopy:
+    """CopyData, CopyDone or CopyFail when no COPY runs: PostgreSQL ignores them."""
+
+    type_code: bytes
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A message whose text is not valid UTF-8: answered with ``error`` (22021)."""
+
+    type_code: bytes
+    error: PgError
+
+
+FrontendMessage = (Query | Parse | Bind | Describe | Execute | Close | Sync | Flush | Terminate
+                   | PasswordMessage | CopyOutsideCopy | Undecodable)
+
+
+def _utf8_sequence_length(lead: int) -> int:
+    """PostgreSQL's pg_utf_mblen: how many bytes a UTF-8 sequence starting with ``lead`` has."""
+    if lead & 0x80 == 0:
+        return 1
+    if lead & 0xE0 == 0xC0:
+        return 2
+    if lead & 0xF0 == 0xE0:
+        return 3
+    if lead & 0xF8 == 0xF0:
+        return 4
+    return 1
+
+
+def invalid_encoding(raw: bytes, start: int) -> InvalidEncoding:
+    """PostgreSQL's report_invalid_encoding for the bad sequence at ``raw[start]``."""
+    bad = raw[start:start + _utf8_sequence_length(raw[start])]
+    shown = " ".join(f"0x{b:02x}" for b in bad)
+    return InvalidEncoding(f'invalid byte sequence for encoding "UTF8": {shown}')
 
 
 class _Reader:
@@ -148,7 +203,7 @@ class _Reader:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProtocolViolation("invalid byte sequence for encoding \"UTF8\"") from exc
+            raise invalid_encoding(raw, exc.start) from None
 
     def rest(self) -> bytes:
         chunk = self.data[self.pos :]
@@ -172,22 +227,40 @@ def decode_startup(payload: bytes) -> StartupMessage | SSLRequest | GSSENCReques
         pid = r.int32() & 0xFFFFFFFF
         key = r.int32() & 0xFFFFFFFF
         return CancelRequest(pid, key)
-    if code != PROTOCOL_3_0:
-        raise ProtocolViolation(
+    if code >> 16 != 3:
+        raise FeatureNotSupported(
             f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}: "
-            "server supports 3.0 to 3.0"
-        )
+            "server supports 3.0 to 3.0", severity="FATAL")
     params: dict[str, str] = {}
-    while True:
-        key = r.cstring()
-        if not key:
-            break
-        params[key] = r.cstring()
-    return StartupMessage(params)
+    options: list[str] = []
+    try:
+        while True:
+            key = r.cstring()
+            if not key:
+                break
+            value = r.cstring()
+            if key.startswith("_pq_."):
+                options.append(key)
+            else:
+                params[key] = value
+    except InvalidEncoding as exc:  # before a session exists, every error is FATAL
+        exc.severity = "FATAL"  # type: ignore[misc]
+        raise
+    return StartupMessage(params, code, tuple(options))
 
 
 def decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
-    """Decode one typed frontend message."""
+    """Decode one typed frontend message (text that is not UTF-8: :class:`Undecodable`)."""
+    try:
+        return _decode_message(type_code, payload)
+    except InvalidEncoding as exc:
+        return Undecodable(type_code, exc)
+
+
+_COPY_CODES = (b"d", b"c", b"f")
+
+
+def _decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
     r = _Reader(payload)
     if type_code == ClientCommand.QUERY:
         msg: FrontendMessage = Query(r.cstring())
@@ -224,6 +297,8 @@ def decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
         msg = Terminate()
     elif type_code == ClientCommand.PASSWORD_MESSAGE:
         return PasswordMessage(r.rest())
+    elif type_code in _COPY_CODES:
+        return CopyOutsideCopy(type_code)
     else:
         raise ProtocolViolation(f"invalid frontend message type {type_code[0] if type_code else 0}")
     r.done()
@@ -251,6 +326,11 @@ def parameter_status(name: str, value: str) -> bytes:
 
 def backend_key_data(process_id: int, secret_key: int) -> bytes:
     return _frame(ServerResponse.BACKEND_KEY_DATA, struct.pack("!II", process_id, secret_key))
+
+
+def negotiate_protocol_version(newest: int, unrecognized: tuple[str, ...]) -> bytes:
+    body = struct.pack("!ii", newest, len(unrecognized)) + b"".join(_cstr(o) for o in unrecognized)
+    return _frame(b"v", body)
 
 
 def ready_for_query(status: bytes) -> bytes:

@@ -25,6 +25,17 @@ statements:
 * Every connection ends with one ErrorResponse, FATAL 57P01 ``terminating
   connection due to administrator command``, as PostgreSQL's backends do.
 
+Limits, as PostgreSQL's (see also :mod:`pgbarrier.wire.handler`):
+
+* ``max_connections`` sessions at most, those still authenticating included: the
+  handler takes a slot after reading the StartupMessage and before authentication, and
+  one more gets FATAL 53300 ``sorry, too many clients already``. CancelRequests take no
+  slot, so they work at the limit.
+* At most ``2 * max_connections + 10`` connections are served at once, start-ups included
+  (PostgreSQL's postmaster bounds its children the same way); one more is sent FATAL 53300
+  from the accepting thread and closed, without a thread of its own. Each start-up is
+  bounded in time by ``authentication_timeout_s``.
+
 The connection registry is kept through socketserver's ``setup``/``finish``
 hooks of a handler subclass, and the statement gate through the
 ``hangups.begin``/``end`` calls the handler makes around each Query and Execute:
@@ -43,17 +54,19 @@ from collections.abc import Callable
 
 from buenavista.postgres import BuenaVistaServer
 
-from pgbarrier.errors import AdminShutdown
+from pgbarrier.errors import AdminShutdown, TooManyConnections
 from pgbarrier.session.session import Session
 from pgbarrier.wire import messages as m
 from pgbarrier.wire.auth import Authenticator
-from pgbarrier.wire.handler import PgBarrierHandler
+from pgbarrier.wire.handler import STARTUP_TIMEOUT_S, PgBarrierHandler
 from pgbarrier.wire.hangup import HangupWatcher
 from pgbarrier.wire.tls import TlsConfig
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: PostgreSQL's max_connections default
+DEFAULT_MAX_CONNECTIONS = 100
 #: how often a cancel is repeated while a cancelled statement has not ended
 CANCEL_REPEAT_S = 0.2
 #: after the grace period, how long cancelled connections get to end before their
@@ -141,7 +154,10 @@ class PgBarrierServer(BuenaVistaServer):
     def __init__(self, address: tuple[str, int], session_factory: Callable[[], Session],
                  *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  authenticator: Authenticator | None = None,
-                 tls: TlsConfig | None = None) -> None:
+                 tls: TlsConfig | None = None,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 authentication_timeout_s: float = STARTUP_TIMEOUT_S,
+                 require_tls: bool = False) -> None:
         # BuenaVistaServer.__init__ hard-wires its own handler; set up ours instead.
         socketserver.ThreadingTCPServer.__init__(self, address, _ServerHandler)
         self.conn = None
@@ -153,6 +169,13 @@ class PgBarrierServer(BuenaVistaServer):
         self.max_message_bytes = max_message_bytes
         self.authenticator = authenticator
         self.tls = tls
+        self.max_connections = max_connections
+        self.authentication_timeout_s = authentication_timeout_s
+        self.require_tls = require_tls
+        #: connections being served (threads), and sessions holding a slot
+        self._live = 0
+        self._slots = 0
+        self._max_live = 2 * max_connections + 10
         log.info("authentication: %s; TLS: %s",
                  f"{authenticator.method} ({authenticator.user_count} users)"
                  if authenticator is not None else "trust", "on" if tls else "off")
@@ -178,6 +201,54 @@ class PgBarrierServer(BuenaVistaServer):
 
     def new_session(self) -> Session:
         return self.session_factory()
+
+    # ------------------------------------------------------------------ limits
+
+    def take_slot(self) -> bool:
+        """One of the ``max_connections`` slots for a starting session, if one is free."""
+        with self._lock:
+            if self._slots >= self.max_connections:
+                return False
+            self._slots += 1
+            return True
+
+    def release_slot(self) -> None:
+        with self._lock:
+            self._slots -= 1
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:
+        """The accepting thread: a thread per connection, unless too many are served."""
+        with self._lock:
+            full = self._live >= self._max_live
+            if not full:
+                self._live += 1
+        if full:
+            self._refuse(request, client_address)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            with self._lock:
+                self._live -= 1
+            raise
+
+    def process_request_thread(self, request: socket.socket, client_address: object) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                self._live -= 1
+
+    def _refuse(self, request: socket.socket, client_address: object) -> None:
+        log.info("connection from %s refused: %d connections served already",
+                 client_address[0] if isinstance(client_address, tuple) else client_address,
+                 self._max_live)
+        try:
+            request.setblocking(False)  # a fresh socket's send buffer is empty: never blocks
+            request.send(m.error_response(TooManyConnections("sorry, too many clients already")))
+        except OSError:
+            pass
+        self.shutdown_request(request)
 
     def register(self, session: Session) -> None:
         """Called by the handler once ``session`` has started; refused (FATAL 57P01,
