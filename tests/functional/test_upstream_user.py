@@ -200,7 +200,7 @@ def test_unknown_role_gets_the_upstreams_fatal_28000(up: Upstream) -> None:
     name = f"pgb_nobody_{_suffix()}"
     err = _fatal(up.server, up.database, name)
     assert err.sqlstate == "28000"
-    assert str(err) == f'role "{name}" does not exist'
+    assert err.message == f'role "{name}" does not exist'
 
 
 def test_connection_limit_of_a_role_is_the_upstreams_53300(up: Upstream) -> None:
@@ -208,7 +208,7 @@ def test_connection_limit_of_a_role_is_the_upstreams_53300(up: Upstream) -> None
         assert first.execute("SELECT current_user").fetchone() == (up.limited,)
         err = _fatal(up.server, up.database, up.limited)
         assert err.sqlstate == "53300"
-        assert str(err) == f'too many connections for role "{up.limited}"'
+        assert err.message == f'too many connections for role "{up.limited}"'
     # the limit is the upstream's, and only while the first session holds it
     with up.connect(up.limited) as again:
         assert again.execute("SELECT 1").fetchone() == (1,)
@@ -233,3 +233,122 @@ def test_force_user_runs_every_session_as_the_upstream_dsn_user() -> None:
         with _admin(dsn) as adm:
             adm.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     assert code == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
+# --------------------------------------------------------------------------- passwords
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class PasswordCluster:
+    """A private PostgreSQL that asks every user for a SCRAM password."""
+
+    dsn: str
+    passwords: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def scram_pg() -> Iterator[PasswordCluster]:
+    require_postgres()
+    initdb = os.path.join(_PG_BIN, "initdb")
+    if not os.access(initdb, os.X_OK):
+        pytest.skip(f"{initdb} is not installed")
+    as_postgres: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("no postgres OS user to run initdb as")
+        as_postgres = ["runuser", "-u", "postgres", "--"]
+    top = tempfile.mkdtemp(prefix="pgb_scram_")
+    data, admin_pw = os.path.join(top, "data"), f"adm-{_suffix()}"
+    pwfile = os.path.join(top, "pw")
+    with open(pwfile, "w") as f:
+        f.write(admin_pw + "\n")
+    if as_postgres:
+        shutil.chown(top, "postgres")
+        shutil.chown(pwfile, "postgres")
+    run = lambda *cmd: subprocess.run([*as_postgres, *cmd], capture_output=True, text=True,  # noqa: E731
+                                      timeout=120)
+    made = run(initdb, "-D", data, "-U", "pgb_admin", f"--pwfile={pwfile}",
+               "--auth=scram-sha-256", "-E", "UTF8", "--no-sync")
+    if made.returncode != 0:
+        shutil.rmtree(top, ignore_errors=True)
+        pytest.skip(f"initdb failed: {made.stderr[-500:]}")
+    port = _free_port()
+    started = run(os.path.join(_PG_BIN, "pg_ctl"), "-D", data, "-w", "-t", "60",
+                  "-l", os.path.join(top, "log"), "-o",
+                  f"-p {port} -c listen_addresses=127.0.0.1 -k {top} -c fsync=off", "start")
+    try:
+        assert started.returncode == 0, started.stderr + open(os.path.join(top, "log")).read()
+        dsn = f"postgresql://pgb_admin:{admin_pw}@127.0.0.1:{port}/postgres"
+        sfx = _suffix()
+        passwords = {f"pgb_alice_{sfx}": f"a-{_suffix()}", f"pgb_bob_{sfx}": f"b-{_suffix()}",
+                     f"pgb_carol_{sfx}": f"c-{_suffix()}"}
+        with _admin(dsn) as adm:
+            for role, password in passwords.items():
+                adm.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+        yield PasswordCluster(dsn, passwords)
+    finally:
+        run(os.path.join(_PG_BIN, "pg_ctl"), "-D", data, "-m", "immediate", "stop")
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["scram-sha-256", "md5", "password"])
+def scram_front(request, scram_pg: PasswordCluster, tmp_path_factory) -> Iterator[tuple]:
+    """pgbarrier (``--auth-method`` as param) in front of ``scram_pg``: alice's password is
+    the upstream's, bob's is not, carol is a --users-file user; the server's PGPASSWORD is
+    carol's upstream password (it must never be offered for her)."""
+    from pgbarrier.wire.auth import ScramVerifier
+
+    alice, bob, carol = scram_pg.passwords
+    d = tmp_path_factory.mktemp("auth")
+    (d / "passwords").write_text(f"{alice}:{scram_pg.passwords[alice]}\n{bob}:pgbarrier-only\n")
+    (d / "users").write_text(f"{carol}:{ScramVerifier.derive(scram_pg.passwords[carol])}\n")
+    database = f"pgb_pw_{_suffix()}"
+    saved = os.environ.get("PGPASSWORD")
+    os.environ["PGPASSWORD"] = scram_pg.passwords[carol]
+    try:
+        srv = start_server("--database", database, "--upstream", scram_pg.dsn.rsplit("/", 1)[0] + "/",
+                           "--auth-method", request.param, "--password-file", str(d / "passwords"),
+                           "--users-file", str(d / "users"))
+    finally:
+        if saved is None:
+            os.environ.pop("PGPASSWORD")
+        else:
+            os.environ["PGPASSWORD"] = saved
+    try:
+        yield srv, database, scram_pg.passwords, (alice, bob, carol)
+    finally:
+        code = stop_server(srv)
+    assert code == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
+def test_the_clients_password_logs_it_in_upstream(scram_front) -> None:
+    srv, database, passwords, (alice, _bob, _carol) = scram_front
+    with psycopg.connect(srv.dsn(database, alice), password=passwords[alice],
+                         autocommit=True) as c:
+        assert c.execute("SELECT current_user").fetchone() == (alice,)
+
+
+def test_a_password_the_upstream_refuses_is_its_28p01(scram_front) -> None:
+    srv, database, _passwords, (_alice, bob, _carol) = scram_front
+    err = _fatal(srv, database, bob, "pgbarrier-only")
+    assert err.sqlstate == "28P01"
+    assert err.message == f'password authentication failed for user "{bob}"'
+
+
+def test_a_users_file_user_gets_28000_saying_what_to_configure(scram_front) -> None:
+    srv, database, passwords, (_alice, _bob, carol) = scram_front
+    # carol authenticates to pgbarrier (SCRAM, her verifier); pgbarrier has no password to
+    # pass on, and the server's PGPASSWORD (her real upstream password) is not offered
+    err = _fatal(srv, database, carol, passwords[carol])
+    assert err.sqlstate == "28000"
+    assert err.message == (f'the upstream PostgreSQL asks for a password for user "{carol}", '
+                        "and pgbarrier has none to give it")
+    assert "--upstream-force-user" in err.hint
