@@ -57,6 +57,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r'Referenced column "([^"]+)" not found'), "42703", 'column "{0}" does not exist'),
     (re.compile(r"^Scalar Function with name (\S+) does not exist"), "42883",
      "function {0} does not exist"),
+    (re.compile(r"^Max expression depth limit of (\d+) exceeded"), "54001",
+     "stack depth limit exceeded"),
 ]
 
 _LINE = re.compile(r"^LINE (\d+): ", re.M)
