@@ -209,8 +209,8 @@ class StatementGuard:
 
     def check(self, sql: str, first_word: str | None) -> str:
         """``sql`` as DuckDB should run it (SET scopes made SESSION), or a 42501."""
-        if first_word not in _WATCHED and ";" not in sql:
-            return sql
+        if first_word not in _WATCHED and ";" not in sql.rstrip().rstrip(";"):
+            return sql  # one statement DuckDB cannot read as SET/ATTACH...: nothing to parse
         try:
             statements = duckdb.extract_statements(sql)
         except duckdb.Error:
