@@ -16,6 +16,8 @@ Rules this module keeps (verified on duckdb 2.0.1):
   DuckDB itself resolves what a client names and already allows the database's own
   file and WALs); ``enable_external_access = false``; ``allowed_configs`` = the
   settings a session may change (below); then ``lock_configuration = true``.
+  An instance DuckDB hands back already locked (it caches instances per file within
+  a process, e.g. a backend reopened in the same process) is left as it is.
   After that DuckDB refuses every other file, ATTACH of a file outside the allowed
   directories, INSTALL/LOAD, and any change to the configuration.
 * The settings a session may change (``allowed_configs``) come from DuckDB's own
@@ -149,6 +151,8 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
     """Configure a just-opened instance (see the module rules); raises ``duckdb.Error``."""
     cur = conn.cursor()
     try:
+        if cur.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            return  # DuckDB handed back an instance this process already opened and locked
         for (name,) in cur.execute("SELECT extension_name FROM duckdb_extensions() "
                                    "WHERE install_path = '(BUILT-IN)'").fetchall():
             cur.execute(f"LOAD {_ident(name)}")
