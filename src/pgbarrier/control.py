@@ -30,6 +30,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier.backends.base import RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import (
@@ -77,10 +78,15 @@ class SessionInfo:
     deadline: float | None = None
     #: set when the wait in progress should end: its event happened, or a cancel arrived
     wake: threading.Event = field(default_factory=threading.Event)
+    #: the backend work running for this session's statement (a first snapshot), if any
+    running: RefreshCancel | None = None
 
     def cancel(self) -> None:
         self.cancelled = True
         self.wake.set()
+        running = self.running
+        if running is not None:
+            running.cancel()
 
     def begin_statement(self) -> None:
         self.cancelled = False
@@ -343,8 +349,15 @@ class ControlPlane:
             self._unless_paused(info, db, lambda: self._wait(
                 self.barrier.schedule(db, cmd).collected, info))
             # the first snapshot runs as the creating client: it owns the view
-            rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query,
-                                                  owner=info.user)
+            # cancellable by the client (CancelRequest, statement_timeout): 57014
+            info.running = running = RefreshCancel()
+            try:
+                if info.cancelled:
+                    raise QueryCanceled()
+                rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query,
+                                                      owner=info.user, cancel=running)
+            finally:
+                info.running = None
             job = self.jobs.get(db, stmt.name)
             assert job is not None
             self.scheduler.created(job, rows)

@@ -156,10 +156,12 @@ class Backend(Connection, abc.ABC):
 
     @abc.abstractmethod
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str, owner: str | None = None) -> int:
+                          query: str, owner: str | None = None,
+                          cancel: RefreshCancel | None = None) -> int:
         """Atomically create batch view ``name`` holding the rows of ``query``;
         returns the row count. ``owner`` (the creating client) owns it and its query
-        runs with ``owner``'s privileges, where the backend has roles."""
+        runs with ``owner``'s privileges, where the backend has roles. ``cancel``
+        interrupts it from another thread (57014, nothing created)."""
 
     @abc.abstractmethod
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,

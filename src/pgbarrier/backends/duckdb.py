@@ -522,10 +522,11 @@ class DuckDBBackend(Backend):
         return self._run(database, go)
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str, owner: str | None = None) -> int:
+                          query: str, owner: str | None = None,
+                          cancel: RefreshCancel | None = None) -> int:
         """A batch view is a table holding the rows of ``query``, created in one transaction
         (DuckDB has no roles: ``owner`` is ignored)."""
-        return self._swap_in(database, name, columns, query, replace=False)
+        return self._swap_in(database, name, columns, query, replace=False, cancel=cancel)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                            query: str, cancel: RefreshCancel | None = None) -> int:

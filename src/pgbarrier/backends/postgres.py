@@ -649,12 +649,20 @@ class PostgresBackend(Backend):
             return fn(conn)
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
-                          query: str, owner: str | None = None) -> int:
+                          query: str, owner: str | None = None,
+                          cancel: RefreshCancel | None = None) -> int:
         """``CREATE MATERIALIZED VIEW name [(cols)] AS query WITH DATA`` as ``owner``;
-        returns its row count."""
+        returns its row count. ``cancel`` sends the upstream a cancel request."""
         def go(conn: psycopg.Connection[Any]) -> int:
-            res = self._ddl_with_query(conn, self._head("CREATE MATERIALIZED VIEW", name, columns),
-                                       query, " WITH DATA")
+            if cancel is not None:
+                cancel.bind(conn.cancel_safe)
+            try:
+                res = self._ddl_with_query(
+                    conn, self._head("CREATE MATERIALIZED VIEW", name, columns), query,
+                    " WITH DATA")
+            finally:
+                if cancel is not None:
+                    cancel.unbind()
             tag = _text(res.command_status) or ""
             if tag.startswith("SELECT ") and tag[7:].isdigit():  # PostgreSQL's tag: SELECT <n>
                 return int(tag[7:])

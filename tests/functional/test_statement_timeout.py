@@ -1,0 +1,123 @@
+"""statement_timeout and CancelRequest stop every statement, the first snapshot of a
+batch-refresh CREATE included (issue 11, item 5), on both backends."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from tests.conftest import UPSTREAM, require_postgres, run_in_background, start_server, stop_server
+
+#: would run for many minutes on either backend; every test stops it long before
+HEAVY = {
+    "duckdb": "SELECT count(*) AS n FROM range(1000000000) a, range(1000000) b "
+              "WHERE a.range + b.range < 0",
+    "postgres": "SELECT count(*) AS n FROM generate_series(1, 100000000000) g WHERE g < 0",
+}
+#: how long a stopped statement may take to end (it would otherwise run for minutes)
+STOP_WITHIN_S = 60
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def backend_server(request):
+    extra: tuple[str, ...] = ()
+    if request.param == "postgres":
+        require_postgres()
+        extra = ("--upstream", UPSTREAM)
+    srv = start_server(*extra)
+    srv.kind = request.param  # type: ignore[attr-defined]
+    yield srv
+    assert stop_server(srv) == 0, "".join(srv.log)
+
+
+def _run_bounded(conn, sql: str, params=None) -> BaseException | None:
+    """Run ``sql``; its exception (or None). Fails when it does not end in time."""
+    outcome: list[BaseException | None] = []
+
+    def go() -> None:
+        try:
+            conn.execute(sql, params)
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    thread.join(STOP_WITHIN_S)
+    assert not thread.is_alive(), f"{sql!r} was not stopped"
+    return outcome[0]
+
+
+def test_statement_timeout_stops_a_query(backend_server):
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
+        conn.execute("SET statement_timeout = '300ms'")
+        err = _run_bounded(conn, HEAVY[backend_server.kind])
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        assert "statement timeout" in str(err)
+        # the session goes on, and a quick statement is not affected
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+        conn.execute("RESET statement_timeout")
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("0",)
+
+
+def test_statement_timeout_in_the_extended_protocol(backend_server):
+    with psycopg.connect(backend_server.dsn()) as conn:  # a transaction, parameters
+        conn.execute("SET statement_timeout = 300")
+        err = _run_bounded(conn, HEAVY[backend_server.kind] + " AND %s = 1", [1])
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        assert "statement timeout" in str(err)
+        conn.rollback()
+        assert conn.execute("SELECT %s::int", [7]).fetchone() == (7,)
+
+
+def _create_heavy(kind: str, name: str) -> str:
+    return (f"CREATE MATERIALIZED VIEW {name} WITH (refresh.interval.sec = 60) AS "
+            + HEAVY[kind])
+
+
+def test_statement_timeout_stops_the_first_snapshot(backend_server):
+    kind = backend_server.kind
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
+        conn.execute("DROP MATERIALIZED VIEW IF EXISTS heavy_timeout")
+        conn.execute("SET statement_timeout = '500ms'")
+        err = _run_bounded(conn, _create_heavy(kind, "heavy_timeout"))
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        assert "statement timeout" in str(err)
+        conn.execute("RESET statement_timeout")
+        # nothing is left behind: the name is free, no job is listed
+        names = [r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS")]
+        assert "heavy_timeout" not in names
+        conn.execute("CREATE MATERIALIZED VIEW heavy_timeout WITH (refresh.interval.sec = 60) "
+                     "AS SELECT 1 AS x")
+        assert conn.execute("SELECT x FROM heavy_timeout").fetchone() == (1,)
+        conn.execute("DROP MATERIALIZED VIEW heavy_timeout")
+
+
+def test_cancel_request_stops_the_first_snapshot(backend_server):
+    kind = backend_server.kind
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
+        conn.execute("DROP MATERIALIZED VIEW IF EXISTS heavy_cancel")
+        job = run_in_background(conn, _create_heavy(kind, "heavy_cancel"))
+        job.cancel_until_done(conn)
+        assert job.done.is_set(), "the CREATE did not end after CancelRequests"
+        (err,) = job.outcome
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        assert "user request" in str(err)
+        names = [r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS")]
+        assert "heavy_cancel" not in names
+        conn.execute("CREATE MATERIALIZED VIEW heavy_cancel WITH (refresh.interval.sec = 60) "
+                     "AS SELECT 2 AS x")
+        assert conn.execute("SELECT x FROM heavy_cancel").fetchone() == (2,)
+        conn.execute("DROP MATERIALIZED VIEW heavy_cancel")
+
+
+def test_a_timeout_that_did_not_fire_never_hits_a_later_statement(backend_server):
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
+        conn.execute("SET statement_timeout = '200ms'")
+        for _ in range(200):  # each ends well before its deadline
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        conn.execute("SET statement_timeout = 0")
+        # a statement longer than the old timeout runs to its end
+        assert conn.execute("SELECT count(*) FROM (VALUES (1), (2)) t(x)").fetchone() == (2,)
