@@ -218,7 +218,14 @@ class Notice:
 
 
 def as_pg_error(exc: BaseException) -> PgError:
-    """Turn any exception into a PgError (unknown ones become XX000)."""
+    """Turn any exception into a PgError (unknown ones become XX000).
+
+    A statement nested too deeply for pgbarrier's parser (Python's recursion limit)
+    is PostgreSQL's 54001 ``stack depth limit exceeded``: the client's doing, not a bug.
+    """
     if isinstance(exc, PgError):
         return exc
+    if isinstance(exc, RecursionError):
+        return PgError("stack depth limit exceeded", sqlstate="54001",
+                       hint="The statement is nested too deeply; simplify it.")
     return InternalError(f"internal error: {exc}")

@@ -278,7 +278,7 @@ class Session:
         err = as_pg_error(exc)
         if self._timed_out and isinstance(err, QueryCanceled):
             err = QueryCanceled("canceling statement due to statement timeout")
-        if not isinstance(exc, PgError):
+        if not isinstance(exc, PgError) and err.sqlstate == "XX000":
             log.exception("internal error", exc_info=exc)
         self.out.add(m.error_response(err))
 
