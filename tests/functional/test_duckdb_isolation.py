@@ -296,3 +296,13 @@ def test_bad_operator_flags_exit_2(flags: tuple[str, ...], words: str) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert words in proc.stderr
+
+
+@pytest.mark.parametrize("sql", ["COPY t FROM STDIN", "COPY t TO STDOUT"])
+def test_copy_stdin_stdout_never_reach_the_servers_own(srv: ServerProcess, sql: str) -> None:
+    with connect(srv) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS t (s VARCHAR)")
+        with pytest.raises(errors.FeatureNotSupported):
+            with conn.cursor().copy(sql):
+                pass
+        assert conn.execute("SELECT 1").fetchone() == (1,)

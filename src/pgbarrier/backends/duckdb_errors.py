@@ -14,7 +14,8 @@ Rules this module keeps:
   it (DuckDB's own directories, such as its extension directory, are not revealed);
   INSTALL/LOAD, persistent secrets and a locked setting (``permission denied to set
   parameter "x"``; 42704 ``unrecognized configuration parameter`` for a name DuckDB
-  does not have) likewise. DuckDB's out-of-memory error is 53200 ``out of memory``
+  does not have) likewise. COPY FROM STDIN / TO STDOUT (DuckDB would use the server
+  process's own stdin/stdout) is 0A000. DuckDB's out-of-memory error is 53200 ``out of memory``
   with DuckDB's text as DETAIL.
 """
 
@@ -87,6 +88,11 @@ def _refusal(exc: BaseException, message: str, sql: str | None) -> PgError | Non
         first = (sql or "").lstrip().split(None, 1)[0].upper() if (sql or "").strip() else ""
         if first in ("INSTALL", "LOAD", "FORCE", "UPDATE"):
             return _denied("permission denied to install or load an extension", _EXT_HINT)
+        if path in ("/dev/stdin", "/dev/stdout", "/dev/stderr"):
+            return PgError(f"COPY {'FROM STDIN' if path == '/dev/stdin' else 'TO STDOUT'} is "
+                           "not supported by pgbarrier on DuckDB", sqlstate="0A000",
+                           hint="Read and write data files in an --allow-path directory "
+                                "(COPY ... FROM/TO 'file', read_csv, read_parquet).")
         verb = "write" if sql and _WRITES.search(sql) and not _COPY_FROM.search(sql) else "read"
         named = [lit for lit in _LITERAL.findall(sql or "") if lit and path.startswith(lit)]
         if not named:  # not a path the client wrote (DuckDB's own directories)
