@@ -150,6 +150,8 @@ class _StatementHooks:
 class PgBarrierServer(BuenaVistaServer):
     daemon_threads = True
     allow_reuse_address = True
+    #: the listen backlog (socketserver's 5 drops a burst of connections at the door)
+    request_queue_size = 512
 
     def __init__(self, address: tuple[str, int], session_factory: Callable[[], Session],
                  *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
