@@ -96,6 +96,8 @@ class SessionInfo:
 
 
 _NAME = (("Name", pgt.TEXT),)
+#: how long a cancelled create still waits for its barrier command to land
+_LAND_S = 30.0
 
 
 class ControlPlane:
@@ -174,6 +176,19 @@ class ControlPlane:
         if not future.done():
             self._block(info)
         return future.result()
+
+    def _wait_landed(self, future: Future[Any], info: SessionInfo) -> Any:
+        """``_wait`` for a command that registers state when it applies: a cancel (or the
+        statement timeout) still lets it land, for up to ``_LAND_S``, so the caller's
+        clean-up sees what it registered instead of leaving it behind."""
+        try:
+            return self._wait(future, info)
+        except QueryCanceled:
+            try:
+                future.result(timeout=_LAND_S)
+            except Exception:  # noqa: BLE001 - the cancel is the statement's outcome
+                pass
+            raise
 
     def _wait_for_resume(self, database: str, info: SessionInfo) -> None:
         info.wake.clear()
@@ -346,7 +361,7 @@ class ControlPlane:
                 return barrier.prev_epoch
 
             cmd = CreateBatchRefreshJob(name=stmt.name, on_apply=register)
-            self._unless_paused(info, db, lambda: self._wait(
+            self._unless_paused(info, db, lambda: self._wait_landed(
                 self.barrier.schedule(db, cmd).collected, info))
             # the first snapshot runs as the creating client: it owns the view
             # cancellable by the client (CancelRequest, statement_timeout): 57014
