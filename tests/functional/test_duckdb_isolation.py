@@ -207,8 +207,16 @@ def test_one_sessions_set_never_changes_another(srv: ServerProcess) -> None:
         with connect(srv) as c:  # a new session too
             assert c.execute(ORDER).fetchall() == before
             assert c.execute("SELECT 1 / 2").fetchone() == (0.5,)
+        a.execute("CREATE SCHEMA IF NOT EXISTS elsewhere")
+        a.execute("USE elsewhere")
+        assert a.execute("SELECT value FROM duckdb_settings() WHERE name = 'schema'"
+                         ).fetchone() == ("elsewhere",)
+        assert b.execute("SELECT value FROM duckdb_settings() WHERE name = 'schema'"
+                         ).fetchone() == ("main",)
         # DISCARD ALL (PgBouncer's server_reset_query) gives the session its defaults back
         a.execute("DISCARD ALL")
+        assert a.execute("SELECT value FROM duckdb_settings() WHERE name = 'schema'"
+                         ).fetchone() == ("main",)
         assert a.execute(ORDER).fetchall() == before
         assert a.execute("SELECT 1 / 2").fetchone() == (0.5,)
         assert a.execute(DEEP).fetchone() == (30,)

@@ -36,7 +36,9 @@ Rules this module keeps (verified on duckdb 2.0.1):
   every other SET/RESET/``PRAGMA x = v`` of an allowed setting as ``SET SESSION`` /
   ``RESET SESSION``, and refuses ATTACH and DETACH (42501): DuckDB has no setting
   to keep a client from attaching a DuckDB file inside an ``--allow-path``
-  directory, or from detaching pgbarrier's own catalog database.
+  directory, or from detaching pgbarrier's own catalog database. The guard remembers
+  which allowed settings the session changed (``USE`` changes ``schema``), so
+  ``DISCARD ALL`` resets exactly those (:meth:`StatementGuard.reset`).
 * ``--duckdb-memory-limit`` is per database (each is its own DuckDB instance); its
   default is a quarter of the host's RAM (:func:`default_memory_limit`), so one
   runaway query cannot take the host, DuckDB's own default being 80%.
@@ -193,7 +195,7 @@ class InsufficientPrivilege(PgError):
 
 
 #: first words of the statements the guard looks at (others cannot be SET/ATTACH...)
-_WATCHED = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH"})
+_WATCHED = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH", "USE"})
 _COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
 _NAME = r'("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_.]*)'
 _SET_RE = re.compile(rf"(SET|RESET)\s+(?:(GLOBAL|SESSION|LOCAL|VARIABLE)\s+)?{_NAME}(.*)\Z",
@@ -210,6 +212,15 @@ class StatementGuard:
 
     def __init__(self, allowed: frozenset[str] | None = None) -> None:
         self.allowed = session_settable() if allowed is None else allowed
+        #: the allowed settings this session has SET, for :meth:`reset`
+        self.changed: set[str] = set()
+
+    def reset(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """``RESET SESSION`` each setting this session changed (``DISCARD ALL``, ``RESET
+        ALL``: DuckDB has no ``RESET ALL``); nothing to run when it changed none."""
+        for name in sorted(self.changed):
+            cur.execute(f"RESET SESSION {_ident(name)}")
+        self.changed.clear()
 
     def check(self, sql: str, first_word: str | None) -> str:
         """``sql`` as DuckDB should run it (SET scopes made SESSION), or a 42501."""
@@ -250,25 +261,20 @@ class StatementGuard:
             if scope == "GLOBAL":
                 raise InsufficientPrivilege(f'permission denied to set parameter "{name}"',
                                             hint=SETTING_HINT)
-            if name.lower() in self.allowed and scope != "SESSION":
-                return f"{verb} SESSION {_ident(name)}{rest}"
+            if name.lower() not in self.allowed:
+                return text  # DuckDB's lock refuses it
+            self.changed.add(name)
+            return text if scope == "SESSION" else f"{verb} SESSION {_ident(name)}{rest}"
+        if re.match(r"USE\b", body, re.I):
+            self.changed.add("schema")
             return text
         m = _PRAGMA_RE.match(body)
         if m:
             name, rest = _unquote_name(m.group(1)), m.group(3)
             if name.lower() in self.allowed:
+                self.changed.add(name)
                 return f"SET SESSION {_ident(name)} = {rest.strip()}"
         return text
-
-
-def reset_session(cur: duckdb.DuckDBPyConnection) -> None:
-    """``RESET SESSION`` every setting this connection holds a value of its own for
-    (``DISCARD ALL`` / ``RESET ALL``: DuckDB has no ``RESET ALL``)."""
-    allowed = session_settable()
-    for (name,) in cur.execute(
-            "SELECT name FROM duckdb_settings() WHERE scope = 'LOCAL'").fetchall():
-        if name.lower() in allowed:
-            cur.execute(f"RESET SESSION {_ident(name)}")
 
 
 def check_duckdb_flags(allow_paths: Sequence[str], memory_limit: str | None,
