@@ -5,6 +5,11 @@ Rules this module keeps:
 * One DuckDB database per pgbarrier database: a file directly in ``data_dir`` whose
   name is derived safely from the database name (:mod:`pgbarrier.backends.duckdb_files`),
   or a private in-memory database per name when ``data_dir`` is ``:memory:``.
+* Each instance is locked down by :func:`pgbarrier.backends.duckdb_config.lock_down`
+  as it is opened, before any client statement (no host files outside ``--allow-path``,
+  no extensions, no persistent secrets, configuration locked); every client statement
+  passes :class:`~pgbarrier.backends.duckdb_config.StatementGuard` (no SET GLOBAL, no
+  ATTACH/DETACH, a SET is per session), and DISCARD ALL resets what the session SET.
 * Each client session gets its own cursor (a DuckDB connection to that database),
   so sessions run concurrently and ``interrupt`` cancels only that session.
 * Statements are classified by their leading keywords to produce PostgreSQL's
