@@ -19,17 +19,26 @@ Rules this module keeps:
   value, e.g. after ``SET application_name``); the session reports those that
   differ from what the client was last told, in ParameterStatus messages sent
   before the CommandComplete, as PostgreSQL does.
+* A :class:`RowStream` is a ``row_source`` that fetches its rows in batches from
+  a backend cursor as they are iterated, so a result is never built in full; the
+  session writes each batch out before the next is fetched. Its cursor holds one
+  pending result: before the cursor runs anything else, the backend calls
+  :meth:`RowStream.park`, which reads the rest into memory (an error met while
+  doing so is raised after the rows before it). :meth:`RowStream.cancel` makes
+  the next batch fail with 57014 (a cancel that came while the rows were being
+  written, when the backend was not running).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from buenavista.core import BVType, QueryResult
 
-from pgbarrier.errors import Notice
+from pgbarrier.errors import Notice, PgError, QueryCanceled
 from pgbarrier.wire import types as pgt
 
 
@@ -98,6 +107,73 @@ class Result(QueryResult):
         if self.tag == "INSERT":
             return f"INSERT 0 {row_count}"
         return f"{self.tag} {row_count}"
+
+
+#: rows fetched from the backend at a time (a DuckDB vector is 2,048 rows)
+STREAM_BATCH_ROWS = 2048
+
+
+class RowStream:
+    """Rows fetched ``batch_rows`` at a time with ``fetch(n)`` (an empty list: no more).
+
+    ``fetch_rest()`` reads everything left (for :meth:`park`); ``to_error`` turns a
+    backend exception into the PgError the client gets.
+    """
+
+    def __init__(self, fetch: Callable[[int], list[tuple[Any, ...]]],
+                 fetch_rest: Callable[[], list[tuple[Any, ...]]],
+                 to_error: Callable[[Exception], PgError],
+                 batch_rows: int = STREAM_BATCH_ROWS) -> None:
+        self._fetch = fetch
+        self._fetch_rest = fetch_rest
+        self._to_error = to_error
+        self._batch_rows = batch_rows
+        self._buffer: deque[tuple[Any, ...]] = deque()
+        self._exhausted = False
+        self._error: PgError | None = None
+        self._cancelled = False
+
+    @property
+    def pending(self) -> bool:
+        """True while rows are still to be read from the backend's cursor."""
+        return not self._exhausted
+
+    def cancel(self) -> None:
+        if not self._exhausted:
+            self._cancelled = True
+
+    def park(self) -> None:
+        """Read the rest of the rows into memory: the cursor is needed for something else."""
+        if self._exhausted:
+            return
+        self._exhausted = True
+        try:
+            self._buffer.extend(self._fetch_rest())
+        except Exception as exc:  # noqa: BLE001 - the backend's error, raised in its turn
+            self._error = self._to_error(exc)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        buffer = self._buffer
+        while True:
+            while buffer:
+                yield buffer.popleft()
+            if self._exhausted:
+                if self._error is not None:
+                    err, self._error = self._error, None
+                    raise err
+                return
+            if self._cancelled:
+                self._exhausted = True
+                raise QueryCanceled()
+            try:
+                batch = self._fetch(self._batch_rows)
+            except Exception as exc:  # noqa: BLE001 - the backend's error, after the rows sent
+                self._exhausted = True
+                raise self._to_error(exc) from None
+            if not batch:
+                self._exhausted = True
+                return
+            buffer.extend(batch)
 
 
 def command(tag: str, notices: list[Notice] | None = None) -> Result:

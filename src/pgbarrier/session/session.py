@@ -62,6 +62,15 @@ writes them. Rules this module keeps:
   CopyData/CopyDone/CopyFail outside COPY are ignored.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
+* Rows stream: with a ``spill`` callback (the handler's socket write), the
+  outbox is written out every ``SPILL_BYTES`` of DataRows, before the next rows
+  are produced, so a row set the backend streams (:class:`~pgbarrier.result.RowStream`)
+  holds one batch and one spill in memory, and a client that does not read blocks
+  the statement (socket back-pressure) instead of growing the server. An error
+  met after rows were sent is an ErrorResponse after them, and fails the block
+  as any statement's error does. The session stays socket-free: ``spill``
+  raises :class:`ClientGone` when the client went away, which no statement
+  handler catches.
 * With a relaying upstream (``self.relay``), statements that are not
   pgbarrier's never reach this class: the relay passes them upstream as bytes
   and keeps ``tx``, ``skip_until_sync`` and ``reported`` in step; what is left
@@ -73,7 +82,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +126,15 @@ log = logging.getLogger(__name__)
 _READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "DESCRIBE", "SET",
                               "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
 
+#: DataRow bytes gathered before the handler's ``spill`` writes them out
+SPILL_BYTES = 256 * 1024
+
+
+class ClientGone(BaseException):
+    """Raised by ``spill`` when the client is gone: ends the connection, past every
+    ``except Exception`` of the statement handlers (nothing is left to answer)."""
+
+
 _NO_TRANSACTION = Notice("there is no transaction in progress", sqlstate="25P01",
                          severity="WARNING")
 
@@ -136,6 +154,9 @@ class Session:
         self.process_id = secrets.randbits(31)
         self.secret_key = secrets.randbits(32)
         self.out = m.Outbox()
+        #: set by the handler: writes out what the outbox holds while rows are produced
+        #: (raises :class:`ClientGone`); None: rows wait in the outbox
+        self.spill: Callable[[bytes], None] | None = None
         self.tx = TxState.IDLE
         self.skip_until_sync = False
         self.statements: dict[str, PreparedStatement] = {}
@@ -367,13 +388,27 @@ class Session:
         else:
             def encode(row: tuple[Any, ...]) -> list[bytes | None]:
                 return [None if v is None else enc(v) for enc, v in zip(encoders, row)]
-        for row in rows:
-            out.add(m.data_row(encode(row)))
-            sent += 1
-            if limit and sent >= limit:
-                if portal is not None:
-                    portal.sent += sent
-                return False
+        spill = self.spill
+        chunks = out.chunks
+        data_row = m.data_row
+        pending = 0
+        try:
+            for row in rows:
+                data = data_row(encode(row))
+                chunks.append(data)
+                sent += 1
+                if spill is not None:
+                    pending += len(data)
+                    if pending >= SPILL_BYTES:
+                        spill(out.take())  # blocks while the client does not read
+                        pending = 0
+                if limit and sent >= limit:
+                    if portal is not None:
+                        portal.sent += sent
+                    return False
+        except Exception:  # an error after some rows (a streamed result): the block fails
+            self.tx = after_error(self.tx)
+            raise
         if portal is not None:
             portal.sent += sent
             self._last_count = portal.sent

@@ -17,7 +17,9 @@ Rules this module keeps:
 * A frame longer than ``max_message_bytes``, or one that does not decode, gets
   08P01 and closes this connection only. FATAL errors close it after sending.
 * Output is buffered and written when the client waits for it (Query, Sync,
-  Flush) or when the buffer grows large.
+  Flush) or when the buffer grows large; rows are also written while they are
+  produced, through the session's ``spill`` hook (a blocking write: a client
+  that does not read holds the statement, not the server's memory).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from pgbarrier.errors import (
     TooManyConnections,
     as_pg_error,
 )
-from pgbarrier.session.session import Session
+from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.wire import messages as m
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
@@ -94,7 +96,7 @@ class PgBarrierHandler(BuenaVistaHandler):
             session = self._startup()
             if session is not None:
                 self._serve(session)
-        except _Closed:
+        except (_Closed, ClientGone):
             pass
         except TimeoutError:
             if self._deadline is not None:  # PostgreSQL's authentication_timeout: just close
@@ -274,6 +276,15 @@ class PgBarrierHandler(BuenaVistaHandler):
             return
         limit = self.server.max_message_bytes  # type: ignore[attr-defined]
         read = self._read_exact
+        write = self._write
+
+        def spill(data: bytes) -> None:  # rows written as they are produced (back-pressure)
+            try:
+                write(data)
+            except (OSError, ValueError):  # reset, or closed by shutdown
+                raise ClientGone() from None
+
+        session.spill = spill
         idle = False  # a ReadyForQuery went out: the idle timeouts apply
         while True:
             if idle:
