@@ -55,6 +55,16 @@ Rules this module keeps:
 * DuckDB has no ``jsonb``: each session creates a TEMP type ``jsonb`` as an
   alias of ``JSON``, so ``'{}'::jsonb`` and ``jsonb`` columns work; their values
   are reported as ``json`` (OID 114).
+* Rows stream: a statement's rows are a :class:`~pgbarrier.result.RowStream`
+  fetched from the session's cursor (``execute`` + ``fetchmany``, which DuckDB
+  runs incrementally; ``fetchall`` would build the whole result), so memory is a
+  batch, not the result. The cursor holds one pending result: every other use of
+  it (another statement, a Describe, a transaction's COMMIT) first parks the
+  pending stream, reading its rest into memory, so a portal suspended by
+  Execute's row limit still resumes with all its rows and count (a portal given
+  its own cursor would be another DuckDB connection, outside this session's
+  transaction, temp objects and settings). ``interrupt`` also cancels a stream
+  whose rows are being written, between DuckDB's fetches.
 * A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
   TABLE`` inside one transaction, so readers see the old rows until COMMIT.
 """
@@ -64,6 +74,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +98,7 @@ from pgbarrier.backends.duckdb_types import (
     type_introspection_rows,
 )
 from pgbarrier.errors import PgError, QueryCanceled
-from pgbarrier.result import Column, Result, command, rowset
+from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.wire import types as pgt
@@ -155,7 +166,9 @@ class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "") -> None:
         super().__init__()
-        self._cursor = conn.cursor()
+        self._raw_cursor = conn.cursor()
+        #: the stream reading the cursor's pending result, if any (see ``_cursor``)
+        self._stream: weakref.ref[RowStream] | None = None
         self._guard = StatementGuard()
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
@@ -173,8 +186,36 @@ class DuckDBSession(BackendSession):
         except duckdb.Error:  # the database defines jsonb itself
             pass
 
+    @property
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """The session's cursor, free to run something: a pending stream is parked first."""
+        ref = self._stream
+        if ref is not None:
+            self._stream = None
+            stream = ref()
+            if stream is not None:
+                stream.park()
+        return self._raw_cursor
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
+
+    def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str
+                     ) -> RowStream:
+        """The pending result's rows, fetched as they are read (errors as in ``execute``)."""
+        def to_error(exc: Exception) -> PgError:
+            if isinstance(exc, PgError):
+                return exc
+            if not isinstance(exc, duckdb.Error):
+                raise exc
+            err = to_pg_error(exc, sql)
+            if sql is not client_sql:
+                err.position = None  # DuckDB's position is in the rewritten text
+            return err
+
+        stream = RowStream(cur.fetchmany, cur.fetchall, to_error)
+        self._stream = weakref.ref(stream)
+        return stream
 
     def apply_startup(self, parameters: dict[str, str]) -> None:
         self.client.apply_startup(parameters)
@@ -220,9 +261,8 @@ class DuckDBSession(BackendSession):
             if _returns_rows(words, sql):
                 columns = self.catalog.retype(self.catalog.rename(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]), retype)
-                rows = cur.fetchall()
                 tag = words[0] if words[0] in _DML else "SELECT"
-                return rowset(columns, rows, tag)
+                return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
             err = to_pg_error(exc, sql)
@@ -330,11 +370,16 @@ class DuckDBSession(BackendSession):
             raise to_pg_error(exc) from None
 
     def interrupt(self) -> None:
-        self._cursor.interrupt()
+        ref = self._stream  # (called from another thread: never parks)
+        stream = ref() if ref is not None else None
+        if stream is not None:
+            stream.cancel()
+        self._raw_cursor.interrupt()
 
     def close(self) -> None:
+        self._stream = None
         try:
-            self._cursor.close()
+            self._raw_cursor.close()
         except duckdb.Error:
             pass
 
