@@ -260,7 +260,7 @@ class ControlPlane:
         if isinstance(stmt, st.AlterMaterializedViewAs):
             return self._alter_mv(stmt, info)
         if isinstance(stmt, st.CreateDatabase):
-            return self._create_database(stmt.name)
+            return self._create_database(stmt.name, info)
         if isinstance(stmt, st.DropDatabase):
             return self._drop_database(stmt, info)
         raise AssertionError(f"unhandled control statement {stmt!r}")
@@ -271,16 +271,19 @@ class ControlPlane:
                       target: str) -> Result:
         if not self.barrier.has_database(database):
             raise InvalidCatalogName(f'database "{database}" does not exist')
+        # ALTER DATABASE is the owner's (PostgreSQL's rule; DuckDB has no roles)
+        self.backend.require_database_right("alter", database, info.user)
         outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
         notices = []
         if not outcome.changed:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
-    def _create_database(self, name: str) -> Result:
+    def _create_database(self, name: str, info: SessionInfo) -> Result:
         if self.barrier.has_database(name):
             raise DuplicateDatabase(f'database "{name}" already exists')
-        self.backend.ensure_database(name)
+        self.backend.require_database_right("create", name, info.user)
+        self.backend.ensure_database(name, owner=info.user)
         if self.meta is not None:
             self.meta.put_database(DatabaseRecord(name))  # durable before it is acknowledged
         self.barrier.add_database(name)
@@ -293,6 +296,7 @@ class ControlPlane:
                 return command("DROP DATABASE",
                                [Notice(f'database "{name}" does not exist, skipping')])
             raise InvalidCatalogName(f'database "{name}" does not exist')
+        self.backend.require_database_right("drop", name, info.user)
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
         with self._lock:
@@ -392,6 +396,7 @@ class ControlPlane:
             if self.backend.relation_exists(db, name):
                 raise PgError(f'"{name}" is not a materialized view', sqlstate="42809")
             raise UndefinedTable(f'relation "{name}" does not exist')
+        self.backend.require_owner(db, "materialized view", name, info.user)
         run = self._unless_paused(info, db, lambda: self.scheduler.refresh(
             db, name, lambda f: self._wait(f, info)))
         if run.status == "failed":
@@ -404,10 +409,13 @@ class ControlPlane:
         db, name = info.database, stmt.name
         tag = "DROP MATERIALIZED VIEW"
         if self.jobs.get(db, name) is not None:
+            self.backend.require_owner(db, "materialized view", name, info.user)
             self.scheduler.drop(db, name, lambda f: self._wait(f, info))
             self.backend.drop_batch_view(db, name)
             return command(tag)
         if self.jobs.streaming_view(db, name) is not None:
+            # a streaming view is a plain view upstream
+            self.backend.require_owner(db, "view", name, info.user)
             self.backend.drop_view(db, name)
             self.jobs.remove_streaming(db, name)
             return command(tag)

@@ -139,8 +139,19 @@ class Backend(Connection, abc.ABC):
     dialect: str = "postgres"
 
     @abc.abstractmethod
-    def ensure_database(self, name: str) -> None:
-        """Make sure ``name`` exists in the data plane (idempotent)."""
+    def ensure_database(self, name: str, owner: str | None = None) -> None:
+        """Make sure ``name`` exists in the data plane (idempotent); a database it creates
+        belongs to ``owner`` where the backend has roles."""
+
+    def require_owner(self, database: str, kind: str, name: str, user: str) -> None:
+        """42501 ``must be owner of <kind> <name>`` unless ``user`` may alter or drop
+        relation ``name`` of ``database`` (``kind``: ``materialized view`` or ``view``).
+        A backend without roles (DuckDB) lets every user."""
+
+    def require_database_right(self, action: str, name: str, user: str) -> None:
+        """42501 unless ``user`` may ``action`` (``create``, ``alter`` or ``drop``) database
+        ``name``, as PostgreSQL decides (CREATEDB for create; ownership otherwise). A backend
+        without roles lets every user."""
 
     @abc.abstractmethod
     def drop_database(self, name: str) -> None:

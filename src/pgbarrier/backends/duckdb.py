@@ -484,7 +484,7 @@ class DuckDBBackend(Backend):
         """See :mod:`pgbarrier.backends.duckdb_files`: always a file directly in the data dir."""
         return ":memory:" if self.data_dir == ":memory:" else database_path(self.data_dir, name)
 
-    def ensure_database(self, name: str) -> None:
+    def ensure_database(self, name: str, owner: str | None = None) -> None:
         self._db(name)
 
     def drop_database(self, name: str) -> None:

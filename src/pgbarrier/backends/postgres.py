@@ -509,13 +509,20 @@ class PostgresBackend(Backend):
         except psycopg.OperationalError as exc:
             raise _connect_error(exc) from None
 
-    def ensure_database(self, name: str) -> None:
+    def _acts_as_dsn(self, user: str | None) -> bool:
+        """Whether ``user``'s work runs as the DSN's role anyway (no check, no SET ROLE)."""
+        return user is None or self.force_user or user == self.dsn_user
+
+    def ensure_database(self, name: str, owner: str | None = None) -> None:
         with self._admin() as conn:
             try:
                 exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                                       [name]).fetchone()
                 if not exists:
-                    conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+                    stmt = pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name))
+                    if not self._acts_as_dsn(owner):
+                        stmt = pgsql.SQL("{} OWNER {}").format(stmt, pgsql.Identifier(owner))
+                    conn.execute(stmt)
             except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                 pass  # created concurrently
             except psycopg.Error as exc:
@@ -533,6 +540,42 @@ class PostgresBackend(Backend):
                     pgsql.Identifier(name)))
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
+
+    def require_database_right(self, action: str, name: str, user: str) -> None:
+        """PostgreSQL's rules, asked of the upstream's catalog: CREATE DATABASE needs
+        superuser or CREATEDB; ALTER (PAUSE/RESUME) and DROP DATABASE need ownership
+        (membership in the owner role)."""
+        if self._acts_as_dsn(user):
+            return
+        with self._admin() as conn:
+            try:
+                if action == "create":
+                    row = conn.execute("SELECT rolsuper OR rolcreatedb FROM pg_roles "
+                                       "WHERE rolname = %s", [user]).fetchone()
+                    allowed = bool(row and row[0])
+                    message = "permission denied to create database"
+                else:
+                    row = conn.execute("SELECT pg_has_role(%s, datdba, 'USAGE') FROM pg_database "
+                                       "WHERE datname = %s", [user, name]).fetchone()
+                    allowed = row is None or bool(row[0])  # a missing one is the caller's 3D000
+                    message = f"must be owner of database {name}"
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+        if not allowed:
+            raise PgError(message, sqlstate="42501")
+
+    def require_owner(self, database: str, kind: str, name: str, user: str) -> None:
+        """PostgreSQL's ownership check (``has_privs_of_role`` of the relation's owner)."""
+        if self._acts_as_dsn(user):
+            return
+
+        def go(conn: psycopg.Connection[Any]) -> bool:
+            ident = pgsql.Identifier(name).as_string(conn)
+            row = conn.execute("SELECT pg_has_role(%s, c.relowner, 'USAGE') FROM pg_class c "
+                               "WHERE c.oid = to_regclass(%s)", [user, ident]).fetchone()
+            return row is None or bool(row[0])  # gone meanwhile: the caller's own error
+        if not self._call(database, go):
+            raise PgError(f"must be owner of {kind} {name}", sqlstate="42501")
 
     def session_conninfo(self, database: str, user: str, password: str | None = None) -> str:
         """The DSN for ``user``'s session: as ``user`` with ``password`` (none offered when
