@@ -314,3 +314,24 @@ def test_copy_stdin_stdout_never_reach_the_servers_own(srv: ServerProcess, sql: 
             with conn.cursor().copy(sql):
                 pass
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("sql", [
+    "DROP TABLE pgbarrier_catalog.pgb.types",
+    'DROP VIEW "PGBARRIER_CATALOG".pgcat.pg_class',
+    "DELETE FROM pgbarrier_catalog.pgb.databases",
+    "DELETE FROM pgbarrier.materialized_views",
+    "DROP SCHEMA pgbarrier CASCADE",
+    "SELECT 1; DROP TABLE pgbarrier.materialized_views",
+])
+def test_pgbarriers_own_catalog_is_read_only_to_clients(srv: ServerProcess, sql: str) -> None:
+    with connect(srv) as conn:
+        err = refused(conn, sql)
+        assert err.sqlstate == "42501"
+        assert "permission denied for schema pgbarrier" in str(err)
+    # every session's catalog still works
+    with connect(srv) as other:
+        assert other.execute("SELECT count(*) FROM pg_catalog.pg_type").fetchone()[0] > 10
+        other.execute("CREATE TABLE IF NOT EXISTS pgbarrier_own_name_ok (a int)")
+        assert other.execute("SELECT count(*) FROM pg_class WHERE relname = "
+                             "'pgbarrier_own_name_ok'").fetchone() == (1,)

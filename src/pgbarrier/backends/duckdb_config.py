@@ -39,6 +39,10 @@ Rules this module keeps (verified on duckdb 2.0.1):
   directory, or from detaching pgbarrier's own catalog database. The guard remembers
   which allowed settings the session changed (``USE`` changes ``schema``), so
   ``DISCARD ALL`` resets exactly those (:meth:`StatementGuard.reset`).
+* pgbarrier's own schemas are read-only to clients: a statement that names
+  ``pgbarrier_catalog`` (the PostgreSQL catalog every session of the database shares)
+  or ``pgbarrier`` (the materialized-view marker) and is anything but a read is 42501
+  ``permission denied for schema ...``, so no client can break another's catalog.
 * ``--duckdb-memory-limit`` is per database (each is its own DuckDB instance); its
   default is a quarter of the host's RAM (:func:`default_memory_limit`), so one
   runaway query cannot take the host, DuckDB's own default being 80%.
@@ -196,6 +200,27 @@ class InsufficientPrivilege(PgError):
 
 #: first words of the statements the guard looks at (others cannot be SET/ATTACH...)
 _WATCHED = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH", "USE"})
+#: pgbarrier's own schemas, shared by every session of a database (its PostgreSQL catalog,
+#: and the marker of which tables are materialized views)
+_INTERNAL = re.compile(r'(?i)(?<![\w$])"?(pgbarrier(?:_catalog)?)"?(?![\w$])')
+#: what a client may do with a statement that names them: read
+_READS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "RELATION", "PREPARE", "EXECUTE"})
+
+
+def _refuse_internal_writes(sql: str, schema: str) -> None:
+    """42501 for a statement that names pgbarrier's own schemas and may change something
+    (DROP, ALTER, INSERT, CREATE ... even ``CREATE TABLE t AS SELECT`` from them: name
+    ``pg_catalog`` instead); reading them is allowed."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error:
+        return  # DuckDB will report the syntax error itself
+    for s in statements:
+        if s.type.name not in _READS:
+            raise InsufficientPrivilege(
+                f"permission denied for schema {schema}",
+                hint="pgbarrier keeps its own catalog there: every session may read it, "
+                     "none may change it.")
 _COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
 _NAME = r'("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_.]*)'
 _SET_RE = re.compile(rf"(SET|RESET)\s+(?:(GLOBAL|SESSION|LOCAL|VARIABLE)\s+)?{_NAME}(.*)\Z",
@@ -224,6 +249,9 @@ class StatementGuard:
 
     def check(self, sql: str, first_word: str | None) -> str:
         """``sql`` as DuckDB should run it (SET scopes made SESSION), or a 42501."""
+        internal = _INTERNAL.search(sql)
+        if internal is not None:
+            _refuse_internal_writes(sql, internal.group(1).lower())
         if first_word not in _WATCHED and ";" not in sql.rstrip().rstrip(";"):
             return sql  # one statement DuckDB cannot read as SET/ATTACH...: nothing to parse
         try:
