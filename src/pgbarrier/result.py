@@ -26,7 +26,9 @@ Rules this module keeps:
   :meth:`RowStream.park`, which reads the rest into memory (an error met while
   doing so is raised after the rows before it). :meth:`RowStream.cancel` makes
   the next batch fail with 57014 (a cancel that came while the rows were being
-  written, when the backend was not running).
+  written, when the backend was not running); one that came while a portal was
+  suspended is forgotten when its next Execute begins (PostgreSQL ignores a cancel
+  when nothing runs).
 """
 
 from __future__ import annotations
@@ -100,6 +102,11 @@ class Result(QueryResult):
     def status(self) -> str:
         return self.tag
 
+    def resume(self) -> None:
+        """A suspended portal's next Execute begins: only a cancel from now on counts."""
+        if isinstance(self.row_source, RowStream):
+            self.row_source.rearm()
+
     def completion_tag(self, row_count: int) -> str:
         """The CommandComplete tag once ``row_count`` rows were sent."""
         if self.columns is None or self.exact_tag:
@@ -141,6 +148,10 @@ class RowStream:
     def cancel(self) -> None:
         if not self._exhausted:
             self._cancelled = True
+
+    def rearm(self) -> None:
+        """Forget a cancel that came while nobody was reading (a suspended portal)."""
+        self._cancelled = False
 
     def park(self) -> None:
         """Read the rest of the rows into memory: the cursor is needed for something else."""

@@ -294,3 +294,41 @@ def test_dml_returning_streams_with_its_count(server):
         cur = conn.execute("DELETE FROM stream_r WHERE i < 10 RETURNING i")
         assert len(cur.fetchall()) == 10 and cur.statusmessage == "DELETE 10"
         conn.execute("DROP TABLE stream_r")
+
+
+def _msg(code: bytes, body: bytes) -> bytes:
+    return code + struct.pack("!i", len(body) + 4) + body
+
+
+def _execute(portal: bytes, max_rows: int) -> bytes:
+    return _msg(b"E", portal + b"\x00" + struct.pack("!i", max_rows))
+
+
+def test_a_cancel_while_a_portal_is_suspended_is_not_for_its_next_execute(server):
+    """PostgreSQL ignores a CancelRequest when nothing runs; the suspended portal's next
+    Execute sends the rest of its rows."""
+    client = Client(server)
+    reader = client.reader
+    sync = _msg(b"S", b"")
+    try:
+        client.sock.sendall(
+            _msg(b"Q", b"BEGIN\x00")
+            + _msg(b"P", b"s\x00SELECT range FROM range(100000)\x00" + struct.pack("!h", 0))
+            + _msg(b"B", b"p\x00s\x00" + struct.pack("!hhh", 0, 0, 0))
+            + _execute(b"p", 10) + sync)
+        assert reader.until_ready()["status"] == "T"
+        first = reader.until_ready()
+        assert first["rows"] == 10 and first["tags"] == [] and first["errors"] == []
+        assert client.key is not None
+        cancel = socket.create_connection((server.host, server.port), timeout=30)
+        cancel.sendall(struct.pack("!iiii", 16, 80877102, *client.key))
+        assert cancel.recv(1) == b""  # delivered: the server closed the cancel connection
+        cancel.close()
+        client.sock.sendall(_execute(b"p", 0) + sync)
+        rest = reader.until_ready()
+        assert rest["errors"] == []
+        assert rest["rows"] == 100000 - 10 and rest["tags"] == ["SELECT 100000"]
+        client.query("COMMIT")
+        assert reader.until_ready()["status"] == "I"
+    finally:
+        client.close()

@@ -63,8 +63,10 @@ Rules this module keeps:
   pending stream, reading its rest into memory, so a portal suspended by
   Execute's row limit still resumes with all its rows and count (a portal given
   its own cursor would be another DuckDB connection, outside this session's
-  transaction, temp objects and settings). ``interrupt`` also cancels a stream
-  whose rows are being written, between DuckDB's fetches.
+  transaction, temp objects and settings). ``interrupt`` during a fetch is
+  DuckDB's interrupt; otherwise (rows being written, a portal suspended) it flags
+  the stream, which fails with 57014 at its next batch, unless a suspended
+  portal's next Execute begins first (PostgreSQL ignores a cancel when idle).
 * A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
   TABLE`` inside one transaction, so readers see the old rows until COMMIT.
 """
@@ -169,6 +171,8 @@ class DuckDBSession(BackendSession):
         self._raw_cursor = conn.cursor()
         #: the stream reading the cursor's pending result, if any (see ``_cursor``)
         self._stream: weakref.ref[RowStream] | None = None
+        #: True while DuckDB runs the stream's query (a fetch), for ``interrupt``
+        self._fetching = False
         self._guard = StatementGuard()
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
@@ -181,6 +185,8 @@ class DuckDBSession(BackendSession):
         except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC anyway
             pass
         cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + _literal(VERSION))
+        for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
+            cur.execute(shadow)
         try:
             cur.execute("CREATE TEMP TYPE jsonb AS JSON")
         except duckdb.Error:  # the database defines jsonb itself
@@ -213,7 +219,14 @@ class DuckDBSession(BackendSession):
                 err.position = None  # DuckDB's position is in the rewritten text
             return err
 
-        stream = RowStream(cur.fetchmany, cur.fetchall, to_error)
+        def fetch(n: int) -> list[tuple[Any, ...]]:
+            self._fetching = True
+            try:
+                return cur.fetchmany(n)
+            finally:
+                self._fetching = False
+
+        stream = RowStream(fetch, cur.fetchall, to_error)
         self._stream = weakref.ref(stream)
         return stream
 
@@ -372,8 +385,13 @@ class DuckDBSession(BackendSession):
     def interrupt(self) -> None:
         ref = self._stream  # (called from another thread: never parks)
         stream = ref() if ref is not None else None
-        if stream is not None:
+        if stream is not None and stream.pending:
             stream.cancel()
+            if not self._fetching:
+                # DuckDB runs nothing (rows are being written, or a portal is suspended):
+                # the stream stops at its next batch; DuckDB's own interrupt would also
+                # poison a suspended portal's result for its next Execute
+                return
         self._raw_cursor.interrupt()
 
     def close(self) -> None:

@@ -684,6 +684,8 @@ class Session:
         result = portal.result
         if portal.sent == 0:
             self._check_result_formats(portal, result.columns)
+        else:
+            result.resume()  # a cancel sent while the portal was suspended is not for this
         if result.columns is None:
             portal.done = True
             self._complete(result, 0)
