@@ -335,3 +335,51 @@ def test_pgbarriers_own_catalog_is_read_only_to_clients(srv: ServerProcess, sql:
         other.execute("CREATE TABLE IF NOT EXISTS pgbarrier_own_name_ok (a int)")
         assert other.execute("SELECT count(*) FROM pg_class WHERE relname = "
                              "'pgbarrier_own_name_ok'").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT path FROM system.main.duckdb_databases()",
+    "SELECT value FROM system.main.duckdb_settings() WHERE name = 'temp_directory'",
+    "DROP MACRO TABLE temp.duckdb_settings",
+    "SELECT * FROM duckdb_logs()",
+    "SHOW temp_directory",
+    'SHOW "secret_directory"',
+    "SHOW home_directory",
+])
+def test_server_paths_are_not_shown(srv: ServerProcess, dirs: dict[str, Path], sql: str) -> None:
+    with connect(srv) as conn:
+        err = refused(conn, sql)
+        assert str(dirs["data"]) not in str(err)
+
+
+@pytest.mark.parametrize("sql", [
+    "PRAGMA database_list",
+    "SELECT * FROM duckdb_databases()",
+    "SELECT * FROM duckdb_settings()",
+    "SELECT * FROM duckdb_temporary_files()",
+])
+def test_catalog_functions_answer_without_server_paths(srv: ServerProcess, dirs: dict[str, Path],
+                                                      sql: str) -> None:
+    with connect(srv) as conn:
+        rows = conn.execute(sql).fetchall()
+        assert str(dirs["data"]) not in repr(rows)
+        assert "/root" not in repr(rows)
+    with connect(srv) as conn:  # the shadows are per session, and the real values stay in use
+        (threads,) = conn.execute(
+            "SELECT value FROM duckdb_settings() WHERE name = 'threads'").fetchone()
+        assert threads == "2"
+
+
+def test_path_settings_are_duckdbs_own_names() -> None:
+    import duckdb
+
+    from pgbarrier.backends.duckdb_config import PATH_SETTINGS
+
+    names = {r[0] for r in duckdb.connect().execute("SELECT name FROM duckdb_settings()").fetchall()}
+    assert PATH_SETTINGS <= names, PATH_SETTINGS - names
+
+
+def test_catalog_browsing_still_works_without_paths(srv: ServerProcess) -> None:
+    result = srv.psql("-c", r"\l", "-c", r"\dt", "-c", "SELECT count(*) FROM pg_settings")
+    assert result.returncode == 0, result.stderr
+    assert "dev" in result.stdout

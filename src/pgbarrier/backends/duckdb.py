@@ -85,7 +85,7 @@ import duckdb
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
-from pgbarrier.backends.duckdb_config import DuckDBLimits, StatementGuard, lock_down
+from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_settings import ClientSettings

@@ -43,6 +43,12 @@ Rules this module keeps (verified on duckdb 2.0.1):
   ``pgbarrier_catalog`` (the PostgreSQL catalog every session of the database shares)
   or ``pgbarrier`` (the materialized-view marker) and is anything but a read is 42501
   ``permission denied for schema ...``, so no client can break another's catalog.
+* Server paths are not shown, as PostgreSQL keeps ``data_directory`` to superusers:
+  each session's TEMP macros (:data:`PATH_SHADOWS`) shadow ``duckdb_settings()``,
+  ``duckdb_databases()`` (so ``PRAGMA database_list``) and ``duckdb_temporary_files()``
+  with the same rows, paths NULL; naming the originals past the shadow
+  (``system.main.duckdb_settings()``), any statement but a query that names them,
+  DuckDB's logs, and ``SHOW`` of a path setting (:data:`PATH_SETTINGS`) are 42501.
 * ``--duckdb-memory-limit`` is per database (each is its own DuckDB instance); its
   default is a quarter of the host's RAM (:func:`default_memory_limit`), so one
   runaway query cannot take the host, DuckDB's own default being 80%.
@@ -203,8 +209,59 @@ _WATCHED = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH", "USE"})
 #: pgbarrier's own schemas, shared by every session of a database (its PostgreSQL catalog,
 #: and the marker of which tables are materialized views)
 _INTERNAL = re.compile(r'(?i)(?<![\w$])"?(pgbarrier(?:_catalog)?)"?(?![\w$])')
+_LITERALS = re.compile(r"'(?:[^']|'')*'")
 #: what a client may do with a statement that names them: read
 _READS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "RELATION", "PREPARE", "EXECUTE"})
+
+
+#: DuckDB's settings whose value is a server path (SHOW answers them)
+PATH_SETTINGS = frozenset({
+    "allowed_directories", "allowed_paths", "extension_directories",
+    "extension_repository_directory", "file_search_path", "home_directory", "log_query_path",
+    "profile_output", "profiling_output", "secret_directory", "temp_directory",
+})
+_PATH_LIST = ", ".join(f"'{n}'" for n in sorted(PATH_SETTINGS))
+#: per-session TEMP macros that shadow DuckDB's catalog functions which show server paths
+#: (DuckDB resolves the session's temp schema first; ``PRAGMA database_list`` reads
+#: ``duckdb_databases()``): the same rows, paths NULL
+PATH_SHADOWS = (
+    "CREATE OR REPLACE TEMP MACRO duckdb_settings() AS TABLE SELECT * REPLACE ("
+    f"CASE WHEN name IN ({_PATH_LIST}) THEN NULL ELSE value END AS value, "
+    f"CASE WHEN name IN ({_PATH_LIST}) THEN NULL ELSE typed_value END AS typed_value) "
+    "FROM system.main.duckdb_settings()",
+    "CREATE OR REPLACE TEMP MACRO duckdb_databases() AS TABLE SELECT * REPLACE ("
+    "NULL::VARCHAR AS path) FROM system.main.duckdb_databases()",
+    "CREATE OR REPLACE TEMP MACRO duckdb_temporary_files() AS TABLE SELECT * REPLACE ("
+    "NULL::VARCHAR AS path) FROM system.main.duckdb_temporary_files()",
+)
+#: the shadowed functions named past their shadow (``system.main.duckdb_settings()``), or
+#: a statement that could drop or replace a shadow, and DuckDB's logs
+_PATH_FUNCTIONS = re.compile(r"(?i)(\.\s*)?(?<![\w$])(duckdb_databases|duckdb_settings|"
+                             r"duckdb_temporary_files|duckdb_logs|duckdb_log_contexts)(?![\w$])")
+_QUERY_WORDS = frozenset({"SELECT", "WITH", "FROM", "TABLE", "VALUES", "PRAGMA", "EXPLAIN",
+                          "DESCRIBE", "SUMMARIZE"})
+_SHOW_RE = re.compile(r'\s*SHOW\s+("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*\Z', re.I)
+PATHS_HINT = ("pgbarrier shows the server's files and directories to no client (PostgreSQL "
+              "shows them to superusers only); pg_database and pg_settings list the "
+              "databases and this session's settings.")
+
+
+def _refuse_server_paths(sql: str, first_word: str | None) -> None:
+    """42501 for a statement that would show a server path: DuckDB's catalog functions
+    that list files and directories, and ``SHOW`` of a path setting (PostgreSQL keeps
+    ``data_directory`` and its like to superusers)."""
+    m = _PATH_FUNCTIONS.search(sql)
+    if m is not None:
+        name = m.group(2).lower()
+        if m.group(1) or name.startswith("duckdb_log") or first_word not in _QUERY_WORDS:
+            raise InsufficientPrivilege(f"permission denied for function {name}",
+                                        hint=PATHS_HINT)
+    if first_word == "SHOW":
+        shown = _SHOW_RE.match(_COMMENTS.sub("", sql, count=1))
+        if shown and _unquote_name(shown.group(1)).lower() in PATH_SETTINGS:
+            raise InsufficientPrivilege(
+                f'permission denied to examine "{_unquote_name(shown.group(1))}"',
+                hint=PATHS_HINT)
 
 
 def _refuse_internal_writes(sql: str, schema: str) -> None:
@@ -251,7 +308,10 @@ class StatementGuard:
         """``sql`` as DuckDB should run it (SET scopes made SESSION), or a 42501."""
         internal = _INTERNAL.search(sql)
         if internal is not None:
+            internal = _INTERNAL.search(_LITERALS.sub("''", sql))  # a name, not in a string
+        if internal is not None:
             _refuse_internal_writes(sql, internal.group(1).lower())
+        _refuse_server_paths(sql, first_word)
         if first_word not in _WATCHED and ";" not in sql.rstrip().rstrip(";"):
             return sql  # one statement DuckDB cannot read as SET/ATTACH...: nothing to parse
         try:
