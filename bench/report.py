@@ -616,6 +616,49 @@ def _startup(d: Doc, run: dict[str, Any] | None, results: Path) -> None:
             d("```text", out or "(no output)", "```", "")
 
 
+def streaming_verdict(sm: dict[str, Any] | None) -> dict[str, Any]:
+    """Growth of the server while a client reads none of a large result: this tree's."""
+    if not sm or not sm.get("targets"):
+        return {}
+    nr = sm["targets"][0]["no_read"]
+    return {"growth": nr["growth_mb"], "ok": nr["growth_mb"] <= sm["target_growth_mb"]}
+
+
+def _streaming(d: Doc, sm: dict[str, Any] | None) -> None:
+    d("## Streaming results: a large DuckDB result and the server's memory (issue 11)", "")
+    d("Command: `python bench/streaming_memory.py --rows 5000000 --compare-ref 4320867`. "
+      "`pgbarrier serve` (embedded DuckDB in memory), a fresh server per run; a raw-socket "
+      "client sends `SELECT range, range::text FROM range(5000000)` and either reads nothing "
+      "(the server's RSS from /proc is polled until it stops moving with the client's "
+      "receive queue full: the server is blocked on the socket) or reads everything as fast "
+      "as it can (a Python loop counting DataRows: the client bounds the read time). "
+      "`4320867` is the tree before rows streamed (every DataRow built before "
+      "the first was written), run side by side. Target: a client that reads nothing grows "
+      "the server by tens of MB (≤ 100 MB), not GB.", "")
+    if not sm or not sm.get("targets"):
+        d("Not run.", "")
+        return
+    rows = []
+    for t in sm["targets"]:
+        nr, ra = t["no_read"], t["read_all"]
+        label = "this tree" if t["label"] == "this" else f"`{t['label']}` (before streaming)"
+        rows.append([label, _num(nr["growth_mb"], 0, " MB"),
+                     _num(ra["first_row_s"] * 1000 if ra.get("first_row_s") is not None
+                          else None, 0, " ms"),
+                     _num(ra["total_s"], 1, " s"), _num(ra["growth_mb"], 0, " MB"),
+                     f"{ra['tag']}"])
+    d.table(["tree", "growth, client not reading", "first row", "all rows read",
+             "growth while reading", "CommandComplete"], rows)
+    v = streaming_verdict(sm)
+    d(f"Target ≤ {sm['target_growth_mb']} MB without reading: {_mark(v.get('ok'))}. Rows are "
+      "fetched from DuckDB 2,048 at a time and written every 256 KB of DataRows with a "
+      "blocking send, so what a connection holds is one batch and one write, whatever the "
+      "number of rows (rows of megabytes each make DuckDB's own chunk of 2,048 rows that "
+      "large: DuckDB's vector size, not pgbarrier's buffer). A statement whose client does "
+      "not read waits on its socket, as a PostgreSQL backend does; a second statement while "
+      "a portal is suspended reads that portal's rest into memory first.", "")
+
+
 def _summary(d: Doc, rows: list[list[str]]) -> None:
     d("## Targets at a glance", "")
     d.table(["item", "target", "this run", "verdict"], rows)
@@ -815,6 +858,8 @@ def render(results: Path) -> str:
     _classifier(body, cl)
     _profile(body, pr)
     _startup(body, run, results)
+    sm = _load(results, "streaming_memory")
+    _streaming(body, sm)
 
     pt_v = passthrough_verdict(pt)
     dk_v = duckdb_verdict(dk)
@@ -853,6 +898,10 @@ def render(results: Path) -> str:
     if mem:
         summary.append(["5 memory", "RSS with 500 idle connections ≤ 400 MB",
                         f"{mem['rss_mb']:.0f} MB", _mark(mem["rss_mb"] <= mem["target_mb"])])
+    sm_v = streaming_verdict(sm)
+    if sm_v:
+        summary.append(["issue 11 streaming", "5,000,000 rows, client not reading: ≤ 100 MB growth",
+                        f"+{sm_v['growth']:.0f} MB", _mark(sm_v["ok"])])
 
     head = Doc()
     _header(head, run)
@@ -869,7 +918,7 @@ def render(results: Path) -> str:
          "`pgbench`; what is missing is skipped with the reason in its section. One benchmark: "
          "`.venv/bin/python bench/run_all.py --only passthrough` (names: classifier, "
          "control_roundtrip, create_latency, refresh_lateness_1000, refresh_lateness_100, "
-         "memory, scale, profile, duckdb, passthrough, startup_time); `--quick` for smaller "
+         "memory, scale, profile, duckdb, passthrough, startup_time, streaming_memory); `--quick` for smaller "
          "sizes. Each script also runs alone (`python bench/<script>.py --help`).", "")
     return head.text() + "\n" + body.text() + "\n" + tail.text()
 

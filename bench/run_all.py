@@ -71,6 +71,9 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "quick": ["--seconds", "1", "--rounds", "2", "--scale", "10"],
         "smoke": ["--transactions", "20", "--rounds", "1", "--scale", "1", "--clients", "1",
                   "--modes", "extended"]}),
+    "streaming_memory": ("streaming_memory.py", {
+        "full": ["--rows", "5000000", "--compare-ref", "4320867"],
+        "quick": ["--rows", "5000000"], "smoke": ["--rows", "1000", "--timeout", "30"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
     # run when present, with only the flags its --help lists
     "startup_time": ("startup_time.py", {

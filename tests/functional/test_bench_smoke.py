@@ -42,7 +42,8 @@ import json  # noqa: E402
 
 import pytest  # noqa: E402
 
-SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough"]
+SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
+         "streaming_memory"]
 
 
 @pytest.fixture(scope="module")
@@ -70,5 +71,6 @@ def test_bench_report_renders(bench_results, tmp_path):
     text = (tmp_path / "BENCHMARKS.md").read_text()
     for heading in ("## Pass-through overhead", "## Embedded DuckDB", "## Control plane",
                     "## Scale of the barrier manager", "## The classifier on its own",
-                    "## Where the pass-through path spends its time"):
+                    "## Where the pass-through path spends its time",
+                    "## Streaming results"):
         assert heading in text, heading
