@@ -23,8 +23,8 @@ Rules this module keeps:
   a backend cursor as they are iterated, so a result is never built in full; the
   session writes each batch out before the next is fetched. Its cursor holds one
   pending result: before the cursor runs anything else, the backend calls
-  :meth:`RowStream.park`, which reads the rest into memory (an error met while
-  doing so is raised after the rows before it). :meth:`RowStream.cancel` makes
+  :meth:`RowStream.park`, which reads the rest into memory in batches (an error
+  met while doing so is raised after the rows read before it). :meth:`RowStream.cancel` makes
   the next batch fail with 57014 (a cancel that came while the rows were being
   written, when the backend was not running); one that came while a portal was
   suspended is forgotten when its next Execute begins (PostgreSQL ignores a cancel
@@ -118,21 +118,17 @@ class Result(QueryResult):
 
 #: rows fetched from the backend at a time (a DuckDB vector is 2,048 rows)
 STREAM_BATCH_ROWS = 2048
+_PARK_BATCH_ROWS = 65536
 
 
 class RowStream:
-    """Rows fetched ``batch_rows`` at a time with ``fetch(n)`` (an empty list: no more).
-
-    ``fetch_rest()`` reads everything left (for :meth:`park`); ``to_error`` turns a
-    backend exception into the PgError the client gets.
-    """
+    """Rows fetched ``batch_rows`` at a time with ``fetch(n)`` (an empty list: no more);
+    ``to_error`` turns a backend exception into the PgError the client gets."""
 
     def __init__(self, fetch: Callable[[int], list[tuple[Any, ...]]],
-                 fetch_rest: Callable[[], list[tuple[Any, ...]]],
                  to_error: Callable[[Exception], PgError],
                  batch_rows: int = STREAM_BATCH_ROWS) -> None:
         self._fetch = fetch
-        self._fetch_rest = fetch_rest
         self._to_error = to_error
         self._batch_rows = batch_rows
         self._buffer: deque[tuple[Any, ...]] = deque()
@@ -158,8 +154,9 @@ class RowStream:
         if self._exhausted:
             return
         self._exhausted = True
-        try:
-            self._buffer.extend(self._fetch_rest())
+        try:  # in batches: the rows before an error are kept, and sent before it
+            while batch := self._fetch(_PARK_BATCH_ROWS):
+                self._buffer.extend(batch)
         except Exception as exc:  # noqa: BLE001 - the backend's error, raised in its turn
             self._error = self._to_error(exc)
 

@@ -332,3 +332,31 @@ def test_a_cancel_while_a_portal_is_suspended_is_not_for_its_next_execute(server
         assert reader.until_ready()["status"] == "I"
     finally:
         client.close()
+
+
+def test_a_portal_parked_by_another_statement_fails_at_its_own_execute(server):
+    """Another statement reads a suspended portal's rest into memory first; when that rest
+    fails, the other statement still runs, and the portal's next Execute sends the rows
+    DuckDB gave before the failure, then the error (one Sync: PostgreSQL's order)."""
+    client = Client(server)
+    reader = client.reader
+    bad = (b"SELECT (CASE WHEN range < 300000 THEN range::text ELSE 'x' END)::int AS v "
+           b"FROM range(500000)")
+    seen: list[bytes] = []
+    try:
+        client.sock.sendall(
+            _msg(b"P", b"s\x00" + bad + b"\x00" + struct.pack("!h", 0))
+            + _msg(b"B", b"p\x00s\x00" + struct.pack("!hhh", 0, 0, 0))
+            + _execute(b"p", 10)
+            + _msg(b"P", b"\x00SELECT 42\x00" + struct.pack("!h", 0))
+            + _msg(b"B", b"\x00\x00" + struct.pack("!hhh", 0, 0, 0))
+            + _execute(b"", 0)
+            + _execute(b"p", 0) + _msg(b"S", b""))
+        out = reader.until_ready(lambda code: seen.append(code) if code != b"D" else None)
+        assert seen == [b"1", b"2", b"s", b"1", b"2", b"C", b"E", b"Z"], seen
+        assert out["tags"] == ["SELECT 1"] and out["rows_at"] == [11]
+        assert [e["C"] for e in out["errors"]] == ["22P02"]
+        assert 11 < out["rows_before_error"] <= 300000 + 1
+        assert out["status"] == "I"
+    finally:
+        client.close()

@@ -63,7 +63,10 @@ Rules this module keeps:
   pending stream, reading its rest into memory, so a portal suspended by
   Execute's row limit still resumes with all its rows and count (a portal given
   its own cursor would be another DuckDB connection, outside this session's
-  transaction, temp objects and settings). ``interrupt`` during a fetch is
+  transaction, temp objects and settings). If that rest fails, its rows before
+  the failure and then the error go to the portal's next Execute; inside a
+  transaction block DuckDB has aborted the transaction by then, so the other
+  statement gets 25P02 (PostgreSQL would fail only the portal). ``interrupt`` during a fetch is
   DuckDB's interrupt; otherwise (rows being written, a portal suspended) it flags
   the stream, which fails with 57014 at its next batch, unless a suspended
   portal's next Execute begins first (PostgreSQL ignores a cancel when idle).
@@ -226,7 +229,7 @@ class DuckDBSession(BackendSession):
             finally:
                 self._fetching = False
 
-        stream = RowStream(fetch, cur.fetchall, to_error)
+        stream = RowStream(fetch, to_error)
         self._stream = weakref.ref(stream)
         return stream
 
