@@ -32,9 +32,10 @@ RSS_BOUND_MB = 300
 class Client:
     """A raw-protocol connection: start-up done, its backend key kept."""
 
-    def __init__(self, server) -> None:
+    def __init__(self, server, database: str = "dev") -> None:
         self.sock = socket.create_connection((server.host, server.port), timeout=60)
-        body = struct.pack("!i", 196608) + b"user\x00root\x00database\x00dev\x00\x00"
+        body = struct.pack("!i", 196608) + b"user\x00root\x00database\x00" \
+            + database.encode() + b"\x00\x00"
         self.sock.sendall(struct.pack("!i", len(body) + 4) + body)
         self.reader = Reader(self.sock)
         self.key: tuple[int, int] | None = None
@@ -156,6 +157,20 @@ def test_a_client_that_does_not_read_does_not_grow_the_server(server):
     # the server goes on: the hung-up client's statement ends, other clients are served
     with psycopg.connect(server.dsn(), autocommit=True) as conn:
         assert conn.execute("SELECT 42").fetchone() == (42,)
+
+
+def test_a_client_that_hangs_up_mid_stream_ends_its_session(server):
+    """The server blocked on a full socket notices the hang-up (its write fails) and ends
+    the session: DROP DATABASE, which waits for the sessions of a database to end, works."""
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE stream_hangup")
+        client = Client(server, "stream_hangup")
+        client.query(BIG)
+        _settled_rss(server.proc.pid, client.sock, float("inf"), timeout_s=30)
+        assert _unread(client.sock) > 0  # the server wrote, and waits for the client
+        client.close()
+        conn.execute("DROP DATABASE stream_hangup")
+    assert not [line for line in server.log if "Traceback" in line or "unexpected" in line]
 
 
 def test_a_slow_reader_gets_every_row_and_the_count(server):
