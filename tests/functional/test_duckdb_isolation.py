@@ -383,3 +383,16 @@ def test_catalog_browsing_still_works_without_paths(srv: ServerProcess) -> None:
     result = srv.psql("-c", r"\l", "-c", r"\dt", "-c", "SELECT count(*) FROM pg_settings")
     assert result.returncode == 0, result.stderr
     assert "dev" in result.stdout
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE SECRET s (TYPE http)",
+    "CREATE OR REPLACE TEMPORARY SECRET s (TYPE http)",
+    "SET VARIABLE pgbarrier_user = 'admin'",
+])
+def test_no_secrets_and_no_borrowed_user_name(srv: ServerProcess, sql: str) -> None:
+    with connect(srv) as conn:
+        refused(conn, sql)
+        assert conn.execute("SELECT current_user").fetchone() == ("root",)
+        conn.execute("SET VARIABLE mine = 1")  # the session's own variables stay usable
+        assert conn.execute("SELECT getvariable('mine')").fetchone() == (1,)

@@ -49,6 +49,9 @@ Rules this module keeps (verified on duckdb 2.0.1):
   with the same rows, paths NULL; naming the originals past the shadow
   (``system.main.duckdb_settings()``), any statement but a query that names them,
   DuckDB's logs, and ``SHOW`` of a path setting (:data:`PATH_SETTINGS`) are 42501.
+* No secrets: DuckDB keeps even a temporary secret per instance (every session of the
+  database would use it) and pgbarrier reaches no remote storage, so ``CREATE SECRET``
+  is 42501; so is ``SET VARIABLE pgbarrier_*`` (pgbarrier's own, the session's user).
 * ``--duckdb-memory-limit`` is per database (each is its own DuckDB instance); its
   default is a quarter of the host's RAM (:func:`default_memory_limit`), so one
   runaway query cannot take the host, DuckDB's own default being 80%.
@@ -238,6 +241,8 @@ PATH_SHADOWS = (
 #: a statement that could drop or replace a shadow, and DuckDB's logs
 _PATH_FUNCTIONS = re.compile(r"(?i)(\.\s*)?(?<![\w$])(duckdb_databases|duckdb_settings|"
                              r"duckdb_temporary_files|duckdb_logs|duckdb_log_contexts)(?![\w$])")
+_SECRET_RE = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:TEMP|TEMPORARY|PERSISTENT)\s+)?"
+                        r"SECRET\b", re.I)
 _QUERY_WORDS = frozenset({"SELECT", "WITH", "FROM", "TABLE", "VALUES", "PRAGMA", "EXPLAIN",
                           "DESCRIBE", "SUMMARIZE"})
 _SHOW_RE = re.compile(r'\s*SHOW\s+("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*\Z', re.I)
@@ -312,6 +317,11 @@ class StatementGuard:
         if internal is not None:
             _refuse_internal_writes(sql, internal.group(1).lower())
         _refuse_server_paths(sql, first_word)
+        if first_word == "CREATE" and _SECRET_RE.match(_COMMENTS.sub("", sql, count=1)):
+            # DuckDB keeps secrets per instance: every session of the database would use it
+            raise InsufficientPrivilege("permission denied to create a secret",
+                                        hint="DuckDB shares a secret with every session of the "
+                                             "database, and pgbarrier reaches no remote storage.")
         if first_word not in _WATCHED and ";" not in sql.rstrip().rstrip(";"):
             return sql  # one statement DuckDB cannot read as SET/ATTACH...: nothing to parse
         try:
@@ -345,6 +355,10 @@ class StatementGuard:
             verb, scope, name, rest = m.group(1).upper(), (m.group(2) or "").upper(), \
                 _unquote_name(m.group(3)), m.group(4)
             if scope == "VARIABLE":
+                if name.lower().startswith("pgbarrier"):  # pgbarrier's own (the user name)
+                    raise InsufficientPrivilege(
+                        f'permission denied to set parameter "{name}"',
+                        hint="pgbarrier keeps the session's user there; it is set at start-up.")
                 return text  # DuckDB's variables belong to the connection
             if scope == "GLOBAL":
                 raise InsufficientPrivilege(f'permission denied to set parameter "{name}"',
