@@ -70,15 +70,18 @@ def _child(args: argparse.Namespace) -> int:
 
         dialect = "duckdb"
 
-        def ensure_database(self, name: str) -> None: pass
+        def ensure_database(self, name: str, owner: Any = None) -> None: pass
         def drop_database(self, name: str) -> None: pass
-        def connect(self, database: str, user: str) -> Any: raise NotImplementedError
+        def connect(self, database: str, user: str, password: Any = None) -> Any:
+            raise NotImplementedError
         def relation_exists(self, database: str, name: str) -> bool: return False
-        def create_batch_view(self, database: str, name: str, columns: Any, query: str) -> int: return 1
+        def create_batch_view(self, database: str, name: str, columns: Any, query: str,
+                              owner: Any = None, cancel: Any = None) -> int: return 1
         def refresh_batch_view(self, database: str, name: str, columns: Any, query: str,
                                cancel: Any = None) -> int: return 1
         def drop_batch_view(self, database: str, name: str) -> None: pass
-        def create_view(self, database: str, name: str, columns: Any, query: str) -> None: pass
+        def create_view(self, database: str, name: str, columns: Any, query: str,
+                        owner: Any = None) -> None: pass
         def drop_view(self, database: str, name: str) -> None: pass
         def describe_query(self, database: str, query: str) -> list[Column]: return [Column("x", 23)]
         def close(self) -> None: pass
