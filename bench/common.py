@@ -16,6 +16,7 @@ Rules the benchmarks keep:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -461,3 +462,33 @@ def main_versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "not installed"
     return out
+
+
+def source_tree(ref: str, into: Path) -> Path:
+    """git commit ``ref``'s ``src/`` extracted under ``into`` (for a side-by-side run)."""
+    import tarfile
+
+    data = subprocess.run(["git", "archive", ref, "src"], cwd=ROOT, capture_output=True,
+                          check=True).stdout
+    tar = into / "src.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as t:
+        t.extractall(into, filter="data")
+    return into / "src"
+
+
+@contextlib.contextmanager
+def python_path(src: Path | None) -> Iterator[None]:
+    """Servers started inside run ``src``'s pgbarrier (None: this tree's)."""
+    before = os.environ.get("PYTHONPATH")
+    if src is not None:
+        os.environ["PYTHONPATH"] = str(src) + (os.pathsep + before if before else "")
+    try:
+        yield
+    finally:
+        if src is not None:
+            if before is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = before
+

@@ -659,6 +659,48 @@ def _streaming(d: Doc, sm: dict[str, Any] | None) -> None:
       "a portal is suspended reads that portal's rest into memory first.", "")
 
 
+def flood_verdict(cf: dict[str, Any] | None) -> dict[str, Any]:
+    """Sessions accepted past --max-connections, and the threads a flood costs: this tree's."""
+    if not cf or not cf.get("targets"):
+        return {}
+    t = cf["targets"][0]
+    limit = cf["max_connections"]
+    sessions = t["counts"].get("session", 0)
+    refused = t["counts"].get("53300", 0)
+    return {"sessions": sessions, "refused": refused, "threads": t["threads"],
+            "ok": sessions <= limit and sessions + refused == cf["connections"]
+            and (t["threads"] or 0) <= limit + 50}
+
+
+def _flood(d: Doc, cf: dict[str, Any] | None) -> None:
+    d("## A flood of connections: limits, threads and memory (issue 11)", "")
+    d("Command: `python bench/connection_flood.py --connections 2000 --max-connections 100 "
+      "--compare-ref 4320867`. `pgbarrier serve` (embedded DuckDB in memory); one client "
+      "opens 2,000 TCP connections one after another, each sending a StartupMessage and "
+      "keeping its socket open; each is counted by its first answer (a session up to "
+      "ReadyForQuery, or FATAL 53300). The server's RSS and threads are read from /proc with "
+      "every socket still open. `4320867` is the tree before `--max-connections` (run without "
+      "the flag), side by side. Target: no more sessions than the limit, every other "
+      "connection refused with 53300, threads bounded by the limit, not by the flood.", "")
+    if not cf or not cf.get("targets"):
+        d("Not run.", "")
+        return
+    rows = []
+    for t in cf["targets"]:
+        label = "this tree" if t["label"] == "this" else f"`{t['label']}` (no limit)"
+        counts = ", ".join(f"{k} {v:,}" for k, v in sorted(t["counts"].items()))
+        rows.append([label, " ".join(t["args"]) or "—", counts,
+                     f"{t['threads_before']} → {t['threads']}",
+                     f"{_num(t['rss_before_mb'])} → {_num(t['rss_mb'])} MB",
+                     _num(t["seconds"], 1, " s")])
+    d.table(["tree", "flags", "outcomes", "threads", "RSS", "2,000 attempts took"], rows)
+    v = flood_verdict(cf)
+    d(f"Target: {_mark(v.get('ok'))}. A refused connection gets its 53300 on its own thread, "
+      "which ends at once; past 2 × the limit + 10 connections at once the accepting thread "
+      "answers 53300 itself, so a flood of simultaneous connections costs no threads either.",
+      "")
+
+
 def _summary(d: Doc, rows: list[list[str]]) -> None:
     d("## Targets at a glance", "")
     d.table(["item", "target", "this run", "verdict"], rows)
@@ -860,6 +902,8 @@ def render(results: Path) -> str:
     _startup(body, run, results)
     sm = _load(results, "streaming_memory")
     _streaming(body, sm)
+    cf = _load(results, "connection_flood")
+    _flood(body, cf)
 
     pt_v = passthrough_verdict(pt)
     dk_v = duckdb_verdict(dk)
@@ -902,6 +946,12 @@ def render(results: Path) -> str:
     if sm_v:
         summary.append(["issue 11 streaming", "5,000,000 rows, client not reading: ≤ 100 MB growth",
                         f"+{sm_v['growth']:.0f} MB", _mark(sm_v["ok"])])
+    cf_v = flood_verdict(cf)
+    if cf_v:
+        summary.append(["issue 11 limits", "2,000 connections at --max-connections 100: "
+                        "100 sessions, the rest 53300, threads bounded",
+                        f"{cf_v['sessions']} sessions, {cf_v['refused']:,} refused, "
+                        f"{cf_v['threads']} threads", _mark(cf_v["ok"])])
 
     head = Doc()
     _header(head, run)
@@ -918,7 +968,7 @@ def render(results: Path) -> str:
          "`pgbench`; what is missing is skipped with the reason in its section. One benchmark: "
          "`.venv/bin/python bench/run_all.py --only passthrough` (names: classifier, "
          "control_roundtrip, create_latency, refresh_lateness_1000, refresh_lateness_100, "
-         "memory, scale, profile, duckdb, passthrough, startup_time, streaming_memory); `--quick` for smaller "
+         "memory, scale, profile, duckdb, passthrough, startup_time, streaming_memory, connection_flood); `--quick` for smaller "
          "sizes. Each script also runs alone (`python bench/<script>.py --help`).", "")
     return head.text() + "\n" + body.text() + "\n" + tail.text()
 

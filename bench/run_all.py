@@ -74,6 +74,10 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
     "streaming_memory": ("streaming_memory.py", {
         "full": ["--rows", "5000000", "--compare-ref", "4320867"],
         "quick": ["--rows", "5000000"], "smoke": ["--rows", "1000", "--timeout", "30"]}),
+    "connection_flood": ("connection_flood.py", {
+        "full": ["--connections", "2000", "--max-connections", "100", "--compare-ref", "4320867"],
+        "quick": ["--connections", "500", "--max-connections", "100"],
+        "smoke": ["--connections", "8", "--max-connections", "3"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
     # run when present, with only the flags its --help lists
     "startup_time": ("startup_time.py", {

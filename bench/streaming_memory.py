@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import os
 import socket
 import struct
-import subprocess
 import sys
-import tarfile
 import tempfile
 import termios
 import threading
@@ -161,22 +158,9 @@ def read_all(srv: c.Server, sql: str) -> dict[str, Any]:
         sock.close()
 
 
-def _source_tree(ref: str, into: Path) -> Path:
-    data = subprocess.run(["git", "archive", ref, "src"], cwd=c.ROOT, capture_output=True,
-                          check=True).stdout
-    tar = into / "src.tar"
-    tar.write_bytes(data)
-    with tarfile.open(tar) as t:
-        t.extractall(into, filter="data")
-    return into / "src"
-
-
 def run_target(label: str, src: Path | None, sql: str, args: argparse.Namespace
                ) -> dict[str, Any]:
-    env_before = os.environ.get("PYTHONPATH")
-    if src is not None:
-        os.environ["PYTHONPATH"] = str(src) + (os.pathsep + env_before if env_before else "")
-    try:
+    with c.python_path(src):
         out: dict[str, Any] = {"label": label}
         for scenario in ("no_read", "read_all"):
             srv = c.start_pgbarrier()  # a fresh server per scenario: nothing left from before
@@ -189,12 +173,6 @@ def run_target(label: str, src: Path | None, sql: str, args: argparse.Namespace
                 srv.stop()
             print(f"{label:>8} {scenario:>8}: {out[scenario]}", flush=True)
         return out
-    finally:
-        if src is not None:
-            if env_before is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = env_before
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     targets = [run_target("this", None, sql, args)]
     if args.compare_ref:
         with tempfile.TemporaryDirectory(prefix="pgbarrier-before-") as tmp:
-            src = _source_tree(args.compare_ref, Path(tmp))
+            src = c.source_tree(args.compare_ref, Path(tmp))
             targets.append(run_target(args.compare_ref, src, sql, args))
     result = {"benchmark": "streaming_memory", "rows": args.rows, "query": sql,
               "compare_ref": args.compare_ref, "targets": targets, "target_growth_mb": 100}

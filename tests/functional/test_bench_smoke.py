@@ -43,7 +43,7 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 
 SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
-         "streaming_memory"]
+         "streaming_memory", "connection_flood"]
 
 
 @pytest.fixture(scope="module")
@@ -72,5 +72,5 @@ def test_bench_report_renders(bench_results, tmp_path):
     for heading in ("## Pass-through overhead", "## Embedded DuckDB", "## Control plane",
                     "## Scale of the barrier manager", "## The classifier on its own",
                     "## Where the pass-through path spends its time",
-                    "## Streaming results"):
+                    "## Streaming results", "## A flood of connections"):
         assert heading in text, heading
