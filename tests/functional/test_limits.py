@@ -21,7 +21,10 @@ import pytest
 
 from conftest import require_postgres, run_in_background, start_server, stop_server
 from test_auth_tls import make_certificate
-from test_wire_odd_input import Target, connect, msg, query, read_messages, startup_packet, summary
+# the same three servers as the odd-input tests: DuckDB, upstream and PostgreSQL itself
+from test_wire_odd_input import (  # noqa: F401 - fixtures
+    Target, connect, duckdb_target, msg, query, read_messages, startup_packet, summary, target,
+    upstream_target)
 
 AUTH_TIMEOUT_S = 1.0
 
@@ -188,35 +191,6 @@ def test_require_tls_without_a_certificate_exits_2():
 
 
 # --------------------------------------------------------------------------- idle timeouts
-
-
-@pytest.fixture(scope="module")
-def duckdb_target() -> Iterator[Target]:
-    srv = start_server()
-    yield Target(srv.host, srv.port, "dev")
-    assert stop_server(srv) == 0
-
-
-@pytest.fixture(scope="module")
-def upstream_target() -> Iterator[Target]:
-    dsn = require_postgres()
-    database = f"pgb_lim_{uuid.uuid4().hex[:8]}"
-    srv = start_server("--database", database, "--upstream", dsn.rsplit("/", 1)[0] + "/")
-    try:
-        yield Target(srv.host, srv.port, database)
-    finally:
-        code = stop_server(srv)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-    assert code == 0
-
-
-@pytest.fixture(params=["duckdb", "upstream", "postgres"])
-def target(request) -> Target:
-    if request.param == "postgres":
-        require_postgres()
-        return Target("127.0.0.1", 5432, "postgres")
-    return request.getfixturevalue(f"{request.param}_target")
 
 
 IDLE = [
