@@ -88,6 +88,21 @@ def stop_server(server: ServerProcess) -> int:
         raise
 
 
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def backend_server(request) -> Iterator[ServerProcess]:
+    """A server process on each backend in turn: embedded DuckDB, then ``--upstream`` the
+    PostgreSQL on 127.0.0.1:5432 (skipped, or failing under CI=true, when unreachable);
+    ``.kind`` says which."""
+    extra: tuple[str, ...] = ()
+    if request.param == "postgres":
+        require_postgres()
+        extra = ("--upstream", UPSTREAM)
+    srv = start_server(*extra)
+    srv.kind = request.param  # type: ignore[attr-defined]
+    yield srv
+    assert stop_server(srv) == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
     srv = start_server("--barrier-interval-ms", "1000")

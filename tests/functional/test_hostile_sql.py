@@ -6,20 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.conftest import UPSTREAM, require_postgres, start_server, stop_server
 
 DEPTH = 5000
-
-
-@pytest.fixture(scope="module", params=["duckdb", "postgres"])
-def any_server(request):
-    extra: tuple[str, ...] = ()
-    if request.param == "postgres":
-        require_postgres()
-        extra = ("--upstream", UPSTREAM)
-    srv = start_server(*extra)
-    yield srv
-    assert stop_server(srv) == 0, "".join(srv.log)
 
 
 @pytest.mark.parametrize("sql", [
@@ -28,8 +16,8 @@ def any_server(request):
     + "(" * DEPTH + "1" + ")" * DEPTH,
     "SELECT * FROM rw_catalog.rw_databases WHERE " + "(" * DEPTH + "true" + ")" * DEPTH,
 ], ids=["streaming-mv", "batch-mv", "rw_catalog"])
-def test_deeply_nested_statements_are_54001_or_postgres_own_answer(any_server, sql):
-    with psycopg.connect(any_server.dsn(), autocommit=True) as conn:
+def test_deeply_nested_statements_are_54001_or_postgres_own_answer(backend_server, sql):
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
         with pytest.raises(psycopg.Error) as info:
             conn.execute(sql)
         assert info.value.sqlstate in ("54001", "42601"), info.value

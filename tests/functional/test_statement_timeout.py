@@ -8,7 +8,7 @@ import threading
 import psycopg
 import pytest
 
-from tests.conftest import UPSTREAM, require_postgres, run_in_background, start_server, stop_server
+from tests.conftest import run_in_background
 
 #: would run for many minutes on either backend; every test stops it long before
 HEAVY = {
@@ -18,18 +18,6 @@ HEAVY = {
 }
 #: how long a stopped statement may take to end (it would otherwise run for minutes)
 STOP_WITHIN_S = 60
-
-
-@pytest.fixture(scope="module", params=["duckdb", "postgres"])
-def backend_server(request):
-    extra: tuple[str, ...] = ()
-    if request.param == "postgres":
-        require_postgres()
-        extra = ("--upstream", UPSTREAM)
-    srv = start_server(*extra)
-    srv.kind = request.param  # type: ignore[attr-defined]
-    yield srv
-    assert stop_server(srv) == 0, "".join(srv.log)
 
 
 def _run_bounded(conn, sql: str, params=None) -> BaseException | None:
@@ -77,6 +65,16 @@ def _create_heavy(kind: str, name: str) -> str:
             + HEAVY[kind])
 
 
+def _assert_nothing_left(conn, name: str) -> None:
+    """A stopped CREATE left no job behind and its name is free again."""
+    names = [r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS")]
+    assert name not in names
+    conn.execute(f"CREATE MATERIALIZED VIEW {name} WITH (refresh.interval.sec = 60) "
+                 "AS SELECT 1 AS x")
+    assert conn.execute(f"SELECT x FROM {name}").fetchone() == (1,)
+    conn.execute(f"DROP MATERIALIZED VIEW {name}")
+
+
 def test_statement_timeout_stops_the_first_snapshot(backend_server):
     kind = backend_server.kind
     with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
@@ -86,13 +84,7 @@ def test_statement_timeout_stops_the_first_snapshot(backend_server):
         assert isinstance(err, psycopg.errors.QueryCanceled), err
         assert "statement timeout" in str(err)
         conn.execute("RESET statement_timeout")
-        # nothing is left behind: the name is free, no job is listed
-        names = [r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS")]
-        assert "heavy_timeout" not in names
-        conn.execute("CREATE MATERIALIZED VIEW heavy_timeout WITH (refresh.interval.sec = 60) "
-                     "AS SELECT 1 AS x")
-        assert conn.execute("SELECT x FROM heavy_timeout").fetchone() == (1,)
-        conn.execute("DROP MATERIALIZED VIEW heavy_timeout")
+        _assert_nothing_left(conn, "heavy_timeout")
 
 
 def test_cancel_request_stops_the_first_snapshot(backend_server):
@@ -105,12 +97,7 @@ def test_cancel_request_stops_the_first_snapshot(backend_server):
         (err,) = job.outcome
         assert isinstance(err, psycopg.errors.QueryCanceled), err
         assert "user request" in str(err)
-        names = [r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS")]
-        assert "heavy_cancel" not in names
-        conn.execute("CREATE MATERIALIZED VIEW heavy_cancel WITH (refresh.interval.sec = 60) "
-                     "AS SELECT 2 AS x")
-        assert conn.execute("SELECT x FROM heavy_cancel").fetchone() == (2,)
-        conn.execute("DROP MATERIALIZED VIEW heavy_cancel")
+        _assert_nothing_left(conn, "heavy_cancel")
 
 
 def test_a_timeout_that_did_not_fire_never_hits_a_later_statement(backend_server):
