@@ -79,6 +79,13 @@ class ProtocolViolation(Fatal):
     sqlstate = "08P01"
 
 
+class MalformedMessage(PgError):
+    """08P01 for a known message whose body does not parse: PostgreSQL's ``pq_getmsg*``
+    errors are ERROR, not FATAL (the connection stays; the extended protocol skips to Sync)."""
+
+    sqlstate = "08P01"
+
+
 class FeatureNotSupported(PgError):
     sqlstate = "0A000"
 

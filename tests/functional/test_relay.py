@@ -209,6 +209,22 @@ SELECT count(*) FROM {t}_bv;
     assert "cannot create batch refresh job while database barrier is paused" in out.stderr
 
 
+def test_large_objects_through_psql_use_the_fast_path(relay, tmp_path):
+    """psql's \\lo_import / \\lo_export call the lo_* functions with FunctionCall
+    (libpq's fast path): the relay passes it upstream like a Query."""
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("large object through pgbarrier\n")
+    imported = relay.server.psql("-At", "-c", f"\\lo_import {src}", database=relay.database)
+    assert imported.returncode == 0, imported.stderr
+    oid = imported.stdout.split()[-1]
+    exported = relay.server.psql("-At", "-c", f"\\lo_export {oid} {out}",
+                                 database=relay.database)
+    assert exported.returncode == 0, exported.stderr
+    assert out.read_text() == src.read_text()
+    with relay.connect() as c:
+        c.execute(f"SELECT lo_unlink({int(oid)})")
+
+
 # --------------------------------------------------------------------------- COPY
 
 
@@ -311,7 +327,7 @@ def test_client_hang_up_cancels_a_relayed_statement(relay):
         direct.execute(f"SELECT pg_advisory_unlock({key})")
 
 
-def test_malformed_relayed_message_closes_only_that_connection(relay):
+def test_malformed_relayed_message_is_an_error_of_that_connection_only(relay):
     sock = _raw_session(relay)
     # a named statement that lives upstream, then a Bind to it whose body is cut short
     sock.sendall(_frame(b"P", b"s1\0SELECT $1::int\0\0\0") + _frame(b"B", b"\0s1\0\0\x01")

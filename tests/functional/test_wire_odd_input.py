@@ -194,6 +194,33 @@ CASES = {
     "re-binding an open named portal": (
         ROWS3 + bind(portal=b"p") + execute(b"p", 1) + bind(portal=b"p") + SYNC,
         [("1",), ("2",), ROWS[0], ("s",), E("42P03", 'cursor "p" already exists'), Z_IDLE]),
+    "a Bind cut short is an ERROR, not FATAL": (
+        parse(b"SELECT 1") + msg(b"B", b"\0\0" + struct.pack("!h", 1)) + SYNC,
+        [("1",), E("08P01", "insufficient data left in message"), Z_IDLE]),
+    "a Bind with bytes past its end": (
+        ROWS3 + msg(b"B", b"\0\0" + struct.pack("!hhh", 0, 0, 0) + b"zz") + SYNC,
+        [("1",), E("08P01", "invalid message format"), Z_IDLE]),
+    "an Execute cut short": (
+        ROWS3 + bind() + msg(b"E", b"\0\0") + SYNC,
+        [("1",), ("2",), E("08P01", "insufficient data left in message"), Z_IDLE]),
+    "a Parse whose string never ends": (
+        msg(b"P", b"abc") + SYNC,
+        [E("08P01", "invalid string in message"), Z_IDLE]),
+    "a Close of an unknown kind": (
+        msg(b"C", b"Q\0") + SYNC,
+        [E("08P01", "invalid CLOSE message subtype 81"), Z_IDLE]),
+    "a Describe of an unknown kind": (
+        msg(b"D", b"X\0") + SYNC,
+        [E("08P01", "invalid DESCRIBE message subtype 88"), Z_IDLE]),
+    "a FunctionCall of a function that does not exist": (
+        msg(b"F", struct.pack("!ihhh", 1, 0, 0, 0)),
+        [E("42883", "function with OID 1 does not exist"), Z_IDLE]),
+    "a FunctionCall cut short": (
+        msg(b"F", b"\0"),
+        [E("08P01", "insufficient data left in message"), Z_IDLE]),
+    "a Bind of an unnamed statement that does not exist": (
+        msg(b"B", b"\0\0" + struct.pack("!hhh", 0, 0, 0)) + SYNC,
+        [E("26000", "unnamed prepared statement does not exist"), Z_IDLE]),
     "re-binding the unnamed portal": (
         ROWS3 + bind() + execute(b"", 1) + bind() + execute() + SYNC,
         [("1",), ("2",), ROWS[0], ("s",), ("2",), *ROWS, Z_IDLE]),
@@ -204,6 +231,17 @@ CASES = {
 def test_odd_message_gets_postgresqls_answer(target, case):
     data, expected = CASES[case]
     assert exchange(target, data) == expected
+
+
+def test_malformed_messages_leave_the_connection_usable(target):
+    with connect(target) as sock:
+        sock.sendall(msg(b"B", b"\0") + SYNC)
+        assert summary(read_messages(sock))[-1] == Z_IDLE
+        sock.sendall(msg(b"F", b"\0"))
+        assert summary(read_messages(sock))[-1] == Z_IDLE
+        sock.sendall(query(b"SELECT 41 + 1"))
+        got = summary(read_messages(sock))
+        assert ("D", "\x00\x01\x00\x00\x00\x0242") in got and got[-1] == Z_IDLE
 
 
 def test_invalid_utf8_leaves_the_connection_usable(target):

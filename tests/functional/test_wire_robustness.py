@@ -73,8 +73,6 @@ def _connect(server) -> socket.socket:
     b"?" + struct.pack("!i", 4),                       # unknown message type
     b"Q" + struct.pack("!i", 100 * 1024 * 1024),       # longer than the maximum
     b"Q" + struct.pack("!i", 2),                       # shorter than its own length word
-    b"P" + struct.pack("!i", 9) + b"nonul",            # a string without its terminator
-    b"D" + struct.pack("!i", 6) + b"X\x00",            # Describe of neither S nor P
 ])
 def test_malformed_message_gets_08P01_and_only_that_connection_closes(server, bad):
     with psycopg.connect(server.dsn(), autocommit=True) as bystander:
@@ -88,6 +86,23 @@ def test_malformed_message_gets_08P01_and_only_that_connection_closes(server, ba
         assert bystander.execute("SELECT 1").fetchone() == (1,), "other sessions go on"
     with psycopg.connect(server.dsn()) as fresh:
         assert fresh.execute("SELECT 2").fetchone() == (2,), "the server goes on"
+
+
+@pytest.mark.parametrize("bad", [
+    b"P" + struct.pack("!i", 9) + b"nonul",            # a string without its terminator
+    b"D" + struct.pack("!i", 6) + b"X\x00",            # Describe of neither S nor P
+])
+def test_malformed_body_is_an_error_and_the_connection_stays(server, bad):
+    # PostgreSQL's answer: ERROR 08P01, then everything up to Sync is skipped
+    sock = _connect(server)
+    sock.sendall(bad + b"S" + struct.pack("!i", 4))
+    reply = _messages(_read_until(sock, b"Z"))
+    errors = [_fields(body) for code, body in reply if code == b"E"]
+    assert [(e["S"], e["C"]) for e in errors] == [("ERROR", "08P01")]
+    sock.sendall(b"Q" + struct.pack("!i", 13) + b"SELECT 5\x00")
+    reply = _messages(_read_until(sock, b"Z"))
+    sock.close()
+    assert (b"D", b"\x00\x01\x00\x00\x00\x015") in reply, "the connection goes on"
 
 
 def test_truncated_message_then_hang_up_leaves_the_server_serving(server):

@@ -221,17 +221,34 @@ def test_control_statements_through_extended_protocol_run_once(session, plane):
     send(session, query("ALTER DATABASE dev RESUME"))
 
 
-@pytest.mark.parametrize("code, body", [
-    (b"P", b"no-terminator"),
-    (b"B", cstr("") + cstr("") + struct.pack("!h", 5)),
-    (b"E", cstr("")),
-    (b"D", b"X" + cstr("")),
-    (b"?", b""),
+@pytest.mark.parametrize("code, body, message", [
+    (b"P", b"no-terminator", "invalid string in message"),
+    (b"B", cstr("") + cstr("") + struct.pack("!h", 5), "insufficient data left in message"),
+    (b"E", cstr(""), "insufficient data left in message"),
+    (b"D", b"X" + cstr(""), "invalid DESCRIBE message subtype 88"),
+    (b"F", b"\0", "insufficient data left in message"),
 ])
-def test_malformed_messages_are_protocol_violations(code, body):
+def test_malformed_bodies_of_known_messages_are_errors_not_fatal(code, body, message):
+    # PostgreSQL's pq_getmsg* errors are ERROR: the connection stays
+    msg = m.decode_message(code, body)
+    assert isinstance(msg, m.Undecodable) and msg.type_code == code
+    assert (msg.error.sqlstate, msg.error.severity, msg.error.message) == \
+        ("08P01", "ERROR", message)
+
+
+def test_an_unknown_message_type_is_fatal():
     with pytest.raises(ProtocolViolation) as info:
-        m.decode_message(code, body)
-    assert info.value.sqlstate == "08P01"
+        m.decode_message(b"?", b"")
+    assert (info.value.sqlstate, info.value.severity) == ("08P01", "FATAL")
+
+
+def test_a_function_call_is_answered_like_a_query(session):
+    # on DuckDB no function has an OID: PostgreSQL's own 42883, then ReadyForQuery
+    resp = send(session, frame(b"F", struct.pack("!ihhh", 1, 0, 0, 0)))
+    assert codes(resp) == "EZ"
+    err = error_fields(resp[0][1])
+    assert (err["C"], err["M"]) == ("42883", "function with OID 1 does not exist")
+    assert codes(send(session, query("SELECT 1"))) == "TDCZ"
 
 
 def test_startup_requests_decode():

@@ -49,7 +49,7 @@ from pgbarrier.wire import messages as m
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
-_Q, _P, _B, _D, _E, _C, _S, _H = b"QPBDECSH"
+_Q, _P, _B, _D, _E, _C, _S, _H, _F = b"QPBDECSHF"
 _COPY_DATA, _COPY_DONE, _COPY_FAIL = b"dcf"
 _EXTENDED = frozenset(b"PBDEC")
 _TX = {73: TxState.IDLE, 84: TxState.IN_BLOCK, 69: TxState.FAILED}
@@ -154,6 +154,8 @@ class SessionRelay:
             return self._describe_or_close(code, frame)
         if code == _Q:
             return self._query(frame)
+        if code == _F:
+            return self._function_call(frame)
         if code == _H:
             if self.expect:
                 self._drain()
@@ -335,6 +337,19 @@ class SessionRelay:
         self._after_ready()
         return True
 
+    def _function_call(self, frame: bytes) -> bool:
+        """FunctionCall (libpq's fast path, large objects) is the upstream's, relayed like
+        a Query: its answer ends with ReadyForQuery. The upstream checks the client's own
+        role's privileges on the function."""
+        self._end_batch()
+        up = self.up
+        self.session.skip_until_sync = False
+        up.send(frame)
+        up.failed_at = None
+        up.pump(self.session.out.chunks)
+        self._after_ready()
+        return True
+
     def _end_batch(self) -> None:
         """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
         replies on but not its ReadyForQuery."""
@@ -406,7 +421,7 @@ class SessionRelay:
                 self._poison()
         elif not skipping and s.skip_until_sync:
             self._poison()
-        return code == _Q or code == _S or code == _H
+        return code == _Q or code == _S or code == _H or code == _F
 
     def _local_error(self, text: str, sqlstate: str) -> None:
         from pgbarrier.errors import PgError

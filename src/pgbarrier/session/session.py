@@ -239,11 +239,14 @@ class Session:
                 self.out.add(m.ready_for_query(self.tx.value))
             elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
                 return
-            elif isinstance(msg, m.Undecodable) and msg.type_code == b"Q":
+            elif isinstance(msg, m.FunctionCall) or (
+                    isinstance(msg, m.Undecodable) and msg.type_code in (b"Q", b"F")):
+                # answered like a simple Query: an ErrorResponse, then ReadyForQuery
                 self._end_extended_implicit()
                 self.skip_until_sync = False
                 self.tx = after_error(self.tx)
-                self._error(msg.error)
+                self._error(msg.error if isinstance(msg, m.Undecodable)
+                            else self._function_call_error(msg))
                 self.out.add(m.ready_for_query(self.tx.value))
             elif self.skip_until_sync:
                 return
@@ -256,6 +259,16 @@ class Session:
                     self.skip_until_sync = True
                     self._ext_failed = self._ext_implicit
                     self.tx = after_error(self.tx)  # any error aborts an open block
+
+    def _function_call_error(self, msg: m.FunctionCall) -> PgError:
+        """FunctionCall on the full path is refused: on DuckDB no function has an OID
+        (``pg_proc`` is empty), PostgreSQL's own 42883; the byte relay passes FunctionCall
+        upstream itself (:mod:`pgbarrier.session.relay`), so this is libpq's TLS path."""
+        if self.executor is not None and self.executor.backend.raw_format == 0:
+            return PgError("fastpath function calls are not supported by pgbarrier over a "
+                           "TLS upstream connection", sqlstate="0A000",
+                           hint="Call the function in a SELECT.")
+        return PgError(f"function with OID {msg.oid} does not exist", sqlstate="42883")
 
     def cancel(self) -> None:
         """Cancel the running statement (called from another thread)."""
@@ -562,8 +575,8 @@ class Session:
     def _statement(self, name: str) -> PreparedStatement:
         stmt = self.statements.get(name)
         if stmt is None:
-            label = f'"{name}"' if name else "unnamed prepared statement"
-            raise PgError(f"prepared statement {label} does not exist", sqlstate="26000")
+            label = f'prepared statement "{name}"' if name else "unnamed prepared statement"
+            raise PgError(f"{label} does not exist", sqlstate="26000")
         return stmt
 
     def _bind(self, msg: m.Bind) -> None:

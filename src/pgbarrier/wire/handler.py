@@ -62,7 +62,7 @@ _READ_CHUNK = 65536
 #: (a full-path Execute is watched by the relay itself, through ``wait_hooks``)
 _WATCHED = frozenset(b"QSH")
 #: messages answered with ReadyForQuery: after them the idle timeouts apply
-_READY_CODES = frozenset(b"QS")
+_READY_CODES = frozenset(b"QSF")
 #: PostgreSQL's authentication_timeout (the default of --authentication-timeout-sec)
 STARTUP_TIMEOUT_S = 60.0
 #: PostgreSQL's MAX_STARTUP_PACKET_LENGTH (the body, after the length word)
@@ -312,8 +312,8 @@ class PgBarrierHandler(BuenaVistaHandler):
             finally:
                 if watched:
                     self.server.hangups.end(id(self))  # type: ignore[attr-defined]
-            idle = isinstance(msg, (m.Query, m.Sync)) or (
-                isinstance(msg, m.Undecodable) and msg.type_code == b"Q")
+            idle = isinstance(msg, (m.Query, m.Sync, m.FunctionCall)) or (
+                isinstance(msg, m.Undecodable) and msg.type_code in (b"Q", b"F"))
             if idle or isinstance(msg, m.Flush) or len(session.out.chunks) > 256:
                 self._write(session.out.take())
 

@@ -4,8 +4,13 @@ Rules this module keeps:
 
 * No I/O. Functions take payload bytes and return dataclasses, or take values and
   return the complete framed message (type byte, length, body).
-* A malformed payload raises :class:`pgbarrier.errors.ProtocolViolation` (08P01),
-  never ``struct.error``/``IndexError``/``UnicodeDecodeError``.
+* A message type PostgreSQL does not know is FATAL 08P01 ``invalid frontend message
+  type N`` (:class:`pgbarrier.errors.ProtocolViolation`). A known message whose body does
+  not parse is ERROR 08P01, as PostgreSQL's ``pq_getmsg*`` errors are: :func:`decode_message`
+  returns it as an :class:`Undecodable` message (never ``struct.error``/``IndexError``/
+  ``UnicodeDecodeError``), so the session answers it in order and the connection stays.
+* FunctionCall (``F``, libpq's fast path) decodes to :class:`FunctionCall`; pgbarrier
+  answers it with an ERROR and ReadyForQuery, as PostgreSQL does for a call it refuses.
 * A string that is not UTF-8 is PostgreSQL's ERROR 22021 ``invalid byte sequence for
   encoding "UTF8": 0x..`` (the bytes of the first bad sequence, as many as its lead byte
   announces), not a protocol violation: :func:`decode_message` returns it as an
@@ -30,7 +35,13 @@ from dataclasses import dataclass, field
 from buenavista.postgres import ClientCommand, ServerResponse
 
 from pgbarrier.errors import CharacterNotInRepertoire as InvalidEncoding
-from pgbarrier.errors import FeatureNotSupported, Notice, PgError, ProtocolViolation
+from pgbarrier.errors import (
+    FeatureNotSupported,
+    MalformedMessage,
+    Notice,
+    PgError,
+    ProtocolViolation,
+)
 
 PROTOCOL_3_0 = 196608
 SSL_REQUEST = 80877103
@@ -131,6 +142,13 @@ class PasswordMessage:
 
 
 @dataclass(frozen=True)
+class FunctionCall:
+    """FunctionCall (``F``): call function ``oid`` (libpq's ``PQfn``, large objects)."""
+
+    oid: int
+
+
+@dataclass(frozen=True)
 class CopyOutsideCopy:
     """CopyData, CopyDone or CopyFail when no COPY runs: PostgreSQL ignores them."""
 
@@ -139,14 +157,15 @@ class CopyOutsideCopy:
 
 @dataclass(frozen=True)
 class Undecodable:
-    """A message whose text is not valid UTF-8: answered with ``error`` (22021)."""
+    """A known message that cannot be read: text that is not valid UTF-8 (22021) or a body
+    that does not parse (08P01, ERROR); answered with ``error``."""
 
     type_code: bytes
     error: PgError
 
 
 FrontendMessage = (Query | Parse | Bind | Describe | Execute | Close | Sync | Flush | Terminate
-                   | PasswordMessage | CopyOutsideCopy | Undecodable)
+                   | PasswordMessage | CopyOutsideCopy | FunctionCall | Undecodable)
 
 
 def _utf8_sequence_length(lead: int) -> int:
@@ -180,7 +199,7 @@ class _Reader:
 
     def _take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
-            raise ProtocolViolation("invalid message format")
+            raise ProtocolViolation("insufficient data left in message")  # PostgreSQL's words
         chunk = self.data[self.pos : self.pos + n]
         self.pos += n
         return chunk
@@ -255,9 +274,19 @@ def decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
         return _decode_message(type_code, payload)
     except InvalidEncoding as exc:
         return Undecodable(type_code, exc)
+    except ProtocolViolation as exc:
+        if type_code not in _KNOWN_CODES:
+            raise
+        return Undecodable(type_code, MalformedMessage(exc.message))
 
 
 _COPY_CODES = (b"d", b"c", b"f")
+_FUNCTION_CALL = b"F"
+#: what a client may send after start-up (any other type is FATAL)
+_KNOWN_CODES = frozenset({ClientCommand.QUERY, ClientCommand.PARSE, ClientCommand.BIND,
+                          ClientCommand.DESCRIBE, ClientCommand.EXECUTE, ClientCommand.CLOSE,
+                          ClientCommand.SYNC, ClientCommand.FLUSH, ClientCommand.TERMINATE,
+                          ClientCommand.PASSWORD_MESSAGE, _FUNCTION_CALL, *_COPY_CODES})
 
 
 def _decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
@@ -299,6 +328,8 @@ def _decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
         return PasswordMessage(r.rest())
     elif type_code in _COPY_CODES:
         return CopyOutsideCopy(type_code)
+    elif type_code == _FUNCTION_CALL:
+        return FunctionCall(r.int32() & 0xFFFFFFFF)  # arguments are not read: it is refused
     else:
         raise ProtocolViolation(f"invalid frontend message type {type_code[0] if type_code else 0}")
     r.done()
