@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=500)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    srv = c.start_pgbarrier()
+    # room for every connection of the run (the default --max-connections is 100)
+    srv = c.start_pgbarrier("--max-connections", str(args.connections + 10))
     conns: list[Any] = []
     try:
         pid = srv.proc.pid
