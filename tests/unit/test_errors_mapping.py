@@ -18,3 +18,4 @@ def test_recursion_is_stack_depth_limit_exceeded():
 
 def test_other_exceptions_stay_internal():
     assert as_pg_error(ValueError("x")).sqlstate == "XX000"
+

@@ -35,8 +35,10 @@ TIMEOUTS = {
 }
 OWN = (WHEN_PAUSED, *TIMEOUTS)
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|min|h|d)?\s*$", re.I)
-_UNIT_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(us|ms|s|min|h|d)?\s*$",
+                       re.I)
+_UNIT_MS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_INT_MAX = 2**31 - 1
 
 
 def match(sql: str, first_word: str | None) -> SettingStatement | None:
@@ -60,19 +62,32 @@ def parse_when_paused(value: str) -> str:
 
 
 def parse_timeout_ms(value: str, name: str = STATEMENT_TIMEOUT) -> int:
+    """PostgreSQL's integer-with-unit rule for a millisecond setting: a number (fractions
+    and exponents too) with an optional unit (us, ms, s, min, h, d), rounded to whole ms;
+    over the int range is ``Value exceeds integer range``, below 0 is outside 0 .. INT_MAX."""
     if value.strip().lower() == "default":
         return 0
     m = _DURATION.match(value)
     if not m:
+        # a number with a unit PostgreSQL does not know gets the list of units
+        units = re.match(r"\s*[+-]?[\d.]", value) is not None
         raise InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"',
-                                    hint='Valid units for this parameter are "ms", "s", "min", "h", and "d".')
-    return int(m.group(1)) * _UNIT_MS[(m.group(2) or "ms").lower()]
+                                    hint='Valid units for this parameter are "us", "ms", "s", '
+                                         '"min", "h", and "d".' if units else None)
+    ms = round(float(m.group(1)) * _UNIT_MS[(m.group(2) or "ms").lower()])  # rint: to even
+    if not -_INT_MAX - 1 <= ms <= _INT_MAX:
+        raise InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"',
+                                    hint="Value exceeds integer range.")
+    if ms < 0:
+        raise InvalidParameterValue(
+            f'{ms} ms is outside the valid range for parameter "{name}" (0 .. {_INT_MAX})')
+    return ms
 
 
 def show_timeout(ms: int) -> str:
     if ms == 0:
         return "0"
-    for unit in ("d", "h", "min", "s"):
+    for unit in ("d", "h", "min", "s"):  # PostgreSQL shows the largest exact unit
         if ms % _UNIT_MS[unit] == 0:
             return f"{ms // _UNIT_MS[unit]}{unit}"
     return f"{ms}ms"

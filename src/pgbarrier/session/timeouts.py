@@ -8,13 +8,16 @@ Rules this module keeps:
   once it returns, the callback has either already run to its end or will never
   run: a statement that ended is never interrupted by its own late deadline (and
   the interrupt cannot land on the session's next statement).
-* Callbacks run on the timer thread and must be quick (they request a cancel).
+* Callbacks run on the timer thread and must be quick (they request a cancel); one that
+  fails is logged and the thread goes on. A deadline however far (2^31 ms) is waited for
+  in steps of at most an hour, within what the platform's waits accept.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -92,9 +95,16 @@ class Timers:
                     if wait <= 0:
                         _, _, timer = heapq.heappop(self._heap)
                         break
-                    self._cond.wait(wait)
-            timer.fire()
+                    self._cond.wait(min(wait, _MAX_WAIT_S))  # the platform's limit is lower
+            try:
+                timer.fire()
+            except Exception:  # noqa: BLE001 - one callback must not stop every deadline
+                log.exception("a statement deadline's callback failed")
 
+
+#: the longest single wait of the timer thread (a far deadline is waited for in steps)
+_MAX_WAIT_S = 3600.0
+log = logging.getLogger(__name__)
 
 #: the process's timer thread
 TIMERS = Timers()
