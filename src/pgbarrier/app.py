@@ -24,7 +24,8 @@ from pgbarrier.barrier.clock import Clock, SystemClock
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.control import ControlPlane
-from pgbarrier.jobs.history import RefreshHistory
+from pgbarrier.jobs import history as hist
+from pgbarrier.jobs.history import HistoryPruner, RefreshHistory
 from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.meta import open_meta_store
@@ -96,6 +97,10 @@ class Config:
     duckdb_memory_limit: str | None = None
     #: DuckDB ``threads`` of each database (None: DuckDB's default, the number of cores)
     duckdb_threads: int | None = None
+    #: refresh runs kept per job, and for how long (0: no limit); see jobs/history.py
+    refresh_history_per_job: int = hist.DEFAULT_PER_JOB
+    refresh_history_max_age_s: float = hist.DEFAULT_MAX_AGE_S
+    refresh_history_prune_interval_s: float = hist.DEFAULT_PRUNE_INTERVAL_S
 
 
 class App:
@@ -111,7 +116,9 @@ class App:
                                       on_commit=self._record_commit)
         # jobs and their history are written through to the meta store
         self.jobs = JobRegistry(self.meta)
-        self.history = RefreshHistory(store=self.meta)
+        self.history = RefreshHistory(config.refresh_history_per_job, store=self.meta,
+                                      max_age_s=config.refresh_history_max_age_s)
+        self.history_pruner = HistoryPruner(self.history, config.refresh_history_prune_interval_s)
         self.scheduler = RefreshScheduler(self.jobs, self.history, self.backend, self.barrier,
                                           self.clock)
         self.control = ControlPlane(self.backend, self.barrier, self.jobs, self.clock,
@@ -160,6 +167,7 @@ class App:
         restore_databases(self)
         restore_jobs(self)
         self.barrier.start()
+        self.history_pruner.start()
         try:
             self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
                                           authenticator=authenticator, tls=tls,
@@ -186,6 +194,7 @@ class App:
             self.server.stop_accepting()
             self.server.drain(grace_s)
         self.scheduler.stop(max(0.0, deadline - time.monotonic()))
+        self.history_pruner.stop()
         self.barrier.stop()
         self._record_final_epochs()
         self.backend.close()

@@ -25,6 +25,7 @@ import threading
 from pgbarrier import __version__
 from pgbarrier.app import App, Config, ListenError
 from pgbarrier.backends.duckdb_config import check_duckdb_flags
+from pgbarrier.jobs import history as hist
 from pgbarrier.meta import MetaStoreError
 from pgbarrier.wire.auth import DEFAULT_METHOD, METHODS, ConfigError
 
@@ -78,6 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="start-up and authentication must finish within this time in "
                             "total, or the connection is closed (default 60, PostgreSQL's "
                             "authentication_timeout)")
+    serve.add_argument("--refresh-history-per-job", type=int, metavar="N",
+                       default=int(_env("refresh-history-per-job", str(hist.DEFAULT_PER_JOB))
+                                   or 0),
+                       help="refresh runs kept per batch-refresh job in rw_refresh_history and "
+                            f"the meta store (default {hist.DEFAULT_PER_JOB}; 0: no limit)")
+    serve.add_argument("--refresh-history-max-age-sec", type=float, metavar="SEC",
+                       default=float(_env("refresh-history-max-age-sec",
+                                          str(hist.DEFAULT_MAX_AGE_S)) or 0),
+                       help="refresh runs started longer ago are pruned (default "
+                            f"{hist.DEFAULT_MAX_AGE_S}, a week; 0: no limit)")
     serve.add_argument("--max-message-bytes", type=int,
                        default=int(_env("max-message-bytes", str(64 * 1024 * 1024)) or 0),
                        help="longer frontend messages get 08P01 and close that connection")
@@ -138,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         print("pgbarrier: --max-connections and --authentication-timeout-sec must be positive",
               file=sys.stderr)
         return 2
+    if args.refresh_history_per_job < 0 or args.refresh_history_max_age_sec < 0:
+        print("pgbarrier: --refresh-history-per-job and --refresh-history-max-age-sec must not "
+              "be negative", file=sys.stderr)
+        return 2
     if args.require_tls and not (args.tls_cert and args.tls_key):
         print("pgbarrier: --require-tls needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
@@ -162,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                     require_tls=args.require_tls,
                     allow_paths=allow_paths,
                     duckdb_memory_limit=args.duckdb_memory_limit,
-                    duckdb_threads=args.duckdb_threads)
+                    duckdb_threads=args.duckdb_threads,
+                    refresh_history_per_job=args.refresh_history_per_job,
+                    refresh_history_max_age_s=args.refresh_history_max_age_sec)
     try:
         app = App(config)
     except MetaStoreError as exc:

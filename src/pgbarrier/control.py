@@ -19,11 +19,25 @@ Rules this module keeps:
 * With ``batch_refresh_when_paused = 'wait'`` a create or manual refresh on a
   paused database waits for RESUME instead of failing; every wait here ends with
   57014 when the session is cancelled or its ``statement_timeout`` runs out.
+* CREATE, DROP and REFRESH of one view name take turns (:mod:`pgbarrier.jobs.namelocks`,
+  PostgreSQL's relation locks): a second statement waits for the first (55P03 past
+  ``lock_timeout``, 57014 past ``statement_timeout`` or on a cancel), then finds
+  the name as the first left it (42P07, 42P01). No statement sees another's
+  half-done work, so none answers XX000 because of another session.
+* A DROP of a view that is being created cancels the create (its client gets
+  57014 and the view is not created) and then succeeds: a DROP never waits
+  behind a first snapshot, and the name is free afterwards.
+* All or nothing across a crash: the durable intent is written before the
+  backend is touched (a batch-refresh job ``creating``/``dropping``, a
+  streaming view's record before its backend view) and recovery finishes or
+  undoes it (:mod:`pgbarrier.meta.recovery`). A create that fails after its
+  backend object exists drops that object before forgetting the job.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
 from concurrent.futures import Future
@@ -46,6 +60,8 @@ from pgbarrier.errors import (
     UndefinedTable,
 )
 from pgbarrier.jobs import state as js
+from pgbarrier.jobs import testpoint
+from pgbarrier.jobs.namelocks import NameLocks
 from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry, StreamingView
 from pgbarrier.jobs.scheduler import RefreshScheduler
@@ -71,6 +87,8 @@ class SessionInfo:
     application_name: str = ""
     when_paused: str = "error"
     statement_timeout_ms: int = 0
+    #: bounds a wait for another session's DDL on the same view name (55P03)
+    lock_timeout_ms: int = 0
     #: the idle timeouts (session.settings), enforced by the wire handler
     idle_in_transaction_timeout_ms: int = 0
     idle_session_timeout_ms: int = 0
@@ -95,6 +113,8 @@ class SessionInfo:
                          if self.statement_timeout_ms else None)
 
 
+log = logging.getLogger(__name__)
+
 _NAME = (("Name", pgt.TEXT),)
 #: how long a cancelled create still waits for its barrier command to land
 _LAND_S = 30.0
@@ -116,6 +136,8 @@ class ControlPlane:
         self._sessions_changed = threading.Condition(self._lock)
         self._sessions: dict[str, set[int]] = {}
         self._resume_waiters: dict[str, set[SessionInfo]] = {}
+        #: CREATE / DROP / REFRESH of one (database, view name) take turns
+        self.name_locks = NameLocks()
         publish = getattr(backend, "set_system_views", None)
         if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
             publish({name: table.columns for name, table in self.catalog_tables().items()})
@@ -331,7 +353,14 @@ class ControlPlane:
                     "creating streaming jobs on batch refresh materialized views is not supported",
                     detail=f'"{upstream}" is a batch refresh materialized view.')
 
+    def _name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
+        return self.name_locks.hold((info.database, name), info, kind, info.lock_timeout_ms)
+
     def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo) -> Result:
+        with self._name_lock(info, stmt.name, "create"):
+            return self._create_mv_locked(stmt, info)
+
+    def _create_mv_locked(self, stmt: st.CreateMaterializedView, info: SessionInfo) -> Result:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
         if self._relation_taken(db, stmt.name):
@@ -343,16 +372,27 @@ class ControlPlane:
         # validate the query on the backend: missing inputs are 42P01 before any barrier
         self.backend.describe_query(db, stmt.query)
         if stmt.refresh_interval_sec is None:
+            view = StreamingView(stmt.name, db, stmt.definition)
             self.jobs.reserve(db, stmt.name)
             try:
-                self.backend.create_view(db, stmt.name, stmt.columns, stmt.query,
-                                         owner=info.user)
-                self.jobs.add_streaming(StreamingView(stmt.name, db, stmt.definition))
+                self.jobs.intend_streaming(view)  # durable before the backend has it
+                try:
+                    testpoint.reached("create-streaming:after-intent")
+                    if info.cancelled:
+                        raise QueryCanceled()
+                    self.backend.create_view(db, stmt.name, stmt.columns, stmt.query,
+                                             owner=info.user)
+                except BaseException:
+                    self.jobs.abandon_streaming(db, stmt.name)
+                    raise
+                testpoint.reached("create-streaming:after-backend")
+                self.jobs.add_streaming(view, persist=False)
             finally:
                 self.jobs.release(db, stmt.name)
             return command(tag)
 
         self.jobs.reserve(db, stmt.name)
+        built = False
         try:
             created_at = self.scheduler.now()
 
@@ -367,25 +407,40 @@ class ControlPlane:
             cmd = CreateBatchRefreshJob(name=stmt.name, on_apply=register)
             self._unless_paused(info, db, lambda: self._wait_landed(
                 self.barrier.schedule(db, cmd).collected, info))
+            testpoint.reached("create:after-intent")  # recorded "creating"
             # the first snapshot runs as the creating client: it owns the view
-            # cancellable by the client (CancelRequest, statement_timeout): 57014
+            # cancellable by the client (CancelRequest, statement_timeout, a DROP): 57014
             info.running = running = RefreshCancel()
             try:
                 if info.cancelled:
                     raise QueryCanceled()
                 rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query,
                                                       owner=info.user, cancel=running)
+                built = True
             finally:
                 info.running = None
+            testpoint.reached("create:after-backend")
             job = self.jobs.get(db, stmt.name)
-            assert job is not None
+            if job is None:  # only DROP DATABASE gets past the name lock, and it waits for us
+                raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
         except BaseException:
+            if built:  # the backend has it: drop it first, then the "creating" record
+                try:
+                    self.backend.drop_batch_view(db, stmt.name)
+                except Exception as exc:  # noqa: BLE001 - recovery drops it at the next start
+                    log.warning("could not drop the backend object of a failed create of %s.%s:"
+                                " %s", db, stmt.name, exc)
+                    raise
             self.jobs.release(db, stmt.name)
             raise
         return command(tag)
 
     def _refresh_mv(self, name: str, info: SessionInfo) -> Result:
+        with self._name_lock(info, name, "refresh"):
+            return self._refresh_mv_locked(name, info)
+
+    def _refresh_mv_locked(self, name: str, info: SessionInfo) -> Result:
         db = info.database
         tag = "REFRESH MATERIALIZED VIEW"
         if self.jobs.get(db, name) is None:
@@ -406,18 +461,26 @@ class ControlPlane:
         return command(tag)
 
     def _drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo) -> Result:
+        with self._name_lock(info, stmt.name, "drop") as cancelled_create:
+            return self._drop_mv_locked(stmt, info, cancelled_create)
+
+    def _drop_mv_locked(self, stmt: st.DropMaterializedView, info: SessionInfo,
+                        cancelled_create: bool) -> Result:
         db, name = info.database, stmt.name
         tag = "DROP MATERIALIZED VIEW"
         if self.jobs.get(db, name) is not None:
             self.backend.require_owner(db, "materialized view", name, info.user)
+            # dropping (durable), its backend table, then the job: see RefreshScheduler.drop
             self.scheduler.drop(db, name, lambda f: self._wait(f, info))
-            self.backend.drop_batch_view(db, name)
             return command(tag)
         if self.jobs.streaming_view(db, name) is not None:
-            # a streaming view is a plain view upstream
+            # a streaming view is a plain view upstream; its record goes after it
             self.backend.require_owner(db, "view", name, info.user)
             self.backend.drop_view(db, name)
+            testpoint.reached("drop-streaming:after-backend")
             self.jobs.remove_streaming(db, name)
+            return command(tag)
+        if cancelled_create:  # this DROP cancelled the view's create: nothing is left of it
             return command(tag)
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
@@ -446,8 +509,8 @@ class ControlPlane:
             jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec, j.status.name,
                          j.snapshot_epoch, js.last_committed_epoch(j.status), j.last_refreshed_at,
                          next_at))
-        history = [(r.job, r.run_id, r.trigger, r.started_at, r.finished_at, r.target_epoch,
-                    r.status, r.rows, r.error) for r in self.history.runs()]
+        history = [(r.job, r.database, r.run_id, r.trigger, r.started_at, r.finished_at,
+                    r.target_epoch, r.status, r.rows, r.error) for r in self.history.runs()]
         return {
             "rw_databases": CatalogTable(
                 columns=(("name", "TEXT"), ("paused", "BOOLEAN"), ("paused_at", "TIMESTAMPTZ"),
@@ -461,7 +524,8 @@ class ControlPlane:
                          ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ")),
                 rows=jobs),
             "rw_refresh_history": CatalogTable(
-                columns=(("job", "TEXT"), ("run_id", "BIGINT"), ("trigger", "TEXT"),
+                columns=(("job", "TEXT"), ("database", "TEXT"), ("run_id", "BIGINT"),
+                         ("trigger", "TEXT"),
                          ("started_at", "TIMESTAMPTZ"), ("finished_at", "TIMESTAMPTZ"),
                          ("target_epoch", "BIGINT"), ("status", "TEXT"), ("rows", "BIGINT"),
                          ("error", "TEXT")),

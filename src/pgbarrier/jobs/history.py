@@ -1,23 +1,46 @@
-"""Refresh runs, for ``rw_catalog.rw_refresh_history``.
+"""Refresh runs, for ``rw_catalog.rw_refresh_history``, and their bounded keeping.
 
 Rules: a run is recorded ``running`` when it starts and gets exactly one final
-status (``succeeded``, ``failed`` with its error, or ``cancelled``). The newest
-``keep_per_job`` runs of each job are kept in memory. Thread-safe. With a
+status (``succeeded``, ``failed`` with its error, or ``cancelled``). With a
 meta store every start and finish is written to it before it shows here (not
-under the history's lock, so runs of different jobs are written together);
-:meth:`RefreshHistory.restore` loads the stored runs at start and continues the
-run ids above them.
+under the history's lock, so runs of different jobs are written together).
+
+The history is bounded per job, by count and by age (0 turns either off): in
+memory at once (the newest ``keep_per_job`` of each job); in the meta store by
+:class:`HistoryPruner`, a thread of its own (never a barrier worker) that runs a
+prune pass at start and every ``interval_s`` seconds. A pass deletes in batches
+(:meth:`~pgbarrier.meta.store.MetaStore.prune_runs`), so a barrier's write waits
+for one batch at most, and then drops runs older than the age from memory. A
+run still ``running`` is never pruned by age. What ``rw_refresh_history`` shows
+is what is kept: the same runs in memory and in the store after a pass.
+
+:meth:`RefreshHistory.restore` gets only what is kept (the newest
+``keep_per_job`` runs of each recorded job within the age, read through the
+store's primary key), so start-up does not grow with the runs ever recorded;
+new run ids continue above the highest loaded (each job's newest is loaded).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import logging
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from pgbarrier.meta.store import MetaStore, RunRecord
+
+log = logging.getLogger(__name__)
+
+#: defaults of --refresh-history-per-job, --refresh-history-max-age-sec (a week)
+DEFAULT_PER_JOB = 1000
+DEFAULT_MAX_AGE_S = 7 * 24 * 3600
+#: seconds between prune passes, and rows deleted per meta-store transaction
+DEFAULT_PRUNE_INTERVAL_S = 60.0
+DEFAULT_PRUNE_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -44,12 +67,39 @@ def _record(run: RefreshRun) -> RunRecord:
 
 
 class RefreshHistory:
-    def __init__(self, keep_per_job: int = 1000, store: MetaStore | None = None) -> None:
+    def __init__(self, keep_per_job: int = DEFAULT_PER_JOB, store: MetaStore | None = None, *,
+                 max_age_s: float = 0, batch: int = DEFAULT_PRUNE_BATCH,
+                 now: Callable[[], dt.datetime] | None = None) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._runs: dict[tuple[str, str], deque[RefreshRun]] = {}
-        self._keep = keep_per_job
+        self.keep_per_job = max(keep_per_job, 0)
+        self._keep = self.keep_per_job or None  # deque maxlen: None is unbounded
+        self.max_age_s = max(max_age_s, 0)
+        self.batch = batch
+        self._now = now or (lambda: dt.datetime.now(dt.timezone.utc))
+
+    def cutoff(self) -> dt.datetime | None:
+        """Runs started before this are past the age limit (None: no age limit)."""
+        if not self.max_age_s:
+            return None
+        return self._now() - dt.timedelta(seconds=self.max_age_s)
+
+    def prune(self, between: Callable[[], None] | None = None) -> int:
+        """One prune pass (see the module rules); returns the stored runs deleted."""
+        before = self.cutoff()
+        deleted = 0
+        if self._store is not None and (self.keep_per_job or before is not None):
+            deleted = self._store.prune_runs(self.keep_per_job, before, batch=self.batch,
+                                             between=between)
+        if before is not None:
+            with self._lock:
+                for key, runs in self._runs.items():
+                    if any(r.started_at < before and r.status != "running" for r in runs):
+                        self._runs[key] = deque((r for r in runs if r.started_at >= before
+                                                 or r.status == "running"), maxlen=self._keep)
+        return deleted
 
     def next_run_id(self) -> int:
         with self._lock:
@@ -95,3 +145,70 @@ class RefreshHistory:
     def runs(self) -> list[RefreshRun]:
         with self._lock:
             return [r for key in sorted(self._runs) for r in self._runs[key]]
+
+
+class _Stopped(Exception):
+    pass
+
+
+class HistoryPruner:
+    """The background prune passes of one :class:`RefreshHistory` (module rules).
+
+    ``between`` (tests) is called after each deleted batch, on the pruner's thread;
+    :meth:`wait_passes` waits for a number of finished passes.
+    """
+
+    def __init__(self, history: RefreshHistory, interval_s: float = DEFAULT_PRUNE_INTERVAL_S) -> None:
+        self.history = history
+        self.interval_s = interval_s
+        self.between: Callable[[], None] | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._done = threading.Condition()
+        self.passes = 0
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="pgbarrier-history-prune",
+                                        daemon=True)
+        self._thread.start()
+
+    def request(self) -> None:
+        """Run a pass now (or right after the one under way)."""
+        self._wake.set()
+
+    def wait_passes(self, count: int, timeout: float) -> bool:
+        with self._done:
+            return self._done.wait_for(lambda: self.passes >= count, timeout)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the batch under way (a pass is cut short, the rest waits for the next start)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _between(self) -> None:
+        if self.between is not None:
+            self.between()
+        if self._stop.is_set():
+            raise _Stopped
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            started = time.monotonic()
+            try:
+                deleted = self.history.prune(between=self._between)
+            except _Stopped:
+                return
+            except Exception:  # the next pass tries again; runs are still recorded meanwhile
+                log.exception("pruning the refresh history failed")
+            else:
+                if deleted:
+                    log.info("refresh history pruned: %d runs deleted in %.3f s", deleted,
+                             time.monotonic() - started)
+            with self._done:
+                self.passes += 1
+                self._done.notify_all()
+            self._wake.wait(self.interval_s)

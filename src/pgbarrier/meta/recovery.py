@@ -67,7 +67,7 @@ def restore_jobs(app: App) -> None:
     """Load jobs, streaming views and history; call after the databases are restored."""
     store, now = app.meta, dt.datetime.now(dt.timezone.utc)
     runs = []
-    for run in store.load_runs():
+    for run in store.load_runs(app.history.keep_per_job, app.history.cutoff()):  # what is kept
         if run.status == "running":
             run = replace(run, status="failed", finished_at=now, error=RESTARTED)
             store.put_run(run)

@@ -58,6 +58,11 @@ MIGRATIONS: list[list[str]] = [
             error TEXT,
             PRIMARY KEY (database, job, run_id))""",
     ],
+    # 2: pruning by age (jobs/history.py) finds old runs without reading the whole table;
+    # an index is named without the prefix (PostgreSQL puts it in its table's schema)
+    [
+        "CREATE INDEX IF NOT EXISTS refresh_history_started_at ON {p}refresh_history (started_at)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

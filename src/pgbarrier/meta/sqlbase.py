@@ -13,6 +13,9 @@ Rules this module keeps:
   If a batch fails, it is rolled back and each of its writes runs again in its
   own transaction, so one bad write fails only its own caller. Writes are
   idempotent upserts and deletes, so running one again is harmless.
+* Refresh history is read a job at a time through its primary key (the newest
+  runs of each recorded job, never the whole table) and pruned in batches, each
+  its own transaction: a barrier's write waits for one batch at most.
 * :meth:`migrate` applies :data:`~pgbarrier.meta.schema.MIGRATIONS` above the
   recorded version and records the new one, in one transaction.
 """
@@ -246,12 +249,71 @@ class SqlMetaStore:
         self._exec("DELETE FROM {p}streaming_views WHERE database = ? AND name = ?",
                    (database, name))
 
-    def load_runs(self) -> list[RunRecord]:
-        rows = self._query('SELECT database, job, run_id, "trigger", started_at, target_epoch, '
-                           'status, finished_at, "rows", error FROM {p}refresh_history '
-                           "ORDER BY database, job, run_id")
-        return [RunRecord(r[0], r[1], r[2], r[3], _dt(r[4]), r[5], r[6], _dt(r[7]), r[8], r[9])
-                for r in rows]  # type: ignore[arg-type]
+    _RUN_COLS = ('database, job, run_id, "trigger", started_at, target_epoch, status, '
+                 'finished_at, "rows", error')
+
+    def load_runs(self, per_job: int = 0,
+                  since: dt.datetime | None = None) -> list[RunRecord]:
+        # one indexed query per recorded job (its primary key leads with database, job),
+        # never a scan of the whole history: start-up reads what it keeps, not what is stored
+        where = "database = ? AND job = ?"
+        if since is not None:  # a run still marked running is read whatever its age
+            where += " AND (started_at >= ? OR status = 'running')"
+        text = self._sql(f"SELECT {self._RUN_COLS} FROM {{p}}refresh_history WHERE {where} "
+                         "ORDER BY run_id DESC" + (" LIMIT ?" if per_job > 0 else ""))
+        out: list[RunRecord] = []
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT database, name FROM {p}batch_refresh_jobs "
+                                  "ORDER BY database, name"))
+            for database, job in list(cur.fetchall()):
+                params: list[Any] = [database, job]
+                if since is not None:
+                    params.append(_ts(since))
+                if per_job > 0:
+                    params.append(per_job)
+                cur.execute(text, tuple(params))
+                out.extend(RunRecord(r[0], r[1], r[2], r[3], _dt(r[4]), r[5], r[6], _dt(r[7]),
+                                     r[8], r[9])  # type: ignore[arg-type]
+                           for r in reversed(cur.fetchall()))
+        return out
+
+    def prune_runs(self, per_job: int = 0, before: dt.datetime | None = None, *,
+                   batch: int = 1000, between: Callable[[], None] | None = None) -> int:
+        deleted = 0
+        if per_job > 0:
+            nth = self._sql("SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
+                            "ORDER BY run_id DESC LIMIT 1 OFFSET ?")
+            older = ("DELETE FROM {p}refresh_history WHERE database = ? AND job = ? AND run_id IN "
+                     "(SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
+                     "AND run_id < ? ORDER BY run_id LIMIT ?)")
+            for database, job in self._query("SELECT database, name FROM {p}batch_refresh_jobs"):
+                with self._tx() as cur:
+                    cur.execute(nth, (database, job, per_job - 1))
+                    row = cur.fetchone()
+                if row is not None:
+                    deleted += self._delete_batches(
+                        older, (database, job, database, job, row[0], batch), batch, between)
+        if before is not None:
+            deleted += self._delete_batches(
+                "DELETE FROM {p}refresh_history WHERE (database, job, run_id) IN "
+                "(SELECT database, job, run_id FROM {p}refresh_history WHERE started_at < ? "
+                "AND status <> 'running' ORDER BY started_at LIMIT ?)",
+                (_ts(before), batch), batch, between)
+        return deleted
+
+    def _delete_batches(self, sql: str, params: Sequence[Any], batch: int,
+                        between: Callable[[], None] | None) -> int:
+        """Run a ``DELETE ... LIMIT batch`` in its own transaction until it deletes fewer."""
+        text, total = self._sql(sql), 0
+        while True:
+            with self._tx() as cur:
+                cur.execute(text, tuple(params))
+                count = max(cur.rowcount, 0)
+            total += count
+            if between is not None:
+                between()
+            if count < batch:
+                return total
 
     def put_run(self, rec: RunRecord) -> None:
         self._exec(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -104,9 +105,21 @@ class MetaStore(Protocol):
 
     def delete_view(self, database: str, name: str) -> None: ...
 
-    def load_runs(self) -> list[RunRecord]: ...
+    def load_runs(self, per_job: int = 0,
+                  since: dt.datetime | None = None) -> list[RunRecord]:
+        """The stored runs of every recorded job, oldest first per job: only the newest
+        ``per_job`` of each (0: all) and only those started at or after ``since``."""
+        ...
 
     def put_run(self, rec: RunRecord) -> None: ...
+
+    def prune_runs(self, per_job: int = 0, before: dt.datetime | None = None, *,
+                   batch: int = 1000, between: Callable[[], None] | None = None) -> int:
+        """Delete all but the newest ``per_job`` runs of each job (0: no count limit) and
+        every finished run started before ``before``; at most ``batch`` rows per
+        transaction, calling ``between()`` after each, so other writes wait for one batch
+        at most. Returns the rows deleted."""
+        ...
 
     def flush(self) -> None:
         """Make sure everything written is on disk (a no-op where writes already are)."""
