@@ -72,6 +72,13 @@ Rules this module keeps:
   portal's next Execute begins first (PostgreSQL ignores a cancel when idle).
 * A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
   TABLE`` inside one transaction, so readers see the old rows until COMMIT.
+* The hidden marker table ``pgbarrier.materialized_views`` is created when the database
+  is opened, before any client can use it, never inside a client's or a create's
+  transaction (two transactions creating the schema conflict in DuckDB's catalog). Each
+  create/drop of a batch-refresh or streaming view writes its marker row and commits
+  under the database's marker lock (the query itself runs outside it), and a DuckDB
+  write-write conflict of such a transaction is retried (``_CONFLICT_RETRIES`` times),
+  so concurrent creates and drops of different views never see one.
 """
 
 from __future__ import annotations
@@ -450,6 +457,15 @@ def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] |
     return [Column(name, pg_type_oid(typ)) for name, typ, *_ in rows]
 
 
+#: how many times a create/drop transaction is retried after a write-write conflict
+_CONFLICT_RETRIES = 5
+
+
+def _is_conflict(exc: Exception) -> bool:
+    """DuckDB's optimistic concurrency said another transaction wrote the same entry."""
+    return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc).lower()
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -467,6 +483,8 @@ class DuckDBBackend(Backend):
         self._catalogs: dict[str, CatalogInstaller] = {}
         self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
         self._lock = threading.Lock()
+        #: per database: held while a marker row is written and its transaction commits
+        self._marker_locks: dict[str, threading.Lock] = {}
         if data_dir != ":memory:":
             Path(data_dir).mkdir(parents=True, exist_ok=True)
 
@@ -481,8 +499,14 @@ class DuckDBBackend(Backend):
                 except duckdb.Error:
                     conn.close()
                     raise
-                self._dbs[name] = conn
                 catalog = CatalogInstaller(conn, name)
+                try:  # up front, outside any transaction: see the module docstring
+                    catalog.ensure_marker(conn)
+                except duckdb.Error:
+                    conn.close()
+                    raise
+                self._dbs[name] = conn
+                self._marker_locks[name] = threading.Lock()
                 catalog.set_system_views(self._system_views)
                 self._catalogs[name] = catalog
                 self._publish_databases()
@@ -513,6 +537,7 @@ class DuckDBBackend(Backend):
         with self._lock:
             conn = self._dbs.pop(name, None)
             self._catalogs.pop(name, None)
+            self._marker_locks.pop(name, None)
             self._publish_databases()
         if conn is not None:
             conn.close()
@@ -526,17 +551,50 @@ class DuckDBBackend(Backend):
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user)
 
-    def _mark(self, cur: duckdb.DuckDBPyConnection, database: str, name: str,
-              kind: str | None) -> None:
+    @staticmethod
+    def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None) -> None:
         """Record (or with ``kind=None`` forget) that ``name`` is a materialized view, in
-        the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is."""
-        catalog = self._catalogs.get(database)
-        if catalog is not None:
-            catalog.ensure_marker(cur)
+        the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is
+        (the marker table exists since the database was opened)."""
         cur.execute(f"DELETE FROM {MARKER_SCHEMA}.materialized_views WHERE name = $1", [name])
         if kind is not None:
             cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views VALUES ($1, $2)",
                         [name, kind])
+
+    def _marked(self, database: str, cur: duckdb.DuckDBPyConnection, name: str,
+                kind: str | None) -> None:
+        """Write the marker row and COMMIT, serialised with the other marker writes."""
+        with self._marker_locks.get(database) or threading.Lock():
+            self._mark(cur, name, kind)
+            cur.execute("COMMIT")
+
+    def _transaction(self, database: str, body: Any, cancel: RefreshCancel | None = None
+                     ) -> Any:
+        """``body(cur)`` after BEGIN (it commits); rolled back on error. A write-write
+        conflict (DuckDB's TransactionException) is retried a bounded number of times."""
+        def go(cur: duckdb.DuckDBPyConnection) -> Any:
+            attempt = 0
+            while True:
+                try:
+                    if cancel is not None:
+                        cancel.bind(cur.interrupt)
+                    cur.execute("BEGIN")
+                    return body(cur)
+                except (duckdb.Error, QueryCanceled) as exc:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    if isinstance(exc, QueryCanceled):
+                        raise
+                    if _is_conflict(exc) and attempt < _CONFLICT_RETRIES:
+                        attempt += 1
+                        continue
+                    raise to_pg_error(exc) from None
+                finally:
+                    if cancel is not None:
+                        cancel.unbind()
+        return self._run(database, go)
 
     def _run(self, database: str, fn: Any) -> Any:
         cur = self._db(database).cursor()
@@ -565,32 +623,21 @@ class DuckDBBackend(Backend):
 
     def _swap_in(self, database: str, name: str, columns: tuple[str, ...] | None, query: str,
                  replace: bool, cancel: RefreshCancel | None = None) -> int:
-        """In one transaction: (re)create table ``name`` from ``query``, count it, commit."""
+        """In one transaction: (re)create table ``name`` from ``query``, count it, commit
+        (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
 
-        def go(cur: duckdb.DuckDBPyConnection) -> int:
-            try:
-                if cancel is not None:
-                    cancel.bind(cur.interrupt)
-                cur.execute("BEGIN")
-                cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
-                if not replace:
-                    self._mark(cur, database, name, "batch")
-                (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
-                if cancel is not None:
-                    cancel.check()  # an interrupt that missed the query still rolls it back
+        def body(cur: duckdb.DuckDBPyConnection) -> int:
+            cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
+            (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
+            if cancel is not None:
+                cancel.check()  # an interrupt that missed the query still rolls it back
+            if replace:
                 cur.execute("COMMIT")
-                return int(count)
-            except (duckdb.Error, QueryCanceled) as exc:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
-                raise (exc if isinstance(exc, QueryCanceled) else to_pg_error(exc)) from None
-            finally:
-                if cancel is not None:
-                    cancel.unbind()
-        return self._run(database, go)
+            else:
+                self._marked(database, cur, name, "batch")
+            return int(count)
+        return self._transaction(database, body, cancel)
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                           query: str, owner: str | None = None,
@@ -605,32 +652,20 @@ class DuckDBBackend(Backend):
         return self._swap_in(database, name, columns, query, replace=True, cancel=cancel)
 
     def _drop(self, database: str, kind: str, name: str) -> None:
-        def go(cur: duckdb.DuckDBPyConnection) -> None:
-            try:
-                cur.execute("BEGIN")
-                cur.execute(f"DROP {kind} IF EXISTS {quote_ident(name)}")
-                self._mark(cur, database, name, None)
-                cur.execute("COMMIT")
-            except duckdb.Error as exc:
-                cur.execute("ROLLBACK")
-                raise to_pg_error(exc) from None
-        self._run(database, go)
+        def body(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"DROP {kind} IF EXISTS {quote_ident(name)}")
+            self._marked(database, cur, name, None)
+        self._transaction(database, body)
 
     def drop_batch_view(self, database: str, name: str) -> None:
         self._drop(database, "TABLE", name)
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
-        def go(cur: duckdb.DuckDBPyConnection) -> None:
-            try:
-                cur.execute("BEGIN")
-                cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
-                self._mark(cur, database, name, "streaming")
-                cur.execute("COMMIT")
-            except duckdb.Error as exc:
-                cur.execute("ROLLBACK")
-                raise to_pg_error(exc) from None
-        self._run(database, go)
+        def body(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
+            self._marked(database, cur, name, "streaming")
+        self._transaction(database, body)
 
     def drop_view(self, database: str, name: str) -> None:
         self._drop(database, "VIEW", name)

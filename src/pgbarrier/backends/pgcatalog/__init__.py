@@ -12,9 +12,10 @@ Rules this package keeps:
   schemas keep their names; ``pg_catalog`` (OID 11), ``information_schema`` and
   ``rw_catalog`` list pgbarrier's emulated relations; temporary objects are in
   ``pg_temp_1``. The hidden schema ``pgbarrier`` of each user database holds
-  ``materialized_views`` (name, kind), written by the DuckDB backend in the same
-  transaction that creates, refreshes or drops a batch-refresh or streaming view, so
-  ``relkind`` is ``'m'`` for exactly those.
+  ``materialized_views`` (name, kind), created once when the backend opens the database
+  (:meth:`CatalogInstaller.ensure_marker`, outside any transaction) and written by the
+  DuckDB backend in the same transaction that creates or drops a batch-refresh or
+  streaming view, so ``relkind`` is ``'m'`` for exactly those.
 * OIDs: well-known catalog relations have PostgreSQL's OIDs (``pg_class`` is 1259...);
   every other relation, index, constraint, namespace and database gets an OID derived
   from the MD5 of its kind, schema and name (16384 and up): stable for the object's
@@ -98,7 +99,9 @@ class CatalogInstaller:
                 self._installed = True
 
     def ensure_marker(self, cur: duckdb.DuckDBPyConnection) -> None:
-        """The ``pgbarrier.materialized_views`` table of the user database (idempotent)."""
+        """The ``pgbarrier.materialized_views`` table of the user database (idempotent).
+        Called when the database is opened, before any client: creating the schema in
+        concurrent transactions is a DuckDB catalog write-write conflict."""
         cur.execute(f"CREATE SCHEMA IF NOT EXISTS {MARKER_SCHEMA}")
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.materialized_views "
                     "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL)")
