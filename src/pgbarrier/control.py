@@ -425,14 +425,16 @@ class ControlPlane:
                 raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
         except BaseException:
+            cleaned = True
             if built:  # the backend has it: drop it first, then the "creating" record
                 try:
                     self.backend.drop_batch_view(db, stmt.name)
-                except Exception as exc:  # noqa: BLE001 - recovery drops it at the next start
+                except Exception as exc:  # noqa: BLE001 - the record stays for DROP / recovery
                     log.warning("could not drop the backend object of a failed create of %s.%s:"
                                 " %s", db, stmt.name, exc)
-                    raise
-            self.jobs.release(db, stmt.name)
+                    cleaned = False
+            if cleaned:
+                self.jobs.release(db, stmt.name)
             raise
         return command(tag)
 

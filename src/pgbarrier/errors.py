@@ -161,6 +161,10 @@ class ObjectInUse(PgError):
     sqlstate = "55006"
 
 
+class LockNotAvailable(PgError):
+    sqlstate = "55P03"
+
+
 class QueryCanceled(PgError):
     sqlstate = "57014"
 

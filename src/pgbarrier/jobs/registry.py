@@ -12,7 +12,11 @@ Rules this module keeps:
   BEFORE the in-memory state changes (under that view's own lock, so its writes
   keep the order of its changes, while writes of different views go to the
   store together); a failed write raises and changes nothing. Reservations
-  are not persisted: a create that was never acknowledged leaves no trace.
+  are not persisted. A batch-refresh job is recorded ``creating`` before its
+  snapshot is built and ``dropping`` before its backend table is dropped; a
+  streaming view's record is written before its backend view is created
+  (:meth:`JobRegistry.intend_streaming`) and deleted after it is dropped, so
+  a record never lacks what recovery needs to finish or undo the DDL.
   Recovery hands back what it loaded with ``persist=False`` (nothing to write).
 """
 
@@ -160,6 +164,18 @@ class JobRegistry:
                 self._store.put_view(ViewRecord(view.database, view.name, view.definition))
             with self._lock:
                 self._streaming[(view.database, view.name)] = view
+
+    def intend_streaming(self, view: StreamingView) -> None:
+        """Record ``view`` durably before its backend view is created (the name is reserved)."""
+        if self._store is not None:
+            with self._key_lock(view.database, view.name):
+                self._store.put_view(ViewRecord(view.database, view.name, view.definition))
+
+    def abandon_streaming(self, database: str, name: str) -> None:
+        """Forget the record of a streaming view whose create failed."""
+        if self._store is not None:
+            with self._key_lock(database, name):
+                self._store.delete_view(database, name)
 
     def remove_streaming(self, database: str, name: str) -> StreamingView | None:
         with self._key_lock(database, name):

@@ -44,6 +44,7 @@ from pgbarrier.barrier.epoch import epoch_to_unix_ms
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import PgError, UndefinedTable, as_pg_error
 from pgbarrier.jobs import state as js
+from pgbarrier.jobs import testpoint
 from pgbarrier.jobs.alarm import DueAlarm
 from pgbarrier.jobs.history import RefreshHistory, RefreshRun
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry
@@ -61,6 +62,8 @@ _CANCEL_REPEAT_S = 0.2
 #: after the grace period, how long cancelled runs get to end before stop() gives up on them
 _CANCEL_TIMEOUT_S = 10.0
 SHUTDOWN = "pgbarrier shut down during the refresh"
+#: how long a cancelled DROP still waits for its mark to land (so it can be undone)
+_LAND_S = 30.0
 
 
 def _done_within(future: Future[Any], seconds: float) -> bool:
@@ -252,25 +255,55 @@ class RefreshScheduler:
             return self._execute(job, run)
 
     def drop(self, database: str, name: str, wait: Wait) -> None:
-        """Mark the job dropping (on a barrier), cancel a running refresh, then forget the job."""
+        """Mark the job dropping (on a barrier, durably), cancel a running refresh, drop its
+        backend table, then forget the job. A crash anywhere in between leaves the
+        ``dropping`` record, which recovery finishes; a drop the backend refuses (an
+        upstream object depends on the view) puts the job back as it was."""
         def mark(_info: BarrierInfo) -> tuple[Future[Any] | None, RefreshCancel | None]:
             self.registry.transition(database, name, js.drop)
             with self._lock:
                 return self._running.get((database, name)), self._cancels.get((database, name))
 
         cmd = Custom("DropJob", mark)
-        running, cancel = wait(self.barrier.schedule(database, cmd).collected)
-        if running is not None:
-            if cancel is not None:
-                # interrupt the backend query (the old result stays); PostgreSQL ignores a
-                # cancel that reaches it before the query starts, so repeat until it ends
-                cancel.cancel()
-                while not _done_within(running, _CANCEL_REPEAT_S):
-                    cancel.cancel()
-            wait(running)  # its commit sees Dropping and records the run cancelled
+        # the mark must land even if this statement is cancelled meanwhile: wait it out
+        future = self.barrier.schedule(database, cmd).collected
+        try:
+            running, cancel = wait(future)
+        except PgError:
+            if not _done_within(future, _LAND_S) or future.exception() is not None:
+                raise
+            running, cancel = future.result()
+            self._undrop(database, name, running, cancel)
+            raise
+        testpoint.reached("drop:after-intent")
+        self._end_run(running, cancel)
+        try:
+            self.backend.drop_batch_view(database, name)
+        except BaseException:
+            self._undrop(database, name, None, None)
+            raise
+        testpoint.reached("drop:after-backend")
         self.registry.release(database, name)
         with self._lock:
             self._latest.pop((database, name), None)
+
+    @staticmethod
+    def _end_run(running: Future[Any] | None, cancel: RefreshCancel | None) -> None:
+        if running is None:
+            return
+        if cancel is not None:
+            # interrupt the backend query (the old result stays); PostgreSQL ignores a
+            # cancel that reaches it before the query starts, so repeat until it ends
+            cancel.cancel()
+            while not _done_within(running, _CANCEL_REPEAT_S):
+                cancel.cancel()
+        running.exception()  # its commit sees Dropping and records the run cancelled
+
+    def _undrop(self, database: str, name: str, running: Future[Any] | None,
+                cancel: RefreshCancel | None) -> None:
+        """The drop did not happen: the job goes back to the state it left, rescheduled."""
+        self._end_run(running, cancel)
+        self.track(self.registry.transition(database, name, js.undrop))
 
     def stop(self, grace_s: float = 0.0) -> None:
         """Shutdown: no new runs; running ones get ``grace_s`` seconds, then are cancelled."""

@@ -7,13 +7,18 @@
                                      │    └─────committed──────┘        │ failed
                                      │                                  ▼
                                      └──────────start / committed── Failed(last, error, at)
-    any state ──drop──► Dropping
+    any state but Dropping ──drop──► Dropping(previous) ──undrop──► previous
+                                                              (Refreshing: Idle)
 
 Each state is a frozen dataclass carrying its own data; a transition is a
 function returning a new state. An illegal one raises :class:`IllegalTransition`
 and changes nothing. ``Failed`` keeps the last committed epoch (readers still
 see that result) and the epoch of the failed attempt, from which the next
 scheduled run is counted, so a failing job retries once per interval.
+``Dropping`` remembers the state it left, so a drop the backend refuses (a
+dependent object upstream) puts the job back (``undrop``) instead of leaving it
+half-dropped; its run, if it was refreshing, was cancelled by the drop, so it
+comes back ``Idle`` at its last committed epoch.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ class Failed:
 
 @dataclass(frozen=True)
 class Dropping:
+    #: the state the drop left (None: loaded from the meta store, which keeps only "dropping")
+    previous: Creating | Idle | Refreshing | Failed | None = None
     name: str = "dropping"
 
 
@@ -92,7 +99,17 @@ def refresh_failed(state: JobStatus, run_id: int, error: str) -> Failed:
 def drop(state: JobStatus) -> Dropping:
     if isinstance(state, Dropping):
         raise IllegalTransition("the job is already being dropped")
-    return Dropping()
+    return Dropping(state)
+
+
+def undrop(state: JobStatus) -> JobStatus:
+    """The backend refused the drop: back to the state the drop left."""
+    if not isinstance(state, Dropping) or state.previous is None:
+        raise IllegalTransition(f"cannot undo a drop of a job that is {state.name}")
+    prev = state.previous
+    if isinstance(prev, Refreshing):  # its run was cancelled by the drop
+        return Idle(prev.last_committed_epoch)
+    return prev
 
 
 def schedule_base_epoch(state: JobStatus) -> int | None:
@@ -108,5 +125,5 @@ def last_committed_epoch(state: JobStatus) -> int | None:
     if isinstance(state, Creating):
         return None
     if isinstance(state, Dropping):
-        return None
+        return None if state.previous is None else last_committed_epoch(state.previous)
     return state.last_committed_epoch

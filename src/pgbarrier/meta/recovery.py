@@ -14,9 +14,15 @@ Rules this module keeps:
   process died mid-run) becomes ``failed`` with error ``process restarted``
   (and so does its ``running`` history row); it re-runs when due.
   ``creating`` (the create was never acknowledged) is dropped, with whatever
-  the backend holds of it; ``dropping`` finishes its drop. A job whose
-  backend object is missing is logged and marked ``failed`` with that error,
-  so ``rw_catalog.rw_batch_refresh_jobs`` shows it.
+  the backend holds of it; ``dropping`` finishes its drop, backend table
+  first, then the record (a drop the backend refuses, e.g. for an upstream
+  object that depends on the view, keeps the job, ``failed`` with that error).
+  A job whose backend object is missing is logged and marked ``failed`` with
+  that error, so ``rw_catalog.rw_batch_refresh_jobs`` shows it.
+* Streaming views: the record is written before the backend view and deleted
+  after it, so a record whose backend view is missing is a create or drop the
+  crash cut short: the record is deleted and the name is free. Together with
+  the job rules: after any crash each name is a working view or entirely gone.
 * Every remaining job is handed to the scheduler, which counts its next run
   from the recorded epochs.
 * Start-up stays short with many jobs: a job or view that comes back unchanged
@@ -81,8 +87,10 @@ def restore_jobs(app: App) -> None:
                           and app.barrier.has_database(r.database)])
     for view in views:
         if (view.database, view.name) not in present:
-            log.warning("streaming view %s.%s: its backend view is missing", view.database,
-                        view.name)
+            log.warning("streaming view %s.%s: its backend view is missing (a create or drop "
+                        "cut short); forgetting it", view.database, view.name)
+            store.delete_view(view.database, view.name)
+            continue
         app.jobs.add_streaming(StreamingView(view.name, view.database, view.definition),
                                persist=False)
     for rec in records:
@@ -95,9 +103,14 @@ def restore_jobs(app: App) -> None:
             log.warning("batch-refresh job %s was %s when the process stopped; dropping it",
                         where, job.status.name)
             try:
-                app.backend.drop_batch_view(job.database, job.name)
-            except Exception as exc:  # nothing of it may exist yet
-                log.info("dropping the backend object of %s: %s", where, exc)
+                app.backend.drop_batch_view(job.database, job.name)  # IF EXISTS
+            except Exception as exc:  # noqa: BLE001 - the job stays, failed, for a new DROP
+                log.error("could not drop the backend object of %s: %s", where, exc)
+                last = rec.last_committed_epoch or job.snapshot_epoch
+                job = replace(job, status=js.Failed(last, f"drop at restart failed: {exc}", last))
+                app.jobs.register(job)
+                app.scheduler.track(job)
+                continue
             store.delete_job(job.database, job.name)
             continue
         status = job.status

@@ -12,7 +12,8 @@ Rules this module keeps:
 * A control statement's identifiers longer than 63 bytes are cut (PostgreSQL's
   NAMEDATALEN) and its result carries PostgreSQL's NOTICE 42622 for each.
 * pgbarrier's own settings (:mod:`pgbarrier.session.settings`) are kept per
-  session; ``statement_timeout`` also reaches a PostgreSQL backend.
+  session; ``statement_timeout`` also reaches a PostgreSQL backend, ``lock_timeout``
+  (which bounds the control plane's waits for a view name) every backend.
 * Queries that mention ``rw_catalog`` get its tables substituted on the AST;
   everything else goes to the backend unchanged, with the client's Bind
   parameters and result formats.
@@ -64,8 +65,9 @@ class StatementExecutor:
                           [(settings.show_timeout(getattr(info, field)),)], "SHOW")
         timeout = 0 if stmt.verb == "RESET" else settings.parse_timeout_ms(stmt.value or "",
                                                                            stmt.name)
-        if self.control.dialect == "postgres" and stmt.name == settings.STATEMENT_TIMEOUT:
-            self.backend.execute(sql, None)
+        if stmt.name == settings.LOCK_TIMEOUT or (
+                self.control.dialect == "postgres" and stmt.name == settings.STATEMENT_TIMEOUT):
+            self.backend.execute(sql, None)  # lock_timeout: the backend keeps its own copy too
         setattr(info, field, timeout)
         return command(stmt.verb)
 

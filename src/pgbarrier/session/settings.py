@@ -27,11 +27,14 @@ WHEN_PAUSED = "batch_refresh_when_paused"
 STATEMENT_TIMEOUT = "statement_timeout"
 IDLE_IN_TRANSACTION_TIMEOUT = "idle_in_transaction_session_timeout"
 IDLE_SESSION_TIMEOUT = "idle_session_timeout"
+#: kept here for the control plane's name locks, and also passed to the backend
+LOCK_TIMEOUT = "lock_timeout"
 #: timeout setting -> the SessionInfo field (milliseconds) that holds it
 TIMEOUTS = {
     STATEMENT_TIMEOUT: "statement_timeout_ms",
     IDLE_IN_TRANSACTION_TIMEOUT: "idle_in_transaction_timeout_ms",
     IDLE_SESSION_TIMEOUT: "idle_session_timeout_ms",
+    LOCK_TIMEOUT: "lock_timeout_ms",
 }
 OWN = (WHEN_PAUSED, *TIMEOUTS)
 
