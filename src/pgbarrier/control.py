@@ -347,11 +347,21 @@ class ControlPlane:
                 or self.backend.relation_exists(database, name))
 
     def _check_inputs(self, database: str, inputs: frozenset[str]) -> None:
-        for upstream in inputs:
-            if self.jobs.is_job(database, upstream.split(".")[-1]):
+        """RisingWave's rule, directly or through any chain of plain views (resolved by
+        the backend's own catalog): no materialized view reads a batch-refresh view."""
+        chains = [(name,) for name in sorted(inputs)]
+        chains += sorted(self.backend.relations_read(database, inputs), key=len)
+        for chain in chains:
+            batch = chain[-1].split(".")[-1] if len(chain) == 1 else chain[-1]
+            if self.jobs.is_job(database, batch):
+                detail = f'"{chain[-1]}" is a batch refresh materialized view.'
+                if len(chain) > 1:
+                    views = ", ".join(f'"{v}"' for v in chain[:-1])
+                    detail += (f" The query reads it through view{'s' if len(chain) > 2 else ''}"
+                               f" {views} ({' -> '.join(chain)}).")
                 raise FeatureNotSupported(
                     "creating streaming jobs on batch refresh materialized views is not supported",
-                    detail=f'"{upstream}" is a batch refresh materialized view.')
+                    detail=detail)
 
     def _name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
         return self.name_locks.hold((info.database, name), info, kind, info.lock_timeout_ms)

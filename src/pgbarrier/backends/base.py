@@ -197,6 +197,14 @@ class Backend(Connection, abc.ABC):
     def drop_view(self, database: str, name: str) -> None:
         """Drop view ``name``; nothing when it does not exist."""
 
+    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+        """What the relations ``inputs`` read through plain views, from the backend's own
+        catalog: for each relation that is not a plain view, reached from an input that
+        is one, the shortest chain ``(input, view, ..., relation)``. A relation of the
+        default schema is named bare, another ``schema.name``. Names that are no
+        relation are skipped. A backend that cannot see into views answers ``[]``."""
+        return []
+
     @abc.abstractmethod
     def describe_query(self, database: str, query: str) -> list[Column]:
         """Validate ``query`` (42P01 for a missing relation...) and return its columns."""

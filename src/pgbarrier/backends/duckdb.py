@@ -79,6 +79,8 @@ Rules this module keeps:
   under the database's marker lock (the query itself runs outside it), and a DuckDB
   write-write conflict of such a transaction is retried (``_CONFLICT_RETRIES`` times),
   so concurrent creates and drops of different views never see one.
+* ``relations_read`` follows plain views through ``duckdb_views()`` (DuckDB keeps no
+  dependencies of a view: its stored SQL is parsed, :mod:`pgbarrier.sql.dependencies`).
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ from pgbarrier.backends.duckdb_types import (
 from pgbarrier.errors import PgError, QueryCanceled
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.wire import types as pgt
 
@@ -608,6 +611,48 @@ class DuckDBBackend(Backend):
             "SELECT 1 FROM information_schema.tables WHERE table_catalog = current_database() "
             "AND table_schema = 'main' AND table_name = $1", [name]).fetchall())
         return bool(rows)
+
+    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+        """Plain views followed through ``duckdb_views()``: DuckDB records no dependencies
+        of a view, so its stored SQL is parsed (:mod:`pgbarrier.sql.dependencies`). An
+        unqualified name resolves in the view's schema, then ``main`` (as DuckDB binds);
+        names compare case-insensitively, as DuckDB's do."""
+        def go(cur: duckdb.DuckDBPyConnection) -> tuple[str, list[tuple[str, str, str]],
+                                                       list[tuple[str, str]]]:
+            (db,) = cur.execute("SELECT current_database()").fetchone()
+            views = cur.execute(
+                "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+                "AND NOT temporary AND database_name = current_database()").fetchall()
+            tables = cur.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT temporary "
+                "AND database_name = current_database()").fetchall()
+            return db, views, tables
+        try:
+            db, views, tables = self._run(database, go)
+        except duckdb.Error:
+            return []
+        sql_of = {(s.lower(), n.lower()): sql for s, n, sql in views}
+        known = {(s.lower(), n.lower()): (s, n) for s, n in tables}
+        known.update({(s.lower(), n.lower()): (s, n) for s, n, _ in views})
+
+        def resolve(name: str, schema: str) -> tuple[str, str] | None:
+            parts = name.lower().split(".")
+            if len(parts) == 3 and parts[0] == db.lower():
+                parts = parts[1:]
+            candidates = [tuple(parts)] if len(parts) == 2 else \
+                [(schema, parts[0]), ("main", parts[0])] if len(parts) == 1 else []
+            return next((k for k in candidates if k in known), None)  # type: ignore[misc]
+
+        def step(key: tuple[str, str]) -> list[tuple[str, str]] | None:
+            sql = sql_of.get(key)
+            if sql is None:
+                return None
+            read = view_inputs(sql, "duckdb") or frozenset()
+            return [k for k in (resolve(n, key[0]) for n in sorted(read)) if k is not None]
+
+        starts = [k for k in (resolve(n, "main") for n in sorted(inputs)) if k is not None]
+        shown = {k: (n if s == "main" else f"{s}.{n}") for k, (s, n) in known.items()}
+        return [tuple(shown[k] for k in path) for path in walk(starts, step)]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:

@@ -70,6 +70,8 @@ Rules this module keeps:
   connection pool per database. A refresh is ``CONCURRENTLY`` when the view has
   a unique index PostgreSQL accepts for it, else plain; either way readers see
   the old rows or the new ones, never a half-done refresh.
+* ``relations_read`` follows plain views through ``pg_depend``/``pg_rewrite`` with one
+  recursive query (PostgreSQL's own record of what a view reads; nothing is parsed).
 * Identifiers are quoted with ``psycopg.sql.Identifier``; values travel as
   parameters. View queries are SQL text by nature and are composed verbatim.
 """
@@ -95,6 +97,7 @@ from psycopg_pool import ConnectionPool
 from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
+from pgbarrier.sql.dependencies import walk
 from pgbarrier.wire.types import to_text
 
 log = logging.getLogger(__name__)
@@ -135,6 +138,28 @@ _FATAL_LINE = re.compile(r"(?:FATAL|ERROR|PANIC):  (.*)")
 _NO_PASSWORD = "fe_sendauth: no password supplied"
 
 _E = pq.ExecStatus
+
+#: (view, relation it reads, relation's name, relkind): from each input (view NULL), then
+#: down every plain view's rewrite rule's dependencies; UNION's dedup ends the recursion
+#: (the set of edges is finite). A name is bare in the current schema, else qualified.
+_VIEW_EDGES = """
+WITH RECURSIVE edge(parent, child) AS (
+    SELECT NULL::oid, to_regclass(i.name)::oid
+    FROM unnest(%s::text[]) AS i(name) WHERE to_regclass(i.name) IS NOT NULL
+  UNION
+    SELECT e.child, d.refobjid
+    FROM edge e
+    JOIN pg_class v ON v.oid = e.child AND v.relkind = 'v'
+    JOIN pg_rewrite r ON r.ev_class = v.oid
+    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+                    AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
+)
+SELECT DISTINCT e.parent::bigint, e.child::bigint,
+       CASE WHEN n.nspname = current_schema() THEN c.relname::text
+            ELSE n.nspname || '.' || c.relname END,
+       c.relkind::text
+FROM edge e JOIN pg_class c ON c.oid = e.child JOIN pg_namespace n ON n.oid = c.relnamespace
+"""
 _F = pq.DiagnosticField
 
 
@@ -640,6 +665,30 @@ class PostgresBackend(Backend):
             row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [ident]).fetchone()
             return bool(row and row[0])
         return self._call(database, go)
+
+    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+        """Plain views followed through PostgreSQL's own record of what a view reads: the
+        ``pg_depend`` rows of its ``pg_rewrite`` rule (a recursive query, no parsing)."""
+        names = [".".join(pgsql.Identifier(p).as_string(None) for p in n.split("."))
+                 for n in sorted(inputs)]
+
+        def go(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+            return conn.execute(_VIEW_EDGES, [names]).fetchall()
+        try:
+            rows = self._call(database, go)
+        except PgError:  # a name to_regclass refuses: describe_query answers for it
+            return []
+        shown = {oid: name for _, oid, name, _ in rows}
+        is_view = {oid: kind == "v" for _, oid, _, kind in rows}
+        reads: dict[int, list[int]] = {}
+        starts = []
+        for parent, oid, _, _ in rows:
+            if parent is None:
+                starts.append(oid)
+            elif oid != parent:
+                reads.setdefault(parent, []).append(oid)
+        paths = walk(starts, lambda o: sorted(reads.get(o, ())) if is_view.get(o) else None)
+        return [tuple(shown[o] for o in path) for path in paths]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(conn: psycopg.Connection[Any]) -> list[Column]:

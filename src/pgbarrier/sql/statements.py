@@ -621,7 +621,7 @@ def _create_mv(
         query=sql[tokens[index].start : tokens[-1].end + 1],
         if_not_exists=bool(tree.args.get("exists")),
         refresh_interval_sec=_refresh_interval(tree),
-        inputs=_inputs(query),
+        inputs=query_inputs(query),
         definition=definition,
     )
 
@@ -779,7 +779,8 @@ def parse_interval_seconds(text: str) -> int | None:
 # -- inputs ---------------------------------------------------------------------------------
 
 
-def _inputs(query: exp.Expr) -> frozenset[str]:
+def query_inputs(query: exp.Expr) -> frozenset[str]:
+    """The relations ``query`` reads, named as the module docstring says."""
     names: set[str] = set()
     try:
         for scope in traverse_scope(query):
