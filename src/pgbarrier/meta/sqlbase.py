@@ -279,40 +279,47 @@ class SqlMetaStore:
 
     def prune_runs(self, per_job: int = 0, before: dt.datetime | None = None, *,
                    batch: int = 1000, between: Callable[[], None] | None = None) -> int:
+        # each batch is a range delete on an index (the primary key for the count, started_at
+        # for the age) up to the batch-th row, found first: no plan depends on statistics
         deleted = 0
         if per_job > 0:
-            nth = self._sql("SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
-                            "ORDER BY run_id DESC LIMIT 1 OFFSET ?")
-            older = ("DELETE FROM {p}refresh_history WHERE database = ? AND job = ? AND run_id IN "
-                     "(SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
-                     "AND run_id < ? ORDER BY run_id LIMIT ?)")
+            nth = ("SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
+                   "ORDER BY run_id DESC LIMIT 1 OFFSET ?")
             for database, job in self._query("SELECT database, name FROM {p}batch_refresh_jobs"):
-                with self._tx() as cur:
-                    cur.execute(nth, (database, job, per_job - 1))
-                    row = cur.fetchone()
-                if row is not None:
+                rows = self._query(nth, (database, job, per_job - 1))
+                if rows:
+                    key = "database = ? AND job = ? AND run_id < ? AND run_id"
                     deleted += self._delete_batches(
-                        older, (database, job, database, job, row[0], batch), batch, between)
+                        "refresh_history", key, (database, job, rows[0][0]), batch, between)
         if before is not None:
             deleted += self._delete_batches(
-                "DELETE FROM {p}refresh_history WHERE (database, job, run_id) IN "
-                "(SELECT database, job, run_id FROM {p}refresh_history WHERE started_at < ? "
-                "AND status <> 'running' ORDER BY started_at LIMIT ?)",
-                (_ts(before), batch), batch, between)
+                "refresh_history", "status <> 'running' AND started_at < ? AND started_at",
+                (_ts(before),), batch, between)
         return deleted
 
-    def _delete_batches(self, sql: str, params: Sequence[Any], batch: int,
+    def _delete_batches(self, table: str, where: str, params: tuple[Any, ...], batch: int,
                         between: Callable[[], None] | None) -> int:
-        """Run a ``DELETE ... LIMIT batch`` in its own transaction until it deletes fewer."""
-        text, total = self._sql(sql), 0
+        """``DELETE FROM table WHERE <where> <= bound`` a batch at a time, each in its own
+        transaction, ``where`` ending in the ordering column; the bound is the batch-th
+        smallest value matching, or none for the last batch."""
+        column = where.rsplit(" ", 1)[1]
+        bound = self._sql(f"SELECT {column} FROM {{p}}{table} WHERE {where} IS NOT NULL "
+                          f"ORDER BY {column} LIMIT 1 OFFSET ?")
+        last = self._sql(f"DELETE FROM {{p}}{table} WHERE {where} IS NOT NULL")
+        upto = self._sql(f"DELETE FROM {{p}}{table} WHERE {where} <= ?")
+        total = 0
         while True:
             with self._tx() as cur:
-                cur.execute(text, tuple(params))
-                count = max(cur.rowcount, 0)
-            total += count
+                cur.execute(bound, (*params, batch - 1))
+                row = cur.fetchone()
+                if row is None:
+                    cur.execute(last, params)
+                else:
+                    cur.execute(upto, (*params, row[0]))
+                total += max(cur.rowcount, 0)
             if between is not None:
                 between()
-            if count < batch:
+            if row is None:
                 return total
 
     def put_run(self, rec: RunRecord) -> None:
