@@ -90,3 +90,15 @@ def test_history_records_each_run_once_with_its_outcome():
     runs = h.runs()
     assert [(r.run_id, r.status) for r in runs] == [(r2.run_id, "failed"), (r3.run_id, "running")]
     assert runs[0].error == "boom"
+
+
+def test_a_refused_drop_puts_the_job_back():
+    assert js.undrop(js.drop(js.Idle(E))) == js.Idle(E)
+    assert js.undrop(js.drop(js.Failed(E, "x", 2 * E))) == js.Failed(E, "x", 2 * E)
+    # its run was cancelled by the drop: back to idle at the last committed epoch
+    assert js.undrop(js.drop(js.Refreshing(E, 2 * E, 7))) == js.Idle(E)
+    assert js.last_committed_epoch(js.drop(js.Idle(E))) == E
+    with pytest.raises(js.IllegalTransition):
+        js.undrop(js.Dropping())  # loaded from the meta store: only recovery finishes it
+    with pytest.raises(js.IllegalTransition):
+        js.undrop(js.Idle(E))
