@@ -256,21 +256,25 @@ class SqlMetaStore:
                   since: dt.datetime | None = None) -> list[RunRecord]:
         # one indexed query per recorded job (its primary key leads with database, job),
         # never a scan of the whole history: start-up reads what it keeps, not what is stored
-        where = "database = ? AND job = ?"
+        where = "database = ? AND job = ? AND run_id >= ?"  # a range of the primary key
         if since is not None:  # a run still marked running is read whatever its age
             where += " AND (started_at >= ? OR status = 'running')"
         text = self._sql(f"SELECT {self._RUN_COLS} FROM {{p}}refresh_history WHERE {where} "
-                         "ORDER BY run_id DESC" + (" LIMIT ?" if per_job > 0 else ""))
+                         "ORDER BY run_id DESC")
+        nth = self._sql("SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
+                        "ORDER BY run_id DESC LIMIT 1 OFFSET ?")
         out: list[RunRecord] = []
         with self._tx() as cur:
             cur.execute(self._sql("SELECT database, name FROM {p}batch_refresh_jobs "
                                   "ORDER BY database, name"))
             for database, job in list(cur.fetchall()):
-                params: list[Any] = [database, job]
+                lowest = None
+                if per_job > 0:
+                    cur.execute(nth, (database, job, per_job - 1))
+                    lowest = cur.fetchone()
+                params: list[Any] = [database, job, lowest[0] if lowest else -(2 ** 63)]
                 if since is not None:
                     params.append(_ts(since))
-                if per_job > 0:
-                    params.append(per_job)
                 cur.execute(text, tuple(params))
                 out.extend(RunRecord(r[0], r[1], r[2], r[3], _dt(r[4]), r[5], r[6], _dt(r[7]),
                                      r[8], r[9])  # type: ignore[arg-type]
