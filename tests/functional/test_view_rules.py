@@ -111,3 +111,18 @@ def test_plain_views_over_tables_are_fine(conn, kind):
         expected = sorted(conn.execute(query).fetchall())
         assert rows == expected and rows
         conn.execute(f"DROP MATERIALIZED VIEW {name}")
+
+
+def test_a_long_chain(conn):
+    names = [f"chain_{i}" for i in range(80)]
+    try:
+        prev = "bm"
+        for name in names:
+            conn.execute(f"CREATE VIEW {name} AS SELECT a FROM {prev}")
+            prev = name
+        err = _refused(conn, "batch", f"SELECT a FROM {names[-1]}")
+        assert err.diag.message_detail.endswith(
+            "(" + " -> ".join([*reversed(names), "bm"]) + ").")
+    finally:
+        for name in reversed(names):
+            conn.execute(f"DROP VIEW IF EXISTS {name}")

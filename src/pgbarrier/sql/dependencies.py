@@ -11,8 +11,9 @@ Rules this module keeps:
   ``pg_depend`` answers without parsing.
 * :func:`walk` follows edges from the start nodes breadth first, each node visited once
   (so a cycle, or a diamond of views, costs its edges and never loops), at most
-  :data:`MAX_DEPTH` edges deep, and returns for each reached node that is not a view the
-  shortest path to it: ``(start, view, ..., relation)``.
+  :data:`MAX_DEPTH` edges deep (a guard, not a limit anyone meets), and returns for each
+  reached node that is not a view the shortest path to it: ``(start, view, ...,
+  relation)``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from sqlglot import exp
 
 from pgbarrier.sql.statements import query_inputs
 
-#: how many views deep a chain is followed (PostgreSQL has no cycles; DuckDB could)
-MAX_DEPTH = 64
+#: how many views deep a chain is followed: far more than anyone nests (each node is
+#: visited once, so the work is bounded by the number of views anyway, cycles included)
+MAX_DEPTH = 10_000
 
 N = TypeVar("N", bound=Hashable)
 
