@@ -254,25 +254,21 @@ class SqlMetaStore:
 
     def load_runs(self, per_job: int = 0,
                   since: dt.datetime | None = None) -> list[RunRecord]:
-        # one indexed query per recorded job (its primary key leads with database, job),
-        # never a scan of the whole history: start-up reads what it keeps, not what is stored
-        where = "database = ? AND job = ? AND run_id >= ?"  # a range of the primary key
+        # one query per recorded job, newest first with a LIMIT: its plan is a backward scan
+        # of the primary key (database, job, run_id) whatever the statistics say (right after
+        # a bulk load there are none), so start-up reads what it keeps, not what is stored
+        where = "database = ? AND job = ?"
         if since is not None:  # a run still marked running is read whatever its age
             where += " AND (started_at >= ? OR status = 'running')"
+        limit = f" LIMIT {int(per_job)}" if per_job > 0 else ""
         text = self._sql(f"SELECT {self._RUN_COLS} FROM {{p}}refresh_history WHERE {where} "
-                         "ORDER BY run_id DESC")
-        nth = self._sql("SELECT run_id FROM {p}refresh_history WHERE database = ? AND job = ? "
-                        "ORDER BY run_id DESC LIMIT 1 OFFSET ?")
+                         f"ORDER BY database DESC, job DESC, run_id DESC{limit}")
         out: list[RunRecord] = []
         with self._tx() as cur:
             cur.execute(self._sql("SELECT database, name FROM {p}batch_refresh_jobs "
                                   "ORDER BY database, name"))
             for database, job in list(cur.fetchall()):
-                lowest = None
-                if per_job > 0:
-                    cur.execute(nth, (database, job, per_job - 1))
-                    lowest = cur.fetchone()
-                params: list[Any] = [database, job, lowest[0] if lowest else -(2 ** 63)]
+                params: list[Any] = [database, job]
                 if since is not None:
                     params.append(_ts(since))
                 cur.execute(text, tuple(params))
