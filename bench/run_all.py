@@ -78,6 +78,10 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--connections", "2000", "--max-connections", "100", "--compare-ref", "4320867"],
         "quick": ["--connections", "500", "--max-connections", "100"],
         "smoke": ["--connections", "8", "--max-connections", "3"]}),
+    "history_startup": ("history_startup.py", {
+        "full": ["--rows", "1000000", "--jobs", "10", "--rounds", "3"],
+        "quick": ["--rows", "200000", "--jobs", "10", "--rounds", "1"],
+        "smoke": ["--rows", "3000", "--jobs", "2", "--rounds", "1", "--meta", "sqlite"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
     # run when present, with only the flags its --help lists
     "startup_time": ("startup_time.py", {

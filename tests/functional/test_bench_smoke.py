@@ -43,7 +43,7 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 
 SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
-         "streaming_memory", "connection_flood"]
+         "streaming_memory", "connection_flood", "history_startup"]
 
 
 @pytest.fixture(scope="module")
@@ -72,5 +72,6 @@ def test_bench_report_renders(bench_results, tmp_path):
     for heading in ("## Pass-through overhead", "## Embedded DuckDB", "## Control plane",
                     "## Scale of the barrier manager", "## The classifier on its own",
                     "## Where the pass-through path spends its time",
-                    "## Streaming results", "## A flood of connections"):
+                    "## Streaming results", "## A flood of connections",
+                    "## Start-up with 1,000,000 refresh-history rows"):
         assert heading in text, heading
