@@ -329,8 +329,8 @@ class ControlPlane:
             raise ObjectInUse(f'database "{name}" is being accessed by other users',
                               detail=f"There {'is' if others == 1 else 'are'} {others} other "
                                      f"session{'' if others == 1 else 's'} using the database.")
-        for job in self.jobs.jobs(name):
-            self.scheduler.drop(name, job.name, lambda f: self._wait(f, info))
+        for job in self.jobs.jobs(name):  # their tables go with the backend database
+            self.scheduler.drop(name, job.name, lambda f: self._wait(f, info), backend=False)
         for view in self.jobs.streaming_views(name):
             self.jobs.remove_streaming(name, view.name)
         self.barrier.remove_database(name)

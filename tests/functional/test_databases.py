@@ -80,3 +80,24 @@ def test_create_and_drop_database_on_an_upstream_postgresql(tmp_path):
             for name in (home, other):
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     assert code == 0, "".join(srv.log)
+
+
+def test_drop_database_takes_its_batch_views_and_the_views_over_them(backend_server):
+    db = f"dropdeps_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {db}")
+        admin.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(backend_server.dsn(db), autocommit=True) as c:
+            c.execute("CREATE TABLE t AS SELECT 1 AS a")
+            c.execute("CREATE MATERIALIZED VIEW bm WITH (refresh.interval.sec = 3600) "
+                      "AS SELECT a FROM t")
+            c.execute("CREATE VIEW over_bm AS SELECT a FROM bm")
+        admin.execute(f"DROP DATABASE {db}")  # upstream, over_bm depends on bm
+        admin.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(backend_server.dsn(db), autocommit=True) as c:
+            assert c.execute("SHOW MATERIALIZED VIEWS").fetchall() == []
+            c.execute("CREATE TABLE t AS SELECT 2 AS a")
+            c.execute("CREATE MATERIALIZED VIEW bm WITH (refresh.interval.sec = 3600) "
+                      "AS SELECT a FROM t")
+            assert c.execute("SELECT a FROM bm").fetchone() == (2,)
+        admin.execute(f"DROP DATABASE {db}")

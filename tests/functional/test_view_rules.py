@@ -41,14 +41,11 @@ def conn(backend_server) -> Iterator[psycopg.Connection]:
         ]:
             c.execute(sql)
         yield c
-        # the plain views over bm first: DROP DATABASE drops bm's job, and PostgreSQL
-        # refuses to drop a materialized view that views depend on (2BP01)
-        for view in ["late_view", "deep3", '"Deep Two"', "rules_s.deep1", "over_batch"]:
-            c.execute(f"DROP VIEW IF EXISTS {view}")
     finally:
         c.close()
+        # DROP DATABASE takes bm with it, although plain views depend on it upstream
         with psycopg.connect(backend_server.dsn(), autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {db}")
+            admin.execute(f"DROP DATABASE {db}")
 
 
 def _refused(conn: psycopg.Connection, kind: str, query: str) -> psycopg.Error:

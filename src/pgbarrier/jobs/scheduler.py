@@ -254,11 +254,13 @@ class RefreshScheduler:
             job, run = value
             return self._execute(job, run)
 
-    def drop(self, database: str, name: str, wait: Wait) -> None:
+    def drop(self, database: str, name: str, wait: Wait, *, backend: bool = True) -> None:
         """Mark the job dropping (on a barrier, durably), cancel a running refresh, drop its
         backend table, then forget the job. A crash anywhere in between leaves the
         ``dropping`` record, which recovery finishes; a drop the backend refuses (an
-        upstream object depends on the view) puts the job back as it was."""
+        upstream object depends on the view) puts the job back as it was.
+        ``backend=False`` (DROP DATABASE: the whole backend database goes next) leaves the
+        table to that drop, so views that depend on it cannot refuse it one by one."""
         def mark(_info: BarrierInfo) -> tuple[Future[Any] | None, RefreshCancel | None]:
             self.registry.transition(database, name, js.drop)
             with self._lock:
@@ -278,7 +280,8 @@ class RefreshScheduler:
         testpoint.reached("drop:after-intent")
         self._end_run(running, cancel)
         try:
-            self.backend.drop_batch_view(database, name)
+            if backend:
+                self.backend.drop_batch_view(database, name)
         except BaseException:
             self._undrop(database, name, None, None)
             raise
