@@ -466,7 +466,7 @@ class ControlPlane:
         self.backend.require_owner(db, "materialized view", name, info.user)
         run = self._unless_paused(info, db, lambda: self.scheduler.refresh(
             db, name, lambda f: self._wait(f, info)))
-        if run.status == "failed":
+        if run.status == "failed":  # recorded, but the backend's error did not come back
             raise PgError(run.error or "refresh failed", sqlstate="XX000",
                           detail=f'refresh run {run.run_id} of "{name}" failed; the view keeps '
                                  "its last committed result.")

@@ -167,8 +167,10 @@ class RefreshScheduler:
 
     # ------------------------------------------------------------------ runs
 
-    def _execute(self, job: BatchRefreshJob, run: RefreshRun) -> RefreshRun:
-        """Refresh on the backend, then commit (or record the failure) on a barrier."""
+    def _execute(self, job: BatchRefreshJob, run: RefreshRun,
+                 failure: list[PgError] | None = None) -> RefreshRun:
+        """Refresh on the backend, then commit (or record the failure) on a barrier; a
+        failure's PgError (its own SQLSTATE) is appended to ``failure`` when given."""
         key = (job.database, job.name)
         with self._lock:
             cancel = self._cancels.get(key)
@@ -177,6 +179,8 @@ class RefreshScheduler:
                                                    cancel)
         except BaseException as exc:  # the run's failure is recorded, never lost
             err = as_pg_error(exc)
+            if failure is not None:
+                failure.append(err)
             status, error = "failed", err.message
             if self._stopping and cancel is not None and cancel.cancelled:
                 status, error = "cancelled", SHUTDOWN
@@ -231,7 +235,9 @@ class RefreshScheduler:
     def refresh(self, database: str, name: str, wait: Wait) -> RefreshRun:
         """``REFRESH MATERIALIZED VIEW``: a run now, returning when committed.
 
-        55000 while paused (``paused_error``); waits for a run in progress first.
+        55000 while paused (``paused_error``); waits for a run in progress first. A run
+        that fails raises the backend's own error (its SQLSTATE: 42P01 when an input was
+        dropped, 57014 when cancelled...), after it was recorded as failed.
         """
         while True:
             def begin(info: BarrierInfo) -> tuple[str, Any]:
@@ -252,7 +258,15 @@ class RefreshScheduler:
                 wait(value)
                 continue
             job, run = value
-            return self._execute(job, run)
+            failure: list[PgError] = []
+            done = self._execute(job, run, failure)
+            if done.status == "failed" and failure:
+                err = failure[0]
+                err.position = None  # a position in the view's query, not the REFRESH
+                err.detail = err.detail or (f'refresh run {done.run_id} of "{name}" failed; '
+                                            "the view keeps its last committed result.")
+                raise err
+            return done
 
     def drop(self, database: str, name: str, wait: Wait, *, backend: bool = True) -> None:
         """Mark the job dropping (on a barrier, durably), cancel a running refresh, drop its
