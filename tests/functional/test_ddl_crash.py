@@ -11,6 +11,7 @@ can be created, refreshed and dropped again. Both backends, both meta stores.
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import psycopg
@@ -86,3 +87,42 @@ def test_kill9_inside_ddl_leaves_all_or_nothing(tmp_path, meta_args, backend_kin
             assert not _relation_present(c, kind, name)
     finally:
         _kill9(srv)
+
+
+def test_kill9_during_an_upstream_first_snapshot_leaves_no_orphan(tmp_path) -> None:
+    """The snapshot runs on the upstream: a pgbarrier killed meanwhile must not leave it to
+    commit later (the refresh pool's sessions check for their client, PostgreSQL 14+), and
+    recovery then finds nothing of the view."""
+    dsn = require_postgres()
+    name = f"orphan_{uuid.uuid4().hex[:8]}"
+    srv = _start(tmp_path, (), "postgres")
+    with psycopg.connect(dsn, autocommit=True) as direct:
+        if direct.info.server_version < 140000:
+            pytest.skip("client_connection_check_interval needs PostgreSQL 14")
+        client = psycopg.connect(srv.dsn(), autocommit=True)
+        job = run_in_background(client, f"CREATE MATERIALIZED VIEW {name} {BATCH} AS "
+                                        "SELECT 1 AS x FROM pg_sleep(600)")
+        running = ("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                   f"AND query LIKE 'CREATE MATERIALIZED VIEW %{name}%' AND state = 'active'")
+        for _ in range(300):  # the snapshot has started upstream (bounded: 30 s)
+            if direct.execute(running).fetchone()[0] or job.done.wait(0.1):
+                break
+        assert direct.execute(running).fetchone()[0] == 1, job.outcome
+        _kill9(srv)
+        tick = threading.Event()  # never set: the poll interval of a bounded poll
+        for _ in range(300):  # the upstream notices its client is gone (bounded: 30 s)
+            if direct.execute(running).fetchone()[0] == 0:
+                break
+            tick.wait(0.1)
+        assert direct.execute(running).fetchone()[0] == 0, "the snapshot outlived pgbarrier"
+        job.thread.join(timeout=30)
+        client.close()
+        srv = _start(tmp_path, (), "postgres")
+        try:
+            with psycopg.connect(dsn, dbname="dev", autocommit=True) as upstream_dev:
+                assert not _relation_present(upstream_dev, "postgres", name)
+            with psycopg.connect(srv.dsn(), autocommit=True) as c:
+                c.execute(f"CREATE MATERIALIZED VIEW {name} {BATCH} AS SELECT 1 AS x")
+                c.execute(f"DROP MATERIALIZED VIEW {name}")
+        finally:
+            _kill9(srv)

@@ -67,7 +67,10 @@ Rules this module keeps:
   (a cancel that reaches the server before the statement does is dropped by
   PostgreSQL); the statement then fails with 57014. Idle, it does nothing.
 * Batch-refresh views are real materialized views; refresh work runs on a small
-  connection pool per database. A refresh is ``CONCURRENTLY`` when the view has
+  connection pool per database, whose sessions (PostgreSQL 14+) check every second that
+  pgbarrier is still there (``client_connection_check_interval``), so a first snapshot or
+  refresh of a pgbarrier killed meanwhile is aborted upstream instead of committing after
+  recovery cleaned up. A refresh is ``CONCURRENTLY`` when the view has
   a unique index PostgreSQL accepts for it, else plain; either way readers see
   the old rows or the new ones, never a half-done refresh.
 * ``relations_read`` follows plain views through ``pg_depend``/``pg_rewrite`` with one
@@ -112,6 +115,8 @@ _CANCEL_MAX_RETRY_S = 1.0
 _WAKE_S = 0.2
 _CANCEL_TIMEOUT_S = 5.0
 _POOL_TIMEOUT_S = 30.0
+#: PostgreSQL 14+: look for a vanished pgbarrier during long refresh-pool statements
+_CHECK_CLIENT = "-c client_connection_check_interval=1000"
 
 _FATAL_LOST = "08006"
 #: libpq looks a password up in this file when it has none; the path can never exist
@@ -642,9 +647,15 @@ class PostgresBackend(Backend):
             info = self.conninfo(database, "pgbarrier/refresh")
             # one direct connection first: a missing database is a 3D000 now, not a pool timeout
             try:
-                psycopg.connect(info).close()
+                with psycopg.connect(info) as first:
+                    version = first.info.server_version
             except psycopg.OperationalError as exc:
                 raise _connect_error(exc) from None
+            if version >= 140000:
+                # a first snapshot or refresh whose pgbarrier died (kill -9) is aborted by the
+                # upstream within a second, instead of committing after recovery cleaned up
+                own = conninfo_to_dict(info).get("options") or ""
+                info = make_conninfo(info, options=f"{own} {_CHECK_CLIENT}".strip())
             pool = ConnectionPool(info, min_size=1, max_size=max(1, self.pool_size),
                                   kwargs={"autocommit": True}, timeout=_POOL_TIMEOUT_S,
                                   check=ConnectionPool.check_connection,
