@@ -329,14 +329,20 @@ class ControlPlane:
             raise ObjectInUse(f'database "{name}" is being accessed by other users',
                               detail=f"There {'is' if others == 1 else 'are'} {others} other "
                                      f"session{'' if others == 1 else 's'} using the database.")
+        # all or nothing across a crash: the intent first, the backend, then the record
+        # (recovery finishes a drop it finds marked, see meta/recovery.py)
+        if self.meta is not None:
+            self.meta.mark_database_dropping(name)
+        testpoint.reached("drop-database:after-intent")
         for job in self.jobs.jobs(name):  # their tables go with the backend database
             self.scheduler.drop(name, job.name, lambda f: self._wait(f, info), backend=False)
         for view in self.jobs.streaming_views(name):
             self.jobs.remove_streaming(name, view.name)
         self.barrier.remove_database(name)
+        self.backend.drop_database(name)
+        testpoint.reached("drop-database:after-backend")
         if self.meta is not None:
             self.meta.delete_database(name)
-        self.backend.drop_database(name)
         return command("DROP DATABASE")
 
     # -- materialized views --------------------------------------------------

@@ -126,3 +126,45 @@ def test_kill9_during_an_upstream_first_snapshot_leaves_no_orphan(tmp_path) -> N
                 c.execute(f"DROP MATERIALIZED VIEW {name}")
         finally:
             _kill9(srv)
+
+
+@pytest.mark.parametrize("point", ["drop-database:after-intent", "drop-database:after-backend"])
+def test_kill9_inside_drop_database_finishes_it(tmp_path, meta_args, backend_kind, point,
+                                                monkeypatch) -> None:
+    """DROP DATABASE cut short by kill -9 after its intent is recorded: the restart finishes
+    it (backend first), so the name is gone everywhere and a new database of that name
+    starts empty (nothing of the old one comes back)."""
+    kind, db = backend_kind, f"crashdb_{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("PGBARRIER_TEST_PAUSE_AT", point)
+    srv = _start(tmp_path, meta_args, kind)
+    monkeypatch.delenv("PGBARRIER_TEST_PAUSE_AT")
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(srv.dsn(db), autocommit=True) as d:
+            d.execute("CREATE TABLE old_rows AS SELECT 1 AS a")
+            d.execute(f"CREATE MATERIALIZED VIEW old_bv {BATCH} AS SELECT a FROM old_rows")
+        cut = psycopg.connect(srv.dsn(), autocommit=True)
+        run_in_background(cut, f"DROP DATABASE {db}")
+        assert srv.wait_for_log(f"test pause at {point}"), "".join(srv.log)
+    finally:
+        _kill9(srv)
+    srv = _start(tmp_path, meta_args, kind)
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            assert db not in {r[0] for r in c.execute("SHOW DATABASES")}, "".join(srv.log)
+            if kind == "postgres":
+                with psycopg.connect(require_postgres(), autocommit=True) as direct:
+                    assert direct.execute("SELECT count(*) FROM pg_database WHERE datname = %s",
+                                          [db]).fetchone() == (0,)
+            else:
+                assert not any(p.name.startswith(db) for p in (tmp_path / "data").iterdir())
+            c.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(srv.dsn(db), autocommit=True) as d:
+            assert d.execute("SHOW MATERIALIZED VIEWS").fetchall() == []
+            assert d.execute("SELECT count(*) FROM information_schema.tables "
+                             "WHERE table_name = 'old_rows'").fetchone() == (0,)
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            c.execute(f"DROP DATABASE {db}")
+    finally:
+        _kill9(srv)

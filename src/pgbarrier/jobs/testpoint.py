@@ -10,7 +10,8 @@ Rules this module keeps:
   line, never a sleep, then kills the process. Points named in the code:
   ``create:after-intent``, ``create:after-backend`` (batch-refresh views),
   ``create-streaming:after-intent``, ``create-streaming:after-backend``,
-  ``drop:after-intent``, ``drop:after-backend``, ``drop-streaming:after-backend``.
+  ``drop:after-intent``, ``drop:after-backend``, ``drop-streaming:after-backend``,
+  ``drop-database:after-intent``, ``drop-database:after-backend``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Rules this module keeps:
 * The default database is created only on the first start of a meta store;
   after that the stored databases are exactly the ones that exist (a dropped
   ``dev`` stays dropped).
+* A database marked ``dropping`` (its DROP DATABASE was cut short) is dropped
+  from the backend and then forgotten; one whose backend drop fails stays marked
+  and out of service, and the next start tries again.
 * Each database's barrier worker resumes from its recorded ``prev_epoch``
   (at or above every epoch it handed out: a lease ceiling after a crash, the
   exact last epoch after a clean stop, see :mod:`pgbarrier.meta.checkpoints`),
@@ -60,6 +63,15 @@ def restore_databases(app: App) -> None:
             store.put_database(DatabaseRecord(app.config.default_database))
         store.mark_bootstrapped()
     for rec in store.load_databases():
+        if rec.dropping:  # a DROP DATABASE cut short: finish it, backend first
+            try:
+                app.backend.drop_database(rec.name)
+            except Exception:  # noqa: BLE001 - left marked: the next start tries again
+                log.exception("finishing the drop of database %r failed", rec.name)
+                continue
+            store.delete_database(rec.name)
+            log.info("finished the drop of database %r that a crash cut short", rec.name)
+            continue
         pause: PauseState = Running()
         if rec.paused:
             pause = Paused(at=rec.paused_at or dt.datetime.now(dt.timezone.utc),

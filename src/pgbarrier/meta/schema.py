@@ -63,6 +63,10 @@ MIGRATIONS: list[list[str]] = [
     [
         "CREATE INDEX IF NOT EXISTS refresh_history_started_at ON {p}refresh_history (started_at)",
     ],
+    # 3: DROP DATABASE records its intent first (meta/recovery.py finishes one cut short)
+    [
+        "ALTER TABLE {p}databases ADD COLUMN dropping BOOLEAN NOT NULL DEFAULT FALSE",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -175,9 +175,10 @@ class SqlMetaStore:
                    "ON CONFLICT (key) DO NOTHING", ("bootstrapped", _ts(dt.datetime.now(dt.timezone.utc))))
 
     def load_databases(self) -> list[DatabaseRecord]:
-        rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch "
-                           "FROM {p}databases ORDER BY name")
-        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5]) for r in rows]
+        rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch, "
+                           "dropping FROM {p}databases ORDER BY name")
+        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5], bool(r[6]))
+                for r in rows]
 
     def put_database(self, rec: DatabaseRecord) -> None:
         self._exec(
@@ -188,6 +189,9 @@ class SqlMetaStore:
             "committed_epoch = excluded.committed_epoch",
             (rec.name, rec.paused, _ts(rec.paused_at), rec.paused_by, rec.prev_epoch,
              rec.committed_epoch))
+
+    def mark_database_dropping(self, name: str) -> None:
+        self._exec("UPDATE {p}databases SET dropping = TRUE WHERE name = ?", (name,))
 
     def delete_database(self, name: str) -> None:
         statements = [self._sql(f"DELETE FROM {{p}}{table} WHERE {col} = ?")

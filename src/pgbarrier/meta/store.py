@@ -29,6 +29,8 @@ class DatabaseRecord:
     #: the highest epoch handed out (the next barrier's prev epoch)
     prev_epoch: int | None = None
     committed_epoch: int | None = None
+    #: a DROP DATABASE began (``mark_database_dropping``) and has not finished
+    dropping: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,13 @@ class MetaStore(Protocol):
 
     def load_databases(self) -> list[DatabaseRecord]: ...
 
-    def put_database(self, rec: DatabaseRecord) -> None: ...
+    def put_database(self, rec: DatabaseRecord) -> None:
+        """Insert or update the database's state; never changes ``dropping``."""
+        ...
+
+    def mark_database_dropping(self, name: str) -> None:
+        """Record that a DROP DATABASE of ``name`` began (durable before it returns)."""
+        ...
 
     def delete_database(self, name: str) -> None:
         """Forget the database and its jobs, views and runs."""
