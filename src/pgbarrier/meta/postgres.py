@@ -8,6 +8,8 @@ the DSN does not set its own.
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
@@ -19,6 +21,15 @@ DEFAULT_SCHEMA = "pgbarrier_meta"
 
 class PostgresMetaStore(SqlMetaStore):
     paramstyle = "%s"
+
+    def _newest_first_plan(self, cur: Any) -> None:
+        # right after a bulk load the history has no statistics: the planner then guesses a
+        # handful of rows per job and picks a bitmap scan plus a sort of the job's whole
+        # history (~90 ms a job at 100,000 runs) over the backward index scan the LIMIT
+        # wants. Transaction-local, for start-up's load only.
+        cur.execute("SET LOCAL enable_bitmapscan = off")
+        cur.execute("SET LOCAL enable_seqscan = off")
+        cur.execute("SET LOCAL enable_sort = off")
 
     def __init__(self, dsn: str, schema: str = DEFAULT_SCHEMA, *,
                  connect_timeout: int | None = None) -> None:

@@ -269,6 +269,7 @@ class SqlMetaStore:
                          f"ORDER BY database DESC, job DESC, run_id DESC{limit}")
         out: list[RunRecord] = []
         with self._tx() as cur:
+            self._newest_first_plan(cur)
             cur.execute(self._sql("SELECT database, name FROM {p}batch_refresh_jobs "
                                   "ORDER BY database, name"))
             for database, job in list(cur.fetchall()):
@@ -280,6 +281,10 @@ class SqlMetaStore:
                                      r[8], r[9])  # type: ignore[arg-type]
                            for r in reversed(cur.fetchall()))
         return out
+
+    def _newest_first_plan(self, cur: Any) -> None:
+        """Before ``load_runs``' queries, in their transaction: make the store plan them as
+        the backward primary-key scans they are (a hook; SQLite needs nothing)."""
 
     def prune_runs(self, per_job: int = 0, before: dt.datetime | None = None, *,
                    batch: int = 1000, between: Callable[[], None] | None = None) -> int:
