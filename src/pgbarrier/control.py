@@ -470,8 +470,14 @@ class ControlPlane:
                 raise PgError(f'"{name}" is not a materialized view', sqlstate="42809")
             raise UndefinedTable(f'relation "{name}" does not exist')
         self.backend.require_owner(db, "materialized view", name, info.user)
+        def running(cancel: RefreshCancel | None) -> None:
+            # the client's cancel and statement_timeout reach the refresh query
+            info.running = cancel
+            if cancel is not None and info.cancelled:
+                cancel.cancel()
+
         run = self._unless_paused(info, db, lambda: self.scheduler.refresh(
-            db, name, lambda f: self._wait(f, info)))
+            db, name, lambda f: self._wait(f, info), on_run=running))
         if run.status == "failed":  # recorded, but the backend's error did not come back
             raise PgError(run.error or "refresh failed", sqlstate="XX000",
                           detail=f'refresh run {run.run_id} of "{name}" failed; the view keeps '

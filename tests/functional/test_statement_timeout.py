@@ -4,6 +4,7 @@ batch-refresh CREATE included (issue 11, item 5), on both backends."""
 from __future__ import annotations
 
 import threading
+import uuid
 
 import psycopg
 import pytest
@@ -108,3 +109,42 @@ def test_a_timeout_that_did_not_fire_never_hits_a_later_statement(backend_server
         conn.execute("SET statement_timeout = 0")
         # a statement longer than the old timeout runs to its end
         assert conn.execute("SELECT count(*) FROM (VALUES (1), (2)) t(x)").fetchone() == (2,)
+
+
+def _heavy_refresh_view(conn, name: str) -> None:
+    """A batch view quick to create whose next refresh runs for minutes (a cross join of a
+    table that grew)."""
+    conn.execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
+    conn.execute(f"DROP TABLE IF EXISTS {name}_src")
+    conn.execute(f"CREATE TABLE {name}_src (x bigint)")
+    conn.execute(f"INSERT INTO {name}_src VALUES (1)")
+    # a condition no optimizer can decide from the columns' statistics
+    conn.execute(f"CREATE MATERIALIZED VIEW {name} WITH (refresh.interval.sec = 3600) AS "
+                 f"SELECT count(*) AS n FROM {name}_src a, {name}_src b "
+                 "WHERE (a.x * 31 + b.x * 17) % 1000003 = 5")
+    for _ in range(5):  # about 10^5 distinct rows: the refresh's join is 10^10 pairs
+        conn.execute(f"INSERT INTO {name}_src SELECT x * 10 + v.i FROM {name}_src CROSS JOIN "
+                     "(VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9)) v(i)")
+
+
+def test_statement_timeout_and_cancel_stop_a_manual_refresh(backend_server):
+    name = f"heavy_refresh_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as conn:
+        _heavy_refresh_view(conn, name)
+        conn.execute("SET statement_timeout = '500ms'")
+        err = _run_bounded(conn, f"REFRESH MATERIALIZED VIEW {name}")
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        assert "statement timeout" in str(err)
+        conn.execute("RESET statement_timeout")
+        job = run_in_background(conn, f"REFRESH MATERIALIZED VIEW {name}")
+        job.cancel_until_done(conn)
+        (err,) = job.outcome
+        assert isinstance(err, psycopg.errors.QueryCanceled), err
+        # the view keeps its last result, and the runs are recorded cancelled
+        assert conn.execute(f"SELECT n FROM {name}").fetchone() == (0,)
+        statuses = [r[0] for r in conn.execute(
+            "SELECT status FROM rw_catalog.rw_refresh_history WHERE job = %s "
+            "AND \"trigger\" = 'manual' ORDER BY run_id", [name])]
+        assert statuses == ["cancelled", "cancelled"], statuses
+        conn.execute(f"DROP MATERIALIZED VIEW {name}")
+        conn.execute(f"DROP TABLE {name}_src")

@@ -182,8 +182,8 @@ class RefreshScheduler:
             if failure is not None:
                 failure.append(err)
             status, error = "failed", err.message
-            if self._stopping and cancel is not None and cancel.cancelled:
-                status, error = "cancelled", SHUTDOWN
+            if cancel is not None and cancel.cancelled:  # a drop, its client, or shutdown
+                status, error = "cancelled", SHUTDOWN if self._stopping else err.message
             done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, error),
                                 status, error=error)
             if done.status == "failed":
@@ -232,12 +232,16 @@ class RefreshScheduler:
         self.track(new)
         return new
 
-    def refresh(self, database: str, name: str, wait: Wait) -> RefreshRun:
+    def refresh(self, database: str, name: str, wait: Wait,
+                on_run: Callable[[RefreshCancel | None], None] | None = None) -> RefreshRun:
         """``REFRESH MATERIALIZED VIEW``: a run now, returning when committed.
 
         55000 while paused (``paused_error``); waits for a run in progress first. A run
         that fails raises the backend's own error (its SQLSTATE: 42P01 when an input was
-        dropped, 57014 when cancelled...), after it was recorded as failed.
+        dropped, 57014 when cancelled...), after it was recorded as failed (``cancelled``
+        when its cancel fired). ``on_run`` gets the run's cancel before the backend query
+        starts (and None after it), so the caller's CancelRequest and statement_timeout
+        reach the query.
         """
         while True:
             def begin(info: BarrierInfo) -> tuple[str, Any]:
@@ -253,14 +257,36 @@ class RefreshScheduler:
             cmd = Custom("Refresh", begin, requires_unpaused_error=lambda db, paused: paused_error(
                 f'cannot refresh materialized view "{name}" while database barrier is paused',
                 db, paused))
-            kind, value = wait(self.barrier.schedule(database, cmd).collected)
+            collected = self.barrier.schedule(database, cmd).collected
+            try:
+                kind, value = wait(collected)
+            except PgError:
+                # cancelled (or timed out) while the command was on its way: a run it
+                # started must still end, as cancelled, or the job would stay refreshing
+                if _done_within(collected, _LAND_S) and collected.exception() is None:
+                    kind, value = collected.result()
+                    if kind == "started":
+                        job, run = value
+                        with self._lock:
+                            pending = self._cancels.get((database, name))
+                        if pending is not None:
+                            pending.cancel()
+                        self._execute(job, run)
+                raise
             if kind == "busy":
                 wait(value)
                 continue
             job, run = value
             failure: list[PgError] = []
-            done = self._execute(job, run, failure)
-            if done.status == "failed" and failure:
+            if on_run is not None:
+                with self._lock:
+                    on_run(self._cancels.get((database, name)))
+            try:
+                done = self._execute(job, run, failure)
+            finally:
+                if on_run is not None:
+                    on_run(None)
+            if done.status in ("failed", "cancelled") and failure:
                 err = failure[0]
                 err.position = None  # a position in the view's query, not the REFRESH
                 err.detail = err.detail or (f'refresh run {done.run_id} of "{name}" failed; '
