@@ -100,6 +100,7 @@ from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
+from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
@@ -135,10 +136,6 @@ _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", 
 
 class NeedsExecution(Exception):
     """The row shape cannot be known without running the statement (DML ... RETURNING)."""
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def command_tag(words: tuple[str, ...], sql: str) -> str:
@@ -192,12 +189,12 @@ class DuckDBSession(BackendSession):
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations)
         cur = self._cursor
-        cur.execute("SET VARIABLE pgbarrier_user = " + _literal(user))
+        cur.execute("SET VARIABLE pgbarrier_user = " + literal(user))
         try:
             cur.execute("SET SESSION TimeZone = 'UTC'")
         except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC anyway
             pass
-        cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + _literal(VERSION))
+        cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
         for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
             cur.execute(shadow)
         try:
@@ -249,7 +246,7 @@ class DuckDBSession(BackendSession):
     # ------------------------------------------------------------------ client settings
 
     def _set_timezone(self, zone: str) -> None:
-        self._cursor.execute("SET SESSION TimeZone = " + _literal(zone))
+        self._cursor.execute("SET SESSION TimeZone = " + literal(zone))
 
     def _after_reset_all(self) -> None:
         try:  # DuckDB has no RESET ALL: each setting this session changed is reset
@@ -467,10 +464,6 @@ _CONFLICT_RETRIES = 5
 def _is_conflict(exc: Exception) -> bool:
     """DuckDB's optimistic concurrency said another transaction wrote the same entry."""
     return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc).lower()
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 class DuckDBBackend(Backend):

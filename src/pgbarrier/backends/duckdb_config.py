@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.errors import PgError
 
 #: session-settable DuckDB settings that clients still may not change: they name host
@@ -132,9 +133,9 @@ def session_settable() -> frozenset[str]:
                         continue
                     try:
                         if value is None:
-                            probe.execute(f"RESET SESSION {_ident(name)}")
+                            probe.execute(f"RESET SESSION {quote_ident(name)}")
                         else:
-                            probe.execute(f"SET SESSION {_ident(name)} = $1", [value])
+                            probe.execute(f"SET SESSION {quote_ident(name)} = $1", [value])
                     except duckdb.Error:
                         continue  # DuckDB keeps it per instance (or it has no session form)
                     names.add(name.lower())
@@ -142,14 +143,6 @@ def session_settable() -> frozenset[str]:
                 probe.close()
             _session_settable = frozenset(names)
         return _session_settable
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def allowed_directories(allow_paths: Sequence[str]) -> list[str]:
@@ -170,7 +163,7 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
             return  # DuckDB handed back an instance this process already opened and locked
         for (name,) in cur.execute("SELECT extension_name FROM duckdb_extensions() "
                                    "WHERE install_path = '(BUILT-IN)'").fetchall():
-            cur.execute(f"LOAD {_ident(name)}")
+            cur.execute(f"LOAD {quote_ident(name)}")
         dirs = allowed_directories(limits.allow_paths)
         if in_memory:
             temp = ""
@@ -180,9 +173,9 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
                 temp = os.path.realpath(temp)
                 dirs.insert(0, temp.rstrip(os.sep) + os.sep)
         steps = [
-            f"SET GLOBAL memory_limit = {_literal(limits.memory_limit)}",
+            f"SET GLOBAL memory_limit = {literal(limits.memory_limit)}",
             *([f"SET GLOBAL threads = {int(limits.threads)}"] if limits.threads else []),
-            f"SET GLOBAL temp_directory = {_literal(temp)}",
+            f"SET GLOBAL temp_directory = {literal(temp)}",
             "SET GLOBAL python_enable_replacements = false",
             "SET GLOBAL autoinstall_known_extensions = false",
             "SET GLOBAL autoload_known_extensions = false",
@@ -200,7 +193,7 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
 
 
 def _list(items: Sequence[str]) -> str:
-    return "[" + ", ".join(_literal(i) for i in items) + "]"
+    return "[" + ", ".join(literal(i) for i in items) + "]"
 
 
 class InsufficientPrivilege(PgError):
@@ -306,7 +299,7 @@ class StatementGuard:
         """``RESET SESSION`` each setting this session changed (``DISCARD ALL``, ``RESET
         ALL``: DuckDB has no ``RESET ALL``); nothing to run when it changed none."""
         for name in sorted(self.changed):
-            cur.execute(f"RESET SESSION {_ident(name)}")
+            cur.execute(f"RESET SESSION {quote_ident(name)}")
         self.changed.clear()
 
     def check(self, sql: str, first_word: str | None) -> str:
@@ -366,7 +359,7 @@ class StatementGuard:
             if name.lower() not in self.allowed:
                 return text  # DuckDB's lock refuses it
             self.changed.add(name)
-            return text if scope == "SESSION" else f"{verb} SESSION {_ident(name)}{rest}"
+            return text if scope == "SESSION" else f"{verb} SESSION {quote_ident(name)}{rest}"
         if re.match(r"USE\b", body, re.I):
             self.changed.add("schema")
             return text
@@ -375,7 +368,7 @@ class StatementGuard:
             name, rest = _unquote_name(m.group(1)), m.group(3)
             if name.lower() in self.allowed:
                 self.changed.add(name)
-                return f"SET SESSION {_ident(name)} = {rest.strip()}"
+                return f"SET SESSION {quote_ident(name)} = {rest.strip()}"
         return text
 
 
@@ -390,7 +383,7 @@ def check_duckdb_flags(allow_paths: Sequence[str], memory_limit: str | None,
     if memory_limit is not None:
         probe = duckdb.connect(":memory:")
         try:
-            probe.execute(f"SET memory_limit = {_literal(memory_limit)}")
+            probe.execute(f"SET memory_limit = {literal(memory_limit)}")
         except duckdb.Error as exc:
             return f"--duckdb-memory-limit {memory_limit}: {str(exc).split(': ', 1)[-1]}"
         finally:

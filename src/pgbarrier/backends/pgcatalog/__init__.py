@@ -35,6 +35,7 @@ from importlib import resources
 
 import duckdb
 
+from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.pgcatalog.types import pg_type_rows, type_oid_sql
 
 __all__ = ["CATALOG_DB", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
@@ -69,14 +70,6 @@ RELATIONS = {pg: _names("VIEW", duck) for pg, duck in SCHEMA_FOR.items()}
 RELATIONS["pg_catalog"] |= {"pg_settings"}  # per session, inlined by the rewrite
 #: emulated pg_catalog functions
 FUNCTIONS = _names("MACRO", "pgcat")
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 class CatalogInstaller:
@@ -138,21 +131,25 @@ class CatalogInstaller:
             cur.execute(f"CREATE TABLE {c}.pgb.databases (name VARCHAR)")
             self._write_databases(cur)
             cur.execute(f"CREATE MACRO {c}.pgb.type_oid(dt) AS {type_oid_sql('dt')}")
-            sql = (_SQL.replace("@C@", c).replace("@CNAME@", c).replace("@U@", _q(uname))
+            sql = (_SQL.replace("@C@", c).replace("@CNAME@", c)
+                   .replace("@U@", quote_ident(uname))
                    .replace("@UNAME@", uname.replace("'", "''"))
                    .replace("@DB@", self.database.replace("'", "''"))
                    .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm")))
             cur.execute(sql)
             for name, columns in self._system_views.items():
-                cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {_q(n)}" for n, t in columns)
-                cur.execute(f"CREATE VIEW {c}.rw_catalog.{_q(name)} AS SELECT {cols} WHERE false")
+                cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {quote_ident(n)}"
+                                 for n, t in columns)
+                cur.execute(f"CREATE VIEW {c}.rw_catalog.{quote_ident(name)} "
+                            f"AS SELECT {cols} WHERE false")
         finally:
             cur.close()
 
 
 def _fixed_oids_case(arg: str) -> str:
     """``CASE nm WHEN 'pg_class' THEN 1259 ...`` (a constant, so no lookup per row)."""
-    whens = " ".join(f"WHEN {_lit(name)} THEN {oid}" for name, oid in sorted(FIXED_OIDS.items()))
+    whens = " ".join(f"WHEN {literal(name)} THEN {oid}"
+                     for name, oid in sorted(FIXED_OIDS.items()))
     return f"CASE {arg} {whens} END"
 
 
