@@ -47,24 +47,36 @@ def _start(tmp_path, meta: tuple[str, ...], kind: str) -> ServerProcess:
                         *meta, *extra)
 
 
+def _start_paused(tmp_path, meta: tuple[str, ...], kind: str, point: str,
+                  monkeypatch) -> ServerProcess:
+    """A server that blocks at ``point`` (the test hook), started without leaking the hook."""
+    monkeypatch.setenv("PGBARRIER_TEST_PAUSE_AT", point)
+    try:
+        return _start(tmp_path, meta, kind)
+    finally:
+        monkeypatch.delenv("PGBARRIER_TEST_PAUSE_AT")
+
+
+def _cut_short(srv: ServerProcess, point: str, stmt: str, database: str = "dev") -> None:
+    """Run ``stmt`` on a connection of its own until it blocks at ``point``."""
+    cut = psycopg.connect(srv.dsn(database), autocommit=True)
+    run_in_background(cut, stmt)
+    assert srv.wait_for_log(f"test pause at {point}"), "".join(srv.log)
+
+
 @pytest.mark.parametrize("point", list(POINTS))
 def test_kill9_inside_ddl_leaves_all_or_nothing(tmp_path, meta_args, backend_kind, point,
                                                 monkeypatch) -> None:
     batch, is_drop = POINTS[point]
     kind, name = backend_kind, f"crash_{uuid.uuid4().hex[:8]}"
     create = f"CREATE MATERIALIZED VIEW {name} {BATCH if batch else ''} AS {FAST[kind]}"
-    monkeypatch.setenv("PGBARRIER_TEST_PAUSE_AT", point)
-    srv = _start(tmp_path, meta_args, kind)
-    monkeypatch.delenv("PGBARRIER_TEST_PAUSE_AT")
+    srv = _start_paused(tmp_path, meta_args, kind, point, monkeypatch)
     try:
         with psycopg.connect(srv.dsn(), autocommit=True) as c:
             if is_drop:
                 c.execute(create)
                 assert _relation_present(c, kind, name)
-            stmt = f"DROP MATERIALIZED VIEW {name}" if is_drop else create
-            cut = psycopg.connect(srv.dsn(), autocommit=True)
-            run_in_background(cut, stmt)
-            assert srv.wait_for_log(f"test pause at {point}"), "".join(srv.log)
+            _cut_short(srv, point, f"DROP MATERIALIZED VIEW {name}" if is_drop else create)
     finally:
         _kill9(srv)
     srv = _start(tmp_path, meta_args, kind)
@@ -135,18 +147,14 @@ def test_kill9_inside_drop_database_finishes_it(tmp_path, meta_args, backend_kin
     it (backend first), so the name is gone everywhere and a new database of that name
     starts empty (nothing of the old one comes back)."""
     kind, db = backend_kind, f"crashdb_{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("PGBARRIER_TEST_PAUSE_AT", point)
-    srv = _start(tmp_path, meta_args, kind)
-    monkeypatch.delenv("PGBARRIER_TEST_PAUSE_AT")
+    srv = _start_paused(tmp_path, meta_args, kind, point, monkeypatch)
     try:
         with psycopg.connect(srv.dsn(), autocommit=True) as c:
             c.execute(f"CREATE DATABASE {db}")
         with psycopg.connect(srv.dsn(db), autocommit=True) as d:
             d.execute("CREATE TABLE old_rows AS SELECT 1 AS a")
             d.execute(f"CREATE MATERIALIZED VIEW old_bv {BATCH} AS SELECT a FROM old_rows")
-        cut = psycopg.connect(srv.dsn(), autocommit=True)
-        run_in_background(cut, f"DROP DATABASE {db}")
-        assert srv.wait_for_log(f"test pause at {point}"), "".join(srv.log)
+        _cut_short(srv, point, f"DROP DATABASE {db}")
     finally:
         _kill9(srv)
     srv = _start(tmp_path, meta_args, kind)
