@@ -13,7 +13,6 @@ import struct
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 
 import psycopg
