@@ -34,8 +34,8 @@ from pgbarrier.meta.recovery import restore_databases, restore_jobs
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.wire.auth import check_listen_address, load_authenticator
-from pgbarrier.wire.handler import STARTUP_TIMEOUT_S
-from pgbarrier.wire.server import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
+from pgbarrier.server.connection import STARTUP_TIMEOUT_S
+from pgbarrier.server.listener import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
 from pgbarrier.wire.tls import load_tls
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class Config:
     tls_key: str | None = None
     #: a frontend message longer than this is 08P01 and closes that connection
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    #: sessions at most; one more is FATAL 53300 (see :mod:`pgbarrier.wire.server`)
+    #: sessions at most; one more is FATAL 53300 (see :mod:`pgbarrier.server.listener`)
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     #: start-up and authentication must finish within this many seconds in total
     authentication_timeout_s: float = STARTUP_TIMEOUT_S
@@ -186,7 +186,7 @@ class App:
     def stop(self, grace_s: float = 0.0) -> None:
         """Shut down (SIGTERM): new connections are refused at once; running statements
         and refresh runs get ``grace_s`` seconds to finish, then are cancelled; every
-        session ends with FATAL 57P01 (see :mod:`pgbarrier.wire.server`). Then the
+        session ends with FATAL 57P01 (see :mod:`pgbarrier.server.listener`). Then the
         barrier workers stop, each database's highest epoch is recorded, and the meta
         store is flushed and closed."""
         deadline = time.monotonic() + grace_s

@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
@@ -180,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
                     duckdb_threads=args.duckdb_threads,
                     refresh_history_per_job=args.refresh_history_per_job,
                     refresh_history_max_age_s=args.refresh_history_max_age_sec)
+    # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
+    # that starts them, so this comes before any is started) and taken by sigwait below:
+    # a signal arriving during start-up shuts down once the server is up, and no other
+    # thread (the event loop's, DuckDB's) can swallow it
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         app = App(config)
     except MetaStoreError as exc:
@@ -188,16 +196,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # the DuckDB data dir
         print(f"pgbarrier: cannot use data dir {args.data_dir}: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        logging.getLogger("pgbarrier").info("received %s, shutting down",
-                                            signal.Signals(signum).name)
-        stop.set()
-
-    # before start: a signal right after the ready line must shut down, not kill
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     try:
         server = app.start()
     except ConfigError as exc:
@@ -207,9 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
               file=sys.stderr)
         return 1
-    serving = threading.Thread(target=server.serve_forever, name="pgbarrier-accept", daemon=True)
+    serving = threading.Thread(target=server.serve_forever, name="pgbarrier-serve", daemon=True)
     serving.start()
-    stop.wait()
+    signum = signal.sigwait(_STOP_SIGNALS)
+    logging.getLogger("pgbarrier").info("received %s, shutting down", signal.Signals(signum).name)
     app.stop(grace_s=args.shutdown_grace_sec)
     logging.getLogger("pgbarrier").info("stopped")
     return 0

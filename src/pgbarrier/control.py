@@ -89,7 +89,7 @@ class SessionInfo:
     statement_timeout_ms: int = 0
     #: bounds a wait for another session's DDL on the same view name (55P03)
     lock_timeout_ms: int = 0
-    #: the idle timeouts (session.settings), enforced by the wire handler
+    #: the idle timeouts (session.settings), enforced by the server connection (server/connection.py)
     idle_in_transaction_timeout_ms: int = 0
     idle_session_timeout_ms: int = 0
     cancelled: bool = False

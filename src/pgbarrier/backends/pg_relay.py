@@ -45,7 +45,7 @@ import os
 import socket
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import psycopg
@@ -75,6 +75,40 @@ _unpack_int = _INT.unpack_from
 _DONE = frozenset(b"123nTCIs")
 #: what pump() stopped at
 READY, DRAINED, COPY_IN = 0, 1, 2
+
+
+class _NeedBytes:
+    """What a relay step yields to ask the event loop for the upstream's next bytes
+    (after the loop has written ``pending_writes``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEED_BYTES"
+
+
+NEED_BYTES = _NeedBytes()
+
+
+class Spill:
+    """What a relay step yields to have ``chunks`` written to the client now (and
+    cleared), waiting while the client does not read."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, chunks: list[Any]) -> None:
+        self.chunks = chunks
+
+
+class RunLocal:
+    """What a relay step yields to have ``fn(*args)`` run on a worker thread, with the
+    upstream socket in blocking mode (the full path); the step gets its result back."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.fn = fn
+        self.args = args
 
 #: the run-time parameters PostgreSQL reports with ParameterStatus (GUC_REPORT)
 REPORTED = ("application_name", "client_encoding", "DateStyle", "IntervalStyle", "TimeZone",
@@ -215,14 +249,22 @@ class Upstream:
         #: inside an extended-protocol batch: the full path ends with Flush, not Sync
         self.in_batch = False
         self.lost: UpstreamLost | None = None
-        #: called with the output list when relayed bytes pile up mid-reply
-        self.spill: Callable[[list[Any]], None] | None = None
+        #: True while a worker thread owns the socket (the full path): reads and writes
+        #: block; False while the event loop owns it (the relay)
+        self.blocking = True
+        #: relayed bytes for the event loop to write upstream (non-blocking mode)
+        self.pending_writes: list[bytes] = []
 
     # ------------------------------------------------------------------ raw I/O
 
     def send(self, data: bytes) -> None:
+        """Blocking mode (the full path, on a worker): write now. Otherwise the bytes wait
+        in ``pending_writes`` for the event loop (see :mod:`pgbarrier.session.relay`)."""
         if self.lost is not None:
             raise self.lost
+        if not self.blocking:
+            self.pending_writes.append(data)
+            return
         try:
             self.sock.sendall(data)
         except OSError as exc:
@@ -230,20 +272,17 @@ class Upstream:
             # the reader find that message; a later read then fails as lost
             log.info("upstream send failed: %s", exc)
 
-    def _recv(self) -> None:
-        """Append what the socket has to the unread bytes (``buf[pos:]``)."""
-        if self.lost is not None:
-            raise self.lost
-        try:
-            data = self.sock.recv(_RECV)
-        except OSError as exc:
-            data = b""
-            reason = str(exc)
-        else:
-            reason = "server closed the connection unexpectedly"
+    def take_writes(self) -> bytes:
+        data = b"".join(self.pending_writes)
+        self.pending_writes.clear()
+        return data
+
+    def received(self, data: bytes, reason: str = "server closed the connection unexpectedly"
+                 ) -> None:
+        """Bytes read from the socket (``b""``: it closed); appended to ``buf[pos:]``."""
         if not data:
             self.lost = UpstreamLost(reason)
-            raise self.lost
+            return
         pos = self.pos
         if pos < len(self.buf):
             self.buf = self.buf[pos:] + data
@@ -251,23 +290,56 @@ class Upstream:
             self.buf = data
         self.pos = 0
 
+    def _recv(self) -> None:
+        """Blocking mode: append what the socket has to the unread bytes."""
+        if self.lost is not None:
+            raise self.lost
+        try:
+            data = self.sock.recv(_RECV)
+        except OSError as exc:
+            self.received(b"", str(exc))
+        else:
+            self.received(data)
+        if self.lost is not None:
+            raise self.lost
+
+    def _next(self) -> tuple[int, bytes] | None:
+        buf, pos = self.buf, self.pos
+        if len(buf) - pos >= 5:
+            end = pos + 1 + _unpack_int(buf, pos + 1)[0]
+            if len(buf) >= end:
+                self.pos = end
+                return buf[pos], buf[pos + 5:end]
+        return None
+
     def read(self) -> tuple[int, bytes]:
-        """The next whole upstream message: (type byte, payload)."""
+        """Blocking mode: the next whole upstream message, (type byte, payload)."""
         while True:
-            buf, pos = self.buf, self.pos
-            if len(buf) - pos >= 5:
-                end = pos + 1 + _unpack_int(buf, pos + 1)[0]
-                if len(buf) >= end:
-                    self.pos = end
-                    return buf[pos], buf[pos + 5:end]
+            msg = self._next()
+            if msg is not None:
+                return msg
             self._recv()
+
+    def read_steps(self) -> Generator[Any, None, tuple[int, bytes]]:
+        """:meth:`read` for the event loop: yields NEED_BYTES until a message is whole."""
+        while True:
+            msg = self._next()
+            if msg is not None:
+                return msg
+            if self.lost is not None:
+                raise self.lost
+            yield NEED_BYTES
+            if self.lost is not None:
+                raise self.lost
 
     # ------------------------------------------------------------------ the relay's pump
 
-    def pump(self, out: list[Any], drain: int = 0) -> int:
+    def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:
         """Pass upstream replies into ``out`` (whole messages, as bytes) until ReadyForQuery
         (``drain == 0``), or until ``self.done`` reaches ``drain`` or an error arrives.
 
+        A generator for the event loop: it yields NEED_BYTES when it has to wait for the
+        socket, and a :class:`Spill` when ``out`` holds more than ``SPILL_BYTES`` mid-reply.
         Returns READY, DRAINED or COPY_IN (a CopyInResponse was passed on: the client sends
         the data next). ``self.status``, ``self.done``, ``self.failed_at`` and
         ``self.param_events`` say what happened.
@@ -320,10 +392,14 @@ class Upstream:
                     self.pos = pos
                 if stop >= 0:
                     return stop
-                if held > SPILL_BYTES and self.spill is not None:
-                    self.spill(out)
+                if held > SPILL_BYTES:
+                    yield Spill(out)
                     held = 0
-                self._recv()
+                if self.lost is not None:
+                    raise self.lost
+                yield NEED_BYTES
+                if self.lost is not None:
+                    raise self.lost
         finally:
             self.busy = False
 

@@ -1,7 +1,7 @@
 """PgBouncer's way for statements that are not pgbarrier's: client messages relayed as bytes.
 
 A session on an upstream PostgreSQL read as raw bytes (:mod:`pgbarrier.backends.pg_relay`)
-gets a :class:`SessionRelay`; the wire handler gives it each client message as a whole
+gets a :class:`SessionRelay`; the server (:mod:`pgbarrier.server.connection`) gives it each client message as a whole
 frame (type byte, length, payload). Rules it keeps:
 
 * What is relayed: a simple Query whose every statement is not pgbarrier's (not a control
@@ -36,11 +36,11 @@ frame (type byte, length, payload). Rules it keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import COPY_IN, READY, Upstream, frame
+from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
 from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
 from pgbarrier.sql.classify import is_control, leading_words, mentions_rw_catalog, split_statements
@@ -64,8 +64,9 @@ _VERDICTS = 256
 _COPY_CHUNK = 256 * 1024
 
 
-def _nothing() -> None:
-    pass
+#: what a relay step is: a generator of requests to the event loop (NEED_BYTES, Spill,
+#: RunLocal; see :mod:`pgbarrier.backends.pg_relay`) that returns its answer
+Steps = Generator[Any, Any, Any]
 
 
 def _ours(text: str) -> bool:
@@ -124,43 +125,40 @@ class SessionRelay:
         self._copy_bytes = 0
         #: Parse's SQL bytes -> (relayed?, text): clients parse the same texts again and again
         self._verdicts: dict[bytes, tuple[bool, str]] = {}
-        #: called before and after a full-path Execute (the wire handler watches for a
-        #: client hang-up meanwhile)
-        self.wait_hooks: tuple[Callable[[], None], Callable[[], None]] = (_nothing, _nothing)
 
     # ------------------------------------------------------------------ entry point
 
-    def feed(self, code: int, frame: bytes) -> bool:
-        """Handle one client message (``frame``: type byte, length, payload); True when the
-        output should be written now."""
+    def feed(self, code: int, frame: bytes) -> Steps:
+        """Handle one client message (``frame``: type byte, length, payload): the steps,
+        whose answer is True when the output should be written now."""
         if self.copy_drain is not None:
-            return self._copy(code, frame)
+            return (yield from self._copy(code, frame))
         if code == _B:
-            self._bind(frame)
+            yield from self._bind(frame)
             return False
         if code == _E:
             i = frame.find(b"\0", 5)
             sql = self.portals.get(frame[5:i]) if i >= 0 else None
             if sql is None:
-                return self._local(code, frame)
+                return (yield from self._local(code, frame))
             self._relay(code, frame, frame[5:i], sql)
             return False
         if code == _S:
-            return self._sync(frame)
+            return (yield from self._sync(frame))
         if code == _P:
-            self._parse(frame)
+            yield from self._parse(frame)
             return False
         if code == _D or code == _C:
-            return self._describe_or_close(code, frame)
+            return (yield from self._describe_or_close(code, frame))
         if code == _Q:
-            return self._query(frame)
+            return (yield from self._query(frame))
         if code == _F:
-            return self._function_call(frame)
+            return (yield from self._function_call(frame))
         if code == _H:
             if self.expect:
-                self._drain()
+                yield from self._drain()
             return True
-        return self._local(code, frame)
+        return (yield from self._local(code, frame))
 
     # ------------------------------------------------------------------ extended protocol
 
@@ -171,11 +169,11 @@ class SessionRelay:
         self.wbuf.append(frame)
         self.expect.append((code, name, sql))
 
-    def _parse(self, frame: bytes) -> None:
+    def _parse(self, frame: bytes) -> Steps:
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j < 0:
-            self._local(_P, frame)  # malformed: the decoder says 08P01
+            yield from self._local(_P, frame)  # malformed: the decoder says 08P01
             return
         name = frame[5:i]
         text = frame[i + 1:j]
@@ -184,7 +182,7 @@ class SessionRelay:
             try:
                 sql = text.decode("utf-8")
             except UnicodeDecodeError:
-                self._local(_P, frame)
+                yield from self._local(_P, frame)
                 return
             verdict = (relayable(sql) and not _copy_from_stdin(sql), sql)
             if len(self._verdicts) >= _VERDICTS:
@@ -194,7 +192,7 @@ class SessionRelay:
         s = self.session
         if relay_it:
             if name and name.decode("utf-8", "replace") in s.statements:
-                self._local(_P, frame)  # 42P05 from the session
+                yield from self._local(_P, frame)  # 42P05 from the session
                 return
             if not name:
                 s.statements.pop("", None)
@@ -203,21 +201,21 @@ class SessionRelay:
             self._relay(_P, frame, name, sql)
             return
         if name and name in self.stmts:
-            self._local_error(f'prepared statement "{name.decode("utf-8", "replace")}" '
-                              "already exists", "42P05")
+            yield from self._local_error(f'prepared statement "{name.decode("utf-8", "replace")}" '
+                                         "already exists", "42P05")
             return
         if not name:
             self.stmts.pop(b"", None)
-        self._local(_P, frame)
+        yield from self._local(_P, frame)
 
-    def _bind(self, frame: bytes) -> None:
+    def _bind(self, frame: bytes) -> Steps:
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         sql = self.stmts.get(frame[i + 1:j]) if j >= 0 else None
         if sql is None:
             if j >= 0:
                 self.portals.pop(frame[5:i], None)
-            self._local(_B, frame)
+            yield from self._local(_B, frame)
             return
         portal = frame[5:i]
         s = self.session
@@ -227,18 +225,18 @@ class SessionRelay:
             self.portals[portal] = sql
         self._relay(_B, frame, portal, sql)
 
-    def _describe_or_close(self, code: int, frame: bytes) -> bool:
+    def _describe_or_close(self, code: int, frame: bytes) -> Steps:
         kind = frame[5:6]
         name = frame[6:-1]
         names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
         if names is None or len(frame) < 7 or frame[-1] != 0 or name not in names:
-            return self._local(code, frame)
+            return (yield from self._local(code, frame))
         self._relay(code, frame, name, None)
         if code == _C and not self.session.skip_until_sync:
             del names[name]
         return False
 
-    def _sync(self, frame: bytes) -> bool:
+    def _sync(self, frame: bytes) -> Steps:
         up = self.up
         s = self.session
         if self.wbuf or self.expect or up.dirty:
@@ -246,12 +244,12 @@ class SessionRelay:
             self._send()
             up.done = 0
             up.failed_at = None
-            if up.pump(s.out.chunks) == COPY_IN:
+            if (yield from up.pump(s.out.chunks)) == COPY_IN:
                 self._enter_copy(0)
                 return True
             self._after_ready()
         else:
-            s.handle(m.Sync())
+            yield RunLocal(s.handle, m.Sync())
         up.in_batch = False
         return True
 
@@ -260,7 +258,7 @@ class SessionRelay:
         self.up.dirty = True
         self.wbuf.clear()
 
-    def _drain(self) -> None:
+    def _drain(self) -> Steps:
         """Flush the relayed messages upstream and pass their replies on (before a
         full-path message, or at the client's Flush)."""
         up = self.up
@@ -268,7 +266,7 @@ class SessionRelay:
         self._send()
         up.done = 0
         up.failed_at = None
-        if up.pump(self.session.out.chunks, len(self.expect)) == COPY_IN:
+        if (yield from up.pump(self.session.out.chunks, len(self.expect))) == COPY_IN:
             self._enter_copy(len(self.expect))
             return
         self._settle()
@@ -317,40 +315,40 @@ class SessionRelay:
 
     # ------------------------------------------------------------------ simple query
 
-    def _query(self, frame: bytes) -> bool:
+    def _query(self, frame: bytes) -> Steps:
         if frame[-1] != 0:
-            return self._local(_Q, frame)
+            return (yield from self._local(_Q, frame))
         try:
             sql = frame[5:-1].decode("utf-8")
         except UnicodeDecodeError:
-            return self._local(_Q, frame)
-        self._end_batch()
+            return (yield from self._local(_Q, frame))
+        yield from self._end_batch()
         if not relayable(sql):
-            return self._local(_Q, frame)
+            return (yield from self._local(_Q, frame))
         up = self.up
         self.session.skip_until_sync = False
         up.send(frame)
         up.failed_at = None
-        if up.pump(self.session.out.chunks) == COPY_IN:
+        if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
         self._after_ready()
         return True
 
-    def _function_call(self, frame: bytes) -> bool:
+    def _function_call(self, frame: bytes) -> Steps:
         """FunctionCall (libpq's fast path, large objects) is the upstream's, relayed like
         a Query: its answer ends with ReadyForQuery. The upstream checks the client's own
         role's privileges on the function."""
-        self._end_batch()
+        yield from self._end_batch()
         up = self.up
         self.session.skip_until_sync = False
         up.send(frame)
         up.failed_at = None
-        up.pump(self.session.out.chunks)
+        yield from up.pump(self.session.out.chunks)
         self._after_ready()
         return True
 
-    def _end_batch(self) -> None:
+    def _end_batch(self) -> Steps:
         """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
         replies on but not its ReadyForQuery."""
         up = self.up
@@ -360,7 +358,7 @@ class SessionRelay:
             out = self.session.out.chunks
             up.done = 0
             up.failed_at = None
-            up.pump(out)
+            yield from up.pump(out)
             last = out[-1]
             out[-1] = last[:-6]  # ReadyForQuery is the last 6 bytes
             self._after_ready()
@@ -372,7 +370,7 @@ class SessionRelay:
         self.copy_drain = drain
         self._copy_bytes = 0
 
-    def _copy(self, code: int, frame: bytes) -> bool:
+    def _copy(self, code: int, frame: bytes) -> Steps:
         """Client messages while the upstream waits for COPY data: relayed as they are."""
         self.wbuf.append(frame)
         if code == _COPY_DATA:
@@ -387,7 +385,7 @@ class SessionRelay:
         self._send()
         drain, self.copy_drain = self.copy_drain, None
         up = self.up
-        if up.pump(self.session.out.chunks, drain or 0) == COPY_IN:
+        if (yield from up.pump(self.session.out.chunks, drain or 0)) == COPY_IN:
             self._enter_copy(drain or 0)
             return True
         if drain:
@@ -398,45 +396,41 @@ class SessionRelay:
 
     # ------------------------------------------------------------------ the full path
 
-    def _local(self, code: int, frame: bytes) -> bool:
-        """A message for the session's full path, after the relayed ones before it."""
+    def _local(self, code: int, frame: bytes) -> Steps:
+        """A message for the session's full path, after the relayed ones before it: run on
+        a worker thread (RunLocal), the upstream socket in blocking mode meanwhile."""
         s = self.session
         if self.expect:
-            self._drain()
+            yield from self._drain()
         msg = m.decode_message(frame[:1], frame[5:])
         if code in _EXTENDED:
             self.up.in_batch = True
         skipping = s.skip_until_sync
-        if code == _E:
-            begin, end = self.wait_hooks
-            begin()
-            try:
-                s.handle(msg)
-            finally:
-                end()
+        if skipping and code in _EXTENDED:
+            pass  # skipped until Sync: nothing for a worker to do
         else:
-            s.handle(msg)
+            yield RunLocal(s.handle, msg)
         if code == _Q:
             if s.tx is TxState.FAILED and self.up.status == 84:
-                self._poison()
+                yield from self._poison()
         elif not skipping and s.skip_until_sync:
-            self._poison()
+            yield from self._poison()
         return code == _Q or code == _S or code == _H or code == _F
 
-    def _local_error(self, text: str, sqlstate: str) -> None:
+    def _local_error(self, text: str, sqlstate: str) -> Steps:
         from pgbarrier.errors import PgError
 
         s = self.session
         if self.expect:
-            self._drain()
+            yield from self._drain()
         self.up.in_batch = True
         if s.skip_until_sync:
             return
         s._error(PgError(text, sqlstate=sqlstate))
         s.skip_until_sync = True
-        self._poison()
+        yield from self._poison()
 
-    def _poison(self) -> None:
+    def _poison(self) -> Steps:
         """Fail the upstream's open batch or block after a full-path error, silently."""
         up = self.up
         if up.skipping or not (up.dirty or up.status == 84):
@@ -444,13 +438,13 @@ class SessionRelay:
         if up.in_batch:
             up.send(_POISON + _FLUSH)
             up.dirty = True
-            while up.read()[0] != 69:
+            while (yield from up.read_steps())[0] != 69:
                 pass
             up.skipping = True
         else:
             up.send(_POISON + _SYNC)
             while True:
-                t, body = up.read()
+                t, body = yield from up.read_steps()
                 if t == 90:
                     up.status = body[0]
                     break

@@ -1,6 +1,6 @@
 """One client connection's protocol state, free of I/O.
 
-The wire handler decodes frames and calls :meth:`Session.handle` with each
+The server (server/connection.py) decodes frames and calls :meth:`Session.handle` with each
 message; the session appends the encoded answers to its outbox, and the handler
 writes them. Rules this module keeps:
 

@@ -9,7 +9,7 @@ Rules this module keeps:
   ``min``, ``h``, ``d``; 0 means none) and, on a PostgreSQL backend, also sent
   upstream; DuckDB has no such setting, so there pgbarrier alone keeps it.
 * ``idle_in_transaction_session_timeout`` and ``idle_session_timeout`` (same units) are
-  kept here on both backends and enforced by the wire handler's read loop (FATAL 25P03 /
+  kept here on both backends and enforced by the server connection's read loop (FATAL 25P03 /
   57P05, as PostgreSQL 15). They are not sent upstream: the upstream would end its own
   connection under pgbarrier instead of telling the client.
 * ``TIMEOUTS`` maps each timeout setting to the ``SessionInfo`` field that holds it.

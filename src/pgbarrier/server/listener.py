@@ -1,0 +1,346 @@
+"""The listening server: one event loop (uvloop when installed) for every connection.
+
+The loop runs in the thread that calls :meth:`PgBarrierServer.serve_forever`; other
+threads talk to it only through the thread-safe methods named below. Each accepted
+connection is a :class:`~pgbarrier.server.connection.Connection` task; blocking work goes
+to one :class:`~pgbarrier.server.pool.WorkerPool` (see its rules for the bound).
+
+The server keeps the sessions by backend process id, so a CancelRequest on another
+connection can find the one it names. It also holds what every connection's start-up
+needs: the :class:`~pgbarrier.wire.auth.Authenticator` (None means trust) and the
+:class:`~pgbarrier.wire.tls.TlsConfig` (None means SSLRequest gets ``N``).
+
+Shutdown (:meth:`PgBarrierServer.stop_accepting`, then :meth:`PgBarrierServer.drain`,
+both thread-safe) keeps PostgreSQL's rules for a fast shutdown, with a grace period for
+running statements:
+
+* The listening socket closes at once: new connections are refused.
+* A connection waiting for its client's next message (or still in start-up) ends at
+  once; a connection running a batch goes on with it, and what the client had already
+  sent after it (such as its Sync) is handled, but nothing more is read.
+* A connection that was not running a statement when shutdown began starts none
+  (:meth:`gate`, called by the worker before each statement, refuses it), and a
+  connection that finishes its start-up is refused too.
+* When the grace period is over, the statements still running are cancelled through the
+  sessions' own cancel path (repeated until they end, since a cancel that lands before a
+  backend query starts is lost); what they would have sent is dropped.
+* Every connection ends with one ErrorResponse, FATAL 57P01 ``terminating connection due
+  to administrator command``, as PostgreSQL's backends do.
+
+Limits, as PostgreSQL's:
+
+* ``max_connections`` sessions at most, those still authenticating included: a
+  connection takes a slot after reading the StartupMessage and before authentication,
+  and one more gets FATAL 53300 ``sorry, too many clients already``. CancelRequests take
+  no slot, so they work at the limit.
+* At most ``2 * max_connections + 10`` connections are served at once, start-ups included
+  (PostgreSQL's postmaster bounds its children the same way); one more is sent FATAL 53300
+  and closed at once. Each start-up is bounded in time by ``authentication_timeout_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pgbarrier.errors import AdminShutdown, TooManyConnections
+from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
+from pgbarrier.server.pool import WorkerPool
+from pgbarrier.session.session import Session
+from pgbarrier.wire import messages as m
+from pgbarrier.wire.auth import Authenticator
+from pgbarrier.wire.tls import TlsConfig
+
+try:  # a C event loop: several times less CPU per message than asyncio's own
+    import uvloop
+except ImportError:  # pragma: no cover - uvloop is a dependency; kept importable without it
+    uvloop = None
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: PostgreSQL's max_connections default
+DEFAULT_MAX_CONNECTIONS = 100
+#: how often a cancel is repeated while a cancelled statement has not ended
+CANCEL_REPEAT_S = 0.2
+#: after the grace period, how long cancelled connections get to end before their
+#: sockets are closed (a client that does not read can block a write)
+CANCEL_TIMEOUT_S = 10.0
+#: the listen backlog (a burst of connections must not be dropped at the door)
+LISTEN_BACKLOG = 512
+
+_TERMINATING = "terminating connection due to administrator command"
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    return uvloop.new_event_loop() if uvloop is not None else asyncio.new_event_loop()
+
+
+class PgBarrierServer:
+    def __init__(self, address: tuple[str, int], session_factory: Callable[[], Session],
+                 *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 authenticator: Authenticator | None = None,
+                 tls: TlsConfig | None = None,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 authentication_timeout_s: float = STARTUP_TIMEOUT_S,
+                 require_tls: bool = False) -> None:
+        self.session_factory = session_factory
+        self.max_message_bytes = max_message_bytes
+        self.authenticator = authenticator
+        self.tls = tls
+        self.max_connections = max_connections
+        self.authentication_timeout_s = authentication_timeout_s
+        self.require_tls = require_tls
+        self._max_live = 2 * max_connections + 10
+        # each connection has at most one piece of work in flight (see pool's rules)
+        self.pool = WorkerPool(self._max_live + 4)
+        self.socket = _listen(address)
+        self.server_address = self.socket.getsockname()
+        log.info("authentication: %s; TLS: %s",
+                 f"{authenticator.method} ({authenticator.user_count} users)"
+                 if authenticator is not None else "trust", "on" if tls else "off")
+        self._lock = threading.Lock()
+        self._sessions: dict[int, Session] = {}
+        self._slots = 0
+        #: live connections (the loop's; read from other threads only under _lock)
+        self._conns: set[Connection] = set()
+        self.terminating = False
+        self._loop = new_event_loop()
+        self._server: asyncio.AbstractServer | None = None
+        self._serving = False
+        self._accepting_stopped = False
+        self._done = threading.Event()
+        self._empty: asyncio.Event | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def admin_shutdown(self) -> AdminShutdown:
+        return AdminShutdown(_TERMINATING)
+
+    def run_blocking(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """``fn(*args)`` on the worker pool, awaitable from the loop."""
+        return asyncio.wrap_future(self.pool.submit(fn, *args), loop=self._loop)
+
+    # ------------------------------------------------------------------ the loop
+
+    def serve_forever(self) -> None:
+        """Run the event loop in this thread until :meth:`server_close`."""
+        with self._lock:
+            if self._accepting_stopped:
+                return
+            self._serving = True
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._start())
+            loop.run_forever()
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+                self._done.set()
+
+    async def _start(self) -> None:
+        self._empty = asyncio.Event()
+        self._empty.set()
+        self._server = await asyncio.start_server(
+            self._accepted, sock=self.socket, backlog=LISTEN_BACKLOG,
+            limit=2 ** 17)
+        if self._accepting_stopped:
+            self._server.close()
+
+    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._conns) >= self._max_live:
+            peer = writer.get_extra_info("peername")
+            log.info("connection from %s refused: %d connections served already",
+                     peer[0] if isinstance(peer, tuple) else peer, self._max_live)
+            writer.write(m.error_response(TooManyConnections("sorry, too many clients already")))
+            writer.close()
+            return
+        conn = Connection(self, reader, writer)
+        with self._lock:
+            self._conns.add(conn)
+        assert self._empty is not None
+        self._empty.clear()
+        conn.task = asyncio.current_task()
+        if self.terminating:  # accepted just before the listening socket closed
+            conn.shut_read = True
+            _end_input(conn)
+        await conn.run()
+
+    def closed(self, conn: Connection) -> None:
+        """The connection's last act (on the loop)."""
+        with self._lock:
+            self._conns.discard(conn)
+            empty = not self._conns
+        if empty and self._empty is not None:
+            self._empty.set()
+
+    # ------------------------------------------------------------------ limits, registry
+
+    def take_slot(self) -> bool:
+        """One of the ``max_connections`` slots for a starting session, if one is free."""
+        with self._lock:
+            if self._slots >= self.max_connections:
+                return False
+            self._slots += 1
+            return True
+
+    def release_slot(self) -> None:
+        with self._lock:
+            self._slots -= 1
+
+    def register(self, conn: Connection, session: Session) -> None:
+        """A session has started; refused (FATAL 57P01) once shutdown has begun."""
+        with self._lock:
+            if not self.terminating:
+                self._sessions[session.process_id] = session
+                return
+        conn.told = True
+        session.out.take()
+        raise self.admin_shutdown()
+
+    def unregister(self, session: Session) -> None:
+        with self._lock:
+            if self._sessions.get(session.process_id) is session:
+                del self._sessions[session.process_id]
+
+    def cancel(self, process_id: int, secret_key: int) -> bool:
+        """A CancelRequest (any thread): cancel that session's running statement."""
+        with self._lock:
+            session = self._sessions.get(process_id)
+        if session is None or session.secret_key != secret_key:
+            return False
+        session.cancel()
+        return True
+
+    def gate(self, conn: Connection) -> None:
+        """Called by a worker before each statement: FATAL 57P01 once shutdown has begun,
+        unless the connection was running one then and the grace period is not over."""
+        if not self.terminating or (conn.busy_at_shutdown and not conn.cancelled):
+            if conn.session is not None and log.isEnabledFor(logging.DEBUG):
+                log.debug("connection %d: statement started", conn.session.process_id)
+            return
+        conn.told = True
+        if conn.session is not None:
+            conn.session.out.take()
+        raise self.admin_shutdown()
+
+    # ------------------------------------------------------------------ shutdown
+
+    def stop_accepting(self) -> None:
+        """Close the listening socket (any thread): new connections are refused."""
+        with self._lock:
+            self._accepting_stopped = True
+            serving = self._serving
+        if serving and self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._stop_accepting(), self._loop).result()
+        else:
+            self.socket.close()
+
+    async def _stop_accepting(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        self.socket.close()
+
+    def drain(self, grace_s: float) -> None:
+        """End every connection (see the module rules), from any thread; returns when all
+        have ended, or when they still have not ``CANCEL_TIMEOUT_S`` after the grace period."""
+        if not self._loop.is_running():
+            self.terminating = True
+            return
+        asyncio.run_coroutine_threadsafe(self._drain(grace_s), self._loop).result()
+
+    async def _drain(self, grace_s: float) -> None:
+        assert self._empty is not None
+        with self._lock:
+            self.terminating = True
+            conns = list(self._conns)
+        busy = 0
+        for c in conns:
+            c.busy_at_shutdown = c.in_batch
+            c.shut_read = True
+            if c.in_batch:
+                busy += 1
+            else:
+                _end_input(c)
+        log.info("shutting down: not accepting connections; %d connection(s), %d running a "
+                 "statement; grace period %g s", len(conns), busy, grace_s)
+        try:
+            await asyncio.wait_for(self._empty.wait(), grace_s)
+            return
+        except asyncio.TimeoutError:
+            pass
+        log.info("grace period over: cancelling the statements of %d connection(s)",
+                 len(self._conns))
+        deadline = time.monotonic() + CANCEL_TIMEOUT_S
+        while time.monotonic() < deadline:
+            conns = list(self._conns)
+            if not conns:
+                return
+            for c in conns:
+                c.cancelled = True
+                if c.session is not None:
+                    self.pool.submit(c.session.cancel)
+                if not c.in_batch:
+                    _end_input(c)  # one still in start-up
+            try:
+                await asyncio.wait_for(self._empty.wait(), CANCEL_REPEAT_S)
+                return
+            except asyncio.TimeoutError:
+                pass
+        log.warning("%d connection(s) did not end after their statements were cancelled; "
+                    "closing their sockets", len(self._conns))
+        for c in list(self._conns):
+            c.writer.transport.abort()
+        try:
+            await asyncio.wait_for(self._empty.wait(), 1.0)
+        except asyncio.TimeoutError:
+            pass
+
+    def server_close(self) -> None:
+        """Stop the loop (any thread) and wait for it; the listening socket is closed."""
+        with self._lock:
+            self._accepting_stopped = True
+        try:
+            self.socket.close()
+        except OSError:
+            pass
+        if self._serving and not self._done.is_set():
+            try:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            except RuntimeError:  # already closed
+                pass
+            self._done.wait(5.0)
+        self.pool.shutdown()
+
+
+def _end_input(conn: Connection) -> None:
+    """Make a connection's wait for client bytes end as if the client had closed."""
+    transport = conn.writer.transport
+    try:
+        transport.pause_reading()
+    except (RuntimeError, AttributeError):
+        pass
+    conn.reader.feed_eof()
+
+
+def _listen(address: tuple[str, int]) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
