@@ -220,6 +220,26 @@ def start_baseline(kind: str, *args: str) -> Server:
     return server
 
 
+def start_minimal_relay(upstream_port: int = 5432) -> Server:
+    """``bench/minimal_relay.py`` (the Python ceiling) in this venv on a free port."""
+    tmp = tempfile.TemporaryDirectory(prefix="minimal-relay-bench-")
+    log_path = Path(tmp.name) / "server.log"
+    port = free_port()
+    log = open(log_path, "w")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, str(BENCH / "minimal_relay.py"), "--port", str(port),
+                             "--upstream-port", str(upstream_port)],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
+    log.close()
+    server = Server("minimal-relay", proc, "127.0.0.1", port, log_path, _tmp=tmp)
+    try:
+        wait_port(port, proc)
+    except RuntimeError as exc:
+        text = server.log_tail(40)
+        server.stop()
+        raise RuntimeError(f"{exc}\n{text}") from None
+    return server
+
+
 def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20) -> Server:
     """PgBouncer in session mode on a free port; ``databases`` maps a name to a libpq string.
 

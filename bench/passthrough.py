@@ -7,6 +7,8 @@ Compares, side by side in one run, pgbench against:
 * ``pgbarrier``: ``pgbarrier serve --upstream postgresql://postgres@127.0.0.1:5432/
   --database pgbench_bench_<pid>`` (a pgbarrier database is the upstream database of the
   same name; clients connect with ``dbname=pgbench_bench_<pid>``);
+* ``minimal-relay``: ``bench/minimal_relay.py``, a minimal relay on one uvloop event loop
+  that frames every client message and reads each Query's first word: the Python ceiling;
 * ``buenavista``: buenavista 0.5.0's own PostgreSQL proxy (``bench/baseline_servers.py
   postgres``), in its own venv.
 
@@ -37,7 +39,7 @@ import common as c  # noqa: E402
 DATABASE = f"pgbench_bench_{os.getpid()}"
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
 SCRIPTS = {"select-only": None, "select1": "SELECT 1;\n"}
-TARGETS = ["postgresql", "pgbouncer", "pgbarrier", "buenavista"]
+TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "buenavista"]
 
 
 def _admin(sql: str) -> None:
@@ -116,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                           {"version": c.main_versions()["pgbarrier"],
                            "command": f"pgbarrier serve --upstream {UPSTREAM} --database "
                                       f"{DATABASE} --data-dir :memory:"}),
+            "minimal-relay": (lambda: c.start_minimal_relay(),
+                              {"version": "bench/minimal_relay.py (uvloop, frames and first words)"}),
             "buenavista": (lambda: c.start_baseline("postgres", "--dbname", DATABASE),
                            {"version": "buenavista 0.5.0 (postgres proxy)"}),
         }

@@ -217,21 +217,13 @@ def _row(payload: bytes) -> tuple[bytes | None, ...]:
 class Upstream:
     """The upstream socket after libpq's start-up, and what the relay must know of it."""
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.conn = conn
-        self.sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
-        self.sock.setblocking(True)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True) \
-            if self.sock.family in (socket.AF_INET, socket.AF_INET6) else None
+    def __init__(self, sock: socket.socket, params: dict[str, str]) -> None:
+        self.sock = sock
         #: bytes read from the socket; ``buf[pos:]`` are not handled yet
         self.buf = b""
         self.pos = 0
         #: the upstream's current values of the reported parameters
-        self.params: dict[str, str] = {}
-        for name in REPORTED:
-            value = conn.pgconn.parameter_status(name.encode())
-            if value is not None:
-                self.params[name] = value.decode(_ENCODING, "replace")
+        self.params: dict[str, str] = dict(params)
         #: ParameterStatus (name, value) relayed to the client since the session last looked
         self.param_events: list[tuple[str, str]] = []
         #: transaction status of the last ReadyForQuery (b"I", b"T" or b"E")
@@ -254,6 +246,20 @@ class Upstream:
         self.blocking = True
         #: relayed bytes for the event loop to write upstream (non-blocking mode)
         self.pending_writes: list[bytes] = []
+
+    @classmethod
+    def of_connection(cls, conn: psycopg.Connection[Any]) -> Upstream:
+        """The socket of a connection libpq has started (a duplicate descriptor)."""
+        sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        sock.setblocking(True)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        params = {}
+        for name in REPORTED:
+            value = conn.pgconn.parameter_status(name.encode())
+            if value is not None:
+                params[name] = value.decode(_ENCODING, "replace")
+        return cls(sock, params)
 
     # ------------------------------------------------------------------ raw I/O
 
@@ -416,7 +422,7 @@ class RelaySession(BackendSession):
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
         self._conn = conn
-        self.upstream = Upstream(conn)
+        self.upstream = Upstream.of_connection(conn)
         self._cancel_lock = threading.Lock()
         self._resending = -1
 

@@ -1,0 +1,189 @@
+"""The upstream relay as a protocol object: client frames and upstream bytes in, requests out.
+
+No socket: each client message gives a generator of steps; the test plays the event loop,
+answering NEED_BYTES with upstream bytes it chose, and reads what the relay queued for the
+upstream (``pending_writes``) and for the client (the session's outbox).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from pgbarrier.backends.pg_relay import NEED_BYTES, RunLocal, Spill, Upstream, UpstreamLost, frame
+from pgbarrier.session.relay import SessionRelay
+from pgbarrier.session.session import Session
+from pgbarrier.session.transaction import TxState
+
+
+def cstr(s: str) -> bytes:
+    return s.encode() + b"\0"
+
+
+def query(sql: str) -> bytes:
+    return frame(b"Q", cstr(sql))
+
+
+def parse(sql: str, name: str = "") -> bytes:
+    return frame(b"P", cstr(name) + cstr(sql) + struct.pack("!h", 0))
+
+
+def bind(portal: str = "", stmt: str = "") -> bytes:
+    return frame(b"B", cstr(portal) + cstr(stmt) + struct.pack("!hhh", 0, 0, 0))
+
+
+def execute(portal: str = "") -> bytes:
+    return frame(b"E", cstr(portal) + struct.pack("!i", 0))
+
+
+SYNC = frame(b"S")
+PARSE_OK, BIND_OK = frame(b"1"), frame(b"2")
+
+
+def ready(status: bytes) -> bytes:
+    return frame(b"Z", status)
+
+
+def row(value: bytes) -> bytes:
+    return frame(b"D", struct.pack("!hi", 1, len(value)) + value)
+
+
+def complete(tag: str) -> bytes:
+    return frame(b"C", cstr(tag))
+
+
+def error(sqlstate: str, text: str) -> bytes:
+    return frame(b"E", b"SERROR\0C" + sqlstate.encode() + b"\0M" + text.encode() + b"\0\0")
+
+
+def param(name: str, value: str) -> bytes:
+    return frame(b"S", cstr(name) + cstr(value))
+
+
+class Loop:
+    """Plays the event loop for one relay: answers NEED_BYTES from a script of replies."""
+
+    def __init__(self) -> None:
+        self.session = Session(None, {})  # type: ignore[arg-type] - only protocol state is used
+        self.up = Upstream(None, {"application_name": ""})  # type: ignore[arg-type]
+        self.up.blocking = False
+        self.relay = SessionRelay(self.session, self.up)
+        self.sent: list[bytes] = []
+        self.requests: list[object] = []
+
+    def feed(self, client_frame: bytes, *replies: bytes, local: object = None) -> object:
+        steps = self.relay.feed(client_frame[0], client_frame)
+        script = list(replies)
+        answer = None
+        try:
+            request = steps.send(None)
+            while True:
+                self.requests.append(request)
+                if request is NEED_BYTES:
+                    if self.up.pending_writes:
+                        self.sent.append(self.up.take_writes())
+                    self.up.received(script.pop(0) if script else b"")
+                    request = steps.send(None)
+                elif isinstance(request, Spill):
+                    request.chunks.clear()
+                    request = steps.send(None)
+                else:
+                    assert isinstance(request, RunLocal)
+                    request = steps.send(local)
+        except StopIteration as stop:
+            answer = stop.value
+        assert not script, "replies left unread"
+        if self.up.pending_writes:
+            self.sent.append(self.up.take_writes())
+        return answer
+
+    def client_got(self) -> bytes:
+        return self.session.out.take()
+
+
+def test_a_simple_query_goes_up_as_its_bytes_and_its_replies_come_back_as_theirs():
+    loop = Loop()
+    replies = row(b"1") + complete("SELECT 1") + ready(b"I")
+    assert loop.feed(query("SELECT 1"), replies[:7], replies[7:]) is True  # split mid-message
+    assert loop.sent == [query("SELECT 1")]
+    assert loop.client_got() == replies
+    assert loop.session.tx is TxState.IDLE
+
+
+def test_extended_messages_wait_for_sync_and_go_up_in_one_write():
+    loop = Loop()
+    for msg in (parse("INSERT INTO t VALUES (1)"), bind(), execute()):
+        assert loop.feed(msg) is False
+    assert loop.sent == [] and loop.requests == []
+    replies = PARSE_OK + BIND_OK + complete("INSERT 0 1") + ready(b"T")
+    assert loop.feed(SYNC, replies) is True
+    assert loop.sent == [parse("INSERT INTO t VALUES (1)") + bind() + execute() + SYNC]
+    assert loop.client_got() == replies
+    assert loop.session.tx is TxState.IN_BLOCK
+
+
+def test_an_upstream_error_forgets_what_the_failed_parse_would_have_created():
+    loop = Loop()
+    loop.feed(parse("SELEC 1", "s1"))
+    loop.feed(bind("", "s1"))
+    replies = error("42601", 'syntax error at or near "SELEC"') + ready(b"I")
+    loop.feed(SYNC, replies)
+    assert loop.client_got() == replies
+    assert b"s1" not in loop.relay.stmts
+    # the name is free again, and a Bind of it now takes the session's own path
+    loop.feed(bind("", "s1"), local=None)
+    assert isinstance(loop.requests[-1], RunLocal)
+
+
+def test_a_control_statement_is_a_request_for_the_full_path_not_a_relay():
+    loop = Loop()
+    assert loop.feed(query("ALTER DATABASE dev PAUSE")) is True
+    (request,) = loop.requests
+    assert isinstance(request, RunLocal) and request.fn == loop.session.handle
+    assert loop.sent == []
+
+
+def test_a_full_path_message_first_drains_the_relayed_ones_before_it():
+    loop = Loop()
+    loop.feed(parse("SELECT 1", "a"))
+    # rw_catalog is pgbarrier's: its Parse takes the full path, after "a" has its reply
+    loop.feed(parse("SELECT * FROM rw_catalog.rw_databases", "b"), PARSE_OK)
+    assert loop.sent == [parse("SELECT 1", "a") + frame(b"H")]
+    assert loop.requests[0] is NEED_BYTES and isinstance(loop.requests[1], RunLocal)
+    assert loop.client_got() == PARSE_OK
+
+
+def test_parameter_status_from_upstream_updates_what_the_client_was_told():
+    loop = Loop()
+    replies = param("application_name", "psql") + complete("SET") + ready(b"I")
+    loop.feed(query("SET application_name = 'psql'"), replies)
+    assert loop.session.reported["application_name"] == "psql"
+    assert loop.up.params["application_name"] == "psql"
+
+
+def test_a_query_inside_an_unfinished_batch_ends_it_without_a_second_ready():
+    loop = Loop()
+    loop.feed(parse("SELECT 1"))
+    loop.feed(bind())
+    loop.feed(execute())
+    batch = PARSE_OK + BIND_OK + row(b"1") + complete("SELECT 1")
+    final = complete("SELECT 1") + ready(b"I")
+    loop.feed(query("SELECT 2"), batch + ready(b"I"), row(b"2") + final)
+    assert loop.sent[0].endswith(SYNC) and loop.sent[1] == query("SELECT 2")
+    assert loop.client_got() == batch + row(b"2") + final  # one ReadyForQuery
+
+
+def test_a_large_reply_is_spilled_to_the_client_mid_reply():
+    loop = Loop()
+    big = row(b"x" * 100_000)
+    loop.feed(query("SELECT repeat('x', 100000) FROM generate_series(1, 4)"),
+              big, big, big, big + complete("SELECT 4") + ready(b"I"))
+    assert any(isinstance(r, Spill) for r in loop.requests)
+
+
+def test_a_lost_upstream_is_fatal_08006():
+    loop = Loop()
+    with pytest.raises(UpstreamLost) as info:
+        loop.feed(query("SELECT 1"), row(b"1"))  # then the socket closes (b"")
+    assert info.value.sqlstate == "08006"
