@@ -48,7 +48,8 @@ SCENARIOS = ["upstream-simple", "upstream-extended", "upstream-syscalls", "duckd
 TOP = 12
 
 AREAS = [  # (substring of the innermost frame's file, area), first match wins
-    ("pgbarrier/wire/", "pgbarrier wire/ (framing, message codecs, type encoding)"),
+    ("pgbarrier/server/", "pgbarrier server/ (event loop connection, framing, auth)"),
+    ("pgbarrier/pgproto/", "pgbarrier pgproto/ (message codecs, type encoding)"),
     ("pgbarrier/session/", "pgbarrier session/ (protocol state, dispatch)"),
     ("pgbarrier/sql/", "pgbarrier sql/ (classifier)"),
     ("pgbarrier/backends/duckdb", "pgbarrier backends/duckdb (incl. time inside DuckDB)"),
@@ -58,6 +59,7 @@ AREAS = [  # (substring of the innermost frame's file, area), first match wins
     ("psycopg", "psycopg (Python side)"),
     ("socket.py", "socket I/O (stdlib)"),
     ("socketserver.py", "socket I/O (stdlib)"),
+    ("asyncio/", "asyncio (stdlib; uvloop's C loop itself is not sampled)"),
     ("selectors.py", "socket I/O (stdlib)"),
     ("ssl.py", "socket I/O (stdlib)"),
     ("threading.py", "locks and threads (stdlib)"),

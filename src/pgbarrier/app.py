@@ -33,10 +33,10 @@ from pgbarrier.meta.checkpoints import CheckpointRecorder
 from pgbarrier.meta.recovery import restore_databases, restore_jobs
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
-from pgbarrier.wire.auth import check_listen_address, load_authenticator
+from pgbarrier.server.auth import check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
 from pgbarrier.server.listener import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
-from pgbarrier.wire.tls import load_tls
+from pgbarrier.server.tls import load_tls
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class Config:
     barrier_interval_ms: int = 1000
     checkpoint_frequency: int = 1
     default_database: str = "dev"
-    #: ``user:password`` lines; turns authentication on (see :mod:`pgbarrier.wire.auth`)
+    #: ``user:password`` lines; turns authentication on (see :mod:`pgbarrier.server.auth`)
     password_file: str | None = None
     #: ``user:SCRAM-SHA-256$...`` lines (PostgreSQL's rolpassword); SCRAM only
     users_file: str | None = None

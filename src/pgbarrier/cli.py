@@ -27,7 +27,7 @@ from pgbarrier.app import App, Config, ListenError
 from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.jobs import history as hist
 from pgbarrier.meta import MetaStoreError
-from pgbarrier.wire.auth import DEFAULT_METHOD, METHODS, ConfigError
+from pgbarrier.server.auth import DEFAULT_METHOD, METHODS, ConfigError
 
 
 def _env(flag: str, default: str | None) -> str | None:

@@ -69,7 +69,7 @@ from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
 from pgbarrier.sql.catalog_rewrite import CatalogTable
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.backends.base import Backend, BackendSession

@@ -41,7 +41,7 @@ from typing import Any
 from buenavista.core import BVType, QueryResult
 
 from pgbarrier.errors import Notice, PgError, QueryCanceled
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 
 @dataclass(frozen=True)

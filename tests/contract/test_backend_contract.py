@@ -26,8 +26,8 @@ from pgbarrier.backends.base import Backend, BackendSession
 from pgbarrier.backends.duckdb import DuckDBBackend
 from pgbarrier.errors import PgError
 from pgbarrier.result import Result
-from pgbarrier.wire import types as pgt
-from pgbarrier.wire.types import to_text
+from pgbarrier.pgproto import types as pgt
+from pgbarrier.pgproto.types import to_text
 
 #: a statement that runs far longer than any test: only an interrupt ends it
 LONG_QUERY = {

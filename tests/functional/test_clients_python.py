@@ -317,7 +317,7 @@ def test_mixed_result_formats_per_column(srv):
         row = dict(out)[b"D"]
         assert row[:2] == struct.pack("!h", 3)
         assert row[2:10] == struct.pack("!ii", 4, 7) and row[10:15] == struct.pack("!i", 1) + b"x"
-        from pgbarrier.wire import types as pgt
+        from pgbarrier.pgproto import types as pgt
         (n,) = struct.unpack("!i", row[15:19])
         assert pgt.decode_binary(pgt.NUMERIC, row[19:19 + n]) == decimal.Decimal("1.50")
     finally:

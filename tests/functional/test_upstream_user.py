@@ -304,7 +304,7 @@ def scram_front(request, scram_pg: PasswordCluster, tmp_path_factory) -> Iterato
     """pgbarrier (``--auth-method`` as param) in front of ``scram_pg``: alice's password is
     the upstream's, bob's is not, carol is a --users-file user; the server's PGPASSWORD is
     carol's upstream password (it must never be offered for her)."""
-    from pgbarrier.wire.auth import ScramVerifier
+    from pgbarrier.server.auth import ScramVerifier
 
     alice, bob, carol = scram_pg.passwords
     d = tmp_path_factory.mktemp("auth")

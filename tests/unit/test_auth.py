@@ -11,8 +11,8 @@ import pytest
 import scramp
 
 from pgbarrier.errors import InvalidPassword, ProtocolViolation
-from pgbarrier.wire import auth
-from pgbarrier.wire.auth import (
+from pgbarrier.server import auth
+from pgbarrier.server.auth import (
     Authenticator,
     CleartextExchange,
     ConfigError,
@@ -24,7 +24,7 @@ from pgbarrier.wire.auth import (
     check_listen_address,
     load_authenticator,
 )
-from pgbarrier.wire.tls import load_tls
+from pgbarrier.server.tls import load_tls
 
 # ------------------------------------------------------------------ helpers
 

@@ -20,7 +20,7 @@ from pgbarrier.control import ControlPlane
 from pgbarrier.errors import ProtocolViolation
 from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.session.session import Session
-from pgbarrier.wire import messages as m
+from pgbarrier.pgproto import messages as m
 
 
 def cstr(s: str) -> bytes:

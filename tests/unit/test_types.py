@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from pgbarrier.errors import PgError
-from pgbarrier.wire import types as t
+from pgbarrier.pgproto import types as t
 
 U = uuid.UUID("550e8400-e29b-41d4-a716-446655440000")
 D = decimal.Decimal

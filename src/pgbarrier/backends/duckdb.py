@@ -117,7 +117,7 @@ from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.setting import parse_setting
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 #: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
 VERSION = f"PostgreSQL 15.0 (pgbarrier {__version__} on DuckDB {duckdb.__version__})"

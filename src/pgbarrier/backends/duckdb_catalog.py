@@ -2,7 +2,7 @@
 
 Rules this module keeps:
 
-* A statement that may touch the catalog (:func:`pgbarrier.sql.pg_rewrite.may_touch_catalog`)
+* A statement that may touch the catalog (:func:`pgbarrier.backends.pgcatalog.rewrite.may_touch_catalog`)
   is rewritten on sqlglot's AST for the catalog in
   :mod:`pgbarrier.backends.pgcatalog`, which is installed into the DuckDB database the
   first time a session needs it. Every other statement runs unchanged.
@@ -32,14 +32,14 @@ from functools import lru_cache
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.colnames import postgres_names
-from pgbarrier.sql.pg_rewrite import (
+from pgbarrier.backends.pgcatalog.rewrite import (
     CatalogContext,
     may_touch_catalog,
     rewrite_pg_catalog,
     settings_table,
 )
 from pgbarrier.sql.setting import SettingStatement
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.backends.duckdb_settings import ClientSettings

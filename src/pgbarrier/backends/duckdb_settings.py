@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pgbarrier.errors import InvalidParameterValue, PgError
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.setting import SettingStatement, unquote
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 _UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
                                        "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",

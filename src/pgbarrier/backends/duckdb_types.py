@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 _SCALAR = {
     "BOOLEAN": pgt.BOOL, "TINYINT": pgt.INT2, "SMALLINT": pgt.INT2, "INTEGER": pgt.INT4,

@@ -54,7 +54,7 @@ from pgbarrier.backends.base import BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.classify import leading_words
-from pgbarrier.wire.types import to_text
+from pgbarrier.pgproto.types import to_text
 
 log = logging.getLogger(__name__)
 

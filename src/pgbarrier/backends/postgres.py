@@ -101,7 +101,7 @@ from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, Wire
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.dependencies import walk
-from pgbarrier.wire.types import to_text
+from pgbarrier.pgproto.types import to_text
 
 log = logging.getLogger(__name__)
 

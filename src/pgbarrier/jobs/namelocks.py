@@ -22,12 +22,19 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pgbarrier.errors import LockNotAvailable, QueryCanceled
 
-if TYPE_CHECKING:
-    from pgbarrier.control import SessionInfo
+
+class SessionInfo(Protocol):
+    """What a lock needs of a waiting session (``control.SessionInfo`` is one)."""
+
+    wake: threading.Event
+    cancelled: bool
+    deadline: float | None
+
+    def cancel(self) -> None: ...
 
 Key = tuple[str, str]
 

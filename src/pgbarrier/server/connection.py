@@ -10,7 +10,7 @@ Rules this module keeps:
   are 08P01 (PostgreSQL's ``received unencrypted data after SSL request``): nothing sent
   in plaintext is ever taken as if encrypted. A second SSLRequest on a TLS connection is
   08P01.
-* With a password source configured, the client authenticates (:mod:`pgbarrier.wire.auth`)
+* With a password source configured, the client authenticates (:mod:`pgbarrier.server.auth`)
   between its StartupMessage and ``Session.start``; only ``p`` messages are accepted until
   then (anything else is 08P01). Start-up and authentication together must finish within
   the server's ``authentication_timeout_s`` or the connection is dropped without a word
@@ -57,9 +57,9 @@ from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
-from pgbarrier.wire import messages as m
-from pgbarrier.wire.lognames import for_log
-from pgbarrier.wire.startup_params import check_startup_parameters
+from pgbarrier.pgproto import messages as m
+from pgbarrier.server.lognames import for_log
+from pgbarrier.server.startup_params import check_startup_parameters
 
 if TYPE_CHECKING:
     from pgbarrier.server.listener import PgBarrierServer

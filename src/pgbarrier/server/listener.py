@@ -7,8 +7,8 @@ to one :class:`~pgbarrier.server.pool.WorkerPool` (see its rules for the bound).
 
 The server keeps the sessions by backend process id, so a CancelRequest on another
 connection can find the one it names. It also holds what every connection's start-up
-needs: the :class:`~pgbarrier.wire.auth.Authenticator` (None means trust) and the
-:class:`~pgbarrier.wire.tls.TlsConfig` (None means SSLRequest gets ``N``).
+needs: the :class:`~pgbarrier.server.auth.Authenticator` (None means trust) and the
+:class:`~pgbarrier.server.tls.TlsConfig` (None means SSLRequest gets ``N``).
 
 Shutdown (:meth:`PgBarrierServer.stop_accepting`, then :meth:`PgBarrierServer.drain`,
 both thread-safe) keeps PostgreSQL's rules for a fast shutdown, with a grace period for
@@ -52,9 +52,9 @@ from pgbarrier.errors import AdminShutdown, TooManyConnections
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
 from pgbarrier.server.pool import WorkerPool
 from pgbarrier.session.session import Session
-from pgbarrier.wire import messages as m
-from pgbarrier.wire.auth import Authenticator
-from pgbarrier.wire.tls import TlsConfig
+from pgbarrier.pgproto import messages as m
+from pgbarrier.server.auth import Authenticator
+from pgbarrier.server.tls import TlsConfig
 
 try:  # a C event loop: several times less CPU per message than asyncio's own
     import uvloop

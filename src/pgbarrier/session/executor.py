@@ -32,7 +32,7 @@ from pgbarrier.session.transaction import TxState
 from pgbarrier.sql import classify
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
 from pgbarrier.sql.statements import parse_control, truncation_notices
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.backends.base import BackendSession, WireParams

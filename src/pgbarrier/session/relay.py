@@ -44,7 +44,7 @@ from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
 from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
 from pgbarrier.sql.classify import is_control, leading_words, mentions_rw_catalog, split_statements
-from pgbarrier.wire import messages as m
+from pgbarrier.pgproto import messages as m
 
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session

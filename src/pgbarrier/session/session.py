@@ -44,7 +44,7 @@ writes them. Rules this module keeps:
   text for the backend). A relaying backend (PostgreSQL) gets the client's
   bytes, formats and OIDs untouched.
 * Result formats: binary where the client asks it and the type has a binary
-  form (:func:`pgbarrier.wire.types.supports_binary`), else text, the same
+  form (:func:`pgbarrier.pgproto.types.supports_binary`), else text, the same
   answer in Describe's RowDescription and at Execute. A relaying backend whose
   client asks binary for every column relays the upstream's binary rows; with
   mixed formats the upstream's text is converted for the binary columns.
@@ -113,8 +113,8 @@ from pgbarrier.session.transaction import (
 )
 from pgbarrier.sql.classify import is_control, leading_words, split_statements
 from pgbarrier.sql.identifiers import truncate_identifier
-from pgbarrier.wire import messages as m
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.control import ControlPlane

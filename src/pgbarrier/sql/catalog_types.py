@@ -17,7 +17,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from pgbarrier.sql.colnames import figure_colname, first_select, type_name
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 # PostgreSQL catalog columns whose types DuckDB has no twin for (text and BIGINT there)
 _NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", "rolname",

@@ -15,7 +15,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 from pgbarrier.backends import duckdb_types
-from pgbarrier.wire import types as pgt
+from pgbarrier.pgproto import types as pgt
 
 #: PostgreSQL's type categories (pg_type.typcategory)
 _CATEGORY = {pgt.BOOL: "B", pgt.BYTEA: "U", pgt.CHAR: "Z", pgt.NAME: "S", pgt.INT8: "N",
@@ -27,7 +27,7 @@ _CATEGORY = {pgt.BOOL: "B", pgt.BYTEA: "U", pgt.CHAR: "Z", pgt.NAME: "S", pgt.IN
 
 #: oid -> (typname, format_type() name, typlen, typcategory, array oid or 0): the types
 #: pgbarrier sends (names from the wire's own table, sizes and array types from
-#: pgbarrier.wire.types), plus those only catalog queries name
+#: pgbarrier.pgproto.types), plus those only catalog queries name
 BUILTIN: dict[int, tuple[str, str, int, str, int]] = {
     **{oid: (name, fmt, pgt.TYPE_SIZE.get(oid, -1), _CATEGORY[oid], pgt.ARRAY_OF.get(oid, 0))
        for oid, (name, fmt) in duckdb_types._BUILTIN_NAMES.items()},

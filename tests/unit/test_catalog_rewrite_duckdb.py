@@ -6,7 +6,7 @@ import pytest
 
 from pgbarrier.errors import PgError
 from pgbarrier.sql.colnames import postgres_names
-from pgbarrier.sql.pg_rewrite import (
+from pgbarrier.backends.pgcatalog.rewrite import (
     CatalogContext,
     may_touch_catalog,
     rewrite_pg_catalog,

@@ -19,7 +19,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgbarrier.wire.auth import ConfigError
+from pgbarrier.server.auth import ConfigError
 
 _PEM_CERT = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
 
