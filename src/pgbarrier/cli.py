@@ -16,6 +16,7 @@ port it cannot listen on exits 1.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -205,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
               file=sys.stderr)
         return 1
+    # what start-up built lives as long as the process: out of the collector's way, so
+    # the per-statement garbage is collected without walking sqlglot's and DuckDB's heaps
+    gc.freeze()
     serving = threading.Thread(target=server.serve_forever, name="pgbarrier-serve", daemon=True)
     serving.start()
     signum = signal.sigwait(_STOP_SIGNALS)

@@ -23,8 +23,9 @@ Rules this module keeps:
   client waits on (Query, Sync, Flush, FunctionCall) that has messages behind it, and
   while rows are produced (the session's ``spill``, which waits while the client does not
   read: a slow client holds its statement, not the server's memory).
-* While a batch runs the connection goes on reading (up to ``_READ_AHEAD`` bytes held): a
-  client that hangs up has its running statement cancelled (PostgreSQL notices it through
+* A batch still running at the server's next tick (every ``WATCH_TICK_S``) makes the
+  connection go on reading (up to ``_READ_AHEAD`` bytes held) until it ends: a client that
+  hangs up has its running statement cancelled (PostgreSQL notices it through
   ``client_connection_check_interval``; pgbarrier always watches).
 * A frame longer than ``max_message_bytes``, or a FATAL error, ends this connection only,
   after the error is sent. Between messages the session's idle timeouts apply
@@ -40,7 +41,7 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import NEED_BYTES, Spill, Upstream
+from pgbarrier.backends.pg_relay import NEED_BYTES, Spill
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -54,6 +55,7 @@ from pgbarrier.errors import (
     as_pg_error,
 )
 from pgbarrier.server.frames import FrameBuffer
+from pgbarrier.server.upstream_io import UpstreamIO
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
@@ -84,8 +86,8 @@ _GATED = frozenset(b"QEF")
 #: relayed messages that may run upstream work (the relay sends at Sync and Flush)
 _GATED_RELAY = frozenset(b"QEFSH")
 _TERMINATE = ord("X")
-#: a batch running this long starts the read-ahead that notices a hang-up
-_WATCH_AFTER_S = 0.02
+#: what the relay may queue without waiting (see SessionRelay.relay_now)
+_QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
@@ -100,7 +102,7 @@ class Connection:
 
     __slots__ = ("server", "reader", "writer", "peer", "session", "frames", "in_batch",
                  "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
-                 "task", "_watch")
+                 "task", "_watch", "upstream_io", "batches", "seen_batches")
 
     def __init__(self, server: PgBarrierServer, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
@@ -128,6 +130,11 @@ class Connection:
         self.slot = False
         self.task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
+        #: batches started, and the count the server's last tick saw (see start_watch)
+        self.batches = 0
+        self.seen_batches = -1
+        #: the loop's side of the upstream socket, for a session relayed as bytes
+        self.upstream_io: UpstreamIO | None = None
 
     # ------------------------------------------------------------------ the whole life
 
@@ -172,6 +179,8 @@ class Connection:
             self.writer.close()  # flushes what is buffered (TLS: then close_notify)
         except (OSError, RuntimeError):
             pass
+        if self.upstream_io is not None:
+            self.upstream_io.detach()  # the loop lets go of the socket before it is closed
         if session is not None:
             server.unregister(session)
             try:
@@ -301,12 +310,13 @@ class Connection:
         loop = asyncio.get_running_loop()
         relay = session.relay
         if relay is not None:
-            relay.up.sock.setblocking(False)
-            relay.up.blocking = False
+            self.upstream_io = UpstreamIO(loop, relay.up)
+            self.upstream_io.attach()
         else:
             session.spill = self._spiller(loop)
         frames = self.frames
         server = self.server
+        transport = self.writer.transport
         idle = True  # a ReadyForQuery went out: the idle timeouts apply
         while True:
             batch = frames.frames()
@@ -316,8 +326,8 @@ class Connection:
                 await self._receive(session, idle)
                 continue
             self.in_batch = True
+            self.batches += 1
             try:
-                timer = loop.call_later(_WATCH_AFTER_S, self._start_watch, loop, session)
                 try:
                     if relay is not None:
                         out, idle, terminate = await self._relay_batch(session, batch)
@@ -325,17 +335,19 @@ class Connection:
                         out, idle, terminate = await asyncio.wrap_future(
                             server.pool.submit(self._run_batch, session, batch))
                 finally:
-                    timer.cancel()
-                    await self._stop_watch()
+                    if self._watch is not None:
+                        await self._stop_watch()
             finally:
                 self.in_batch = False
             if self.cancelled:  # shutdown's grace period ran out: the output is dropped
                 session.out.take()
                 raise server.admin_shutdown()
-            self._write(out)
+            if out:
+                self.writer.write(out)
             if terminate:
                 return
-            await self._drain()
+            if transport.get_write_buffer_size() > _READ_CHUNK:
+                await self.writer.drain()
 
     async def _receive(self, session: Session, idle: bool) -> None:
         """Wait for more of the client's bytes; FATAL when an idle timeout runs out first."""
@@ -354,9 +366,12 @@ class Connection:
             raise _Closed()
         self.frames.feed(data)
 
-    def _start_watch(self, loop: asyncio.AbstractEventLoop, session: Session) -> None:
-        if self.in_batch and self._watch is None and not self.shut_read:
-            self._watch = loop.create_task(self._watch_client(session))
+    def start_watch(self) -> None:
+        """Called by the server's tick for a batch that has run since the last tick: read
+        ahead from now on, and notice a hang-up."""
+        session = self.session
+        if self.in_batch and self._watch is None and not self.shut_read and session is not None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_client(session))
 
     async def _stop_watch(self) -> None:
         """End the read-ahead before anything else reads the stream (one reader at a time)."""
@@ -421,17 +436,20 @@ class Connection:
         relay = session.relay
         assert relay is not None
         out = session.out
-        gate = self.server.gate
+        server = self.server
+        relay_now = relay.relay_now
         last = len(batch) - 1
         code = 0
         for i, frame in enumerate(batch):
             code = frame[0]
+            if code in _QUEUED and relay_now(code, frame):
+                continue  # queued for the upstream until Sync or Flush: nothing to write
             if code == _TERMINATE:
                 return out.take(), False, True
-            if code in _GATED_RELAY:
-                gate(self)
+            if code in _GATED_RELAY and (server.terminating or server.logs_statements):
+                server.gate(self)
             try:
-                waited = await self._drive(relay.up, relay.feed(code, frame))
+                waited = await self._drive(self.upstream_io, relay.feed(code, frame))
             except (Fatal, ClientGone):
                 raise
             except Exception as exc:  # a bug: the upstream stream cannot be trusted now
@@ -442,24 +460,21 @@ class Connection:
                 await self._drain()
         return out.take(), code in _READY_CODES, False
 
-    async def _drive(self, up: Upstream, steps: Any) -> Any:
-        """Run one relay step generator: its requests are the upstream's I/O (NEED_BYTES,
+    async def _drive(self, io: UpstreamIO, steps: Any) -> Any:
+        """Run one relay step generator: its requests are the upstream's bytes (NEED_BYTES,
         after writing what it queued), a client write (Spill) and full-path work (RunLocal,
-        on a worker with the upstream socket blocking meanwhile)."""
-        loop = asyncio.get_running_loop()
-        sock = up.sock
+        on a worker that owns the upstream socket meanwhile)."""
+        up = io.up
         try:
+            io.fresh = False
             request = steps.send(None)
             while True:
                 if request is NEED_BYTES:
-                    if up.pending_writes:
-                        await self._send_upstream(loop, up)
-                    try:
-                        data = await loop.sock_recv(sock, _READ_CHUNK)
-                    except OSError as exc:
-                        up.received(b"", str(exc))
-                    else:
-                        up.received(data)
+                    if up.pending_writes and not io.send_now():
+                        await io.flush_rest()
+                    if not io.fresh and up.lost is None:
+                        await io.wait_for_bytes()
+                    io.fresh = False
                     request = steps.send(None)
                 elif type(request) is Spill:
                     chunks = request.chunks
@@ -468,34 +483,26 @@ class Connection:
                     if self.writer.is_closing():
                         raise ClientGone()
                     await self.writer.drain()
+                    io.fresh = False
                     request = steps.send(None)
                 else:
-                    if up.pending_writes:
-                        await self._send_upstream(loop, up)
-                    sock.setblocking(True)
-                    up.blocking = True
+                    if up.pending_writes and not io.send_now():
+                        await io.flush_rest()
+                    io.detach()
                     try:
                         result = await self.server.run_blocking(request.fn, *request.args)
                     except BaseException as exc:  # noqa: BLE001 - the step's to handle
-                        sock.setblocking(False)
-                        up.blocking = False
+                        io.attach()
+                        io.fresh = False
                         request = steps.throw(exc)
                         continue
-                    sock.setblocking(False)
-                    up.blocking = False
+                    io.attach()
+                    io.fresh = False
                     request = steps.send(result)
         except StopIteration as stop:
-            if up.pending_writes:
-                await self._send_upstream(loop, up)
+            if up.pending_writes and not io.send_now():
+                await io.flush_rest()
             return stop.value
-
-    @staticmethod
-    async def _send_upstream(loop: asyncio.AbstractEventLoop, up: Upstream) -> None:
-        try:
-            await loop.sock_sendall(up.sock, up.take_writes())
-        except OSError as exc:
-            # the upstream may have said why before it went: the next read finds it
-            log.info("upstream send failed: %s", exc)
 
     # ------------------------------------------------------------------ the worker's side
 

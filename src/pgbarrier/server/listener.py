@@ -71,6 +71,9 @@ CANCEL_REPEAT_S = 0.2
 #: after the grace period, how long cancelled connections get to end before their
 #: sockets are closed (a client that does not read can block a write)
 CANCEL_TIMEOUT_S = 10.0
+#: how often running batches are looked at: one running since the last look starts
+#: watching its client for a hang-up (the old watcher thread's interval was 1 s)
+WATCH_TICK_S = 0.25
 #: the listen backlog (a burst of connections must not be dropped at the door)
 LISTEN_BACKLOG = 512
 
@@ -156,6 +159,16 @@ class PgBarrierServer:
             limit=2 ** 17)
         if self._accepting_stopped:
             self._server.close()
+        self._loop.call_later(WATCH_TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        """Every WATCH_TICK_S: a batch that was already running at the last tick (the same
+        batch count) gets its client watched (Connection.start_watch)."""
+        for conn in self._conns:
+            if conn.in_batch and conn.batches == conn.seen_batches:
+                conn.start_watch()
+            conn.seen_batches = conn.batches
+        self._loop.call_later(WATCH_TICK_S, self._tick)
 
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if len(self._conns) >= self._max_live:
@@ -221,6 +234,11 @@ class PgBarrierServer:
             return False
         session.cancel()
         return True
+
+    @property
+    def logs_statements(self) -> bool:
+        """Whether :meth:`gate` logs each statement's start (DEBUG)."""
+        return log.isEnabledFor(logging.DEBUG)
 
     def gate(self, conn: Connection) -> None:
         """Called by a worker before each statement: FATAL 57P01 once shutdown has begun,

@@ -169,7 +169,76 @@ class SessionRelay:
         self.wbuf.append(frame)
         self.expect.append((code, name, sql))
 
+    def relay_now(self, code: int, frame: bytes) -> bool:
+        """The fast path of :meth:`feed`: a Parse, Bind, Describe, Execute or Close that is
+        relayed (queued until Sync or Flush, nothing to wait for) is handled here and True
+        returned; False (having changed nothing) means :meth:`feed` must take it."""
+        if self.copy_drain is not None:
+            return False
+        if code == _B:
+            return self._bind_relayed(frame)
+        if code == _E:
+            i = frame.find(b"\0", 5)
+            sql = self.portals.get(frame[5:i]) if i >= 0 else None
+            if sql is None:
+                return False
+            self._relay(code, frame, frame[5:i], sql)
+            return True
+        if code == _P:
+            return self._parse_relayed(frame)
+        if code == _D or code == _C:
+            return self._describe_or_close_relayed(code, frame)
+        return False
+
+    def _parse_relayed(self, frame: bytes) -> bool:
+        i = frame.find(b"\0", 5)
+        j = frame.find(b"\0", i + 1) if i >= 0 else -1
+        if j < 0:
+            return False
+        verdict = self._verdicts.get(frame[i + 1:j])
+        if verdict is None or not verdict[0]:
+            return False  # not decided yet, or not relayed: _parse has the rules
+        name = frame[5:i]
+        s = self.session
+        if name:
+            if s.statements and name.decode("utf-8", "replace") in s.statements:
+                return False  # 42P05 from the session
+        elif s.statements:
+            s.statements.pop("", None)
+        if not s.skip_until_sync:
+            self.stmts[name] = verdict[1]
+        self._relay(_P, frame, name, verdict[1])
+        return True
+
+    def _bind_relayed(self, frame: bytes) -> bool:
+        i = frame.find(b"\0", 5)
+        j = frame.find(b"\0", i + 1) if i >= 0 else -1
+        sql = self.stmts.get(frame[i + 1:j]) if j >= 0 else None
+        if sql is None:
+            return False
+        portal = frame[5:i]
+        s = self.session
+        if s.portals:
+            s.portals.pop(portal.decode("utf-8", "replace"), None)
+        if not s.skip_until_sync:
+            self.portals[portal] = sql
+        self._relay(_B, frame, portal, sql)
+        return True
+
+    def _describe_or_close_relayed(self, code: int, frame: bytes) -> bool:
+        kind = frame[5:6]
+        name = frame[6:-1]
+        names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
+        if names is None or len(frame) < 7 or frame[-1] != 0 or name not in names:
+            return False
+        self._relay(code, frame, name, None)
+        if code == _C and not self.session.skip_until_sync:
+            del names[name]
+        return True
+
     def _parse(self, frame: bytes) -> Steps:
+        if self._parse_relayed(frame):
+            return
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j < 0:
@@ -209,32 +278,18 @@ class SessionRelay:
         yield from self._local(_P, frame)
 
     def _bind(self, frame: bytes) -> Steps:
+        if self._bind_relayed(frame):
+            return
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
-        sql = self.stmts.get(frame[i + 1:j]) if j >= 0 else None
-        if sql is None:
-            if j >= 0:
-                self.portals.pop(frame[5:i], None)
-            yield from self._local(_B, frame)
-            return
-        portal = frame[5:i]
-        s = self.session
-        if s.portals:
-            s.portals.pop(portal.decode("utf-8", "replace"), None)
-        if not s.skip_until_sync:
-            self.portals[portal] = sql
-        self._relay(_B, frame, portal, sql)
+        if j >= 0:
+            self.portals.pop(frame[5:i], None)
+        yield from self._local(_B, frame)
 
     def _describe_or_close(self, code: int, frame: bytes) -> Steps:
-        kind = frame[5:6]
-        name = frame[6:-1]
-        names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
-        if names is None or len(frame) < 7 or frame[-1] != 0 or name not in names:
-            return (yield from self._local(code, frame))
-        self._relay(code, frame, name, None)
-        if code == _C and not self.session.skip_until_sync:
-            del names[name]
-        return False
+        if self._describe_or_close_relayed(code, frame):
+            return False
+        return (yield from self._local(code, frame))
 
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
