@@ -100,10 +100,11 @@ class BarrierManager:
     def remove_database(self, name: str) -> None:
         """Forget ``name``: its queued commands fail with 57P01; waits for its barriers in flight."""
         with self._lock:
-            known = name in self._names
+            db = self._scheduler.detach(name) if name in self._names else None
             self._names.discard(name)
-        if not known or not self._scheduler.remove(name):
+        if db is None:
             raise _unknown(name)
+        self._scheduler.wait_collected(db)
 
     def has_database(self, name: str) -> bool:
         with self._lock:
