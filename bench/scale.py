@@ -136,8 +136,14 @@ def _child(args: argparse.Namespace) -> int:
     # same without them, so they are off while it is built and back on (FULL) to be measured
     meta_conn = getattr(app.meta, "_conn", None)
     fast_setup = data_dir != ":memory:" and isinstance(meta_conn, sqlite3.Connection)
+    meta_lock = getattr(app.meta, "_lock", None) or threading.Lock()
+
+    def pragma(sql: str) -> None:  # between writes: barriers are already being committed
+        with meta_lock:
+            meta_conn.execute(sql)
+
     if fast_setup:
-        meta_conn.execute("PRAGMA synchronous=OFF")
+        pragma("PRAGMA synchronous=OFF")
     t0 = time.monotonic()
     for i in range(args.n):
         name = f"db{i}"
@@ -151,7 +157,7 @@ def _child(args: argparse.Namespace) -> int:
                 "AS SELECT 1 AS x"), session)
     setup_s = time.monotonic() - t0
     if fast_setup:
-        meta_conn.execute("PRAGMA synchronous=FULL")
+        pragma("PRAGMA synchronous=FULL")
     time.sleep(args.settle)
 
     try:
