@@ -11,6 +11,12 @@ DuckDB (a real in-memory DuckDB per database costs ~5 MB and ~10 threads of its 
 the window: what is measured is barriers, checkpoints, the meta store's per-checkpoint
 write and the scheduler's due-job lookup.
 
+Threads are recorded per size (``/proc/self/status``): the process total at the end of the
+window (``threads``), before the App was built (``threads_before_app``), and how many of them
+run barriers (``threads_barrier``: ``pgbarrier-barrier*`` and ``pgbarrier-collect-*``). With
+one barrier scheduler the total must not grow with the number of databases; with the old
+thread-per-database workers it was about one per database.
+
 After a settling pause the child reads its own CPU time (user + system, all threads) over
 ``--window`` seconds with the process otherwise idle. (A split by thread is also recorded,
 but the kernel counts a thread's time in whole clock ticks, so threads that each run
@@ -119,6 +125,7 @@ def _child(args: argparse.Namespace) -> int:
 
     App._record_commit = timed_commit  # type: ignore[method-assign]
 
+    threads_before_app = c.proc_status(os.getpid()).get("threads", 0)
     data_dir = ":memory:" if args.meta == "memory" else tempfile.mkdtemp(prefix="bench-scale-")
     app = App(Config(port=0, data_dir=data_dir, barrier_interval_ms=1000,
                      default_database="db0"), backend=NullBackend())
@@ -129,8 +136,14 @@ def _child(args: argparse.Namespace) -> int:
     # same without them, so they are off while it is built and back on (FULL) to be measured
     meta_conn = getattr(app.meta, "_conn", None)
     fast_setup = data_dir != ":memory:" and isinstance(meta_conn, sqlite3.Connection)
+    meta_lock = getattr(app.meta, "_lock", None) or threading.Lock()
+
+    def pragma(sql: str) -> None:  # between writes: barriers are already being committed
+        with meta_lock:
+            meta_conn.execute(sql)
+
     if fast_setup:
-        meta_conn.execute("PRAGMA synchronous=OFF")
+        pragma("PRAGMA synchronous=OFF")
     t0 = time.monotonic()
     for i in range(args.n):
         name = f"db{i}"
@@ -144,7 +157,7 @@ def _child(args: argparse.Namespace) -> int:
                 "AS SELECT 1 AS x"), session)
     setup_s = time.monotonic() - t0
     if fast_setup:
-        meta_conn.execute("PRAGMA synchronous=FULL")
+        pragma("PRAGMA synchronous=FULL")
     time.sleep(args.settle)
 
     try:
@@ -181,7 +194,7 @@ def _child(args: argparse.Namespace) -> int:
     groups: dict[str, float] = {}
     for tid, t in th1.items():
         name = names.get(tid, "other")
-        group = "barrier workers" if name.startswith("pgbarrier-barrier-") else \
+        group = "barrier threads" if name.startswith(("pgbarrier-barrier", "pgbarrier-collect-")) else \
             "refresh alarm" if name == "refresh-alarm" else "other threads"
         groups[group] = groups.get(group, 0.0) + t - th0.get(tid, 0.0)
     n_barriers = b1 - b0 - 1
@@ -201,6 +214,9 @@ def _child(args: argparse.Namespace) -> int:
                                          / (m1["calls"] - m0["calls"])
                                          if m1["calls"] > m0["calls"] else None),
         "rss_mb": status.get("rss", 0) / 1e6, "threads": status.get("threads", 0),
+        "threads_before_app": threads_before_app,
+        "threads_barrier": sum(1 for t in threading.enumerate()
+                               if t.name.startswith(("pgbarrier-barrier", "pgbarrier-collect-"))),
         "pid": os.getpid(),
         "jobs_total": sum(len(app.jobs.jobs(d)) for d in app.barrier.databases()),
     }
@@ -307,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"({r['cpu_us_per_barrier'] or 0:.0f} us/barrier, {r['barriers_per_s']:.0f} barriers/s) "
                   f"lookup={r['lookup_us_per_call'] or 0:.1f} us/barrier "
                   f"meta write={r['meta_write_us_per_checkpoint'] or 0:.0f} us rss={r['rss_mb']:.0f}MB "
-                  f"threads={r['threads']} setup={r['setup_s']}s", flush=True)
+                  f"threads={r['threads']} (barrier {r['threads_barrier']}, "
+                  f"{r['threads_before_app']} before the app) setup={r['setup_s']}s", flush=True)
     c.write_json(args.json, result)
     return 0
 

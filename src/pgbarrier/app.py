@@ -130,7 +130,9 @@ class App:
 
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
         """``on_commit``: what a checkpoint must make durable before it is acknowledged
-        (its pause state; its epochs as a lease), see :mod:`pgbarrier.meta.checkpoints`."""
+        (its pause state; its epochs as a lease), see :mod:`pgbarrier.meta.checkpoints`.
+        Runs on a barrier collector thread, never on the thread that injects barriers, so
+        a slow meta store delays only this database's acknowledgements."""
         if not self.barrier.has_database(snap.name):
             return  # dropped meanwhile: do not bring its record back
         self.checkpoints.record(snap)
@@ -187,7 +189,8 @@ class App:
         """Shut down (SIGTERM): new connections are refused at once; running statements
         and refresh runs get ``grace_s`` seconds to finish, then are cancelled; every
         session ends with FATAL 57P01 (see :mod:`pgbarrier.server.listener`). Then the
-        barrier workers stop, each database's highest epoch is recorded, and the meta
+        barrier scheduler stops (what it injected is collected first), each database's
+        highest epoch is recorded, and the meta
         store is flushed and closed."""
         deadline = time.monotonic() + grace_s
         if self.server is not None:
@@ -204,7 +207,7 @@ class App:
             self.server.server_close()
 
     def _record_final_epochs(self) -> None:
-        """After the workers stopped: each database's exact state (the highest epoch
+        """After the barrier scheduler stopped: each database's exact state (the highest epoch
         handed out, not the lease ceiling), so a clean restart does not jump ahead."""
         for snap in self.barrier.snapshots():
             try:

@@ -420,7 +420,8 @@ class ControlPlane:
                     created_at=created_at))
                 return barrier.prev_epoch
 
-            cmd = CreateBatchRefreshJob(name=stmt.name, on_apply=register)
+            # the job's record is a durable write: collected off the barrier thread
+            cmd = CreateBatchRefreshJob(name=stmt.name, on_collect=register)
             self._unless_paused(info, db, lambda: self._wait_landed(
                 self.barrier.schedule(db, cmd).collected, info))
             testpoint.reached("create:after-intent")  # recorded "creating"

@@ -16,7 +16,6 @@ import pytest
 from pgbarrier.barrier import (
     BarrierInfo,
     BarrierManager,
-    BarrierWorker,
     CreateBatchRefreshJob,
     Custom,
     DatabaseBarrierState,
@@ -512,8 +511,8 @@ def test_stop_fails_pending_notifiers_of_a_worker_never_started() -> None:
 
 
 def test_stop_fails_commands_queued_behind_the_running_barrier() -> None:
-    state = DatabaseBarrierState("dev", prev_epoch=epoch_from_unix_ms(T0), barrier_interval_ms=10_000)
-    worker = BarrierWorker(state, clock=ManualClock(T0))
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("dev", prev_epoch=epoch_from_unix_ms(T0))
     entered, release = threading.Event(), threading.Event()
 
     def blocker(info: BarrierInfo) -> str:  # test-only: a real on_apply never blocks
@@ -521,19 +520,19 @@ def test_stop_fails_commands_queued_behind_the_running_barrier() -> None:
         release.wait(WAIT)
         return "done"
 
-    worker.start()
-    first = worker.submit(Custom("block", blocker))
+    mgr.start()
+    first = mgr.schedule("dev", Custom("block", blocker))
     assert entered.wait(WAIT)
-    queued = worker.submit(Flush())
-    worker.request_stop()  # stop requested while the barrier is in progress
+    queued = mgr.schedule("dev", Flush())
+    mgr._scheduler.request_stop()  # stop requested while the barrier is in progress
     release.set()
-    worker.stop()
-    assert not worker.is_alive()
+    mgr.stop()
+    assert not any(t.is_alive() for t in mgr.threads())
     assert first.wait(0) == "done"  # the barrier in progress finished
     with pytest.raises(AdminShutdown):
         queued.wait(0)
     with pytest.raises(AdminShutdown):
-        worker.submit(Flush()).wait(0)
+        mgr.schedule("dev", Flush()).wait(0)
 
 
 def test_periodic_barriers_flow_without_commands() -> None:

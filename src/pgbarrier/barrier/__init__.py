@@ -1,9 +1,11 @@
-"""Epochs, per-database barrier workers, the command scheduler and its notifiers, pause state.
+"""Epochs, the barrier scheduler (every database on a few threads), commands, notifiers, pause state.
 
 Modelled on RisingWave's meta barrier manager (``src/meta/src/barrier``).
-This package never blocks on a backend query: commands carry cheap in-memory
-callbacks, and refresh runs (``pgbarrier.jobs``) happen beside the barrier
-loop. See each module's docstring for the rules it keeps.
+This package never blocks on a backend query: commands apply in memory when
+their barrier is injected, their durable side effects run when it is
+collected, off the injecting thread, and refresh runs (``pgbarrier.jobs``)
+happen beside the barrier loop. See each module's docstring for the rules it
+keeps.
 """
 
 from pgbarrier.barrier.clock import Clock, ManualClock, SystemClock, datetime_from_unix_ms
@@ -31,7 +33,8 @@ from pgbarrier.barrier.info import BarrierInfo, BarrierKind, DatabaseSnapshot
 from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.barrier.notifier import Notifier
 from pgbarrier.barrier.pause import Paused, PauseState, Running, is_paused
-from pgbarrier.barrier.worker import BarrierWorker, DatabaseBarrierState, Listener, OnCommit
+from pgbarrier.barrier.scheduler import BarrierScheduler
+from pgbarrier.barrier.worker import DatabaseBarrierState, Listener, OnCommit
 
 __all__ = [
     "EPOCH_INC",
@@ -39,7 +42,7 @@ __all__ = [
     "BarrierInfo",
     "BarrierKind",
     "BarrierManager",
-    "BarrierWorker",
+    "BarrierScheduler",
     "Clock",
     "Command",
     "CreateBatchRefreshJob",

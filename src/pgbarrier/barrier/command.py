@@ -9,14 +9,25 @@ Rules this module keeps:
   ``on_commit`` hook, before the command's issuer hears back. Only a
   :class:`Custom` built with ``checkpoint=False`` rides an ordinary barrier.
 * :class:`Pause`, :class:`Resume` and :class:`Flush` are built into the
-  barrier worker. Every other command is (or turns into, via ``as_custom()``)
-  a :class:`Custom`: an ``on_apply`` callback run in the barrier worker's
-  thread, optionally refused while the database is paused. New features add
-  commands this way without touching the worker.
-* ``on_apply`` is cheap, in-memory and never blocks (no backend queries, no
-  waiting on other commands); its return value is the command's result. When
-  it raises, the barrier is not injected and nothing in the barrier state
-  changes; the exception goes to the command's issuer.
+  barrier scheduler. Every other command is (or turns into, via ``as_custom()``)
+  a :class:`Custom` with two optional callbacks. New features add commands
+  this way without touching the scheduler:
+
+  - ``on_apply(info)`` runs on the barrier scheduler's thread when the barrier
+    is injected, optionally refused while the database is paused. It is
+    cheap, in memory and never blocks (no backend queries, no meta-store
+    writes, no waiting on other commands). When it raises, the barrier is
+    not injected and nothing in the barrier state changes; the exception goes
+    to the command's issuer.
+  - ``on_collect(info)`` is the command's durable side effect (a meta-store
+    write): it runs off the scheduler thread, after the barrier's checkpoint
+    was recorded (``on_commit``) and before the issuer hears back, in barrier
+    order with the other barriers of the same database (see
+    ``scheduler.py``). When it raises, the barrier stays injected and the
+    command fails with that error.
+
+  The command's result is what ``on_collect`` returned when it has one, else
+  what ``on_apply`` returned.
 * A command refused because the database is paused raises one typed error
   (55000 for the built-in ones, see :func:`paused_error`) and changes nothing.
 """
@@ -63,21 +74,27 @@ class Flush:
     """
 
 
+def _nothing(_info: BarrierInfo) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Custom:
-    """A generic command: ``on_apply(info)`` runs when its barrier is applied.
+    """A generic command: ``on_apply(info)`` when its barrier is injected (in memory),
+    ``on_collect(info)`` when it is collected (durable), see the module rules.
 
     ``requires_unpaused_error``: when given and the database is paused, the
     command is refused with ``requires_unpaused_error(database, paused)`` and
-    ``on_apply`` is not called. When ``None`` the command also applies while
+    neither callback is called. When ``None`` the command also applies while
     paused (``info.paused`` tells it). ``checkpoint``: whether its barrier is
     a checkpoint (default yes, see the module rules).
     """
 
     name: str
-    on_apply: Callable[[BarrierInfo], object]
+    on_apply: Callable[[BarrierInfo], object] = _nothing
     requires_unpaused_error: Callable[[str, Paused], PgError] | None = None
     checkpoint: bool = True
+    on_collect: Callable[[BarrierInfo], object] | None = None
 
     def as_custom(self) -> Custom:
         return self
@@ -85,22 +102,25 @@ class Custom:
 
 @dataclass(frozen=True)
 class CreateBatchRefreshJob:
-    """Create a batch-refresh job: ``on_apply(info)`` registers it at ``info.prev_epoch``.
+    """Create a batch-refresh job at ``info.prev_epoch`` of its barrier.
 
-    Refused while the database is paused with 55000 ``cannot create batch
-    refresh job while database barrier is paused`` (DETAIL who paused it and
-    when, HINT how to resume); then ``on_apply`` is not called and nothing
-    changes. Result: whatever ``on_apply`` returned.
+    ``on_apply`` / ``on_collect`` as for :class:`Custom` (the job's durable
+    record belongs in ``on_collect``). Refused while the database is paused
+    with 55000 ``cannot create batch refresh job while database barrier is
+    paused`` (DETAIL who paused it and when, HINT how to resume); then neither
+    callback is called and nothing changes. Result: as for :class:`Custom`.
     """
 
     name: str
-    on_apply: Callable[[BarrierInfo], object]
+    on_apply: Callable[[BarrierInfo], object] = _nothing
+    on_collect: Callable[[BarrierInfo], object] | None = None
 
     def as_custom(self) -> Custom:
         return Custom(
             name=f"create batch refresh job {self.name}",
             on_apply=self.on_apply,
             requires_unpaused_error=_create_job_while_paused,
+            on_collect=self.on_collect,
         )
 
 

@@ -1,26 +1,30 @@
-"""The barrier manager: one barrier worker per database, and the scheduler handle.
+"""The barrier manager: every database on one barrier scheduler, behind one handle.
 
 Rules this module keeps:
 
 * Thread-safe: connection threads call :meth:`BarrierManager.schedule` (the
-  sender side); each database's :class:`BarrierWorker` owns the receiving side
-  of its own queue (RisingWave's ``schedule.rs``). The manager's lock is never
-  held while waiting on a command.
+  sender side); one :class:`~pgbarrier.barrier.scheduler.BarrierScheduler`
+  owns the receiving side, a queue per database (RisingWave's
+  ``schedule.rs``), and drives every database on a fixed number of threads
+  (one scheduler thread, a few collectors), however many databases there
+  are. The manager's lock is never held while waiting on a command.
 * A database added with persisted state (``prev_epoch``, ``pause``,
   ``committed_epoch``) only issues epochs above ``prev_epoch`` and keeps its
   pause state (with when and by whom). A fresh database starts at the epoch
   of the clock's current time.
 * Unknown databases raise 3D000 ``database "x" does not exist``; adding an
   existing one raises 42P04.
-* Workers run between :meth:`start` and :meth:`stop`; a database added while
-  the manager runs starts at once; commands scheduled before :meth:`start`
-  wait in the queue. A stopped manager stays stopped: its commands, also for
-  databases added later, fail at once. Removing a database or stopping the manager
-  fails that database's queued commands (57P01); snapshots stay readable
-  after :meth:`stop`, so shutdown can persist them.
-* ``on_commit`` (after every checkpoint, with the database's snapshot) and
-  listeners (after every collected barrier) run in the worker threads and must
-  not block; see ``worker.py`` for what happens when they raise.
+* Barriers run between :meth:`start` and :meth:`stop`; a database added while
+  the manager runs gets barriers at once; commands scheduled before
+  :meth:`start` wait in the queue. A stopped manager stays stopped: its
+  commands, also for databases added later, fail at once. Removing a database
+  or stopping the manager fails that database's queued commands (57P01);
+  snapshots stay readable after :meth:`stop`, so shutdown can persist them.
+* ``on_commit`` (after every checkpoint, with the database's snapshot), a
+  command's ``on_collect`` and listeners (after every collected barrier) run
+  on the scheduler's collector threads, in barrier order per database, never
+  on the thread that injects barriers; see ``scheduler.py`` for what happens
+  when they raise.
 """
 
 from __future__ import annotations
@@ -34,17 +38,13 @@ from pgbarrier.barrier.epoch import epoch_from_unix_ms
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.notifier import Notifier
 from pgbarrier.barrier.pause import PauseState, Running
-from pgbarrier.barrier.worker import (
-    BarrierWorker,
-    DatabaseBarrierState,
-    Listener,
-    OnCommit,
-)
+from pgbarrier.barrier.scheduler import DEFAULT_COLLECTORS, BarrierScheduler
+from pgbarrier.barrier.worker import DatabaseBarrierState, Listener, OnCommit
 from pgbarrier.errors import DuplicateDatabase, InvalidCatalogName
 
 
 class BarrierManager:
-    """Per-database barrier workers behind one thread-safe handle."""
+    """Every database's barriers on one scheduler, behind one thread-safe handle."""
 
     def __init__(
         self,
@@ -52,6 +52,7 @@ class BarrierManager:
         barrier_interval_ms: int = 1000,
         checkpoint_frequency: int = 1,
         on_commit: OnCommit | None = None,
+        collectors: int = DEFAULT_COLLECTORS,
     ) -> None:
         if barrier_interval_ms < 1:
             raise ValueError(f"barrier_interval_ms must be at least 1, got {barrier_interval_ms}")
@@ -60,10 +61,10 @@ class BarrierManager:
         self.clock = clock
         self.barrier_interval_ms = barrier_interval_ms
         self.checkpoint_frequency = checkpoint_frequency
-        self._on_commit = on_commit
         self._lock = threading.Lock()
-        self._workers: dict[str, BarrierWorker] = {}
-        self._listeners: list[Listener] = []
+        self._names: set[str] = set()
+        self._scheduler = BarrierScheduler(clock=clock, on_commit=on_commit,
+                                           collectors=collectors)
         self._running = False
         self._stopped = False
         self._generations = itertools.count(1)
@@ -78,9 +79,9 @@ class BarrierManager:
         pause: PauseState = Running(),
         committed_epoch: int | None = None,
     ) -> None:
-        """Add ``name`` (restoring persisted state when given); starts its worker if running."""
+        """Add ``name`` (restoring persisted state when given); it gets barriers if running."""
         with self._lock:
-            if name in self._workers:
+            if name in self._names:
                 raise DuplicateDatabase(f'database "{name}" already exists')
             if prev_epoch is None:
                 prev_epoch = max(epoch_from_unix_ms(self.clock.now_ms()), committed_epoch or 0)
@@ -93,37 +94,44 @@ class BarrierManager:
                 barrier_interval_ms=self.barrier_interval_ms,
                 generation=next(self._generations),
             )
-            worker = BarrierWorker(
-                state, clock=self.clock, on_commit=self._on_commit, listeners=self._listeners
-            )
-            self._workers[name] = worker
-            if self._running:
-                worker.start()
-            elif self._stopped:
-                worker.request_stop()  # a stopped manager never runs barriers again
+            self._scheduler.add(state)
+            self._names.add(name)
 
     def remove_database(self, name: str) -> None:
-        """Stop ``name``'s worker (its queued commands fail with 57P01) and forget it."""
+        """Forget ``name``: its queued commands fail with 57P01; waits for its barriers in flight."""
         with self._lock:
-            worker = self._workers.pop(name, None)
-        if worker is None:
+            db = self._scheduler.detach(name) if name in self._names else None
+            self._names.discard(name)
+        if db is None:
             raise _unknown(name)
-        worker.stop()
+        self._scheduler.wait_collected(db)
 
     def has_database(self, name: str) -> bool:
         with self._lock:
-            return name in self._workers
+            return name in self._names
 
     def databases(self) -> list[str]:
         """Database names, sorted."""
         with self._lock:
-            return sorted(self._workers)
+            return sorted(self._names)
 
     # -- commands (sender side) ----------------------------------------------
 
     def schedule(self, database: str, command: Command) -> Notifier:
         """Inject a barrier carrying ``command`` into ``database`` at once; never blocks."""
-        return self._worker(database).submit(command)
+        notifier = self._scheduler.submit(database, command)
+        if notifier is None:
+            raise _unknown(database)
+        return notifier
+
+    def request_checkpoints(self, database: str, count: int = 1) -> None:
+        """Inject ``count`` checkpoint barriers of ``database`` at once, without a command.
+
+        A hint for whoever needs a committed epoch soon (a refresh falling
+        due): nothing to wait on; an unknown database or a stopped manager
+        ignores it.
+        """
+        self._scheduler.request_checkpoints(database, count)
 
     def pause(self, database: str, by: str, *, timeout: float | None = None) -> PauseResult:
         """Schedule :class:`Pause` and wait until collected."""
@@ -146,20 +154,24 @@ class BarrierManager:
     # -- state -----------------------------------------------------------------
 
     def snapshot(self, database: str) -> DatabaseSnapshot:
-        return self._worker(database).snapshot()
+        snap = self._scheduler.snapshot(database)
+        if snap is None:
+            raise _unknown(database)
+        return snap
 
     def snapshots(self) -> list[DatabaseSnapshot]:
         """Snapshots of all databases, sorted by name."""
-        with self._lock:
-            workers = [self._workers[n] for n in sorted(self._workers)]
-        return [w.snapshot() for w in workers]
+        snaps = (self._scheduler.snapshot(n) for n in self.databases())
+        return [s for s in snaps if s is not None]
 
     def add_listener(self, fn: Listener) -> None:
-        """Call ``fn(info)`` after every collected barrier of every database (must not block)."""
-        with self._lock:
-            self._listeners.append(fn)
-            for worker in self._workers.values():
-                worker.add_listener(fn)
+        """Call ``fn(info)`` after every collected barrier of every database (must not block
+        on commands)."""
+        self._scheduler.add_listener(fn)
+
+    def threads(self) -> list[threading.Thread]:
+        """The threads that run barriers (a fixed number, whatever the databases)."""
+        return self._scheduler.threads()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -168,32 +180,19 @@ class BarrierManager:
         return self._running
 
     def start(self) -> None:
-        """Start every database's worker (idempotent; a stopped manager stays stopped)."""
+        """Start the scheduler (idempotent; a stopped manager stays stopped)."""
         with self._lock:
             if self._stopped:
                 return
             self._running = True
-            workers = list(self._workers.values())
-        for worker in workers:
-            worker.start()
+        self._scheduler.start()
 
     def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop every worker and fail queued commands (57P01); idempotent."""
+        """Stop the scheduler and fail queued commands (57P01); idempotent."""
         with self._lock:
             self._running = False
             self._stopped = True
-            workers = list(self._workers.values())
-        for worker in workers:
-            worker.request_stop()  # all stop at once, then join one by one
-        for worker in workers:
-            worker.stop(timeout)
-
-    def _worker(self, name: str) -> BarrierWorker:
-        with self._lock:
-            worker = self._workers.get(name)
-        if worker is None:
-            raise _unknown(name)
-        return worker
+        self._scheduler.stop(timeout)
 
 
 def _unknown(name: str) -> InvalidCatalogName:

@@ -1,11 +1,12 @@
-"""Wakes a database's barrier loop when a batch refresh falls due.
+"""Wakes a database's barriers when a batch refresh falls due.
 
 Scheduled refreshes start on barriers (a committed epoch past the due time), so
 on their own they start up to a barrier interval late, and a little more since
 the committed epoch is the *previous* barrier's. The alarm closes that gap: at a
-job's due time (by the injected clock) it calls ``poke(database)``, which
-injects barriers at once; the second of them commits an epoch at or past the
-due time, and the scheduler's barrier listener starts the run.
+job's due time (by the injected clock) it calls ``poke(database)``, which asks
+the barrier manager for two checkpoints at once (``request_checkpoints``; the
+alarm itself never injects barriers); the second of them commits an epoch at
+or past the due time, and the scheduler's barrier listener starts the run.
 
 Rules: one poke per (database, due time), however many jobs share it; a poke is
 only a hint (the listener still checks the job is due and the database is not

@@ -8,10 +8,19 @@ Rules this module keeps (SPEC section 2):
   (physical time) past the epoch the job's schedule counts from (its last
   committed epoch, or its last failed attempt). The run's target epoch is that
   committed epoch.
-* Never blocks barrier injection: the listener only pops due entries from a
-  per-database heap (no scan of every job) and hands runs to a thread pool; the
-  refresh runs beside the barrier loop and commits on a later barrier (a
-  ``CommitRefresh`` command), after which readers see the new result.
+* Never blocks barrier injection: the listener is called on the barrier
+  manager's collector threads (after the barrier is collected, in barrier
+  order per database), never on the thread that injects barriers; it only
+  pops due entries from a per-database heap (no scan of every job), records
+  the run's start and hands the run to a thread pool. The refresh runs beside
+  the barrier loop and commits on a later barrier (a ``CommitRefresh``
+  command), after which readers see the new result.
+* Every meta-store write made on a barrier (a run's start or end, a job's
+  drop mark) is a command's ``on_collect``: durable before the issuer hears
+  back, off the injecting thread, so a slow write holds up only its own
+  database. This module never injects barriers itself: commands go through
+  :meth:`BarrierManager.schedule`, and a job falling due asks the manager for
+  checkpoints (:meth:`BarrierManager.request_checkpoints`).
 * At most one run per job: a run starts only from ``Idle``/``Failed``; a manual
   refresh that finds a run in progress waits for it, then runs its own.
 * A failed run records its error in the history and leaves the job ``Failed``
@@ -20,8 +29,8 @@ Rules this module keeps (SPEC section 2):
 * Paused databases start no scheduled runs; due jobs start after RESUME. A run
   already started when PAUSE arrives finishes and commits.
 * :meth:`RefreshScheduler.stop` (shutdown) starts no more runs, gives the ones
-  running until the end of the grace period to commit (the barrier workers are
-  still running then), and cancels the rest: each is recorded ``cancelled``
+  running until the end of the grace period to commit (the barrier scheduler
+  is still running then), and cancels the rest: each is recorded ``cancelled``
   with error ``SHUTDOWN`` and leaves its job ``failed``, so it runs again when
   due after a restart.
 """
@@ -112,9 +121,9 @@ class RefreshScheduler:
             self._alarm.set(job.database, due_ms)
 
     def _poke(self, database: str) -> None:
-        """Two barriers at once: the second commits an epoch at or past the due time."""
-        for _ in range(2):
-            self.barrier.schedule(database, Custom("RefreshDue", lambda _info: None))
+        """Ask the barrier manager for two checkpoints at once: the second commits an epoch
+        at or past the due time (jobs never inject barriers themselves)."""
+        self.barrier.request_checkpoints(database, 2)
 
     def next_due_ms(self, database: str, name: str) -> int | None:
         job = self.registry.get(database, name)
@@ -214,7 +223,7 @@ class RefreshScheduler:
 
         name = "CommitRefresh" if status == "succeeded" else "FailRefresh"
         try:
-            self.barrier.schedule(job.database, Custom(name, apply)).wait()
+            self.barrier.schedule(job.database, Custom(name, on_collect=apply)).wait()
         except PgError as exc:  # database dropped or shutting down
             log.warning("could not record refresh of %s.%s: %s", job.database, job.name, exc.message)
             return self.history.finish(run, "cancelled", self.now(), error=exc.message)
@@ -254,7 +263,8 @@ class RefreshScheduler:
                     return "busy", running
                 return "started", (job, self._start(job, info.prev_epoch, "manual"))
 
-            cmd = Custom("Refresh", begin, requires_unpaused_error=lambda db, paused: paused_error(
+            cmd = Custom("Refresh", on_collect=begin,
+                         requires_unpaused_error=lambda db, paused: paused_error(
                 f'cannot refresh materialized view "{name}" while database barrier is paused',
                 db, paused))
             collected = self.barrier.schedule(database, cmd).collected
@@ -306,7 +316,7 @@ class RefreshScheduler:
             with self._lock:
                 return self._running.get((database, name)), self._cancels.get((database, name))
 
-        cmd = Custom("DropJob", mark)
+        cmd = Custom("DropJob", on_collect=mark)
         # the mark must land even if this statement is cancelled meanwhile: wait it out
         future = self.barrier.schedule(database, cmd).collected
         try:

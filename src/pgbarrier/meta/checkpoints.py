@@ -51,7 +51,8 @@ def _record(snap: DatabaseSnapshot, prev_epoch: int) -> DatabaseRecord:
 
 
 class CheckpointRecorder:
-    """Called with each checkpoint's snapshot, from that database's worker thread."""
+    """Called with each checkpoint's snapshot, from a barrier collector thread (one database's
+    checkpoints in order, different databases concurrently)."""
 
     def __init__(self, store: MetaStore, lease_ms: int = LEASE_MS) -> None:
         self._store = store

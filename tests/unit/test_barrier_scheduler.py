@@ -1,0 +1,272 @@
+"""The barrier scheduler: every database on a fixed number of threads; durable work off the
+injecting thread, in order per database; a slow database does not hold up the others."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from pgbarrier.barrier import (
+    BarrierInfo,
+    BarrierManager,
+    CreateBatchRefreshJob,
+    Custom,
+    DatabaseSnapshot,
+    Flush,
+    ManualClock,
+    Pause,
+)
+from pgbarrier.barrier.scheduler import DEFAULT_COLLECTORS
+from pgbarrier.errors import InternalError, ObjectNotInPrerequisiteState
+
+T0 = 1_714_564_800_000  # 2024-05-01T12:00:00Z
+WAIT = 10.0
+
+
+class Gate:
+    """Blocks ``on_commit`` of one database until opened (test-only: a slow meta store)."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+        self.entered = threading.Event()
+        self.open = threading.Event()
+
+    def __call__(self, snap: DatabaseSnapshot) -> None:
+        if snap.name == self.database and not self.open.is_set():
+            self.entered.set()
+            assert self.open.wait(WAIT)
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    g = Gate("slow")
+    yield g
+    g.open.set()  # never leave a collector blocked
+
+
+def test_threads_do_not_grow_with_databases() -> None:
+    before = threading.active_count()
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    for i in range(300):
+        mgr.add_database(f"db{i}")
+    mgr.start()
+    try:
+        assert len(mgr.threads()) == 1 + DEFAULT_COLLECTORS
+        assert threading.active_count() - before == 1 + DEFAULT_COLLECTORS
+        notifiers = [mgr.schedule(f"db{i}", Flush()) for i in range(300)]
+        assert all(isinstance(n.wait(WAIT), int) for n in notifiers)
+    finally:
+        mgr.stop()
+    assert not any(t.is_alive() for t in mgr.threads())
+
+
+def test_a_slow_commit_of_one_database_does_not_delay_another(gate: Gate) -> None:
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=gate)
+    mgr.add_database("slow")
+    mgr.add_database("fast")
+    mgr.start()
+    try:
+        stuck = mgr.schedule("slow", Pause(by="alice"))
+        assert gate.entered.wait(WAIT)
+        stuck.wait_started(WAIT)  # injected at once; only its durable write waits
+        for _ in range(5):
+            assert mgr.flush("fast", timeout=WAIT) > 0
+        assert not stuck.collected.done()  # not acknowledged before its write
+        also = mgr.schedule("slow", Flush())  # injected, collected after the first
+        also.wait_started(WAIT)
+        gate.open.set()
+        assert stuck.wait(WAIT).changed is True
+        assert also.wait(WAIT) == also.wait_started(0).prev_epoch
+    finally:
+        mgr.stop()
+
+
+def test_periodic_barriers_wait_while_one_is_being_collected(gate: Gate) -> None:
+    fast_barriers = threading.Event()
+    counted: list[BarrierInfo] = []
+
+    def listener(info: BarrierInfo) -> None:
+        if info.database == "fast":
+            counted.append(info)
+            if len(counted) >= 20:
+                fast_barriers.set()
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=1, on_commit=gate)
+    mgr.add_listener(listener)
+    mgr.add_database("slow")
+    mgr.add_database("fast")
+    mgr.start()
+    try:
+        assert gate.entered.wait(WAIT)  # slow's first periodic barrier is being collected
+        assert fast_barriers.wait(WAIT)  # 20 intervals went by for "fast"
+        with mgr._scheduler._cond:
+            slow = mgr._scheduler._dbs["slow"]
+            assert slow.state.barrier_count == 1  # no pile-up behind the slow write
+        gate.open.set()
+        assert mgr.flush("slow", timeout=WAIT) > 0
+    finally:
+        mgr.stop()
+
+
+def test_on_collect_runs_off_the_injecting_thread_after_on_commit() -> None:
+    events: list[tuple[str, str, int]] = []
+
+    def on_commit(snap: DatabaseSnapshot) -> None:
+        events.append(("commit", threading.current_thread().name, snap.committed_epoch or 0))
+
+    def apply(info: BarrierInfo) -> str:
+        events.append(("apply", threading.current_thread().name, info.prev_epoch))
+        return "from apply"
+
+    def collect(info: BarrierInfo) -> str:
+        events.append(("collect", threading.current_thread().name, info.prev_epoch))
+        return "from collect"
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=on_commit)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        n = mgr.schedule("dev", Custom("both", apply, on_collect=collect))
+        assert n.wait(WAIT) == "from collect"
+        only = mgr.schedule("dev", Custom("apply only", apply))
+        assert only.wait(WAIT) == "from apply"
+    finally:
+        mgr.stop()
+    epoch = n.wait_started(0).prev_epoch
+    assert [(e[0], e[2]) for e in events[:3]] == [
+        ("apply", epoch), ("commit", epoch), ("collect", epoch)]
+    assert events[0][1] == "pgbarrier-barrier"
+    assert events[1][1].startswith("pgbarrier-collect-")
+    assert events[2][1] == events[1][1]
+
+
+def test_a_failing_on_collect_fails_its_command_and_the_barrier_stays() -> None:
+    def boom(info: BarrierInfo) -> object:
+        raise InternalError("meta store is down")
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        n = mgr.schedule("dev", Custom("write", on_collect=boom))
+        with pytest.raises(InternalError, match="meta store is down"):
+            n.wait(WAIT)
+        info = n.wait_started(0)
+        assert mgr.snapshot("dev").committed_epoch == info.prev_epoch
+        assert mgr.flush("dev", timeout=WAIT) == info.curr_epoch
+    finally:
+        mgr.stop()
+
+
+def test_a_failed_commit_skips_on_collect() -> None:
+    calls: list[BarrierInfo] = []
+
+    def on_commit(snap: DatabaseSnapshot) -> None:
+        if not calls:
+            raise InternalError("meta store is down")
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=on_commit)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        n = mgr.schedule("dev", Custom("write", on_collect=calls.append))
+        with pytest.raises(InternalError):
+            n.wait(WAIT)
+        assert calls == []
+        calls.append(n.wait_started(0))  # from now on on_commit succeeds
+        assert mgr.schedule("dev", Custom("write", on_collect=calls.append)).wait(WAIT) is None
+        assert len(calls) == 2
+    finally:
+        mgr.stop()
+
+
+def test_create_job_refused_while_paused_runs_no_callback() -> None:
+    calls: list[BarrierInfo] = []
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        mgr.pause("dev", "alice", timeout=WAIT)
+        n = mgr.schedule("dev", CreateBatchRefreshJob("mv", calls.append, calls.append))
+        with pytest.raises(ObjectNotInPrerequisiteState):
+            n.wait(WAIT)
+        mgr.resume("dev", "alice", timeout=WAIT)
+        m = mgr.schedule("dev", CreateBatchRefreshJob("mv", on_collect=lambda i: i.prev_epoch))
+        assert m.wait(WAIT) == m.wait_started(0).prev_epoch
+    finally:
+        mgr.stop()
+    assert calls == []
+
+
+def test_commands_keep_arrival_order_per_database() -> None:
+    seen: dict[str, list[int]] = {"a": [], "b": []}
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("a")
+    mgr.add_database("b")
+    notifiers = []
+    for i in range(50):  # queued before start: one barrier each, in order, once running
+        for db in ("a", "b"):
+            notifiers.append(mgr.schedule(db, Custom(
+                "note", lambda _info, db=db, i=i: seen[db].append(i),
+                on_collect=lambda _info, i=i: i)))
+    mgr.start()
+    try:
+        assert [n.wait(WAIT) for n in notifiers] == [i for i in range(50) for _ in "ab"]
+    finally:
+        mgr.stop()
+    assert seen == {"a": list(range(50)), "b": list(range(50))}
+    epochs = [n.wait_started(0).curr_epoch for n in notifiers[::2]]
+    assert epochs == sorted(set(epochs))
+
+
+def test_requested_checkpoints_are_injected_at_once() -> None:
+    kinds: list[str] = []
+    two = threading.Event()
+
+    def listener(info: BarrierInfo) -> None:
+        kinds.append(info.kind)
+        if len(kinds) == 2:
+            two.set()
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, checkpoint_frequency=5)
+    mgr.add_listener(listener)
+    mgr.add_database("dev")
+    mgr.request_checkpoints("nope", 2)  # unknown database: only a hint, ignored
+    mgr.start()
+    try:
+        mgr.request_checkpoints("dev", 2)
+        assert two.wait(WAIT)
+        assert kinds == ["checkpoint", "checkpoint"]
+    finally:
+        mgr.stop()
+    mgr.request_checkpoints("dev", 1)  # stopped: ignored
+
+
+def test_remove_database_waits_for_its_barrier_being_collected(gate: Gate) -> None:
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=gate)
+    mgr.add_database("slow")
+    mgr.start()
+    try:
+        n = mgr.schedule("slow", Flush())
+        assert gate.entered.wait(WAIT)
+        queued = threading.Event()
+        removed = threading.Event()
+
+        def remove() -> None:
+            queued.set()
+            mgr.remove_database("slow")
+            removed.set()
+
+        t = threading.Thread(target=remove)
+        t.start()
+        assert queued.wait(WAIT)
+        assert not n.collected.done()
+        gate.open.set()
+        t.join(WAIT)
+        assert removed.is_set()
+        assert n.wait(0) > 0  # it was collected before remove returned
+        assert not mgr.has_database("slow")
+    finally:
+        mgr.stop()
