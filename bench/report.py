@@ -19,8 +19,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
-PT_TARGETS = ["postgresql", "pgbouncer", "pgbarrier", "buenavista"]
+PT_TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "buenavista"]
 PT_NAMES = {"postgresql": "PostgreSQL direct", "pgbouncer": "PgBouncer (session)",
+            "minimal-relay": "minimal uvloop relay (`bench/minimal_relay.py`)",
             "pgbarrier": "pgbarrier --upstream", "buenavista": "buenavista 0.5.0 proxy"}
 SCRIPT_NAMES = {"select-only": "`pgbench -S`", "select1": "`SELECT 1`"}
 QUERY_NAMES = {"select1": "`SELECT 1`", "rows": "10,000 rows, 8 mixed columns"}
@@ -231,20 +232,22 @@ def _passthrough(d: Doc, pt: dict[str, Any] | None) -> None:
         for mode in p["modes"]:
             for n in p["clients"]:
                 vals = [cells.get((script, mode, n, t)) for t in PT_TARGETS]
-                mine = vals[2]["median"] if vals[2] else None
-                bouncer = vals[1]["median"] if vals[1] else None
-                bv = vals[3]["median"] if vals[3] else None
+                med = [v["median"] if v else None for v in vals]
+                bouncer, ceiling, mine, bv = med[1], med[2], med[3], med[4]
                 rows.append([SCRIPT_NAMES.get(script, script), mode, str(n),
                              *[_cell(v) for v in vals],
-                             _pct(_ratio(mine, bouncer)), _x(_ratio(mine, bv))])
+                             _pct(_ratio(mine, bouncer)), _pct(_ratio(mine, ceiling)),
+                             _x(_ratio(mine, bv))])
     d.table(["script", "-M", "clients", *[PT_NAMES[t] for t in PT_TARGETS],
-             "pgbarrier / PgBouncer", "pgbarrier / buenavista"], rows)
+             "pgbarrier / PgBouncer", "pgbarrier / minimal relay", "pgbarrier / buenavista"],
+            rows)
     cpu_rows = []
     for script in p["scripts"]:
         for mode in p["modes"]:
             for n in p["clients"]:
                 vals = [cells.get((script, mode, n, t)) for t in ("pgbouncer", "pgbarrier",
-                                                                   "buenavista")]
+                                                                   "buenavista",
+                                                                   "minimal-relay")]
                 cpu = [v.get("server_cpu_us") if v else None for v in vals]
                 sys_ = [v.get("server_sys_us") if v else None for v in vals]
                 cpu_rows.append([SCRIPT_NAMES.get(script, script), mode, str(n),
@@ -260,7 +263,7 @@ def _passthrough(d: Doc, pt: dict[str, Any] | None) -> None:
           "so at 4 clients, where the cores are saturated, a proxy's CPU per transaction is "
           "what bounds its throughput:", "")
         d.table(["script", "-M", "clients", "PgBouncer", "pgbarrier", "buenavista",
-                 "pgbarrier / PgBouncer"], cpu_rows)
+                 "minimal relay", "pgbarrier / PgBouncer"], cpu_rows)
     verdict = passthrough_verdict(pt)
     if verdict["worst"] is not None:
         r, script, mode = verdict["worst"]
@@ -734,6 +737,71 @@ def _history(d: Doc, hs: dict[str, Any] | None) -> None:
     d("Target ≤ 2 s: " + ", ".join(f"{k} {_mark(x['ok'])}" for k, x in v.items()) + ".", "")
 
 
+def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
+    d("## The event-loop core (issue 13)", "")
+    d("Pass-through against PgBouncer and the minimal relay is in the pass-through section "
+      "above (`minimal uvloop relay` column: `bench/minimal_relay.py`, one uvloop loop that "
+      "frames every client message and reads each Query's first word, the Python ceiling).",
+      "")
+    idle = _load(results, "idle_connections")
+    d("### Idle connections", "")
+    d("Command: `python bench/connection_flood.py --connections 10000 --max-connections "
+      "10000`: 10,000 start-ups (DuckDB sessions, each with its own DuckDB cursor and temp "
+      "catalog) held open and idle; the server's RSS and threads from /proc. Target: ≤ 300 MB, "
+      "≤ 64 threads.", "")
+    if idle and idle.get("targets"):
+        t = idle["targets"][0]
+        d.table(["connections", "sessions", "threads", "RSS"],
+                [[f"{idle['connections']:,}", f"{t['counts'].get('session', 0):,}",
+                  f"{t['threads_before']} → {t['threads']}",
+                  f"{_num(t['rss_before_mb'])} → {_num(t['rss_mb'])} MB"]])
+        summary.append(["issue 13 idle", f"{idle['connections']:,} idle connections: ≤ 64 threads",
+                        f"{t['threads']} threads", _mark((t["threads"] or 0) <= 64)])
+        summary.append(["issue 13 idle", f"{idle['connections']:,} idle connections: ≤ 300 MB",
+                        f"{_num(t['rss_mb'])} MB", _mark((t["rss_mb"] or 0) <= 300)])
+    else:
+        d("Not run.", "")
+    dko = _load(results, "duckdb_overhead")
+    d("### DuckDB `SELECT 1`: server time per statement over DuckDB's own", "")
+    d("Command: `python bench/duckdb_overhead.py --rounds 3 --compare-ref 0648ae1`: one "
+      "pgbench client (`SELECT 1`), the server's CPU per statement (all threads), over the CPU "
+      "of `cursor.execute('SELECT 1').fetchall()` in a loop in the benchmark's own process "
+      "(DuckDB's threads included on both sides). `0648ae1` is the tree before the event loop "
+      "(thread per connection), served in the same rounds. Target ≤ 1.3×.", "")
+    if dko and dko.get("summary"):
+        rows = []
+        for tree, modes in dko["summary"].items():
+            for mode, x in modes.items():
+                rows.append([tree if tree != "this" else "this tree", mode,
+                             _num(x["server_cpu_us"], 0, " µs"), _num(x["in_process_us"], 0, " µs"),
+                             _x(x["ratio"]), _num(x["tps"])])
+        d.table(["tree", "-M", "server CPU / statement", "in-process DuckDB", "ratio", "tps"],
+                rows)
+        mine = dko["summary"].get("this", {})
+        if mine:
+            worst = max(x["ratio"] for x in mine.values())
+            summary.append(["issue 13 DuckDB", "server / in-process DuckDB `SELECT 1` ≤ 1.3×",
+                            f"worst {worst:.2f}×", _mark(worst <= 1.3)])
+    else:
+        d("Not run.", "")
+    pl = _load(results, "pause_under_load")
+    d("### PAUSE→RESUME while another database serves load", "")
+    d("Command: `python bench/pause_under_load.py --rounds 200`: PAUSE then RESUME on `dev` "
+      "while 4 pgbench clients run `SELECT 1` on another database. Target: p99 ≤ 5 ms.", "")
+    if pl and pl.get("under_load"):
+        rows = [[name.replace("_", " "), str(x.get("n")), _num(x.get("median_ms"), 2, " ms"),
+                 _num(x.get("p99_ms"), 2, " ms"), _num(x.get("worst_ms"), 2, " ms")]
+                for name, x in (("idle", pl["idle"]), ("under_load", pl["under_load"]))]
+        d.table(["other database", "round trips", "median", "p99", "worst"], rows)
+        d(f"Load: {_num(pl.get('load_tps'))} tps"
+          + (f" ({pl['load_error']})" if pl.get("load_error") else "") + ".", "")
+        p99 = pl["under_load"].get("p99_ms")
+        summary.append(["issue 13 barriers", "PAUSE→RESUME p99 ≤ 5 ms under another db's load",
+                        _num(p99, 2, " ms"), _mark(p99 is not None and p99 <= 5)])
+    else:
+        d("Not run.", "")
+
+
 def _summary(d: Doc, rows: list[list[str]]) -> None:
     d("## Targets at a glance", "")
     d.table(["item", "target", "this run", "verdict"], rows)
@@ -939,6 +1007,8 @@ def render(results: Path) -> str:
     _flood(body, cf)
     hs = _load(results, "history_startup")
     _history(body, hs)
+    loop_rows: list[list[str]] = []
+    _event_loop(body, results, loop_rows)
 
     pt_v = passthrough_verdict(pt)
     dk_v = duckdb_verdict(dk)
@@ -991,6 +1061,7 @@ def render(results: Path) -> str:
                         f"{cf_v['sessions']} sessions, {cf_v['refused']:,} refused, "
                         f"{cf_v['threads']} threads", _mark(cf_v["ok"])])
 
+    summary.extend(loop_rows)
     head = Doc()
     _header(head, run)
     _summary(head, summary)

@@ -82,6 +82,19 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--rows", "1000000", "--jobs", "10", "--rounds", "3"],
         "quick": ["--rows", "200000", "--jobs", "10", "--rounds", "1"],
         "smoke": ["--rows", "3000", "--jobs", "2", "--rounds", "1", "--meta", "sqlite"]}),
+    # issue 13: the event-loop core
+    "idle_connections": ("connection_flood.py", {
+        "full": ["--connections", "10000", "--max-connections", "10000"],
+        "quick": ["--connections", "2000", "--max-connections", "2000"],
+        "smoke": ["--connections", "8", "--max-connections", "8"]}),
+    "duckdb_overhead": ("duckdb_overhead.py", {
+        "full": ["--rounds", "3", "--transactions", "10000", "--statements", "10000",
+                 "--compare-ref", "0648ae1"],
+        "quick": ["--rounds", "1", "--transactions", "5000", "--statements", "5000"],
+        "smoke": ["--rounds", "1", "--transactions", "20", "--statements", "20",
+                  "--modes", "extended"]}),
+    "pause_under_load": ("pause_under_load.py", {
+        "full": ["--rounds", "200"], "quick": ["--rounds", "100"], "smoke": ["--rounds", "3"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
     # run when present, with only the flags its --help lists
     "startup_time": ("startup_time.py", {

@@ -43,7 +43,8 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 
 SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
-         "streaming_memory", "connection_flood", "history_startup"]
+         "streaming_memory", "connection_flood", "history_startup", "duckdb_overhead",
+         "pause_under_load"]
 
 
 @pytest.fixture(scope="module")
@@ -73,5 +74,6 @@ def test_bench_report_renders(bench_results, tmp_path):
                     "## Scale of the barrier manager", "## The classifier on its own",
                     "## Where the pass-through path spends its time",
                     "## Streaming results", "## A flood of connections",
-                    "## Start-up with 1,000,000 refresh-history rows"):
+                    "## Start-up with 1,000,000 refresh-history rows",
+                    "## The event-loop core (issue 13)"):
         assert heading in text, heading

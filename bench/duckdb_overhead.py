@@ -1,0 +1,118 @@
+"""DuckDB ``SELECT 1``: pgbarrier's server time per statement against DuckDB's own (issue 13).
+
+The limit pgbarrier is measured against is DuckDB itself: the same statement run in
+process, ``cursor.execute("SELECT 1").fetchall()`` in a loop on an in-memory DuckDB, its CPU time
+(this process, all threads, DuckDB's own included) per statement (median of ``--rounds``
+loops of ``--statements``). Beside it, ``pgbarrier serve
+--data-dir :memory:`` serves one pgbench client (``-f select1.sql``, ``-M simple``,
+``extended`` and ``prepared``) and the server's CPU time (user + system, all threads,
+/proc) per statement is read around each run. The ratio is server CPU per statement over
+the in-process time per statement: what the wire, the session and the event loop add.
+
+    .venv/bin/python bench/duckdb_overhead.py [--statements 20000] [--rounds 3]
+                                             [--transactions 20000] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common as c  # noqa: E402
+
+MODES = ("simple", "extended", "prepared")
+
+
+def in_process(statements: int) -> tuple[float, float]:
+    """µs of CPU (this process, all threads: DuckDB's own included, as for the server) and
+    of wall time per ``execute("SELECT 1").fetchall()`` on an in-memory DuckDB cursor."""
+    cur = duckdb.connect(":memory:").cursor()
+    cur.execute("SELECT 1").fetchall()
+    c0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(statements):
+        cur.execute("SELECT 1").fetchall()
+    return ((time.process_time() - c0) / statements * 1e6,
+            (time.perf_counter() - t0) / statements * 1e6)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--statements", type=int, default=20000)
+    ap.add_argument("--transactions", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--compare-ref", default=None,
+                    help="also serve from this git commit's tree, in the same rounds")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    result: dict[str, Any] = {"benchmark": "duckdb_overhead", "loadavg_start": c.loadavg(),
+                              "params": vars(args), "cells": []}
+    why = c.pgbench_missing()
+    if why:
+        result["skipped"] = why
+        c.write_json(args.json, result)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-dko-") as tmp:
+        script = Path(tmp) / "select1.sql"
+        script.write_text("SELECT 1;\n")
+        trees: dict[str, Path | None] = {"this": None}
+        if args.compare_ref:
+            trees[args.compare_ref] = c.source_tree(args.compare_ref, Path(tmp))
+        servers = {}
+        try:
+            for label, src in trees.items():
+                with c.python_path(src):
+                    servers[label] = c.start_pgbarrier()
+            for rnd in range(args.rounds):
+                inproc, inproc_wall = in_process(args.statements)
+                for mode in args.modes.split(","):
+                    for label in c.rotate(list(servers), rnd):
+                        srv = servers[label]
+                        run = c.run_pgbench(srv.host, srv.port, "root", "dev", mode=mode,
+                                            clients=1, transactions=args.transactions,
+                                            script=script, server_pid=srv.proc.pid)
+                        result["cells"].append({"round": rnd, "tree": label, "mode": mode,
+                                                "tps": run.tps, "server_cpu_us": run.server_cpu_us,
+                                                "in_process_us": inproc,
+                                                "in_process_wall_us": inproc_wall,
+                                                "error": run.error})
+                        print(f"round {rnd + 1} {label:8} -M {mode:8} server "
+                              f"{run.server_cpu_us} µs/stmt, in-process {inproc:.1f} µs",
+                              flush=True)
+        finally:
+            for srv in servers.values():
+                srv.stop()
+    summary: dict[str, dict[str, Any]] = {}
+    for cell in result["cells"]:
+        summary.setdefault(cell["tree"], {})
+    for tree in summary:
+        for mode in args.modes.split(","):
+            cells = [x for x in result["cells"]
+                     if x["tree"] == tree and x["mode"] == mode and x["server_cpu_us"]]
+            if cells:
+                srv_us = statistics.median(x["server_cpu_us"] for x in cells)
+                inp = statistics.median(x["in_process_us"] for x in cells)
+                summary[tree][mode] = {
+                    "server_cpu_us": srv_us, "in_process_us": inp,
+                    "ratio": srv_us / inp if inp else None,
+                    "tps": statistics.median(x["tps"] for x in cells if x["tps"])}
+    result["summary"] = summary
+    c.write_json(args.json, result)
+    for tree, modes in summary.items():
+        for mode, s in modes.items():
+            print(f"duckdb_overhead {tree} -M {mode}: server {s['server_cpu_us']:.1f} µs/stmt, "
+                  f"in-process {s['in_process_us']:.1f} µs, ratio {s['ratio']:.2f}, "
+                  f"{s['tps']:.0f} tps")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
