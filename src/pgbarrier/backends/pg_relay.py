@@ -52,6 +52,22 @@ import psycopg
 
 from pgbarrier.backends.base import BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
+from pgbarrier.pgproto.codes import (
+    COMMAND_COMPLETE,
+    COMPLETES_A_MESSAGE,
+    COPY_BOTH_RESPONSE,
+    COPY_DATA,
+    COPY_DONE,
+    COPY_IN_RESPONSE,
+    COPY_OUT_RESPONSE,
+    DATA_ROW,
+    ERROR_RESPONSE,
+    NOTICE_RESPONSE,
+    PARAMETER_DESCRIPTION,
+    PARAMETER_STATUS,
+    READY_FOR_QUERY,
+    ROW_DESCRIPTION,
+)
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.pgproto.types import to_text
@@ -72,7 +88,7 @@ _OWN = b"pgbarrier_full_path"
 _INT = struct.Struct("!i")
 _unpack_int = _INT.unpack_from
 #: replies that complete one extended-protocol message
-_DONE = frozenset(b"123nTCIs")
+_DONE = COMPLETES_A_MESSAGE
 #: what pump() stopped at
 READY, DRAINED, COPY_IN = 0, 1, 2
 
@@ -366,28 +382,28 @@ class Upstream:
                     if end > n:
                         break
                     t = buf[pos]
-                    if t == 68:  # DataRow
+                    if t == DATA_ROW:
                         pos = end
                         continue
                     if t in done_types:
                         self.done += 1
                         if drain and self.done >= drain:
                             stop = DRAINED
-                    elif t == 90:  # ReadyForQuery
+                    elif t == READY_FOR_QUERY:
                         self.status = buf[end - 1]
                         self.dirty = self.skipping = False
                         stop = READY
-                    elif t == 69:  # ErrorResponse
+                    elif t == ERROR_RESPONSE:
                         if self.failed_at is None:
                             self.failed_at = self.done
                         if drain:
                             stop = DRAINED
-                    elif t == 83:  # ParameterStatus
+                    elif t == PARAMETER_STATUS:
                         name, value = buf[pos + 5:end - 1].split(b"\0")[:2]
                         pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
                         self.params[pair[0]] = pair[1]
                         self.param_events.append(pair)
-                    elif t == 71 or t == 87:  # CopyInResponse, CopyBothResponse
+                    elif t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:
                         stop = COPY_IN
                     pos = end
                     if stop >= 0:
@@ -444,30 +460,30 @@ class RelaySession(BackendSession):
         try:
             while True:
                 t, payload = up.read()
-                if t == 90:  # ReadyForQuery
+                if t == READY_FOR_QUERY:
                     up.status = payload[0]
                     up.dirty = up.skipping = False
                     break
-                if t == 83:
+                if t == PARAMETER_STATUS:
                     name, value = payload.split(b"\0")[:2]
                     up.params[name.decode(_ENCODING, "replace")] = value.decode(_ENCODING, "replace")
                     continue
-                if t == 71 or t == 87:  # CopyIn/CopyBoth: refuse
+                if t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:  # CopyIn/CopyBoth: refuse
                     copy = True
                     up.send(frame(b"f", b"COPY from the client is not supported here\0")
                             + (_SYNC if sync else b""))
                     continue
-                if t == 72:  # CopyOutResponse: its data is drained and dropped
+                if t == COPY_OUT_RESPONSE:  # CopyOutResponse: its data is drained and dropped
                     copy = True
                     continue
-                if t in (100, 99):  # CopyData, CopyDone
+                if t == COPY_DATA or t == COPY_DONE:
                     continue
                 replies.append((t, payload))
                 if t in _DONE:
                     done += 1
                     if not sync and done >= expected:
                         break
-                elif t == 69 and not sync:
+                elif t == ERROR_RESPONSE and not sync:
                     up.skipping = True
                     break
         finally:
@@ -480,9 +496,9 @@ class RelaySession(BackendSession):
     def _fail_on_error(replies: list[tuple[int, bytes]]) -> list[Notice]:
         notices = []
         for t, payload in replies:
-            if t == 69:
+            if t == ERROR_RESPONSE:
                 raise error_from_fields(error_fields(payload))
-            if t == 78:
+            if t == NOTICE_RESPONSE:
                 notices.append(_notice(error_fields(payload)))
         return notices
 
@@ -522,11 +538,11 @@ class RelaySession(BackendSession):
         rows: list[tuple[bytes | None, ...]] = []
         tag = ""
         for t, payload in replies:
-            if t == 68:
+            if t == DATA_ROW:
                 rows.append(_row(payload))
-            elif t == 84:
+            elif t == ROW_DESCRIPTION:
                 columns = _columns(payload)
-            elif t == 67:
+            elif t == COMMAND_COMPLETE:
                 tag = payload[:-1].decode(_ENCODING, "replace")
         result = Result(tag=tag, columns=columns, row_source=rows, notices=notices,
                         raw_format=result_format if columns is not None else 0, exact_tag=True)
@@ -551,10 +567,10 @@ class RelaySession(BackendSession):
         oids: list[int] = []
         columns: list[Column] | None = None
         for t, payload in replies:
-            if t == 116:  # ParameterDescription
+            if t == PARAMETER_DESCRIPTION:  # ParameterDescription
                 (n,) = struct.unpack_from("!h", payload, 0)
                 oids = list(struct.unpack_from(f"!{n}I", payload, 2))
-            elif t == 84:
+            elif t == ROW_DESCRIPTION:
                 columns = _columns(payload)
         return oids, columns
 
