@@ -473,7 +473,7 @@ class Connection:
                     if up.pending_writes and not io.send_now():
                         await io.flush_rest()
                     if not io.fresh and up.lost is None:
-                        await io.wait_for_bytes()
+                        await io.waiter()
                     io.fresh = False
                     request = steps.send(None)
                 elif type(request) is Spill:

@@ -113,6 +113,8 @@ class PgBarrierServer:
         #: live connections (the loop's; read from other threads only under _lock)
         self._conns: set[Connection] = set()
         self.terminating = False
+        #: :meth:`gate` logs each statement's start (DEBUG, read once at start-up)
+        self.logs_statements = log.isEnabledFor(logging.DEBUG)
         self._loop = new_event_loop()
         self._server: asyncio.AbstractServer | None = None
         self._serving = False
@@ -234,11 +236,6 @@ class PgBarrierServer:
             return False
         session.cancel()
         return True
-
-    @property
-    def logs_statements(self) -> bool:
-        """Whether :meth:`gate` logs each statement's start (DEBUG)."""
-        return log.isEnabledFor(logging.DEBUG)
 
     def gate(self, conn: Connection) -> None:
         """Called by a worker before each statement: FATAL 57P01 once shutdown has begun,

@@ -68,18 +68,16 @@ class UpstreamIO:
             self.watching = False
         self.fresh = True
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def wait_for_bytes(self) -> None:
-        """Return once bytes (or the end) arrived since the relay step last ran."""
-        if self.fresh or self.up.lost is not None:
-            return
-        waiter = self._waiter = self.loop.create_future()
-        try:
-            await waiter
-        finally:
+        if waiter is not None:
             self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def waiter(self) -> asyncio.Future[None]:
+        """A future done when bytes (or the end) arrive; await it only when nothing arrived
+        since the relay step last ran (``fresh`` false, the upstream not lost)."""
+        waiter = self._waiter = self.loop.create_future()
+        return waiter
 
     def send_now(self) -> bool:
         """Write what the relay queued for the upstream; False when the kernel did not take
