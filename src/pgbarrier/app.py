@@ -7,8 +7,9 @@ Durable state lives in the meta store (:mod:`pgbarrier.meta`): each
 database's pause state is recorded by the checkpoint that changed it (before
 the command's issuer hears back) and its epochs as a lease
 (:mod:`pgbarrier.meta.checkpoints`), the jobs registry and history record
-every change, and :meth:`App.start` restores all of it (see
-:mod:`pgbarrier.meta.recovery`). :meth:`App.stop` flushes and closes it.
+every change. :meth:`App.start` recovers it (:mod:`pgbarrier.meta.recovery` finishes or
+undoes in the store and the backend what a crash cut short and returns the records
+restored) and loads those into memory. :meth:`App.stop` flushes and closes it.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.control import ControlPlane
 from pgbarrier.jobs import history as hist
 from pgbarrier.jobs.history import HistoryPruner, RefreshHistory
-from pgbarrier.jobs.registry import JobRegistry
+from pgbarrier.jobs.registry import JobRegistry, StreamingView, job_from_record
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.meta import open_meta_store
 from pgbarrier.meta.checkpoints import CheckpointRecorder
-from pgbarrier.meta.recovery import restore_databases, restore_jobs
+from pgbarrier.meta.recovery import recover
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.server.auth import check_listen_address, load_authenticator
@@ -149,6 +150,26 @@ class App:
             memory_limit=config.duckdb_memory_limit or default_memory_limit(),
             threads=config.duckdb_threads, allow_paths=tuple(config.allow_paths)))
 
+    def _restore(self) -> None:
+        """Recover the meta store and load what it holds into the barrier manager, the
+        jobs registry, the refresh history and the scheduler. Recovery leaves the store
+        holding exactly these records, so nothing is written again here."""
+        restored = recover(self.meta, self.backend,
+                           default_database=self.config.default_database,
+                           runs_per_job=self.history.keep_per_job,
+                           runs_since=self.history.cutoff())
+        for db in restored.databases:
+            self.barrier.add_database(db.name, prev_epoch=db.prev_epoch, pause=db.pause,
+                                      committed_epoch=db.committed_epoch)
+        self.history.restore(restored.runs)
+        for view in restored.views:
+            self.jobs.add_streaming(StreamingView(view.name, view.database, view.definition),
+                                    persist=False)
+        for rec in restored.jobs:
+            job = job_from_record(rec)
+            self.jobs.register(job, persist=False)
+            self.scheduler.track(job)
+
     def new_session(self) -> Session:
         return Session(self.control, SERVER_PARAMETERS)
 
@@ -166,8 +187,7 @@ class App:
                         "with --upstream-force-user")
         check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
         tls = load_tls(cfg.tls_cert, cfg.tls_key)
-        restore_databases(self)
-        restore_jobs(self)
+        self._restore()
         self.barrier.start()
         self.history_pruner.start()
         try:

@@ -7,7 +7,7 @@ under the history's lock, so runs of different jobs are written together).
 
 The history is bounded per job, by count and by age (0 turns either off): in
 memory at once (the newest ``keep_per_job`` of each job); in the meta store by
-:class:`HistoryPruner`, a thread of its own (never a barrier worker) that runs a
+:class:`HistoryPruner`, a thread of its own (never a barrier thread) that runs a
 prune pass at start and every ``interval_s`` seconds. A pass deletes in batches
 (:meth:`~pgbarrier.meta.store.MetaStore.prune_runs`), so a barrier's write waits
 for one batch at most, and then drops runs older than the age from memory. A

@@ -6,8 +6,9 @@ Rules this module keeps:
   cannot create the same view at once (the second gets 42P07).
 * A job's status changes only through :mod:`pgbarrier.jobs.state` transitions,
   applied under the registry's lock (:meth:`JobRegistry.transition`).
-* Thread-safe: sessions, refresh runs and barrier workers call in concurrently;
-  nothing here touches a backend.
+* Thread-safe: sessions, refresh runs and the barrier collectors (commands'
+  ``on_collect`` and barrier listeners) call in concurrently; nothing here
+  touches a backend.
 * With a meta store, every change to a job or streaming view is written to it
   BEFORE the in-memory state changes (under that view's own lock, so its writes
   keep the order of its changes, while writes of different views go to the

@@ -10,6 +10,10 @@ Rules this module keeps:
   ``<where>`` masked; the CLI prints it and exits 2, with no traceback.
 * Opening a PostgreSQL store gives up after ``CONNECT_TIMEOUT_S`` unless the URL
   sets its own ``connect_timeout``.
+* Records in, records out: the package imports no other pgbarrier package but
+  :mod:`pgbarrier.barrier` (epochs, pause states, snapshots). Recovery returns
+  what it restored as records (:mod:`pgbarrier.meta.recovery`); the caller loads
+  them into the barrier manager and the jobs registry.
 """
 
 from __future__ import annotations

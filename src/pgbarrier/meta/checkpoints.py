@@ -76,7 +76,7 @@ class CheckpointRecorder:
         return True
 
     def record_final(self, snap: DatabaseSnapshot) -> None:
-        """The exact state, once the database's worker has stopped (clean shutdown)."""
+        """The exact state, once the barrier scheduler has stopped (clean shutdown)."""
         self._store.put_database(_record(snap, snap.prev_epoch))
         with self._lock:
             self._written.pop(snap.name, None)

@@ -1,4 +1,11 @@
-"""Recovery at start: the meta store's state back into a fresh process.
+"""Recovery at start: the meta store reconciled with the backend, and what it holds then.
+
+:func:`recover` takes the meta store and the backend, finishes or undoes in
+both what a crash cut short, and returns :class:`Restored`: plain records of
+what the process serves from now on. It touches nothing in memory; the caller
+(:meth:`pgbarrier.app.App.start`) loads the result into the barrier manager,
+the jobs registry, the refresh history and the scheduler without writing to
+the store again, since the store already holds exactly what is returned.
 
 Rules this module keeps:
 
@@ -8,11 +15,11 @@ Rules this module keeps:
 * A database marked ``dropping`` (its DROP DATABASE was cut short) is dropped
   from the backend and then forgotten; one whose backend drop fails stays marked
   and out of service, and the next start tries again.
-* Each database's barrier worker resumes from its recorded ``prev_epoch``
-  (at or above every epoch it handed out: a lease ceiling after a crash, the
-  exact last epoch after a clean stop, see :mod:`pgbarrier.meta.checkpoints`),
-  so new epochs are above every one issued before whatever the clock says,
-  with its pause state (when, by whom).
+* Each database resumes from its recorded ``prev_epoch`` (at or above every
+  epoch it handed out: a lease ceiling after a crash, the exact last epoch
+  after a clean stop, see :mod:`pgbarrier.meta.checkpoints`), so new epochs
+  are above every one issued before whatever the clock says, with its pause
+  state (when, by whom).
 * Jobs: ``idle`` and ``failed`` come back as they were. ``refreshing`` (the
   process died mid-run) becomes ``failed`` with error ``process restarted``
   (and so does its ``running`` history row); it re-runs when due.
@@ -21,13 +28,15 @@ Rules this module keeps:
   first, then the record (a drop the backend refuses, e.g. for an upstream
   object that depends on the view, keeps the job, ``failed`` with that error).
   A job whose backend object is missing is logged and marked ``failed`` with
-  that error, so ``rw_catalog.rw_batch_refresh_jobs`` shows it.
+  that error, so ``rw_catalog.rw_batch_refresh_jobs`` shows it. A job of a
+  database that is not served is forgotten.
+* A ``failed`` record written here has exactly the fields the jobs registry
+  writes for a failed job (last committed epoch, error, failed epoch; no
+  target or run), so loading it and writing it back changes nothing.
 * Streaming views: the record is written before the backend view and deleted
   after it, so a record whose backend view is missing is a create or drop the
   crash cut short: the record is deleted and the name is free. Together with
   the job rules: after any crash each name is a working view or entirely gone.
-* Every remaining job is handed to the scheduler, which counts its next run
-  from the recorded epochs.
 * Start-up stays short with many jobs: a job or view that comes back unchanged
   is not written again, and backend objects are checked a batch per statement
   (see ``_present``), not one catalog query each.
@@ -37,17 +46,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from pgbarrier.barrier.pause import Paused, PauseState, Running
-from pgbarrier.jobs import state as js
-from pgbarrier.jobs.registry import StreamingView, job_from_record
-from pgbarrier.meta.store import DatabaseRecord, RunRecord
-
-if TYPE_CHECKING:
-    from pgbarrier.app import App
-    from pgbarrier.backends.base import Backend
+from pgbarrier.meta.store import DatabaseRecord, JobRecord, MetaStore, RunRecord, ViewRecord
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +59,71 @@ RESTARTED = "process restarted"
 _CHECK_BATCH = 16
 
 
-def restore_databases(app: App) -> None:
-    store = app.meta
+class RecoveryBackend(Protocol):
+    """What recovery asks of the backend (:class:`pgbarrier.backends.base.Backend` has it)."""
+
+    def ensure_database(self, name: str) -> None: ...
+
+    def drop_database(self, name: str) -> None: ...
+
+    def drop_batch_view(self, database: str, name: str) -> None: ...
+
+    def describe_query(self, database: str, query: str) -> Any: ...
+
+    def relation_exists(self, database: str, name: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class RestoredDatabase:
+    name: str
+    #: the next barrier's prev epoch (None: never recorded, start from the clock)
+    prev_epoch: int | None
+    committed_epoch: int | None
+    pause: PauseState
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What the meta store holds after :func:`recover`, in the order to load it."""
+
+    databases: list[RestoredDatabase]
+    #: the refresh runs kept (oldest first per job)
+    runs: list[RunRecord]
+    views: list[ViewRecord]
+    #: every job comes back ``idle`` or ``failed``
+    jobs: list[JobRecord]
+
+
+def recover(store: MetaStore, backend: RecoveryBackend, *, default_database: str,
+            runs_per_job: int = 0, runs_since: dt.datetime | None = None) -> Restored:
+    """Apply the module rules to ``store`` and ``backend``; return what is restored.
+
+    ``runs_per_job`` and ``runs_since`` bound the refresh runs loaded (see
+    :meth:`~pgbarrier.meta.store.MetaStore.load_runs`).
+    """
+    databases = _databases(store, backend, default_database)
+    served = {db.name for db in databases}
+    runs = _runs(store, runs_per_job, runs_since)
+    views = [v for v in store.load_views() if v.database in served]
+    records = store.load_jobs()
+    present = _present(backend, [(v.database, v.name) for v in views]
+                       + [(r.database, r.name) for r in records
+                          if r.status not in ("creating", "dropping") and r.database in served])
+    return Restored(databases, runs, _views(store, views, present),
+                    _jobs(store, backend, records, served, present))
+
+
+def _databases(store: MetaStore, backend: RecoveryBackend,
+               default_database: str) -> list[RestoredDatabase]:
     if not store.bootstrapped():
         if not store.load_databases():
-            store.put_database(DatabaseRecord(app.config.default_database))
+            store.put_database(DatabaseRecord(default_database))
         store.mark_bootstrapped()
+    restored = []
     for rec in store.load_databases():
         if rec.dropping:  # a DROP DATABASE cut short: finish it, backend first
             try:
-                app.backend.drop_database(rec.name)
+                backend.drop_database(rec.name)
             except Exception:  # noqa: BLE001 - left marked: the next start tries again
                 log.exception("finishing the drop of database %r failed", rec.name)
                 continue
@@ -76,72 +134,85 @@ def restore_databases(app: App) -> None:
         if rec.paused:
             pause = Paused(at=rec.paused_at or dt.datetime.now(dt.timezone.utc),
                            by=rec.paused_by or "")
-        app.backend.ensure_database(rec.name)
-        app.barrier.add_database(rec.name, prev_epoch=rec.prev_epoch, pause=pause,
-                                 committed_epoch=rec.committed_epoch)
+        backend.ensure_database(rec.name)
+        restored.append(RestoredDatabase(rec.name, rec.prev_epoch, rec.committed_epoch, pause))
+    return restored
 
 
-def restore_jobs(app: App) -> None:
-    """Load jobs, streaming views and history; call after the databases are restored."""
-    store, now = app.meta, dt.datetime.now(dt.timezone.utc)
+def _runs(store: MetaStore, per_job: int, since: dt.datetime | None) -> list[RunRecord]:
+    now = dt.datetime.now(dt.timezone.utc)
     runs = []
-    for run in store.load_runs(app.history.keep_per_job, app.history.cutoff()):  # what is kept
+    for run in store.load_runs(per_job, since):  # what is kept
         if run.status == "running":
             run = replace(run, status="failed", finished_at=now, error=RESTARTED)
             store.put_run(run)
         runs.append(run)
-    app.history.restore(runs)
-    views = [v for v in store.load_views() if app.barrier.has_database(v.database)]
-    records = store.load_jobs()
-    present = _present(app.backend, [(v.database, v.name) for v in views]
-                       + [(r.database, r.name) for r in records
-                          if r.status not in ("creating", "dropping")
-                          and app.barrier.has_database(r.database)])
+    return runs
+
+
+def _views(store: MetaStore, views: list[ViewRecord],
+           present: set[tuple[str, str]]) -> list[ViewRecord]:
+    kept = []
     for view in views:
         if (view.database, view.name) not in present:
             log.warning("streaming view %s.%s: its backend view is missing (a create or drop "
                         "cut short); forgetting it", view.database, view.name)
             store.delete_view(view.database, view.name)
             continue
-        app.jobs.add_streaming(StreamingView(view.name, view.database, view.definition),
-                               persist=False)
+        kept.append(view)
+    return kept
+
+
+def _jobs(store: MetaStore, backend: RecoveryBackend, records: list[JobRecord],
+          served: set[str], present: set[tuple[str, str]]) -> list[JobRecord]:
+    kept = []
     for rec in records:
-        job = job_from_record(rec)
-        where = f"{job.database}.{job.name}"
-        if not app.barrier.has_database(job.database):
-            store.delete_job(job.database, job.name)
+        where = f"{rec.database}.{rec.name}"
+        if rec.database not in served:
+            store.delete_job(rec.database, rec.name)
             continue
-        if isinstance(job.status, (js.Creating, js.Dropping)):
+        if rec.status in ("creating", "dropping"):
             log.warning("batch-refresh job %s was %s when the process stopped; dropping it",
-                        where, job.status.name)
+                        where, rec.status)
             try:
-                app.backend.drop_batch_view(job.database, job.name)  # IF EXISTS
+                backend.drop_batch_view(rec.database, rec.name)  # IF EXISTS
             except Exception as exc:  # noqa: BLE001 - the job stays, failed, for a new DROP
                 log.error("could not drop the backend object of %s: %s", where, exc)
-                last = rec.last_committed_epoch or job.snapshot_epoch
-                job = replace(job, status=js.Failed(last, f"drop at restart failed: {exc}", last))
-                app.jobs.register(job)
-                app.scheduler.track(job)
+                failed = _failed(rec, f"drop at restart failed: {exc}", _last(rec))
+                store.put_job(failed)
+                kept.append(failed)
                 continue
-            store.delete_job(job.database, job.name)
+            store.delete_job(rec.database, rec.name)
             continue
-        status = job.status
-        if isinstance(status, js.Refreshing):
+        new = rec
+        if new.status == "refreshing":
             log.warning("refresh run %d of %s was running when the process stopped; marked failed",
-                        status.run_id, where)
-            status = js.Failed(status.last_committed_epoch, RESTARTED, status.target_epoch)
-        if (job.database, job.name) not in present:
-            error = f'backend object "{job.name}" of database "{job.database}" is missing'
+                        new.run_id or 0, where)
+            new = _failed(new, RESTARTED, new.target_epoch or _last(new))
+        if (rec.database, rec.name) not in present:
+            error = f'backend object "{rec.name}" of database "{rec.database}" is missing'
             log.error("batch-refresh job %s: %s", where, error)
-            last = js.last_committed_epoch(status) or job.snapshot_epoch
-            status = js.Failed(last, error, getattr(status, "failed_epoch", last))
-        changed = status != job.status
-        job = replace(job, status=status)
-        app.jobs.register(job, persist=changed)  # an unchanged job is already recorded
-        app.scheduler.track(job)
+            failed_epoch = (new.failed_epoch or _last(new)) if new.status == "failed" \
+                else _last(new)
+            new = _failed(new, error, failed_epoch)
+        if new != rec:  # an unchanged job is already recorded
+            store.put_job(new)
+        kept.append(new)
+    return kept
 
 
-def _present(backend: Backend, relations: list[tuple[str, str]]) -> set[tuple[str, str]]:
+def _last(rec: JobRecord) -> int:
+    """The epoch readers of the job see (its snapshot until a refresh committed)."""
+    return rec.last_committed_epoch if rec.last_committed_epoch is not None else rec.snapshot_epoch
+
+
+def _failed(rec: JobRecord, error: str, failed_epoch: int) -> JobRecord:
+    return replace(rec, status="failed", last_committed_epoch=_last(rec), error=error,
+                   failed_epoch=failed_epoch, target_epoch=None, run_id=None)
+
+
+def _present(backend: RecoveryBackend,
+             relations: list[tuple[str, str]]) -> set[tuple[str, str]]:
     """Which of ``(database, name)`` exist on the backend.
 
     One statement per ``_CHECK_BATCH`` relations of a database, described (never
@@ -171,4 +242,4 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-__all__ = ["restore_databases", "restore_jobs", "RunRecord"]
+__all__ = ["RESTARTED", "RecoveryBackend", "Restored", "RestoredDatabase", "recover"]

@@ -4,15 +4,16 @@ Rules this module keeps:
 
 * Values always travel as parameters (``?`` here, rewritten to ``%s`` for
   psycopg); only the fixed table prefix is put into the SQL text.
-* One connection, one lock. Every write is committed before its call returns
-  (a caller may acknowledge its client right after), but writes from threads
-  that arrive together share one transaction (group commit): the first becomes
-  the leader, runs every write waiting at that moment and commits once. With
-  a hundred barrier workers and refresh runs writing at once, that is one
-  fsync (SQLite) or one WAL flush (PostgreSQL) per batch instead of per write.
-  If a batch fails, it is rolled back and each of its writes runs again in its
-  own transaction, so one bad write fails only its own caller. Writes are
-  idempotent upserts and deletes, so running one again is harmless.
+* One connection, one lock. Every write is committed before its call returns (a
+  caller may acknowledge its client right after), but writes from threads that
+  arrive together share one transaction (group commit): the first becomes the
+  leader, runs every write waiting at that moment and commits once. With a
+  hundred databases' checkpoints (on the barrier collectors) and refresh runs
+  writing at once, that is one fsync (SQLite) or one WAL flush (PostgreSQL) per
+  batch instead of per write. If a batch fails, it is rolled back and each of
+  its writes runs again in its own transaction, so one bad write fails only its
+  own caller. Writes are idempotent upserts and deletes, so running one again is
+  harmless.
 * Refresh history is read a job at a time through its primary key (the newest
   runs of each recorded job, never the whole table) and pruned in batches, each
   its own transaction: a barrier's write waits for one batch at most.
