@@ -115,7 +115,8 @@ from pgbarrier.session.transaction import (
     allowed_when_failed,
     tx_kind,
 )
-from pgbarrier.sql.classify import is_control, leading_words, split_statements
+from pgbarrier.sql.classify import leading_words, split_statements
+from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto import types as pgt
@@ -527,7 +528,7 @@ class Session:
         if (self.tx is TxState.IDLE and kind is None
                 and self.executor.backend.implicit_extended_transactions
                 and (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
-                and not is_control(sql)):
+                and route(sql).kind is not Kind.CONTROL):
             self._backend_tx("BEGIN")
             self._ext_implicit = True
         return None
