@@ -9,7 +9,10 @@ Rules this module keeps:
 * Errors leave as :class:`pgbarrier.errors.PgError` with the nearest SQLSTATE.
 * ``describe`` learns a statement's result shape without executing it;
   ``describe_statement`` also infers the type OIDs of its ``$n`` parameters
-  (the ones the client left unspecified, OID 0), still without executing.
+  (the ones the client left unspecified, OID 0), still without executing. A
+  backend that cannot tell a shape without running the statement (DuckDB's ``DML
+  ... RETURNING``) raises :class:`NeedsExecution`; the session then sends the
+  RowDescription with Execute.
 * Parameters arrive either as Python values (``list``) or, for a backend with
   ``relays_wire_params`` (PostgreSQL), as the client's own Bind bytes with
   their formats and type OIDs (:class:`WireParams`), relayed as they are.
@@ -72,6 +75,10 @@ class RefreshCancel:
             interrupt()
 
 
+class NeedsExecution(Exception):
+    """The row shape cannot be known without running the statement (DML ... RETURNING)."""
+
+
 @dataclass(frozen=True)
 class WireParams:
     """Bind parameters as the client sent them: bytes, per-value format, per-value type OID."""
@@ -106,7 +113,8 @@ class BackendSession(Session, abc.ABC):
     @abc.abstractmethod
     def describe(self, sql: str, params: list[Any] | WireParams | None = None
                  ) -> list[Column] | None:
-        """Row shape of ``sql`` (None: no row set), without running it."""
+        """Row shape of ``sql`` (None: no row set), without running it (or
+        :class:`NeedsExecution` when only running it can tell)."""
 
     def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
                            ) -> tuple[list[int], list[Column] | None]:

@@ -95,7 +95,13 @@ from typing import Any
 import duckdb
 
 from pgbarrier import __version__
-from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
+from pgbarrier.backends.base import (
+    Backend,
+    BackendSession,
+    NeedsExecution,
+    RefreshCancel,
+    WireParams,
+)
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
 from pgbarrier.backends.duckdb_errors import to_pg_error
@@ -132,10 +138,6 @@ _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", 
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
 _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", "END": "COMMIT",
             "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
-
-
-class NeedsExecution(Exception):
-    """The row shape cannot be known without running the statement (DML ... RETURNING)."""
 
 
 def command_tag(words: tuple[str, ...], sql: str) -> str:

@@ -2,9 +2,10 @@
 
 Rules this module keeps:
 
-* The cheap classifier decides first; only statements that may be pgbarrier's
-  own are parsed with sqlglot (``parse_control``), and one that starts like ours
-  but does not parse is a 42601 error, never passed through.
+* Where a statement goes is :func:`pgbarrier.sql.route.route`'s decision (cheap
+  checks, cached per text), read here and not made again; only ``CONTROL`` statements
+  are parsed with sqlglot (``parse_control``), and one that starts like ours but does
+  not parse is a 42601 error, never passed through.
 * Control statements that change state are refused inside a transaction block
   (25001), as PostgreSQL refuses ``CREATE DATABASE`` there; a simple Query with
   several statements is such a block (PostgreSQL's implicit transaction), so
@@ -14,7 +15,7 @@ Rules this module keeps:
 * pgbarrier's own settings (:mod:`pgbarrier.session.settings`) are kept per
   session; ``statement_timeout`` also reaches a PostgreSQL backend, ``lock_timeout``
   (which bounds the control plane's waits for a view name) every backend.
-* Queries that mention ``rw_catalog`` get its tables substituted on the AST;
+* ``CATALOG`` statements (they mention ``rw_catalog``) get its tables substituted on the AST;
   everything else goes to the backend unchanged, with the client's Bind
   parameters and result formats.
 * Describing never executes: control statements and own settings are described
@@ -29,8 +30,8 @@ from pgbarrier.errors import ActiveSqlTransaction
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState
-from pgbarrier.sql import classify
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
+from pgbarrier.sql.route import Kind, Route, route
 from pgbarrier.sql.statements import parse_control, truncation_notices
 from pgbarrier.pgproto import types as pgt
 
@@ -45,8 +46,8 @@ class StatementExecutor:
         self.control = control
         self.info = info
 
-    def _backend_sql(self, sql: str) -> str:
-        if classify.mentions_rw_catalog(sql):
+    def _backend_sql(self, sql: str, r: Route) -> str:
+        if r.kind is Kind.CATALOG:
             return rewrite_catalog_refs(sql, self.control.catalog_tables(), self.control.dialect)
         return sql
 
@@ -71,12 +72,10 @@ class StatementExecutor:
         setattr(info, field, timeout)
         return command(stmt.verb)
 
-    def _own_setting(self, sql: str) -> settings.SettingStatement | None:
-        return settings.match(sql, (classify.leading_words(sql, 1) or (None,))[0])
-
     def execute(self, sql: str, params: list[Any] | WireParams | None, tx: TxState, *,
                 result_formats: tuple[int, ...] = (), in_multi: bool = False) -> Result:
-        if classify.is_control(sql):
+        r = route(sql)
+        if r.kind is Kind.CONTROL:
             stmt = parse_control(sql)
             if (tx is not TxState.IDLE or in_multi) and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
@@ -86,29 +85,31 @@ class StatementExecutor:
             if notices:
                 result.notices[:0] = notices
             return result
-        own = self._own_setting(sql)
-        if own is not None:
-            return self._setting(own, sql)
-        return self.backend.execute(self._backend_sql(sql), params, result_formats)
+        if r.setting is not None:
+            return self._setting(r.setting, sql)
+        return self.backend.execute(self._backend_sql(sql, r), params, result_formats)
 
     def describe(self, sql: str, params: list[Any] | WireParams | None) -> list[Column] | None:
         """Row shape without executing (may raise NeedsExecution for DML ... RETURNING)."""
-        if classify.is_control(sql):
+        r = route(sql)
+        if r.kind is Kind.CONTROL:
             return self.control.describe(parse_control(sql))
-        own = self._own_setting(sql)
+        own = r.setting
         if own is not None:
             return [Column(own.name, pgt.TEXT)] if own.verb == "SHOW" else None
-        return self.backend.describe(self._backend_sql(sql), params)
+        return self.backend.describe(self._backend_sql(sql, r), params)
 
     def describe_statement(self, sql: str, param_oids: tuple[int, ...]
                            ) -> tuple[list[int], list[Column] | None]:
         """Parameter type OIDs and row shape of a prepared statement, without executing."""
-        if classify.is_control(sql) or self._own_setting(sql) is not None:
+        r = route(sql)
+        if r.kind is Kind.CONTROL or r.setting is not None:
             return list(param_oids), self.describe(sql, None)
-        return self.backend.describe_statement(self._backend_sql(sql), param_oids)
+        return self.backend.describe_statement(self._backend_sql(sql, r), param_oids)
 
     def param_types(self, sql: str, param_oids: tuple[int, ...]) -> list[int]:
         """Parameter type OIDs (the client's, the rest inferred by the backend), without executing."""
-        if classify.is_control(sql) or self._own_setting(sql) is not None:
+        r = route(sql)
+        if r.kind is Kind.CONTROL or r.setting is not None:
             return list(param_oids)
-        return self.backend.param_types(self._backend_sql(sql), param_oids)
+        return self.backend.param_types(self._backend_sql(sql, r), param_oids)

@@ -4,10 +4,11 @@ A session on an upstream PostgreSQL read as raw bytes (:mod:`pgbarrier.backends.
 gets a :class:`SessionRelay`; the server (:mod:`pgbarrier.server.connection`) gives it each client message as a whole
 frame (type byte, length, payload). Rules it keeps:
 
-* What is relayed: a simple Query whose every statement is not pgbarrier's (not a control
-  statement per :func:`~pgbarrier.sql.classify.is_control`, not mentioning ``rw_catalog``,
-  not a SET/SHOW/RESET of pgbarrier's own settings), and a Parse of such a statement
-  (COPY ... FROM STDIN excepted: through the extended protocol it takes the full path,
+* What is relayed is :func:`pgbarrier.sql.route.route`'s decision, read here and never
+  made again: a simple Query whose route is ``relayable`` (no statement of it is
+  pgbarrier's: no control statement, no mention of ``rw_catalog``, no SET/SHOW/RESET of
+  pgbarrier's own settings), and a Parse whose route is ``relayable_parse`` (the same,
+  COPY ... FROM STDIN excepted: through the extended protocol it takes the full path,
   which refuses it with 0A000). A Bind of a statement that lives upstream, and a
   Describe, Execute or Close of a statement or portal that lives upstream, follow it.
   Only the type byte, the names and, for Query/Parse, the SQL text are read.
@@ -37,13 +38,11 @@ frame (type byte, length, payload). Rules it keeps:
 from __future__ import annotations
 
 from collections.abc import Generator
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
-from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
-from pgbarrier.sql.classify import is_control, leading_words, mentions_rw_catalog, split_statements
+from pgbarrier.sql.route import route
 from pgbarrier.pgproto import messages as m
 
 if TYPE_CHECKING:
@@ -57,7 +56,6 @@ _FLUSH = frame(b"H")
 _SYNC = frame(b"S")
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
-_SETTING_HEADS = frozenset({"SET", "SHO", "RES"})
 #: Parse verdicts a session remembers (forgotten all at once past this)
 _VERDICTS = 256
 #: CopyData held before it is written upstream
@@ -67,44 +65,6 @@ _COPY_CHUNK = 256 * 1024
 #: what a relay step is: a generator of requests to the event loop (NEED_BYTES, Spill,
 #: RunLocal; see :mod:`pgbarrier.backends.pg_relay`) that returns its answer
 Steps = Generator[Any, Any, Any]
-
-
-def _ours(text: str) -> bool:
-    """Whether one statement may be pgbarrier's own (control statement or own setting)."""
-    if is_control(text):
-        return True
-    head = text.lstrip()[:3].upper()
-    if head in _SETTING_HEADS or head[:1] in ("-", "/"):
-        words = leading_words(text, 1)
-        return bool(words) and settings.match(text, words[0]) is not None
-    return False
-
-
-def relayable(sql: str) -> bool:
-    """Whether every statement of ``sql`` goes to the upstream unchanged (the verdicts of
-    short texts are remembered: clients send the same statements again and again)."""
-    return _relayable_cached(sql) if len(sql) <= _CACHED_TEXT else _relayable(sql)
-
-
-#: statement texts up to this length have their verdicts cached (bounded memory)
-_CACHED_TEXT = 2048
-
-
-@lru_cache(maxsize=1024)
-def _relayable_cached(sql: str) -> bool:
-    return _relayable(sql)
-
-
-def _relayable(sql: str) -> bool:
-    if mentions_rw_catalog(sql):
-        return False
-    if ";" in sql:
-        return not any(_ours(piece.text) for piece in split_statements(sql))
-    return not _ours(sql)
-
-
-def _copy_from_stdin(sql: str) -> bool:
-    return sql.lstrip()[:4].upper() == "COPY" and "STDIN" in sql.upper()
 
 
 class SessionRelay:
@@ -123,7 +83,8 @@ class SessionRelay:
         #: the pump's target while the client sends COPY data (None: not in COPY)
         self.copy_drain: int | None = None
         self._copy_bytes = 0
-        #: Parse's SQL bytes -> (relayed?, text): clients parse the same texts again and again
+        #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
+        #: texts again and again, and this spares the decode and the route cache lookup
         self._verdicts: dict[bytes, tuple[bool, str]] = {}
 
     # ------------------------------------------------------------------ entry point
@@ -253,7 +214,7 @@ class SessionRelay:
             except UnicodeDecodeError:
                 yield from self._local(_P, frame)
                 return
-            verdict = (relayable(sql) and not _copy_from_stdin(sql), sql)
+            verdict = (route(sql).relayable_parse, sql)
             if len(self._verdicts) >= _VERDICTS:
                 self._verdicts.clear()
             self._verdicts[text] = verdict
@@ -378,7 +339,7 @@ class SessionRelay:
         except UnicodeDecodeError:
             return (yield from self._local(_Q, frame))
         yield from self._end_batch()
-        if not relayable(sql):
+        if not route(sql).relayable:
             return (yield from self._local(_Q, frame))
         up = self.up
         self.session.skip_until_sync = False

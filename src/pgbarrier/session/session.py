@@ -71,6 +71,12 @@ writes them. Rules this module keeps:
   as any statement's error does. The session stays socket-free: ``spill``
   raises :class:`ClientGone` when the client went away, which no statement
   handler catches.
+* No lock: :meth:`Session.handle` is called by one thread at a time (the server runs at
+  most one batch per connection at once, server/connection.py); :meth:`Session.cancel`,
+  the only method other threads call (a CancelRequest, a hang-up, statement_timeout's
+  timer), reads no protocol state: it interrupts the backend and the control plane.
+  The session imports no concrete backend: what it needs from one is
+  :mod:`pgbarrier.backends.base` (``NeedsExecution``, ``WireParams``).
 * With a relaying upstream (``self.relay``), statements that are not
   pgbarrier's never reach this class: the relay passes them upstream as bytes
   and keeps ``tx``, ``skip_until_sync`` and ``reported`` in step; what is left
@@ -81,13 +87,11 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.base import WireParams
-from pgbarrier.backends.duckdb import NeedsExecution
+from pgbarrier.backends.base import NeedsExecution, WireParams
 from pgbarrier.errors import (
     DuplicateCursor,
     InvalidCatalogName,
@@ -111,7 +115,8 @@ from pgbarrier.session.transaction import (
     allowed_when_failed,
     tx_kind,
 )
-from pgbarrier.sql.classify import is_control, leading_words, split_statements
+from pgbarrier.sql.classify import leading_words, split_statements
+from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto import types as pgt
@@ -166,7 +171,6 @@ class Session:
         #: pgbarrier's are relayed (:mod:`pgbarrier.session.relay`)
         self.relay: SessionRelay | None = None
         self.closed = False
-        self._running = threading.Lock()
         #: reported parameters as the client was last told them
         self.reported: dict[str, str] = {}
         self._last_count = 0
@@ -224,41 +228,40 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def handle(self, msg: m.FrontendMessage) -> None:
-        with self._running:
-            if isinstance(msg, m.Query):
-                self._end_extended_implicit()
-                with self._statement_timeout():
-                    self._simple_query(msg.sql)
-                if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
-                    self.portals.clear()
-            elif isinstance(msg, m.Sync):
-                self.skip_until_sync = False
-                self._end_extended_implicit()
-                if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
-                    self.portals.clear()
-                self.out.add(m.ready_for_query(self.tx.value))
-            elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
-                return
-            elif isinstance(msg, m.FunctionCall) or (
-                    isinstance(msg, m.Undecodable) and msg.type_code in (b"Q", b"F")):
-                # answered like a simple Query: an ErrorResponse, then ReadyForQuery
-                self._end_extended_implicit()
-                self.skip_until_sync = False
-                self.tx = after_error(self.tx)
-                self._error(msg.error if isinstance(msg, m.Undecodable)
-                            else self._function_call_error(msg))
-                self.out.add(m.ready_for_query(self.tx.value))
-            elif self.skip_until_sync:
-                return
-            else:
-                try:
-                    with self._statement_timeout(isinstance(msg, m.Execute)):
-                        self._extended(msg)
-                except Exception as exc:  # every failure becomes an ErrorResponse
-                    self._error(exc)
-                    self.skip_until_sync = True
-                    self._ext_failed = self._ext_implicit
-                    self.tx = after_error(self.tx)  # any error aborts an open block
+        if isinstance(msg, m.Query):
+            self._end_extended_implicit()
+            with self._statement_timeout():
+                self._simple_query(msg.sql)
+            if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
+                self.portals.clear()
+        elif isinstance(msg, m.Sync):
+            self.skip_until_sync = False
+            self._end_extended_implicit()
+            if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
+                self.portals.clear()
+            self.out.add(m.ready_for_query(self.tx.value))
+        elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
+            return
+        elif isinstance(msg, m.FunctionCall) or (
+                isinstance(msg, m.Undecodable) and msg.type_code in (b"Q", b"F")):
+            # answered like a simple Query: an ErrorResponse, then ReadyForQuery
+            self._end_extended_implicit()
+            self.skip_until_sync = False
+            self.tx = after_error(self.tx)
+            self._error(msg.error if isinstance(msg, m.Undecodable)
+                        else self._function_call_error(msg))
+            self.out.add(m.ready_for_query(self.tx.value))
+        elif self.skip_until_sync:
+            return
+        else:
+            try:
+                with self._statement_timeout(isinstance(msg, m.Execute)):
+                    self._extended(msg)
+            except Exception as exc:  # every failure becomes an ErrorResponse
+                self._error(exc)
+                self.skip_until_sync = True
+                self._ext_failed = self._ext_implicit
+                self.tx = after_error(self.tx)  # any error aborts an open block
 
     def _function_call_error(self, msg: m.FunctionCall) -> PgError:
         """FunctionCall on the full path is refused: on DuckDB no function has an OID
@@ -525,7 +528,7 @@ class Session:
         if (self.tx is TxState.IDLE and kind is None
                 and self.executor.backend.implicit_extended_transactions
                 and (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
-                and not is_control(sql)):
+                and route(sql).kind is not Kind.CONTROL):
             self._backend_tx("BEGIN")
             self._ext_implicit = True
         return None

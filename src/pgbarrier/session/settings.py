@@ -13,7 +13,9 @@ Rules this module keeps:
   57P05, as PostgreSQL 15). They are not sent upstream: the upstream would end its own
   connection under pgbarrier instead of telling the client.
 * ``TIMEOUTS`` maps each timeout setting to the ``SessionInfo`` field that holds it.
-* Recognising a setting statement is a cheap scan of its first words, no parse.
+* Recognising one of these statements is :func:`pgbarrier.sql.route.route`'s (its
+  ``setting``), a cheap scan of the first words, no parse; the names live in
+  :mod:`pgbarrier.sql.setting` with that reading.
 """
 
 from __future__ import annotations
@@ -21,14 +23,30 @@ from __future__ import annotations
 import re
 
 from pgbarrier.errors import InvalidParameterValue
-from pgbarrier.sql.setting import SettingStatement, parse_setting, unquote
+from pgbarrier.sql.setting import (
+    IDLE_IN_TRANSACTION_TIMEOUT,
+    IDLE_SESSION_TIMEOUT,
+    LOCK_TIMEOUT,
+    OWN_SETTINGS,
+    STATEMENT_TIMEOUT,
+    WHEN_PAUSED,
+    SettingStatement,
+)
 
-WHEN_PAUSED = "batch_refresh_when_paused"
-STATEMENT_TIMEOUT = "statement_timeout"
-IDLE_IN_TRANSACTION_TIMEOUT = "idle_in_transaction_session_timeout"
-IDLE_SESSION_TIMEOUT = "idle_session_timeout"
-#: kept here for the control plane's name locks, and also passed to the backend
-LOCK_TIMEOUT = "lock_timeout"
+__all__ = [
+    "IDLE_IN_TRANSACTION_TIMEOUT",
+    "IDLE_SESSION_TIMEOUT",
+    "LOCK_TIMEOUT",
+    "OWN_SETTINGS",
+    "STATEMENT_TIMEOUT",
+    "TIMEOUTS",
+    "WHEN_PAUSED",
+    "SettingStatement",
+    "parse_timeout_ms",
+    "parse_when_paused",
+    "show_timeout",
+]
+
 #: timeout setting -> the SessionInfo field (milliseconds) that holds it
 TIMEOUTS = {
     STATEMENT_TIMEOUT: "statement_timeout_ms",
@@ -36,21 +54,11 @@ TIMEOUTS = {
     IDLE_SESSION_TIMEOUT: "idle_session_timeout_ms",
     LOCK_TIMEOUT: "lock_timeout_ms",
 }
-OWN = (WHEN_PAUSED, *TIMEOUTS)
 
 _DURATION = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(us|ms|s|min|h|d)?\s*$",
                        re.I)
 _UNIT_MS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 _INT_MAX = 2**31 - 1
-
-
-def match(sql: str, first_word: str | None) -> SettingStatement | None:
-    """A SET/RESET/SHOW of one of pgbarrier's own settings (name lower-cased), else None."""
-    stmt = parse_setting(sql, first_word)
-    if stmt is None or stmt.name.lower() not in OWN:
-        return None
-    value = None if stmt.value is None else unquote(stmt.value)
-    return SettingStatement(stmt.verb, stmt.name.lower(), value)
 
 
 def parse_when_paused(value: str) -> str:

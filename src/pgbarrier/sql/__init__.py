@@ -2,9 +2,10 @@
 
 Rules this package keeps:
 
-* It executes nothing. :mod:`~pgbarrier.sql.classify` is the cheap, sqlglot-free check run
-  on every statement; only statements it flags go to :func:`parse_control`; only statements
-  that mention ``rw_catalog`` go to :func:`rewrite_catalog_refs`.
+* It executes nothing. :func:`route` decides once per statement text where it goes
+  (control, own setting, catalog read, plain), from the cheap, sqlglot-free checks of
+  :mod:`~pgbarrier.sql.classify`; only ``CONTROL`` statements go to :func:`parse_control`;
+  only ``CATALOG`` statements (they mention ``rw_catalog``) go to :func:`rewrite_catalog_refs`.
 * Control statements come back as frozen dataclasses (:data:`ControlStatement`), never as
   sqlglot ``Command``s; what looks like ours but does not parse is a 42601 with a position.
   They are: ``ALTER DATABASE d PAUSE|RESUME``, ``FLUSH``, ``CREATE MATERIALIZED VIEW``,
@@ -21,6 +22,7 @@ from pgbarrier.sql.classify import (
     mentions_rw_catalog,
     split_statements,
 )
+from pgbarrier.sql.route import Kind, Route, route
 from pgbarrier.sql.dialect import AlterDatabaseBarrier, BatchRefreshProperty, PgBarrier
 from pgbarrier.sql.statements import (
     DEFAULT_BATCH_REFRESH_SEC,
@@ -54,11 +56,13 @@ __all__ = [
     "DropDatabase",
     "DropMaterializedView",
     "Flush",
+    "Kind",
     "PauseDatabase",
     "PgBarrier",
     "Piece",
     "RefreshMaterializedView",
     "ResumeDatabase",
+    "Route",
     "ShowDatabases",
     "ShowMaterializedViews",
     "is_control",
@@ -66,5 +70,6 @@ __all__ = [
     "mentions_rw_catalog",
     "parse_control",
     "rewrite_catalog_refs",
+    "route",
     "split_statements",
 ]

@@ -44,6 +44,9 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   only ``AL``, ``CR``, ``DR``, ``FL``, ``RE`` and ``SH`` (any case) read on.
 * :func:`mentions_rw_catalog` is a case-insensitive substring test; false positives (the
   word in a string or comment) are fine, the rewriter then changes nothing.
+* These are the first step of :func:`pgbarrier.sql.route.route`, which turns them into the
+  one routing decision per statement text; the relay, the executor and the session read
+  that decision, not these checks.
 
 Cost (CPython 3.11 on the 2-CPU dev box, ``timeit`` best of 5 x 200k calls, call overhead
 included): ``is_control`` ~130 ns for an ``INSERT`` carrying a 1 KB string and ~200 ns for

@@ -10,6 +10,10 @@ LEVEL``. The value is
 the raw text after ``=``/``TO`` (use :func:`unquote` for a literal); names keep
 the case they were written in. Anything else is ``None`` and goes its way.
 Only statements whose first word is SET, RESET or SHOW are looked at.
+
+:func:`own_setting` is the same reading narrowed to pgbarrier's own settings
+(:data:`OWN_SETTINGS`, kept per session by :mod:`pgbarrier.session.settings`): the name
+lower-cased, the value unquoted. :func:`pgbarrier.sql.route.route` reads it once per text.
 """
 
 from __future__ import annotations
@@ -23,6 +27,17 @@ _SET = re.compile(
     r"\s*(.*?)\s*;?\s*$", re.I | re.S)
 _RESET = re.compile(rf"\s*RESET\s+({_NAME})\s*;?\s*$", re.I)
 _SHOW = re.compile(rf"\s*SHOW\s+(?:(TIME\s+ZONE)|({_NAME}))\s*;?\s*$", re.I)
+
+
+WHEN_PAUSED = "batch_refresh_when_paused"
+STATEMENT_TIMEOUT = "statement_timeout"
+IDLE_IN_TRANSACTION_TIMEOUT = "idle_in_transaction_session_timeout"
+IDLE_SESSION_TIMEOUT = "idle_session_timeout"
+#: kept for the control plane's name locks, and also passed to the backend
+LOCK_TIMEOUT = "lock_timeout"
+#: the settings pgbarrier keeps itself (lower case)
+OWN_SETTINGS = frozenset({WHEN_PAUSED, STATEMENT_TIMEOUT, IDLE_IN_TRANSACTION_TIMEOUT,
+                          IDLE_SESSION_TIMEOUT, LOCK_TIMEOUT})
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,16 @@ def parse_setting(sql: str, first_word: str | None) -> SettingStatement | None:
         m = _SHOW.match(sql)
         return SettingStatement("SHOW", "TimeZone" if m.group(1) else m.group(2)) if m else None
     return None
+
+
+def own_setting(sql: str, first_word: str | None) -> SettingStatement | None:
+    """A SET/RESET/SHOW of one of pgbarrier's own settings (name lower-cased, value
+    unquoted), else None."""
+    stmt = parse_setting(sql, first_word)
+    if stmt is None or stmt.name.lower() not in OWN_SETTINGS:
+        return None
+    value = None if stmt.value is None else unquote(stmt.value)
+    return SettingStatement(stmt.verb, stmt.name.lower(), value)
 
 
 def unquote(value: str) -> str:
