@@ -70,7 +70,11 @@ def test_connection_past_the_limit_gets_53300_and_cancel_still_works(limited):
                 assert conn.execute("SELECT 2").fetchone() == (2,)
             break
         except psycopg.OperationalError as exc:
-            assert exc.sqlstate == "53300" and time.monotonic() < deadline
+            # a session's slot is free once it has closed, a moment after its client left
+            # (PostgreSQL's too: when the backend process exits); psycopg gives no sqlstate
+            # for a refused connect, only PostgreSQL's words
+            assert "too many clients already" in str(exc), exc
+            assert time.monotonic() < deadline
 
 
 # --------------------------------------------------------------------------- start-up deadline
@@ -107,8 +111,14 @@ def test_drip_fed_startup_is_closed_at_the_deadline(limited):
             try:
                 if not sock.recv(4096):
                     break
+                # a byte sent as the server closed may come back as a reset: closed too
+            except ConnectionResetError:
+                break
             except socket.timeout:
-                sock.sendall(bytes([next(rest)]))
+                try:
+                    sock.sendall(bytes([next(rest)]))
+                except (BrokenPipeError, ConnectionResetError):
+                    break
         took = time.monotonic() - start
     assert AUTH_TIMEOUT_S * 0.8 <= took < AUTH_TIMEOUT_S + 3
     assert limited.wait_for_log("did not finish within")
