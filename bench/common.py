@@ -197,47 +197,40 @@ def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60) ->
     raise RuntimeError(f"pgbarrier did not become ready:\n{text[-3000:]}")
 
 
+def _start_script(name: str, python: Path | str, script: Path, lead: list[str],
+                  args: list[str]) -> Server:
+    """``python script lead... --port <free> args...``, its output in a log; waits for the port."""
+    tmp = tempfile.TemporaryDirectory(prefix=f"{name}-bench-")
+    log_path = Path(tmp.name) / "server.log"
+    port = free_port()
+    log = open(log_path, "w")  # noqa: SIM115
+    proc = subprocess.Popen([str(python), *(["-W", "ignore"] if python == BASELINE_PY else []),
+                             str(script), *lead, "--port", str(port), *args],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
+    log.close()
+    server = Server(name, proc, "127.0.0.1", port, log_path, _tmp=tmp)
+    try:
+        wait_port(port, proc)
+    except RuntimeError as exc:
+        text = server.log_tail(40)
+        server.stop()
+        raise RuntimeError(f"{exc}\n{text}") from None
+    return server
+
+
 def start_baseline(kind: str, *args: str) -> Server:
     """buenavista 0.5.0's own server (``bench/baseline_servers.py``) in the baseline venv."""
     why = baseline_missing()
     if why:
         raise RuntimeError(why)
-    tmp = tempfile.TemporaryDirectory(prefix="buenavista-bench-")
-    log_path = Path(tmp.name) / "server.log"
-    port = free_port()
-    log = open(log_path, "w")  # noqa: SIM115
-    proc = subprocess.Popen([str(BASELINE_PY), "-W", "ignore", str(BENCH / "baseline_servers.py"),
-                             kind, "--port", str(port), *args],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
-    log.close()
-    server = Server(f"buenavista-{kind}", proc, "127.0.0.1", port, log_path, _tmp=tmp)
-    try:
-        wait_port(port, proc)
-    except RuntimeError as exc:
-        text = server.log_tail(40)
-        server.stop()
-        raise RuntimeError(f"{exc}\n{text}") from None
-    return server
+    return _start_script(f"buenavista-{kind}", BASELINE_PY, BENCH / "baseline_servers.py",
+                         [kind], list(args))
 
 
 def start_minimal_relay(upstream_port: int = 5432) -> Server:
     """``bench/minimal_relay.py`` (the Python ceiling) in this venv on a free port."""
-    tmp = tempfile.TemporaryDirectory(prefix="minimal-relay-bench-")
-    log_path = Path(tmp.name) / "server.log"
-    port = free_port()
-    log = open(log_path, "w")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, str(BENCH / "minimal_relay.py"), "--port", str(port),
-                             "--upstream-port", str(upstream_port)],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
-    log.close()
-    server = Server("minimal-relay", proc, "127.0.0.1", port, log_path, _tmp=tmp)
-    try:
-        wait_port(port, proc)
-    except RuntimeError as exc:
-        text = server.log_tail(40)
-        server.stop()
-        raise RuntimeError(f"{exc}\n{text}") from None
-    return server
+    return _start_script("minimal-relay", sys.executable, BENCH / "minimal_relay.py", [],
+                         ["--upstream-port", str(upstream_port)])
 
 
 def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20) -> Server:
