@@ -39,7 +39,7 @@ import common as c  # noqa: E402
 DATABASE = f"pgbench_bench_{os.getpid()}"
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
 SCRIPTS = {"select-only": None, "select1": "SELECT 1;\n"}
-TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "buenavista"]
+TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-ref", "buenavista"]
 
 
 def _admin(sql: str) -> None:
@@ -71,12 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="simple,extended,prepared")
     ap.add_argument("--scripts", default="select-only,select1")
     ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--compare-ref", default=None,
+                    help="also run pgbarrier from this git commit's tree (target pgbarrier-ref)")
     ap.add_argument("--json", default=None)
     args = c.parse_pgbench_args(ap, argv)
     clients = [int(x) for x in args.clients.split(",")]
     modes = args.modes.split(",")
     scripts = args.scripts.split(",")
     wanted = args.targets.split(",")
+    if args.compare_ref and "pgbarrier-ref" not in wanted:
+        wanted.append("pgbarrier-ref")
 
     result: dict[str, Any] = {
         "benchmark": "passthrough", "loadavg_start": c.loadavg(),
@@ -99,6 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     pids: dict[str, int] = {}  # name -> server pid (for its CPU per transaction)
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-pt-") as tmp:
         stack.callback(drop_database)
+        ref_src = c.source_tree(args.compare_ref, Path(tmp)) if args.compare_ref else None
+
+        def start_ref() -> c.Server:
+            with c.python_path(ref_src):
+                return c.start_pgbarrier("--upstream", UPSTREAM, "--database", DATABASE,
+                                         name="pgbarrier-ref")
+
         script_files = {}
         for name, text in SCRIPTS.items():
             if text is not None:
@@ -118,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
                           {"version": c.main_versions()["pgbarrier"],
                            "command": f"pgbarrier serve --upstream {UPSTREAM} --database "
                                       f"{DATABASE} --data-dir :memory:"}),
+            "pgbarrier-ref": (start_ref,
+                              {"version": f"pgbarrier at {args.compare_ref}",
+                               "command": "the same, from that commit's tree"}),
             "minimal-relay": (lambda: c.start_minimal_relay(),
                               {"version": "bench/minimal_relay.py (uvloop, frames and first words)"}),
             "buenavista": (lambda: c.start_baseline("postgres", "--dbname", DATABASE),

@@ -19,9 +19,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
-PT_TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "buenavista"]
+PT_TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-ref",
+              "buenavista"]
 PT_NAMES = {"postgresql": "PostgreSQL direct", "pgbouncer": "PgBouncer (session)",
             "minimal-relay": "minimal uvloop relay (`bench/minimal_relay.py`)",
+            "pgbarrier-ref": "pgbarrier before (`--compare-ref`)",
             "pgbarrier": "pgbarrier --upstream", "buenavista": "buenavista 0.5.0 proxy"}
 SCRIPT_NAMES = {"select-only": "`pgbench -S`", "select1": "`SELECT 1`"}
 QUERY_NAMES = {"select1": "`SELECT 1`", "rows": "10,000 rows, 8 mixed columns"}
@@ -233,7 +235,7 @@ def _passthrough(d: Doc, pt: dict[str, Any] | None) -> None:
             for n in p["clients"]:
                 vals = [cells.get((script, mode, n, t)) for t in PT_TARGETS]
                 med = [v["median"] if v else None for v in vals]
-                bouncer, ceiling, mine, bv = med[1], med[2], med[3], med[4]
+                bouncer, ceiling, mine, bv = med[1], med[2], med[3], med[5]
                 rows.append([SCRIPT_NAMES.get(script, script), mode, str(n),
                              *[_cell(v) for v in vals],
                              _pct(_ratio(mine, bouncer)), _pct(_ratio(mine, ceiling)),
@@ -743,6 +745,39 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
       "above (`minimal uvloop relay` column: `bench/minimal_relay.py`, one uvloop loop that "
       "frames every client message and reads each Query's first word, the Python ceiling).",
       "")
+    pt = _load(results, "passthrough")
+    if pt and pt.get("cells") and not pt.get("skipped"):
+        cells = _pt_cells(pt)
+        tps_b, tps_m, cpu_b = [], [], []
+        for (script, mode, n, target), cell in cells.items():
+            if target != "pgbarrier" or n != 4 or not cell.get("median"):
+                continue
+            b = cells.get((script, mode, n, "pgbouncer"), {})
+            m = cells.get((script, mode, n, "minimal-relay"), {})
+            if b.get("median"):
+                tps_b.append(cell["median"] / b["median"])
+                if b.get("server_cpu_us") and cell.get("server_cpu_us"):
+                    cpu_b.append(cell["server_cpu_us"] / b["server_cpu_us"])
+            if m.get("median"):
+                tps_m.append(cell["median"] / m["median"])
+        if tps_b:
+            summary.append(["issue 13 relay", "pgbarrier / PgBouncer ≥ 0.85, 4 clients, every cell",
+                            f"lowest {min(tps_b):.2f}", _mark(min(tps_b) >= 0.85)])
+        if tps_m:
+            summary.append(["issue 13 relay", "pgbarrier / minimal relay ≥ 0.9, every cell",
+                            f"lowest {min(tps_m):.2f}", _mark(min(tps_m) >= 0.9)])
+        if cpu_b:
+            summary.append(["issue 13 relay", "server CPU per transaction ≤ 1.5× PgBouncer's",
+                            f"worst {max(cpu_b):.2f}×", _mark(max(cpu_b) <= 1.5)])
+    sc = _load(results, "scale")
+    if sc and sc.get("rows"):
+        for r in sc["rows"]:
+            if r.get("databases") != 1000 or "cpu_pct_of_core" not in r:
+                continue
+            summary.append(["issue 13 barriers", f"1,000 dbs × {r.get('jobs_per_db')} jobs, 1 s "
+                            f"barriers: < 5% of a core, threads fixed (meta `{r.get('meta')}`)",
+                            f"{r['cpu_pct_of_core']:.1f}%, {r.get('threads')} threads",
+                            _mark(r["cpu_pct_of_core"] < 5)])
     idle = _load(results, "idle_connections")
     d("### Idle connections", "")
     d("Command: `python bench/connection_flood.py --connections 10000 --max-connections "

@@ -67,7 +67,8 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "smoke": ["--transactions", "3", "--rounds", "1", "--rows", "100", "--clients", "1",
                   "--modes", "extended"]}),
     "passthrough": ("passthrough.py", {
-        "full": ["--seconds", "2", "--seconds-one-client", "1", "--rounds", "3", "--scale", "10"],
+        "full": ["--seconds", "2", "--seconds-one-client", "1", "--rounds", "3", "--scale", "10",
+                 "--compare-ref", "0648ae1"],
         "quick": ["--seconds", "1", "--rounds", "2", "--scale", "10"],
         "smoke": ["--transactions", "20", "--rounds", "1", "--scale", "1", "--clients", "1",
                   "--modes", "extended"]}),
