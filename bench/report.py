@@ -137,6 +137,9 @@ def _header(d: Doc, run: dict[str, Any] | None) -> None:
         ["load client", run.get("pgbench", "?")],
         ["load average (1 min)", f"{run.get('loadavg_start', 0):.2f} at start, "
                                  f"{run.get('loadavg_end', 0):.2f} at end"],
+        *[["re-run later", f"`{r['command']}` at {r['started_at']} ({r.get('git_commit', '?')}): "
+                           "those benchmarks' figures are from then"]
+          for r in run.get("reruns", [])],
     ])
     d("Everything runs on the same box: the load generator (pgbench, psycopg), PostgreSQL, "
       "PgBouncer, buenavista and pgbarrier share its cores. Comparisons are side by side in "
@@ -830,6 +833,20 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
                             f"worst {worst:.2f}×", _mark(worst <= 1.3)])
     else:
         d("Not run.", "")
+    th = _load(results, "thread_hop")
+    d("### One hand-off from the loop to a worker and back", "")
+    d("Command: `python bench/thread_hop.py --rounds 5000`: a no-op handed from a uvloop "
+      "loop to a worker thread and its answer back, through pgbarrier's `WorkerPool` and "
+      "the standard library's `ThreadPoolExecutor`, beside two plain threads handing a "
+      "token back and forth (the platform's floor for waking a thread twice). The DuckDB "
+      "path pays one such round trip per batch of messages (the relay none), which is what "
+      "its rows above lost against the thread-per-connection tree.", "")
+    if th and th.get("rows"):
+        d.table(["hand-off", "CPU per round trip", "wall per round trip"],
+                [[name, _num(r["cpu_us"], 1, " µs"), _num(r["wall_us"], 1, " µs")]
+                 for name, r in th["rows"].items()])
+    else:
+        d("Not run.", "")
     pl = _load(results, "pause_under_load")
     d("### PAUSE→RESUME while another database serves load", "")
     d("Command: `python bench/pause_under_load.py --rounds 200`: PAUSE then RESUME on `dev` "
@@ -1000,7 +1017,7 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
                      "classified (named statements are parsed once). ")
         if "duckdb-rows-extended" in profiles:
             text += (f"For 10,000 rows — {_profile_line(profiles['duckdb-rows-extended'])} — "
-                     "the time is the per-row text encoding in `wire/`; encoding column by "
+                     "the time is the per-row text encoding in `pgproto/`; encoding column by "
                      "column from DuckDB's columnar result (one Python call per column per "
                      "batch, not per value) is what would raise that ratio further.")
         d(text, "")

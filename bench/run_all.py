@@ -94,6 +94,8 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "quick": ["--rounds", "1", "--transactions", "5000", "--statements", "5000"],
         "smoke": ["--rounds", "1", "--transactions", "20", "--statements", "20",
                   "--modes", "extended"]}),
+    "thread_hop": ("thread_hop.py", {
+        "full": ["--rounds", "5000"], "quick": ["--rounds", "2000"], "smoke": ["--rounds", "20"]}),
     "pause_under_load": ("pause_under_load.py", {
         "full": ["--rounds", "200"], "quick": ["--rounds", "100"], "smoke": ["--rounds", "3"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
@@ -102,6 +104,14 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": [], "quick": ["--rounds", "2"],
         "smoke": ["--databases", "2", "--jobs-per-db", "1", "--rounds", "1", "--meta", "sqlite"]}),
 }
+
+
+def _load_run(results: Path) -> dict[str, Any] | None:
+    try:
+        run = json.loads((results / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return run if isinstance(run.get("benchmarks"), list) else None
 
 
 def _help(script: Path) -> str:
@@ -219,11 +229,21 @@ def main(argv: list[str] | None = None) -> int:
         "machine": c.machine_info(), "versions": c.main_versions(),
         "pgbench": c.pgbench_version(), "loadavg_start": c.loadavg(),
         "git_commit": _git_commit(), "benchmarks": []}
+    previous = _load_run(results) if args.only else None
     for name in names:
         run["benchmarks"].append(run_one(name, args.size, results))
         (results / "run.json").write_text(json.dumps(run, indent=2, default=str))
     run["seconds_total"] = round(time.time() - started, 1)
     run["loadavg_end"] = c.loadavg()
+    if previous is not None:
+        # --only re-runs some benchmarks of an earlier run: that run stays the report's
+        # header, these replace their own rows, and the re-run is recorded beside it
+        again = {b["name"] for b in run["benchmarks"]}
+        previous["benchmarks"] = [b for b in previous["benchmarks"] if b["name"] not in again]
+        previous["benchmarks"] += run["benchmarks"]
+        previous.setdefault("reruns", []).append(
+            {k: run[k] for k in ("command", "started_at", "git_commit", "seconds_total")})
+        run = previous
     (results / "run.json").write_text(json.dumps(run, indent=2, default=str))
     if not args.no_report:
         import report
