@@ -240,13 +240,24 @@ class Connection:
                 raise
             session = server.session_factory()
             self.session = session
+            started = server.pool.submit(session.start, first, password)
             try:
-                await server.run_blocking(session.start, first, password)
+                await asyncio.shield(asyncio.wrap_future(started))
+            except asyncio.CancelledError:
+                # the start-up deadline passed (or the server stops) while the backend
+                # session was still opening: close it once it has opened
+                started.add_done_callback(
+                    lambda f: f.cancelled() or f.exception() is not None or session.close())
+                raise
             except PgError as err:
                 if not isinstance(err, Fatal):
                     err.severity = "FATAL"  # type: ignore[misc]
                 raise
-            server.register(self, session)  # FATAL 57P01 once shutdown has begun
+            try:
+                server.register(self, session)  # FATAL 57P01 once shutdown has begun
+            except PgError:
+                await server.run_blocking(session.close)
+                raise
             self._write(session.out.take())
             return session
 
