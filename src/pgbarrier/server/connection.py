@@ -102,7 +102,7 @@ class Connection:
 
     __slots__ = ("server", "reader", "writer", "peer", "session", "frames", "in_batch",
                  "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
-                 "task", "_watch", "upstream_io", "batches", "seen_batches")
+                 "_watch", "upstream_io", "batches", "seen_batches")
 
     def __init__(self, server: PgBarrierServer, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
@@ -128,7 +128,6 @@ class Connection:
         self.tls = False
         #: it holds one of the server's --max-connections slots
         self.slot = False
-        self.task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         #: batches started, and the count the server's last tick saw (see start_watch)
         self.batches = 0
@@ -460,7 +459,7 @@ class Connection:
             if code in _GATED_RELAY and (server.terminating or server.logs_statements):
                 server.gate(self)
             try:
-                waited = await self._drive(self.upstream_io, relay.feed(code, frame))
+                waited = await self._drive(self.upstream_io, relay.steps(code, frame))
             except (Fatal, ClientGone):
                 raise
             except Exception as exc:  # a bug: the upstream stream cannot be trusted now

@@ -185,7 +185,6 @@ class PgBarrierServer:
             self._conns.add(conn)
         assert self._empty is not None
         self._empty.clear()
-        conn.task = asyncio.current_task()
         if self.terminating:  # accepted just before the listening socket closed
             conn.shut_read = True
             _end_input(conn)

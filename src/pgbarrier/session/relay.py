@@ -92,25 +92,22 @@ class SessionRelay:
     def feed(self, code: int, frame: bytes) -> Steps:
         """Handle one client message (``frame``: type byte, length, payload): the steps,
         whose answer is True when the output should be written now."""
+        if self.relay_now(code, frame):
+            return False
+        return (yield from self.steps(code, frame))
+
+    def steps(self, code: int, frame: bytes) -> Steps:
+        """:meth:`feed` for a message :meth:`relay_now` did not queue."""
         if self.copy_drain is not None:
             return (yield from self._copy(code, frame))
         if code == _B:
             yield from self._bind(frame)
-            return False
-        if code == _E:
-            i = frame.find(b"\0", 5)
-            sql = self.portals.get(frame[5:i]) if i >= 0 else None
-            if sql is None:
-                return (yield from self._local(code, frame))
-            self._relay(code, frame, frame[5:i], sql)
             return False
         if code == _S:
             return (yield from self._sync(frame))
         if code == _P:
             yield from self._parse(frame)
             return False
-        if code == _D or code == _C:
-            return (yield from self._describe_or_close(code, frame))
         if code == _Q:
             return (yield from self._query(frame))
         if code == _F:
@@ -119,7 +116,7 @@ class SessionRelay:
             if self.expect:
                 yield from self._drain()
             return True
-        return (yield from self._local(code, frame))
+        return (yield from self._local(code, frame))  # Execute, Describe, Close, others
 
     # ------------------------------------------------------------------ extended protocol
 
@@ -133,7 +130,7 @@ class SessionRelay:
     def relay_now(self, code: int, frame: bytes) -> bool:
         """The fast path of :meth:`feed`: a Parse, Bind, Describe, Execute or Close that is
         relayed (queued until Sync or Flush, nothing to wait for) is handled here and True
-        returned; False (having changed nothing) means :meth:`feed` must take it."""
+        returned; False (having changed nothing) means :meth:`steps` must take it."""
         if self.copy_drain is not None:
             return False
         if code == _B:
@@ -198,14 +195,14 @@ class SessionRelay:
         return True
 
     def _parse(self, frame: bytes) -> Steps:
-        if self._parse_relayed(frame):
-            return
+        """A Parse :meth:`relay_now` did not queue: its text not decided yet (decided here,
+        then relayed if it may be), a name the session's full path holds (42P05 there), or
+        a statement that is pgbarrier's."""
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j < 0:
             yield from self._local(_P, frame)  # malformed: the decoder says 08P01
             return
-        name = frame[5:i]
         text = frame[i + 1:j]
         verdict = self._verdicts.get(text)
         if verdict is None:
@@ -218,39 +215,26 @@ class SessionRelay:
             if len(self._verdicts) >= _VERDICTS:
                 self._verdicts.clear()
             self._verdicts[text] = verdict
-        relay_it, sql = verdict
-        s = self.session
-        if relay_it:
-            if name and name.decode("utf-8", "replace") in s.statements:
-                yield from self._local(_P, frame)  # 42P05 from the session
+            if self._parse_relayed(frame):
+                return
+        name = frame[5:i]
+        if not verdict[0]:
+            if name and name in self.stmts:
+                yield from self._local_error(
+                    f'prepared statement "{name.decode("utf-8", "replace")}" already exists',
+                    "42P05")
                 return
             if not name:
-                s.statements.pop("", None)
-            if not s.skip_until_sync:
-                self.stmts[name] = sql
-            self._relay(_P, frame, name, sql)
-            return
-        if name and name in self.stmts:
-            yield from self._local_error(f'prepared statement "{name.decode("utf-8", "replace")}" '
-                                         "already exists", "42P05")
-            return
-        if not name:
-            self.stmts.pop(b"", None)
+                self.stmts.pop(b"", None)
         yield from self._local(_P, frame)
 
     def _bind(self, frame: bytes) -> Steps:
-        if self._bind_relayed(frame):
-            return
+        """A Bind of a statement that does not live upstream: the full path's."""
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j >= 0:
             self.portals.pop(frame[5:i], None)
         yield from self._local(_B, frame)
-
-    def _describe_or_close(self, code: int, frame: bytes) -> Steps:
-        if self._describe_or_close_relayed(code, frame):
-            return False
-        return (yield from self._local(code, frame))
 
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
