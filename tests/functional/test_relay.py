@@ -340,6 +340,41 @@ def test_malformed_relayed_message_is_an_error_of_that_connection_only(relay):
         assert c.execute("SELECT 4").fetchone() == (4,)
 
 
+# --------------------------------------------------------------------------- between statements
+
+
+def test_notify_reaches_an_idle_listener_at_once(relay):
+    """PostgreSQL delivers a NOTIFY to an idle LISTENing client without waiting for its
+    next query; through pgbarrier too (the client sends nothing after LISTEN)."""
+    channel = f"ch_{uuid.uuid4().hex[:8]}"
+    with relay.connect() as listener, relay.connect() as talker:
+        listener.execute(f"LISTEN {channel}")
+        talker.execute(f"NOTIFY {channel}, 'first'")
+        got = [n.payload for n in listener.notifies(timeout=20, stop_after=1)]
+        assert got == ["first"]
+        with relay.direct() as direct:  # from outside pgbarrier as well
+            direct.execute(f"SELECT pg_notify('{channel}', 'second')")
+        got = [n.payload for n in listener.notifies(timeout=20, stop_after=1)]
+        assert got == ["second"]
+        assert listener.execute("SELECT 7").fetchone() == (7,), "the session goes on"
+
+
+def test_upstream_terminated_between_statements_ends_the_client_at_once(relay):
+    """pg_terminate_backend of an idle session's upstream: PostgreSQL's FATAL 57P01 reaches
+    the client as it is sent, then the connection closes (no query needed to find out)."""
+    sock = _raw_session(relay)
+    sock.sendall(_frame(b"Q", b"SELECT pg_backend_pid()\0"))
+    rows = [body for code, body in _read_until(sock, b"Z") if code == b"D"]
+    pid = int(rows[0][6:])
+    with relay.direct() as direct:
+        direct.execute("SELECT pg_terminate_backend(%s)", [pid])
+    msgs = _read_until(sock, b"Z")  # nothing is sent: the server's words, then the end
+    sock.close()
+    errors = [dict((f[:1], f[1:]) for f in body.split(b"\0") if f) for code, body in msgs
+              if code == b"E"]
+    assert errors and errors[0][b"C"] == b"57P01" and errors[0][b"S"] == b"FATAL", msgs
+
+
 # --------------------------------------------------------------------------- the libpq path
 
 

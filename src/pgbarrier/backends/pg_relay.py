@@ -34,6 +34,10 @@ Rules this module keeps:
 * ``interrupt`` (any thread): while the upstream works for this session, send it a cancel
   request, re-sent with back-off until that exchange ends (a cancel reaching the server
   before the statement is dropped by PostgreSQL). Idle, it does nothing.
+* Between statements, what the upstream sends by itself (NotificationResponse,
+  NoticeResponse, ParameterStatus) is taken whole from the head of what was read
+  (:meth:`Upstream.take_asynchronous`) and passed on at once, as PostgreSQL delivers a
+  NOTIFY to an idle client.
 * A lost upstream is :class:`UpstreamLost` (FATAL 08006, a :class:`~pgbarrier.errors.Fatal`):
   the stream can no longer be trusted, so the client connection ends.
 """
@@ -53,6 +57,7 @@ import psycopg
 from pgbarrier.backends.base import BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
 from pgbarrier.pgproto.codes import (
+    ASYNCHRONOUS,
     COMMAND_COMPLETE,
     COMPLETES_A_MESSAGE,
     COPY_BOTH_RESPONSE,
@@ -354,6 +359,32 @@ class Upstream:
             if self.lost is not None:
                 raise self.lost
 
+    def _parameter_status(self, payload: bytes) -> None:
+        name, value = payload.split(b"\0")[:2]
+        pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
+        self.params[pair[0]] = pair[1]
+        self.param_events.append(pair)
+
+    def take_asynchronous(self, everything: bool = False) -> bytes:
+        """Between statements: the whole messages at the head of what was read that the
+        upstream sends by itself (stopping at any other), or with ``everything`` every
+        whole message (the upstream is lost: what it said last)."""
+        buf, pos = self.buf, self.pos
+        start = pos
+        n = len(buf)
+        while n - pos >= 5:
+            end = pos + 1 + _unpack_int(buf, pos + 1)[0]
+            if end > n:
+                break
+            t = buf[pos]
+            if t == PARAMETER_STATUS:
+                self._parameter_status(buf[pos + 5:end - 1])
+            elif t not in ASYNCHRONOUS and not everything:
+                break
+            pos = end
+        self.pos = pos
+        return buf[start:pos]
+
     # ------------------------------------------------------------------ the relay's pump
 
     def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:
@@ -399,10 +430,7 @@ class Upstream:
                         if drain:
                             stop = DRAINED
                     elif t == PARAMETER_STATUS:
-                        name, value = buf[pos + 5:end - 1].split(b"\0")[:2]
-                        pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
-                        self.params[pair[0]] = pair[1]
-                        self.param_events.append(pair)
+                        self._parameter_status(buf[pos + 5:end - 1])
                     elif t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:
                         stop = COPY_IN
                     pos = end

@@ -20,6 +20,7 @@ EMPTY_QUERY_RESPONSE = ord("I")
 ERROR_RESPONSE = ord("E")
 NO_DATA = ord("n")
 NOTICE_RESPONSE = ord("N")
+NOTIFICATION_RESPONSE = ord("A")
 PARAMETER_DESCRIPTION = ord("t")
 PARAMETER_STATUS = ord("S")
 PORTAL_SUSPENDED = ord("s")
@@ -30,3 +31,6 @@ ROW_DESCRIPTION = ord("T")
 COMPLETES_A_MESSAGE = frozenset({PARSE_COMPLETE, BIND_COMPLETE, CLOSE_COMPLETE, NO_DATA,
                                  ROW_DESCRIPTION, COMMAND_COMPLETE, EMPTY_QUERY_RESPONSE,
                                  PORTAL_SUSPENDED})
+
+#: what PostgreSQL may send at any time, between statements too
+ASYNCHRONOUS = frozenset({NOTICE_RESPONSE, NOTIFICATION_RESPONSE, PARAMETER_STATUS})

@@ -1,5 +1,11 @@
 """One client connection on the event loop: start-up, then its messages, a batch at a time.
 
+A :class:`Connection` is the connection's asyncio protocol. Start-up and authentication
+run as one coroutine reading from the protocol's buffer; after them the connection is
+driven by callbacks (bytes from the client, bytes from the upstream, a worker's result,
+the client's socket writable again): no task wakes per message, which is most of what a
+relayed statement cost when each connection was a coroutine over a StreamReader.
+
 Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session` (and,
@@ -23,18 +29,19 @@ Rules this module keeps:
   client waits on (Query, Sync, Flush, FunctionCall) that has messages behind it, and
   while rows are produced (the session's ``spill``, which waits while the client does not
   read: a slow client holds its statement, not the server's memory).
-* A batch still running at the server's next tick (every ``WATCH_TICK_S``) makes the
-  connection go on reading (up to ``_READ_AHEAD`` bytes held) until it ends: a client that
-  hangs up has its running statement cancelled (PostgreSQL notices it through
+* The client is always read, up to ``_READ_AHEAD`` bytes held beyond the message being
+  received (then reading pauses until the session takes frames). A client that hangs up
+  while a batch runs has its running statement cancelled if the batch is still running
+  ``HANGUP_GRACE_S`` later (PostgreSQL notices it through
   ``client_connection_check_interval``; pgbarrier always watches).
 * A frame longer than ``max_message_bytes``, or a FATAL error, ends this connection only,
   after the error is sent. Between messages the session's idle timeouts apply
   (``idle_session_timeout``, ``idle_in_transaction_session_timeout``: FATAL 57P05/25P03).
 """
-
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import socket
 import struct
@@ -68,8 +75,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_READ_CHUNK = 65536
-#: bytes a connection reads ahead while its batch runs (then it waits for the batch)
+#: bytes held beyond the message being received before reading pauses
 _READ_AHEAD = 1024 * 1024
 #: PostgreSQL's MAX_STARTUP_PACKET_LENGTH (the body, after the length word)
 MAX_STARTUP_PACKET_BYTES = 10000
@@ -77,6 +83,8 @@ MAX_STARTUP_PACKET_BYTES = 10000
 _MAX_AUTH_MESSAGE_BYTES = 65535
 #: PostgreSQL's authentication_timeout (the default of --authentication-timeout-sec)
 STARTUP_TIMEOUT_S = 60.0
+#: a hang-up during a batch cancels its statement if the batch runs this much longer
+HANGUP_GRACE_S = 0.25
 #: messages the client waits on: output is written after them
 _WAITED_ON = frozenset(b"QSHF")
 #: messages answered with ReadyForQuery: after them the idle timeouts apply
@@ -91,29 +99,25 @@ _QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
+#: a relay step that waits: it goes on from a callback
+_PENDING = object()
 
 
 class _Closed(Exception):
     """The peer went away."""
 
 
-class Connection:
+class Connection(asyncio.Protocol):
     """One accepted client connection (see module rules)."""
 
-    __slots__ = ("server", "reader", "writer", "peer", "session", "frames", "in_batch",
-                 "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
-                 "_watch", "upstream_io", "batches", "seen_batches")
-
-    def __init__(self, server: PgBarrierServer, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
-        self.reader = reader
-        self.writer = writer
-        peer = writer.get_extra_info("peername")
-        self.peer = peer[0] if isinstance(peer, tuple) else str(peer or "local")
+        self.loop = asyncio.get_running_loop()
+        self.transport: Any = None
+        self.peer = "local"
         self.session: Session | None = None
         self.frames = FrameBuffer(server.max_message_bytes)
-        #: a batch of its messages is running on the worker pool
+        #: a batch of its messages is running
         self.in_batch = False
         #: it was running a batch when shutdown began: it may go on until the deadline
         self.busy_at_shutdown = False
@@ -128,20 +132,134 @@ class Connection:
         self.tls = False
         #: it holds one of the server's --max-connections slots
         self.slot = False
-        self._watch: asyncio.Task[None] | None = None
-        #: batches started, and the count the server's last tick saw (see start_watch)
+        #: batches started (a hang-up cancels the batch it happened in, not a later one)
         self.batches = 0
-        self.seen_batches = -1
         #: the loop's side of the upstream socket, for a session relayed as bytes
         self.upstream_io: UpstreamIO | None = None
+        #: start-up's wait for bytes: how many, and the future the bytes complete
+        self._want = 0
+        self._waiter: asyncio.Future[None] | None = None
+        #: after start-up, bytes drive the session (see _advance)
+        self._serving = False
+        #: something is in flight for the batch (a relay step waiting, a worker running)
+        self._busy = False
+        #: the serving phase has ended (or failed): the future run() waits on
+        self._done: asyncio.Future[None] | None = None
+        self._finished = False
+        #: a ReadyForQuery went out last: the idle timeouts apply
+        self._idle = True
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._read_paused = False
+        self._write_paused = False
+        #: called when the client's socket takes writes again (a waiting step or batch)
+        self._on_writable: Callable[[], None] | None = None
+        #: workers' spills waiting for the same
+        self._drain_waiters: list[concurrent.futures.Future[None]] = []
+        #: the relayed batch running: its frames, the next one's index, the step running
+        self._batch: list[bytes] = []
+        self._next = 0
+        self._steps: Any = None
+
+    # ------------------------------------------------------------------ protocol callbacks
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = peer[0] if isinstance(peer, tuple) else str(peer or "local")
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        if not self.server.accepted(self):
+            transport.write(m.error_response(TooManyConnections("sorry, too many clients already")))
+            transport.close()
+            return
+        self.loop.create_task(self.run())
+
+    def data_received(self, data: bytes) -> None:
+        frames = self.frames
+        frames.feed(data)
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if frames.holds_more_than(_READ_AHEAD) and not self._read_paused:
+            self._read_paused = True
+            self.transport.pause_reading()
+        if self._serving:
+            if not self._busy:
+                self._guard(self._advance)
+        elif self._waiter is not None and frames.pending >= self._want:
+            self._wake()
+
+    def eof_received(self) -> bool:
+        self._lost()
+        return not self.tls  # keep the socket open to write the answers (not over TLS)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_exception(ClientGone())
+        self._lost()
+        if self._on_writable is not None:  # a step waiting to write finds the client gone
+            self._guard(self._writable_again)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self.upstream_io is not None and self.upstream_io.paused:
+            self.upstream_io.resume()
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+        if self._on_writable is not None:
+            self._guard(self._writable_again)
+        elif self._serving and not self._busy:
+            self._guard(self._advance)
+
+    def _writable_again(self) -> None:
+        then, self._on_writable = self._on_writable, None
+        if then is not None:
+            then()
+
+    def _lost(self) -> None:
+        if self.eof:
+            return
+        self.eof = True
+        self._wake()
+        if not self._serving:
+            return
+        if self.in_batch:
+            self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
+        elif not self._busy:
+            self._guard(self._advance)
+
+    def _hung_up(self, batch: int) -> None:
+        session = self.session
+        if self.in_batch and self.batches == batch and not self._finished and session:
+            log.info("connection %d: client hung up during a statement; cancelling it",
+                     session.process_id)
+            self.server.pool.submit(session.cancel)
+
+    def end_input(self) -> None:
+        """Shutdown: read nothing more; a connection waiting for its client ends."""
+        self.shut_read = True
+        if not self._read_paused and self.transport is not None:
+            self._read_paused = True
+            try:
+                self.transport.pause_reading()
+            except (RuntimeError, AttributeError):
+                pass
+        self._wake()
+        if self._serving and not self._busy:
+            self._guard(self._advance)
 
     # ------------------------------------------------------------------ the whole life
 
     async def run(self) -> None:
         server = self.server
-        sock = self.writer.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
         session: Session | None = None
         try:
             try:
@@ -152,8 +270,10 @@ class Connection:
                              "not finish within %g s", self.peer, server.authentication_timeout_s)
                 return
             if session is not None:
-                await self._serve(session)
-        except (_Closed, ClientGone, ConnectionError, OSError, asyncio.IncompleteReadError):
+                self._done = self.loop.create_future()
+                self._start_serving(session)
+                await self._done
+        except (_Closed, ClientGone, ConnectionError, OSError):
             pass
         except PgError as err:
             if isinstance(err, AdminShutdown):
@@ -169,13 +289,14 @@ class Connection:
 
     async def _finish(self, session: Session | None) -> None:
         server = self.server
-        if self._watch is not None:
-            self._watch.cancel()
+        self._finished = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         if server.terminating and not self.told:
             self.told = True
             self._write(m.error_response(server.admin_shutdown()))
         try:
-            self.writer.close()  # flushes what is buffered (TLS: then close_notify)
+            self.transport.close()  # flushes what is buffered (TLS: then close_notify)
         except (OSError, RuntimeError):
             pass
         if self.upstream_io is not None:
@@ -192,17 +313,50 @@ class Connection:
         server.closed(self)
 
     def _write(self, data: bytes) -> None:
-        if data and not self.writer.is_closing():
-            self.writer.write(data)
+        if data and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def _end(self, error: BaseException | None = None) -> None:
+        """The serving phase is over (``error``: what ends it, handled by run)."""
+        if self._finished:
+            return
+        self._finished = True
+        done = self._done
+        if done is not None and not done.done():
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run a serving callback; what it raises ends the connection (see run)."""
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - run() sorts it out
+            self._end(exc)
 
     # ------------------------------------------------------------------ start-up
 
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
     async def _read_exact(self, n: int) -> bytes:
-        try:
-            return await self.reader.readexactly(n)
-        except asyncio.IncompleteReadError:
-            self.eof = True
-            raise _Closed() from None
+        frames = self.frames
+        while frames.pending < n:
+            if self.eof or self.shut_read:
+                self.eof = True
+                raise _Closed()
+            if self._read_paused:
+                self._read_paused = False
+                self.transport.resume_reading()
+            self._want = n
+            self._waiter = self.loop.create_future()
+            await self._waiter
+        return frames.take(n)
 
     async def _startup(self) -> Session | None:
         server = self.server
@@ -215,15 +369,15 @@ class Connection:
             if isinstance(first, m.SSLRequest) and tls is not None:
                 if self.tls:
                     raise ProtocolViolation("SSL negotiation requested on an SSL connection")
-                if _buffered(self.reader):
+                if self.frames.pending:
                     raise ProtocolViolation("received unencrypted data after SSL request")
-                self.writer.write(b"S")
-                await self.writer.drain()
-                await self.writer.start_tls(tls.context)
+                self.transport.write(b"S")
+                self.transport = await self.loop.start_tls(
+                    self.transport, self, tls.context, server_side=True)
                 self.tls = True
                 continue
             if isinstance(first, (m.SSLRequest, m.GSSENCRequest)):
-                self.writer.write(b"N")
+                self.transport.write(b"N")
                 continue
             if isinstance(first, m.CancelRequest):
                 await server.run_blocking(server.cancel, first.process_id, first.secret_key)
@@ -316,205 +470,138 @@ class Connection:
 
     # ------------------------------------------------------------------ serving
 
-    async def _serve(self, session: Session) -> None:
-        loop = asyncio.get_running_loop()
-        relay = session.relay
-        if relay is not None:
-            self.upstream_io = UpstreamIO(loop, relay.up)
+    def _start_serving(self, session: Session) -> None:
+        if session.relay is not None:
+            self.upstream_io = UpstreamIO(self.loop, session.relay.up)
+            self.upstream_io.idle = self._upstream_spoke
             self.upstream_io.attach()
         else:
-            session.spill = self._spiller(loop)
+            session.spill = self._spill
+        self._serving = True
+        self._guard(self._advance)  # what the client sent behind its start-up
+
+    def _advance(self) -> None:
+        """Start on the frames held while nothing is in flight: the serving phase's loop.
+        Returns when it waits (for the client, a relay step, a worker, a writable socket)."""
         frames = self.frames
-        server = self.server
-        transport = self.writer.transport
-        idle = True  # a ReadyForQuery went out: the idle timeouts apply
-        while True:
+        session = self.session
+        assert session is not None
+        while not self._busy and not self._finished:
+            if self._write_paused:
+                return  # resume_writing goes on
             batch = frames.frames()
+            if self._read_paused and not frames.holds_more_than(_READ_AHEAD) \
+                    and not self.shut_read:
+                self._read_paused = False
+                self.transport.resume_reading()
             if not batch:
                 if self.eof or self.shut_read:
-                    return
-                await self._receive(session, idle)
-                continue
+                    self._end()
+                elif self._idle:
+                    self._arm_idle_timer(session)
+                return
             self.in_batch = True
             self.batches += 1
-            try:
-                try:
-                    if relay is not None:
-                        out, idle, terminate = await self._relay_batch(session, batch)
-                    else:
-                        out, idle, terminate = await asyncio.wrap_future(
-                            server.pool.submit(self._run_batch, session, batch))
-                finally:
-                    if self._watch is not None:
-                        await self._stop_watch()
-            finally:
-                self.in_batch = False
-            if self.cancelled:  # shutdown's grace period ran out: the output is dropped
-                session.out.take()
-                raise server.admin_shutdown()
-            if out:
-                self.writer.write(out)
-            if terminate:
-                return
-            if transport.get_write_buffer_size() > _READ_CHUNK:
-                await self.writer.drain()
+            if self.eof:  # it hung up before this batch began (behind its start-up, say)
+                self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
+            if session.relay is not None:
+                self._batch = batch
+                self._next = 0
+                self._relay_frames(None)
+            else:
+                self._busy = True
+                future = self.server.pool.submit(self._run_batch, session, batch)
+                future.add_done_callback(self._batch_ran_threadsafe)
 
-    async def _receive(self, session: Session, idle: bool) -> None:
-        """Wait for more of the client's bytes; FATAL when an idle timeout runs out first."""
-        want = max(_READ_CHUNK, self.frames.missing())
-        limit = _idle_limit(session) if idle else None
-        if limit is None:
-            data = await self.reader.read(want)
-        else:
-            try:
-                data = await asyncio.wait_for(self.reader.read(want), limit[0])
-            except asyncio.TimeoutError:
-                log.info("connection %d: %s", session.process_id, limit[1].message)
-                raise limit[1] from None
-        if not data:
-            self.eof = True
-            raise _Closed()
-        self.frames.feed(data)
-
-    def start_watch(self) -> None:
-        """Called by the server's tick for a batch that has run since the last tick: read
-        ahead from now on, and notice a hang-up."""
+    def _batch_ended(self, out: bytes, idle: bool) -> None:
+        self.in_batch = False
         session = self.session
-        if self.in_batch and self._watch is None and not self.shut_read and session is not None:
-            self._watch = asyncio.get_running_loop().create_task(self._watch_client(session))
+        assert session is not None
+        if self.cancelled:  # shutdown's grace period ran out: the output is dropped
+            session.out.take()
+            raise self.server.admin_shutdown()
+        self._write(out)
+        self._idle = idle
 
-    async def _stop_watch(self) -> None:
-        """End the read-ahead before anything else reads the stream (one reader at a time)."""
-        task = self._watch
-        if task is None:
+    def _arm_idle_timer(self, session: Session) -> None:
+        limit = _idle_limit(session)
+        if limit is not None and self._idle_timer is None:
+            self._idle_timer = self.loop.call_later(limit[0], self._idle_expired, limit[1])
+
+    def _idle_expired(self, error: Fatal) -> None:
+        self._idle_timer = None
+        if self._busy or self._finished or self.in_batch or self.session is None:
             return
-        self._watch = None
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            if not task.cancelled():  # this coroutine itself is being cancelled
-                raise
-        except Exception:  # noqa: BLE001 - a read error shows again on the next read
-            pass
+        log.info("connection %d: %s", self.session.process_id, error.message)
+        self._end(error)
 
-    async def _watch_client(self, session: Session) -> None:
-        """While a batch runs: read ahead, and cancel the statement if the client hangs up."""
-        frames = self.frames
-        while frames.pending < _READ_AHEAD and not self.shut_read:
-            data = await self.reader.read(max(_READ_CHUNK, frames.missing()))
-            if not data:
-                self.eof = True
-                log.info("connection %d: client hung up during a statement; cancelling it",
-                         session.process_id)
-                self.server.pool.submit(session.cancel)
-                return
-            frames.feed(data)
-
-    async def _drain(self) -> None:
-        transport = self.writer.transport
-        if transport.get_write_buffer_size() > _READ_CHUNK:
-            await self.writer.drain()
-
-    def _spiller(self, loop: asyncio.AbstractEventLoop) -> Callable[[bytes], None]:
-        """The worker's write to the client: waits until the loop has the bytes out
-        (or buffered below the high-water mark); ClientGone when the client is gone."""
-        writer = self.writer
-
-        async def write(data: bytes) -> None:
-            if writer.is_closing():
-                raise ClientGone()
-            writer.write(data)
-            await writer.drain()
-
-        def spill(data: bytes) -> None:
-            if not data:
-                return
-            if self.cancelled:
-                raise ClientGone()
-            try:
-                asyncio.run_coroutine_threadsafe(write(data), loop).result()
-            except (ConnectionError, OSError, RuntimeError):
-                raise ClientGone() from None
-
-        return spill
-
-    # ------------------------------------------------------------------ the upstream relay
-
-    async def _relay_batch(self, session: Session, batch: list[bytes]) -> tuple[bytes, bool, bool]:
-        """On the loop: each frame to the session's relay, its steps driven here."""
+    def _upstream_spoke(self) -> None:
+        """The upstream sent bytes no relay step waits for. Between batches, what it sends
+        by itself (a NOTIFY, a notice, a ParameterStatus) goes to the client at once; if it
+        has gone, what it said last goes, then the connection ends (FATAL 08006)."""
+        session = self.session
+        if self._busy or self.in_batch or self._finished or session is None:
+            return  # the running batch's steps read it
         relay = session.relay
         assert relay is not None
-        out = session.out
-        server = self.server
-        relay_now = relay.relay_now
-        last = len(batch) - 1
-        code = 0
-        for i, frame in enumerate(batch):
-            code = frame[0]
-            if code in _QUEUED and relay_now(code, frame):
-                continue  # queued for the upstream until Sync or Flush: nothing to write
-            if code == _TERMINATE:
-                return out.take(), False, True
-            if code in _GATED_RELAY and (server.terminating or server.logs_statements):
-                server.gate(self)
-            try:
-                waited = await self._drive(self.upstream_io, relay.steps(code, frame))
-            except (Fatal, ClientGone):
-                raise
-            except Exception as exc:  # a bug: the upstream stream cannot be trusted now
-                log.exception("unexpected failure relaying message type %r", chr(code))
-                raise Fatal(f"internal error: {exc}", sqlstate="XX000") from None
-            if i < last and out.chunks and (waited or len(out.chunks) > _MAX_CHUNKS):
-                self._write(out.take())
-                await self._drain()
-        return out.take(), code in _READY_CODES, False
+        up = relay.up
+        lost = up.lost
+        data = up.take_asynchronous(everything=lost is not None)
+        if data:
+            self._write(data)
+            relay.take_params()
+        if lost is not None:
+            self._end(lost)
+        elif self._write_paused:  # the client does not read: hold the upstream too
+            io = self.upstream_io
+            assert io is not None
+            io.pause()
 
-    async def _drive(self, io: UpstreamIO, steps: Any) -> Any:
-        """Run one relay step generator: its requests are the upstream's bytes (NEED_BYTES,
-        after writing what it queued), a client write (Spill) and full-path work (RunLocal,
-        on a worker that owns the upstream socket meanwhile)."""
-        up = io.up
+    # ------------------------------------------------------------------ the worker's batches
+
+    def _batch_ran_threadsafe(self, future: concurrent.futures.Future[Any]) -> None:
         try:
-            io.fresh = False
-            request = steps.send(None)
-            while True:
-                if request is NEED_BYTES:
-                    if up.pending_writes and not io.send_now():
-                        await io.flush_rest()
-                    if not io.fresh and up.lost is None:
-                        await io.waiter()
-                    io.fresh = False
-                    request = steps.send(None)
-                elif type(request) is Spill:
-                    chunks = request.chunks
-                    self._write(b"".join(chunks))
-                    chunks.clear()
-                    if self.writer.is_closing():
-                        raise ClientGone()
-                    await self.writer.drain()
-                    io.fresh = False
-                    request = steps.send(None)
-                else:
-                    if up.pending_writes and not io.send_now():
-                        await io.flush_rest()
-                    io.detach()
-                    try:
-                        result = await self.server.run_blocking(request.fn, *request.args)
-                    except BaseException as exc:  # noqa: BLE001 - the step's to handle
-                        io.attach()
-                        io.fresh = False
-                        request = steps.throw(exc)
-                        continue
-                    io.attach()
-                    io.fresh = False
-                    request = steps.send(result)
-        except StopIteration as stop:
-            if up.pending_writes and not io.send_now():
-                await io.flush_rest()
-            return stop.value
+            self.loop.call_soon_threadsafe(self._guard, self._batch_ran, future)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
 
-    # ------------------------------------------------------------------ the worker's side
+    def _batch_ran(self, future: concurrent.futures.Future[Any]) -> None:
+        self._busy = False
+        exc = future.exception()
+        if exc is not None:
+            self.in_batch = False
+            raise exc
+        out, idle, terminate = future.result()
+        self._batch_ended(out, idle)
+        if terminate:
+            self._end()
+            return
+        self._advance()
+
+    def _spill(self, data: bytes) -> None:
+        """The worker's write to the client: waits until the loop has the bytes out (or
+        buffered below the high-water mark); ClientGone when the client is gone."""
+        if not data:
+            return
+        if self.cancelled:
+            raise ClientGone()
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        try:
+            self.loop.call_soon_threadsafe(self._spill_on_loop, data, done)
+            done.result()
+        except (ConnectionError, OSError, RuntimeError):
+            raise ClientGone() from None
+
+    def _spill_on_loop(self, data: bytes, done: concurrent.futures.Future[None]) -> None:
+        transport = self.transport
+        if transport.is_closing():
+            done.set_exception(ClientGone())
+            return
+        transport.write(data)
+        if self._write_paused:
+            self._drain_waiters.append(done)
+        else:
+            done.set_result(None)
 
     def _run_batch(self, session: Session, batch: list[bytes]) -> tuple[bytes, bool, bool]:
         """On a worker thread: hand each frame to the session; returns (output, idle,
@@ -543,10 +630,159 @@ class Connection:
                 spill(out.take())
         return out.take(), code in _READY_CODES, False
 
+    # ------------------------------------------------------------------ the upstream relay
 
-def _buffered(reader: asyncio.StreamReader) -> bool:
-    """Whether the reader holds bytes not read yet (asyncio keeps them in ``_buffer``)."""
-    return bool(getattr(reader, "_buffer", b""))
+    def _relay_frames(self, ended: Any) -> None:
+        """On the loop: the relayed batch's frames from ``_next`` on, each to the session's
+        relay, its steps driven by :meth:`_drive`. ``ended``: the answer of the step that
+        just ended after waiting (None: none did). Returns when the batch ends or a step
+        waits (``_busy``)."""
+        session = self.session
+        assert session is not None
+        relay = session.relay
+        assert relay is not None
+        out = session.out
+        server = self.server
+        relay_now = relay.relay_now
+        batch = self._batch
+        last = len(batch) - 1
+        while True:
+            if ended is not None:  # the frame before _next has been handled
+                if self._next <= last and out.chunks and (ended or len(out.chunks) > _MAX_CHUNKS):
+                    self._write(out.take())
+                    if self._write_paused:
+                        self._busy = True
+                        self._on_writable = self._batch_writable
+                        return
+                ended = None
+            i = self._next
+            if i > last:
+                break
+            frame = batch[i]
+            self._next = i + 1
+            code = frame[0]
+            if code in _QUEUED and relay_now(code, frame):
+                continue  # queued for the upstream until Sync or Flush: nothing to write
+            if code == _TERMINATE:
+                self.in_batch = False
+                self._write(out.take())
+                self._end()
+                return
+            if code in _GATED_RELAY and (server.terminating or server.logs_statements):
+                server.gate(self)
+            self._steps = relay.steps(code, frame)
+            ended = self._drive(None, None)
+            if ended is _PENDING:
+                self._busy = True
+                return
+        self._batch = []
+        self._batch_ended(out.take(), batch[-1][0] in _READY_CODES)
+        up = relay.up
+        if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
+            self._upstream_spoke()
+
+    def _batch_writable(self) -> None:
+        self._busy = False
+        self._relay_frames(None)
+        self._advance()
+
+    def _step_ended(self, answer: Any) -> None:
+        self._busy = False
+        self._relay_frames(answer)
+        self._advance()
+
+    def _resume(self, value: Any = None, exc: BaseException | None = None) -> None:
+        """A waiting step goes on (a callback's entry point)."""
+        try:
+            answer = self._drive(value, exc)
+            if answer is not _PENDING:
+                self._step_ended(answer)
+        except BaseException as err:  # noqa: BLE001 - run() sorts it out
+            self._end(err)
+
+    def _drive(self, value: Any, exc: BaseException | None) -> Any:
+        """Run the step generator until it ends (its answer) or waits (``_PENDING``; a
+        callback resumes it). Its requests are the upstream's bytes (NEED_BYTES, after
+        writing what it queued), a client write (Spill) and full-path work (RunLocal, on a
+        worker that owns the upstream socket meanwhile)."""
+        io = self.upstream_io
+        assert io is not None
+        up = io.up
+        steps = self._steps
+        try:
+            try:
+                io.fresh = False
+                request = steps.throw(exc) if exc is not None else steps.send(value)
+                while True:
+                    if request is NEED_BYTES:
+                        if up.pending_writes and not io.send_now():
+                            io.send_later(self._sent_then_read)
+                            return _PENDING
+                        if not io.fresh and up.lost is None:
+                            io.waiting = self._resume
+                            return _PENDING
+                        io.fresh = False
+                        request = steps.send(None)
+                    elif type(request) is Spill:
+                        chunks = request.chunks
+                        self._write(b"".join(chunks))
+                        chunks.clear()
+                        if self.transport.is_closing():
+                            raise ClientGone()
+                        if self._write_paused:
+                            self._on_writable = self._resume
+                            return _PENDING
+                        io.fresh = False
+                        request = steps.send(None)
+                    else:
+                        if up.pending_writes and not io.send_now():
+                            io.send_later(lambda: self._guard(self._run_local, request))
+                            return _PENDING
+                        self._run_local(request)
+                        return _PENDING
+            except StopIteration as stop:
+                self._steps = None
+                if up.pending_writes and not io.send_now():
+                    answer = stop.value
+                    io.send_later(lambda: self._guard(self._step_ended, answer))
+                    return _PENDING
+                return stop.value
+        except (Fatal, ClientGone):
+            raise
+        except Exception as err:  # a bug: the upstream stream cannot be trusted now
+            log.exception("unexpected failure relaying a message")
+            raise Fatal(f"internal error: {err}", sqlstate="XX000") from None
+
+    def _sent_then_read(self) -> None:
+        io = self.upstream_io
+        assert io is not None
+        if io.fresh or io.up.lost is not None:
+            self._resume()
+        else:
+            io.waiting = self._resume
+
+    def _run_local(self, request: Any) -> None:
+        io = self.upstream_io
+        assert io is not None
+        io.detach()
+        future = self.server.pool.submit(request.fn, *request.args)
+        future.add_done_callback(self._local_ran_threadsafe)
+
+    def _local_ran_threadsafe(self, future: concurrent.futures.Future[Any]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self._local_ran, future)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+    def _local_ran(self, future: concurrent.futures.Future[Any]) -> None:
+        io = self.upstream_io
+        assert io is not None
+        io.attach()
+        exc = future.exception()
+        if exc is not None:
+            self._resume(None, exc)
+        else:
+            self._resume(future.result())
 
 
 def _idle_limit(session: Session) -> tuple[float, Fatal] | None:
@@ -565,4 +801,3 @@ def _idle_limit(session: Session) -> tuple[float, Fatal] | None:
             return ms / 1000, IdleInTransactionTimeout(
                 "terminating connection due to idle-in-transaction timeout")
     return None
-

@@ -5,6 +5,11 @@ the type byte, and the body. :class:`FrameBuffer` is fed bytes as they arrive an
 out whole frames (type byte, length and body, as received). A length below 4 or above
 the buffer's limit is 08P01 ``invalid message length N`` (PostgreSQL's words); the
 connection then ends, since the stream can no longer be framed.
+
+Feeding costs time linear in the bytes fed: the pieces of a message longer than what
+is held are kept in a list and joined once, when the message is whole (a 64 MB COPY
+row arrives in hundreds of reads). Start-up packets, which have no type byte, are read
+with :meth:`FrameBuffer.take`.
 """
 
 from __future__ import annotations
@@ -14,30 +19,52 @@ import struct
 from pgbarrier.errors import ProtocolViolation
 
 _unpack = struct.Struct("!i").unpack_from
+#: a partial message needing more than this is gathered in pieces, not re-joined per read
+_GATHER = 1 << 16
 
 
 class FrameBuffer:
     """Bytes received and not yet handed out as frames."""
 
-    __slots__ = ("_buf", "_pos", "limit")
+    __slots__ = ("_buf", "_pos", "limit", "_parts", "_parts_len", "_need")
 
     def __init__(self, limit: int) -> None:
         self._buf = b""
         self._pos = 0
         #: the largest length word accepted (``--max-message-bytes``)
         self.limit = limit
+        #: pieces fed after ``_buf`` while a long message is incomplete, and their length
+        self._parts: list[bytes] = []
+        self._parts_len = 0
+        #: bytes the held message still needs before the pieces are joined (0: none held)
+        self._need = 0
 
     def feed(self, data: bytes) -> None:
+        if self._need:
+            self._parts.append(data)
+            self._parts_len += len(data)
+            if self._parts_len < self._need:
+                return
+            data = b"".join(self._parts)
+            self._parts.clear()
+            self._parts_len = self._need = 0
         if self._pos < len(self._buf):
             self._buf = self._buf[self._pos:] + data
         else:
             self._buf = data
         self._pos = 0
+        missing = self.missing()
+        if missing > _GATHER and self._frame_length() <= self.limit:
+            self._need = missing
 
     @property
     def pending(self) -> int:
         """Bytes held (a partial frame included)."""
-        return len(self._buf) - self._pos
+        return len(self._buf) - self._pos + self._parts_len
+
+    def _frame_length(self) -> int:
+        buf, pos = self._buf, self._pos
+        return _unpack(buf, pos + 1)[0] if len(buf) - pos >= 5 else 0
 
     def missing(self) -> int:
         """How many more bytes the frame at the head needs (0: it is whole, or no header yet)."""
@@ -45,10 +72,38 @@ class FrameBuffer:
         if len(buf) - pos < 5:
             return 0
         length = _unpack(buf, pos + 1)[0]
-        return max(0, pos + 1 + length - len(buf))
+        return max(0, pos + 1 + length - len(buf) - self._parts_len)
+
+    def holds_more_than(self, limit: int) -> bool:
+        """Whether more than ``limit`` bytes are held beyond what one message being received
+        (of an acceptable length) may need: a reader should stop reading until frames are
+        taken. A long message still arriving never stops its own reading."""
+        if self.pending <= limit:
+            return False
+        if self._need:
+            return False
+        missing = self.missing()
+        return not (missing and self._frame_length() <= self.limit)
+
+    def take(self, n: int) -> bytes:
+        """The next ``n`` raw bytes (start-up packets); the caller checked ``pending``."""
+        if self._need:  # start-up reads are short: join what is held
+            self._buf = self._buf[self._pos:] + b"".join(self._parts)
+            self._pos = 0
+            self._parts.clear()
+            self._parts_len = self._need = 0
+        pos = self._pos
+        data = self._buf[pos:pos + n]
+        self._pos = pos + len(data)
+        if self._pos >= len(self._buf):
+            self._buf = b""
+            self._pos = 0
+        return data
 
     def frames(self) -> list[bytes]:
         """Every whole frame held, in order; raises 08P01 at a length that cannot be."""
+        if self._need:
+            return []
         buf, pos = self._buf, self._pos
         n = len(buf)
         out: list[bytes] = []
@@ -69,4 +124,8 @@ class FrameBuffer:
         if pos == n:
             self._buf = b""
             self._pos = 0
+        else:
+            missing = self.missing()
+            if missing > _GATHER and self._frame_length() <= limit:
+                self._need = missing
         return out

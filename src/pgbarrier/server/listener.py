@@ -2,8 +2,9 @@
 
 The loop runs in the thread that calls :meth:`PgBarrierServer.serve_forever`; other
 threads talk to it only through the thread-safe methods named below. Each accepted
-connection is a :class:`~pgbarrier.server.connection.Connection` task; blocking work goes
-to one :class:`~pgbarrier.server.pool.WorkerPool` (see its rules for the bound).
+connection is a :class:`~pgbarrier.server.connection.Connection` (its asyncio protocol);
+blocking work goes to one :class:`~pgbarrier.server.pool.WorkerPool` (see its rules for
+the bound).
 
 The server keeps the sessions by backend process id, so a CancelRequest on another
 connection can find the one it names. It also holds what every connection's start-up
@@ -48,11 +49,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pgbarrier.errors import AdminShutdown, TooManyConnections
+from pgbarrier.errors import AdminShutdown
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
 from pgbarrier.server.pool import WorkerPool
 from pgbarrier.session.session import Session
-from pgbarrier.pgproto import messages as m
 from pgbarrier.server.auth import Authenticator
 from pgbarrier.server.tls import TlsConfig
 
@@ -71,9 +71,6 @@ CANCEL_REPEAT_S = 0.2
 #: after the grace period, how long cancelled connections get to end before their
 #: sockets are closed (a client that does not read can block a write)
 CANCEL_TIMEOUT_S = 10.0
-#: how often running batches are looked at: one running since the last look starts
-#: watching its client for a hang-up (the old watcher thread's interval was 1 s)
-WATCH_TICK_S = 0.25
 #: the listen backlog (a burst of connections must not be dropped at the door)
 LISTEN_BACKLOG = 512
 
@@ -156,39 +153,25 @@ class PgBarrierServer:
     async def _start(self) -> None:
         self._empty = asyncio.Event()
         self._empty.set()
-        self._server = await asyncio.start_server(
-            self._accepted, sock=self.socket, backlog=LISTEN_BACKLOG,
-            limit=2 ** 17)
+        self._server = await self._loop.create_server(
+            lambda: Connection(self), sock=self.socket, backlog=LISTEN_BACKLOG)
         if self._accepting_stopped:
             self._server.close()
-        self._loop.call_later(WATCH_TICK_S, self._tick)
 
-    def _tick(self) -> None:
-        """Every WATCH_TICK_S: a batch that was already running at the last tick (the same
-        batch count) gets its client watched (Connection.start_watch)."""
-        for conn in self._conns:
-            if conn.in_batch and conn.batches == conn.seen_batches:
-                conn.start_watch()
-            conn.seen_batches = conn.batches
-        self._loop.call_later(WATCH_TICK_S, self._tick)
-
-    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def accepted(self, conn: Connection) -> bool:
+        """A new connection (on the loop): False when it must be refused at once (FATAL
+        53300, past the connections served at once)."""
         if len(self._conns) >= self._max_live:
-            peer = writer.get_extra_info("peername")
             log.info("connection from %s refused: %d connections served already",
-                     peer[0] if isinstance(peer, tuple) else peer, self._max_live)
-            writer.write(m.error_response(TooManyConnections("sorry, too many clients already")))
-            writer.close()
-            return
-        conn = Connection(self, reader, writer)
+                     conn.peer, self._max_live)
+            return False
         with self._lock:
             self._conns.add(conn)
         assert self._empty is not None
         self._empty.clear()
         if self.terminating:  # accepted just before the listening socket closed
             conn.shut_read = True
-            _end_input(conn)
-        await conn.run()
+        return True
 
     def closed(self, conn: Connection) -> None:
         """The connection's last act (on the loop)."""
@@ -285,7 +268,7 @@ class PgBarrierServer:
             if c.in_batch:
                 busy += 1
             else:
-                _end_input(c)
+                c.end_input()
         log.info("shutting down: not accepting connections; %d connection(s), %d running a "
                  "statement; grace period %g s", len(conns), busy, grace_s)
         try:
@@ -305,7 +288,7 @@ class PgBarrierServer:
                 if c.session is not None:
                     self.pool.submit(c.session.cancel)
                 if not c.in_batch:
-                    _end_input(c)  # one still in start-up
+                    c.end_input()  # one still in start-up
             try:
                 await asyncio.wait_for(self._empty.wait(), CANCEL_REPEAT_S)
                 return
@@ -314,7 +297,7 @@ class PgBarrierServer:
         log.warning("%d connection(s) did not end after their statements were cancelled; "
                     "closing their sockets", len(self._conns))
         for c in list(self._conns):
-            c.writer.transport.abort()
+            c.transport.abort()
         try:
             await asyncio.wait_for(self._empty.wait(), 1.0)
         except asyncio.TimeoutError:
@@ -335,16 +318,6 @@ class PgBarrierServer:
                 pass
             self._done.wait(5.0)
         self.pool.shutdown()
-
-
-def _end_input(conn: Connection) -> None:
-    """Make a connection's wait for client bytes end as if the client had closed."""
-    transport = conn.writer.transport
-    try:
-        transport.pause_reading()
-    except (RuntimeError, AttributeError):
-        pass
-    conn.reader.feed_eof()
 
 
 def _listen(address: tuple[str, int]) -> socket.socket:

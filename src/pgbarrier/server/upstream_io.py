@@ -5,19 +5,22 @@ Rules this module keeps:
 * While the loop owns the socket it is non-blocking and watched by one reader callback
   for the whole session (no epoll registration per statement): what arrives is appended
   to the :class:`~pgbarrier.backends.pg_relay.Upstream`'s buffer at once, whether or not a
-  relay step is waiting for it. End of stream or an error marks the upstream lost and
-  stops the watching.
+  relay step is waiting for it, and the step waiting (``waiting``, a callback) is called;
+  with no step waiting, ``idle`` is (the connection passes on what PostgreSQL sends by
+  itself, such as a NOTIFY, at once).
+  End of stream or an error marks the upstream lost and stops the watching.
 * :meth:`UpstreamIO.detach` hands the socket to a worker thread (the full path: blocking
   reads and writes through the same buffer); :meth:`UpstreamIO.attach` takes it back.
   They are only called between relay steps, when every relayed message has its reply.
 * Writes are tried at once; only what the kernel did not take waits for the socket to be
-  writable.
+  writable (:meth:`UpstreamIO.send_later`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from pgbarrier.backends.pg_relay import Upstream
 
@@ -27,7 +30,8 @@ _RECV = 65536
 
 
 class UpstreamIO:
-    __slots__ = ("loop", "up", "sock", "fd", "watching", "fresh", "_waiter")
+    __slots__ = ("loop", "up", "sock", "fd", "watching", "fresh", "waiting", "idle",
+                 "paused", "_rest", "_then")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, up: Upstream) -> None:
         self.loop = loop
@@ -37,12 +41,34 @@ class UpstreamIO:
         self.watching = False
         #: bytes arrived since the relay step last ran
         self.fresh = False
-        self._waiter: asyncio.Future[None] | None = None
+        #: called once when bytes (or the end) arrive: set only while ``fresh`` is false
+        self.waiting: Callable[[], None] | None = None
+        #: called when bytes (or the end) arrive and no step waits
+        self.idle: Callable[[], None] | None = None
+        #: not read while the client does not read what it sent by itself (see pause)
+        self.paused = False
+        #: what send_later still has to write, and what it calls when done
+        self._rest = b""
+        self._then: Callable[[], None] | None = None
 
     def attach(self) -> None:
         self.sock.setblocking(False)
         self.up.blocking = False
+        self.paused = False
         if self.up.lost is None and not self.watching:
+            self.loop.add_reader(self.fd, self._readable)
+            self.watching = True
+
+    def pause(self) -> None:
+        """Stop reading between statements (the client does not read what was passed on)."""
+        if self.watching:
+            self.loop.remove_reader(self.fd)
+            self.watching = False
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+        if self.up.lost is None and not self.watching and not self.up.blocking:
             self.loop.add_reader(self.fd, self._readable)
             self.watching = True
 
@@ -50,6 +76,9 @@ class UpstreamIO:
         if self.watching:
             self.loop.remove_reader(self.fd)
             self.watching = False
+        if self._then is not None:
+            self.loop.remove_writer(self.fd)
+            self._then = None
         self.sock.setblocking(True)
         self.up.blocking = True
 
@@ -67,21 +96,16 @@ class UpstreamIO:
             self.loop.remove_reader(self.fd)
             self.watching = False
         self.fresh = True
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def waiter(self) -> asyncio.Future[None]:
-        """A future done when bytes (or the end) arrive; await it only when nothing arrived
-        since the relay step last ran (``fresh`` false, the upstream not lost)."""
-        waiter = self._waiter = self.loop.create_future()
-        return waiter
+        waiting = self.waiting
+        if waiting is not None:
+            self.waiting = None
+            waiting()
+        elif self.idle is not None:
+            self.idle()
 
     def send_now(self) -> bool:
         """Write what the relay queued for the upstream; False when the kernel did not take
-        all of it (then :meth:`flush_rest` must be awaited)."""
+        all of it (then :meth:`send_later` must be called)."""
         data = self.up.take_writes()
         try:
             sent = self.sock.send(data)
@@ -96,9 +120,24 @@ class UpstreamIO:
         self.up.pending_writes.insert(0, data[sent:])
         return False
 
-    async def flush_rest(self) -> None:
-        data = self.up.take_writes()
+    def send_later(self, then: Callable[[], None]) -> None:
+        """Write the rest as the socket takes it, then call ``then`` (on the loop)."""
+        self._rest = self.up.take_writes()
+        self._then = then
+        self.loop.add_writer(self.fd, self._writable)
+
+    def _writable(self) -> None:
         try:
-            await self.loop.sock_sendall(self.sock, data)
+            sent = self.sock.send(self._rest)
+        except (BlockingIOError, InterruptedError):
+            return
         except OSError as exc:
             log.info("upstream send failed: %s", exc)
+            sent = len(self._rest)
+        self._rest = self._rest[sent:]
+        if self._rest:
+            return
+        self.loop.remove_writer(self.fd)
+        then, self._then = self._then, None
+        if then is not None:
+            then()

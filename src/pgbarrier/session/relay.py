@@ -285,7 +285,7 @@ class SessionRelay:
             self.up.skipping = True
             s.skip_until_sync = True
             s.tx = after_error(s.tx)
-        self._take_params()
+        self.take_params()
 
     def _forget(self, code: int, name: bytes) -> None:
         """A relayed Parse/Bind that failed or was skipped created nothing upstream."""
@@ -305,9 +305,10 @@ class SessionRelay:
         up.skipping = False
         s.skip_until_sync = False
         s.tx = _TX.get(up.status, s.tx)
-        self._take_params()
+        self.take_params()
 
-    def _take_params(self) -> None:
+    def take_params(self) -> None:
+        """ParameterStatus messages passed on update what the client was told."""
         events = self.up.param_events
         if events:
             self.session.reported.update(events)
