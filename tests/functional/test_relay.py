@@ -340,6 +340,47 @@ def test_malformed_relayed_message_is_an_error_of_that_connection_only(relay):
         assert c.execute("SELECT 4").fetchone() == (4,)
 
 
+# --------------------------------------------------------------------------- cursors
+
+
+def test_named_cursors_and_sql_prepare_are_the_upstreams(relay):
+    """psycopg's named cursor DECLAREs a cursor, then Describes and FETCHes its portal by
+    name; SQL PREPARE makes a statement a protocol Bind can use. Names the relay never saw
+    are the upstream's, and an unknown one is PostgreSQL's own error."""
+    with relay.connect(autocommit=False) as c:
+        with c.cursor("big") as cur:
+            cur.itersize = 7
+            cur.execute("SELECT g, g * 2 FROM generate_series(1, 50) g")
+            assert cur.description[0].name == "g"
+            rows = list(cur)
+        assert len(rows) == 50 and rows[-1] == (50, 100)
+        c.commit()
+        c.execute("DECLARE k CURSOR WITH HOLD FOR SELECT 1 AS one UNION ALL SELECT 2")
+        c.commit()
+        assert c.execute("FETCH 1 FROM k").fetchall() == [(1,)]
+        assert c.execute("FETCH ALL FROM k").fetchall() == [(2,)]
+        c.execute("CLOSE k")
+        c.commit()
+    with relay.connect() as c:
+        with pytest.raises(pgerr.InvalidCursorName):
+            c.execute("FETCH 1 FROM no_such_cursor")
+    sock = _raw_session(relay)
+    sock.sendall(_frame(b"Q", b"PREPARE twice(int) AS SELECT $1 * 2\0"))
+    _read_until(sock, b"Z")
+    # Bind to the SQL-level statement, Describe and Execute its portal, then an unknown one
+    sock.sendall(_frame(b"B", b"p1\0twice\0\0\0\x00\x01\x00\x00\x00\x0221\0\0")
+                 + _frame(b"D", b"Pp1\0") + _frame(b"E", b"p1\0\0\0\0\0")
+                 + _frame(b"D", b"Pnope\0") + _frame(b"S", b""))
+    msgs = _read_until(sock, b"Z")
+    sock.close()
+    codes = [code for code, _ in msgs]
+    assert codes[:4] == [b"2", b"T", b"D", b"C"], msgs
+    assert msgs[2][1][6:] == b"42"
+    errors = [dict((f[:1], f[1:]) for f in body.split(b"\0") if f) for code, body in msgs
+              if code == b"E"]
+    assert errors and errors[0][b"C"] == b"34000", msgs
+
+
 # --------------------------------------------------------------------------- between statements
 
 

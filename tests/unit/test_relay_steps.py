@@ -131,9 +131,27 @@ def test_an_upstream_error_forgets_what_the_failed_parse_would_have_created():
     loop.feed(SYNC, replies)
     assert loop.client_got() == replies
     assert b"s1" not in loop.relay.stmts
-    # the name is free again, and a Bind of it now takes the session's own path
-    loop.feed(bind("", "s1"), local=None)
+    # the name is nobody's now: a Bind of it is the upstream's to refuse (26000)
+    before = len(loop.requests)
+    loop.feed(bind("", "s1"))
+    assert loop.requests[before:] == [], "queued for the upstream, not the session's path"
+    replies = error("26000", 'prepared statement "s1" does not exist') + ready(b"I")
+    assert loop.feed(SYNC, replies) is True
+    assert loop.sent[-1] == bind("", "s1") + SYNC
+    assert loop.client_got() == replies
+    assert not any(isinstance(r, RunLocal) for r in loop.requests)
+
+
+def test_a_name_the_session_holds_stays_the_sessions():
+    """A statement the full path made (pgbarrier's own) is Bound, Described and Closed
+    there; a name the session does not hold goes upstream (SQL PREPARE, a cursor)."""
+    loop = Loop()
+    loop.session.statements["mine"] = object()  # what the full path keeps for it
+    loop.feed(bind("", "mine"), local=None)
     assert isinstance(loop.requests[-1], RunLocal)
+    before = len(loop.requests)
+    loop.feed(bind("", "upstream_prepared"))
+    assert loop.requests[before:] == []
 
 
 def test_a_control_statement_is_a_request_for_the_full_path_not_a_relay():

@@ -9,12 +9,14 @@ frame (type byte, length, payload). Rules it keeps:
   pgbarrier's: no control statement, no mention of ``rw_catalog``, no SET/SHOW/RESET of
   pgbarrier's own settings), and a Parse whose route is ``relayable_parse`` (the same,
   COPY ... FROM STDIN excepted: through the extended protocol it takes the full path,
-  which refuses it with 0A000). A Bind of a statement that lives upstream, and a
-  Describe, Execute or Close of a statement or portal that lives upstream, follow it.
+  which refuses it with 0A000). A Bind, Describe, Execute or Close follows its name.
   Only the type byte, the names and, for Query/Parse, the SQL text are read.
 * Everything else takes the full path (decoded, :meth:`Session.handle`). Names are
   routed: a statement or portal lives upstream or in the session, never both; a Parse or
-  Bind that replaces a name moves it.
+  Bind that replaces a name moves it. A name the session does not hold is the upstream's,
+  whether a relayed Parse or Bind made it or the upstream did (SQL ``PREPARE``, a
+  ``DECLARE ... CURSOR``'s portal, which psycopg's named cursors describe and fetch), so
+  an unknown name gets PostgreSQL's own 26000/34000.
 * Relayed extended-protocol messages are held until Sync or Flush and sent in one write;
   Sync's replies are passed back up to ReadyForQuery. Before a full-path message the
   relayed ones are flushed upstream and their replies passed back first, so the client
@@ -137,10 +139,16 @@ class SessionRelay:
             return self._bind_relayed(frame)
         if code == _E:
             i = frame.find(b"\0", 5)
-            sql = self.portals.get(frame[5:i]) if i >= 0 else None
+            if i < 0:
+                return False  # malformed: the decoder says 08P01
+            name = frame[5:i]
+            sql = self.portals.get(name)
             if sql is None:
-                return False
-            self._relay(code, frame, frame[5:i], sql)
+                s = self.session
+                if s.portals and name.decode("utf-8", "replace") in s.portals:
+                    return False
+                sql = ""  # the upstream's own (a cursor's portal), or its 34000
+            self._relay(code, frame, name, sql)
             return True
         if code == _P:
             return self._parse_relayed(frame)
@@ -171,11 +179,16 @@ class SessionRelay:
     def _bind_relayed(self, frame: bytes) -> bool:
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
-        sql = self.stmts.get(frame[i + 1:j]) if j >= 0 else None
-        if sql is None:
-            return False
-        portal = frame[5:i]
+        if j < 0:
+            return False  # malformed: the decoder says 08P01
+        statement = frame[i + 1:j]
+        sql = self.stmts.get(statement)
         s = self.session
+        if sql is None:
+            if statement.decode("utf-8", "replace") in s.statements:
+                return False
+            sql = ""  # the upstream's own (SQL PREPARE), or its 26000
+        portal = frame[5:i]
         if s.portals:
             s.portals.pop(portal.decode("utf-8", "replace"), None)
         if not s.skip_until_sync:
@@ -187,11 +200,16 @@ class SessionRelay:
         kind = frame[5:6]
         name = frame[6:-1]
         names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
-        if names is None or len(frame) < 7 or frame[-1] != 0 or name not in names:
-            return False
+        if names is None or len(frame) < 7 or frame[-1] != 0 or name.find(b"\0") >= 0:
+            return False  # malformed: the decoder says 08P01
+        if name not in names:
+            s = self.session
+            held = s.statements if kind == b"S" else s.portals
+            if held and name.decode("utf-8", "replace") in held:
+                return False
         self._relay(code, frame, name, None)
         if code == _C and not self.session.skip_until_sync:
-            del names[name]
+            names.pop(name, None)
         return True
 
     def _parse(self, frame: bytes) -> Steps:
