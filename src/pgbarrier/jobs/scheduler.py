@@ -26,7 +26,9 @@ Rules this module keeps (SPEC section 2):
 * A failed run records its error in the history and leaves the job ``Failed``
   with its last committed result readable; the next run is due one interval
   after the failed attempt.
-* Paused databases start no scheduled runs; due jobs start after RESUME. A run
+* Paused databases start no scheduled runs; due jobs start after RESUME. Paused
+  means paused when the listener runs: a PAUSE injected after a checkpoint but
+  before that checkpoint was collected holds its runs too. A run
   already started when PAUSE arrives finishes and commits.
 * :meth:`RefreshScheduler.stop` (shutdown) starts no more runs, gives the ones
   running until the end of the grace period to commit (the barrier scheduler
@@ -147,6 +149,18 @@ class RefreshScheduler:
             return
         committed_ms = epoch_to_unix_ms(info.prev_epoch)
         due: list[tuple[str, int]] = []
+        with self._lock:
+            heap = self._due.get(info.database)
+            if not heap or heap[0][0] > committed_ms:
+                return
+        # Listeners run once the barrier is collected, and a PAUSE injected after this
+        # checkpoint may be in force already (applied in memory at injection): what is
+        # due waits for RESUME then, as if this checkpoint had come after the PAUSE.
+        try:
+            if self.barrier.snapshot(info.database).paused:
+                return
+        except PgError:
+            return  # the database is being dropped
         with self._lock:
             heap = self._due.get(info.database)
             while heap and heap[0][0] <= committed_ms:
