@@ -341,10 +341,12 @@ class SessionRelay:
             sql = frame[5:-1].decode("utf-8")
         except UnicodeDecodeError:
             return (yield from self._local(_Q, frame))
-        yield from self._end_batch()
+        up = self.up
+        if self.wbuf or self.expect or up.dirty:
+            yield from self._end_batch()
+        up.in_batch = False
         if not route(sql).relayable:
             return (yield from self._local(_Q, frame))
-        up = self.up
         self.session.skip_until_sync = False
         up.send(frame)
         up.failed_at = None
