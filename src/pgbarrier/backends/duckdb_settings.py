@@ -24,11 +24,15 @@ them here. Rules this module keeps:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pgbarrier.errors import InvalidParameterValue, PgError
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.setting import SettingStatement, unquote
 from pgbarrier.pgproto import types as pgt
+
+if TYPE_CHECKING:
+    from pgbarrier.server.startup_params import StartupSettings
 
 _UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
                                        "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",
@@ -151,10 +155,14 @@ class ClientSettings:
         except Exception:  # noqa: BLE001 - DuckDB does not know the zone
             raise _bad_value("TimeZone", zone) from None
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        name = parameters.get("application_name")
+    def apply_startup(self, startup: StartupSettings) -> None:
+        name = startup.get("application_name")
         if name:
             self.settings["application_name"] = _check_setting("application_name", name)
+
+    def reported(self) -> dict[str, str]:
+        """The reported (ParameterStatus) settings kept here, as they are now."""
+        return {n: v for n, v in self.settings.items() if n in _REPORTED}
 
     @staticmethod
     def shown(stmt: SettingStatement) -> str | None:
