@@ -52,6 +52,8 @@ SERVER_PARAMETERS = {
     "standard_conforming_strings": "on",
     "TimeZone": "UTC",
     "is_superuser": "on",
+    "default_transaction_read_only": "off",
+    "in_hot_standby": "off",
 }
 
 

@@ -72,6 +72,7 @@ from pgbarrier.sql.catalog_rewrite import CatalogTable
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
+    from pgbarrier.server.startup_params import StartupSettings
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
@@ -163,10 +164,11 @@ class ControlPlane:
             self._sessions.get(info.database, set()).discard(id(info))
             self._sessions_changed.notify_all()
 
-    def connect_backend(self, database: str, user: str,
-                        password: str | None = None) -> BackendSession:
-        """``user``'s backend session; ``password``: what the client authenticated with."""
-        return self.backend.connect(database, user, password)
+    def connect_backend(self, database: str, user: str, password: str | None = None,
+                        startup: StartupSettings | None = None) -> BackendSession:
+        """``user``'s backend session; ``password``: what the client authenticated with;
+        ``startup``: the client's start-up settings the backend gets."""
+        return self.backend.connect(database, user, password, startup)
 
     def cancel(self, info: SessionInfo) -> None:
         info.cancel()

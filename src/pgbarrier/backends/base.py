@@ -19,7 +19,12 @@ Rules this module keeps:
 * ``execute``'s ``result_formats`` are the client's Bind result formats; a
   backend that relays rows may return them in binary (``Result.raw_format ==
   1``) when every column was asked in binary.
-* ``apply_startup`` receives the client's start-up parameters (application_name).
+* The client's start-up settings (:class:`~pgbarrier.server.startup_params.StartupSettings`,
+  ``options`` read as PostgreSQL reads it) reach ``connect`` (an upstream logs in with
+  them) and ``apply_startup`` (a backend that emulates them applies them as ``SET``).
+* ``REPORTED_PARAMETERS`` are the names PostgreSQL 15 reports with ParameterStatus
+  (``GUC_REPORT``); a backend with ``reported_parameters`` (an upstream) tells the
+  session their values in force, and the client is told those.
 * A *batch view* holds the rows of its query as of its last (re)fresh; readers
   see the old rows or the new ones, never a half-done refresh. A *view* is
   always current. DuckDB keeps a batch view as a table swapped in one
@@ -32,12 +37,21 @@ import abc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buenavista.core import Connection, Session
 
 from pgbarrier.errors import QueryCanceled
 from pgbarrier.result import Column, Result
+
+if TYPE_CHECKING:
+    from pgbarrier.server.startup_params import StartupSettings
+
+#: what PostgreSQL 15 reports with ParameterStatus (its GUC_REPORT settings)
+REPORTED_PARAMETERS = (
+    "application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
+    "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "server_encoding",
+    "server_version", "session_authorization", "standard_conforming_strings", "TimeZone")
 
 
 class RefreshCancel:
@@ -126,8 +140,12 @@ class BackendSession(Session, abc.ABC):
         """Like ``describe_statement``'s parameter types, without the row shape."""
         return list(param_oids)
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        """The client's start-up parameters (only ``application_name`` is used)."""
+    def apply_startup(self, startup: StartupSettings) -> None:
+        """Apply the client's start-up settings once the session is open."""
+
+    def reported_parameters(self) -> dict[str, str]:
+        """Values in force of the ``REPORTED_PARAMETERS`` this backend keeps (none here)."""
+        return {}
 
     @abc.abstractmethod
     def interrupt(self) -> None: ...
@@ -166,9 +184,12 @@ class Backend(Connection, abc.ABC):
         """Remove ``name`` and its data from the data plane (no sessions may be open)."""
 
     @abc.abstractmethod
-    def connect(self, database: str, user: str, password: str | None = None) -> BackendSession:
+    def connect(self, database: str, user: str, password: str | None = None,
+                startup: StartupSettings | None = None) -> BackendSession:
         """``user``'s session on ``database``; ``password`` is the one the client
-        authenticated with, when pgbarrier knows it (an upstream may want it)."""
+        authenticated with, when pgbarrier knows it (an upstream may want it); ``startup``:
+        the client's start-up settings the backend should get (an upstream logs in with
+        them, so it validates and applies them itself)."""
 
     @abc.abstractmethod
     def relation_exists(self, database: str, name: str) -> bool: ...

@@ -108,6 +108,7 @@ from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
+from pgbarrier.server.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
@@ -242,8 +243,11 @@ class DuckDBSession(BackendSession):
         self._stream = weakref.ref(stream)
         return stream
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        self.client.apply_startup(parameters)
+    def apply_startup(self, startup: StartupSettings) -> None:
+        self.client.apply_startup(startup)
+
+    def reported_parameters(self) -> dict[str, str]:
+        return self.client.reported()
 
     # ------------------------------------------------------------------ client settings
 
@@ -545,7 +549,8 @@ class DuckDBBackend(Backend):
                 if os.path.exists(p):
                     os.remove(p)
 
-    def connect(self, database: str, user: str, password: str | None = None) -> DuckDBSession:
+    def connect(self, database: str, user: str, password: str | None = None,
+                startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user)
 

@@ -10,6 +10,14 @@ them here. Rules this module keeps:
   knows and is applied to the session's DuckDB connection (``timestamptz`` values
   print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is remembered, not applied.
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
+* Start-up settings (a start-up parameter or ``options``' ``-c name=value``) are taken by
+  :meth:`ClientSettings.apply_startup` exactly as ``SET`` takes them, so a value
+  pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped:
+  ``client_encoding`` other than UTF8 (or SQL_ASCII, which converts nothing, as in
+  PostgreSQL) is ``invalid value for parameter "client_encoding": "LATIN1"`` (DETAIL
+  ``pgbarrier speaks UTF8 only.``), a DateStyle other than ISO is refused likewise. Names
+  DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
+  ``--`` are 0A000.
 * Transaction isolation (``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION
   LEVEL``, ``transaction_isolation``, ``default_transaction_isolation``) accepts
   PostgreSQL's four levels and reports what was set (default ``read committed``);
@@ -24,11 +32,15 @@ them here. Rules this module keeps:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pgbarrier.errors import InvalidParameterValue, PgError
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.setting import SettingStatement, unquote
 from pgbarrier.pgproto import types as pgt
+
+if TYPE_CHECKING:
+    from pgbarrier.server.startup_params import StartupSettings
 
 _UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
                                        "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",
@@ -84,6 +96,8 @@ def _check_setting(name: str, raw: str) -> str:
     if name == "client_encoding":
         if low in ("utf8", "utf-8", "unicode"):
             return "UTF8"
+        if low in ("sql_ascii", "sqlascii"):
+            return "SQL_ASCII"  # no conversion, as PostgreSQL between SQL_ASCII and UTF8
         raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
     if name == "TimeZone":
         if len(value) >= 2 and value[0] == value[-1] == '"':
@@ -151,10 +165,20 @@ class ClientSettings:
         except Exception:  # noqa: BLE001 - DuckDB does not know the zone
             raise _bad_value("TimeZone", zone) from None
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        name = parameters.get("application_name")
-        if name:
-            self.settings["application_name"] = _check_setting("application_name", name)
+    def apply_startup(self, startup: StartupSettings) -> None:
+        """The client's start-up settings, each taken as ``SET name = value`` is (module
+        rules); names not kept here are left alone, as before."""
+        if startup.switches:
+            raise PgError(f'options switch "{startup.switches[0]}" is not supported by '
+                          "pgbarrier on DuckDB", sqlstate="0A000",
+                          hint="Set parameters with -c name=value.")
+        for name, value in startup.items():
+            if name.lower() in _CANONICAL:
+                self.handle(SettingStatement("SET", name, value))
+
+    def reported(self) -> dict[str, str]:
+        """The reported (ParameterStatus) settings kept here, as they are now."""
+        return {n: v for n, v in self.settings.items() if n in _REPORTED}
 
     @staticmethod
     def shown(stmt: SettingStatement) -> str | None:

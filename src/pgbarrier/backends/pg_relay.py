@@ -54,7 +54,7 @@ from typing import Any
 
 import psycopg
 
-from pgbarrier.backends.base import BackendSession, WireParams
+from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
@@ -74,6 +74,7 @@ from pgbarrier.pgproto.codes import (
     ROW_DESCRIPTION,
 )
 from pgbarrier.result import Column, Result
+from pgbarrier.server.startup_params import StartupSettings
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.pgproto.types import to_text
 
@@ -131,10 +132,8 @@ class RunLocal:
         self.fn = fn
         self.args = args
 
-#: the run-time parameters PostgreSQL reports with ParameterStatus (GUC_REPORT)
-REPORTED = ("application_name", "client_encoding", "DateStyle", "IntervalStyle", "TimeZone",
-            "standard_conforming_strings", "integer_datetimes", "is_superuser",
-            "session_authorization", "server_encoding", "server_version")
+
+#: command tags after which reported parameters may have changed
 _MAY_CHANGE_PARAMS = ("SET", "RESET", "DISCARD", "COMMIT", "ROLLBACK")
 
 
@@ -276,7 +275,7 @@ class Upstream:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
         params = {}
-        for name in REPORTED:
+        for name in REPORTED_PARAMETERS:
             value = conn.pgconn.parameter_status(name.encode())
             if value is not None:
                 params[name] = value.decode(_ENCODING, "replace")
@@ -532,8 +531,10 @@ class RelaySession(BackendSession):
 
     # ------------------------------------------------------------------ BackendSession
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        name = parameters.get("application_name", "")
+    def apply_startup(self, startup: StartupSettings) -> None:
+        """Only an empty ``application_name`` is left to set (see
+        :mod:`pgbarrier.backends.postgres`); the rest came with the login."""
+        name = startup.get("application_name") or ""
         if self.upstream.params.get("application_name") != name:
             self.execute("SELECT pg_catalog.set_config('application_name', $1, false)", [name])
 

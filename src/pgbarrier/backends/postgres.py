@@ -36,9 +36,17 @@ Rules this module keeps:
   placeholders included), and rows come back as the server's own text bytes,
   with its command tag, column type OIDs and typmods (``Result.raw_format == 0``,
   ``Result.exact_tag``). No row is decoded into Python values.
-* The upstream session runs with the settings pgbarrier announces to its
-  clients (client_encoding UTF8, DateStyle ISO/MDY, IntervalStyle postgres,
-  TimeZone UTC), so relayed text is what the client was told to expect.
+* A client's upstream session logs in with the client's start-up settings (every one,
+  ``options`` included, but those pgbarrier keeps itself: see
+  :mod:`pgbarrier.session.settings`): ``application_name`` and ``client_encoding`` as
+  libpq's own keywords, the rest as ``-c name=value`` in libpq's ``options`` after the
+  DSN's own, other ``options`` switches as they came. So the upstream validates and
+  applies them as PostgreSQL does (a bad one is its own FATAL, SQLSTATE recovered from
+  its wording, ``_STARTUP_FATALS``), and what it reports with ParameterStatus
+  (``server_version``, ``TimeZone``...) is what the client is told. A setting the client
+  did not send is the upstream's own default. (libpq of the pgbarrier process still adds
+  ``PGTZ``/``PGDATESTYLE``/``PGGEQO`` from its environment when set.) The refresh pool's
+  sessions keep pgbarrier's fixed settings (``_SESSION_OPTIONS``).
 * Upstream errors keep their SQLSTATE, severity, message, detail, hint and
   position; a lost upstream connection is a FATAL 08006. NOTICEs raised while a
   statement runs become the result's notices.
@@ -57,11 +65,11 @@ Rules this module keeps:
   session converts the binary columns.
 * After ``SET``/``RESET``/``DISCARD``/``COMMIT``/``ROLLBACK`` the reported
   parameters the upstream announced (libpq keeps its ParameterStatus values)
-  are put in ``Result.parameter_status``. The client's start-up
-  ``application_name`` (empty when it sent none) is set upstream right after
-  connecting (one round trip), so ``SHOW`` and ParameterStatus agree with what
-  the client was told; ``RESET application_name`` returns to the upstream
-  connection's own start-up value, ``pgbarrier/<user>``.
+  are put in ``Result.parameter_status``. A client that sent no ``application_name``
+  gets the empty one PostgreSQL would give it, set right after connecting (one round
+  trip: libpq never sends an empty one, and the upstream login is named
+  ``pgbarrier/<user>`` meanwhile); ``RESET application_name`` then returns to
+  ``pgbarrier/<user>``.
 * ``interrupt`` may be called from any thread: while a statement runs it sends
   the upstream a cancel request, re-sent with back-off until the statement ends
   (a cancel that reaches the server before the statement does is dropped by
@@ -97,15 +105,22 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
-from pgbarrier.backends.base import Backend, BackendSession, RefreshCancel, WireParams
+from pgbarrier.backends.base import (
+    REPORTED_PARAMETERS,
+    Backend,
+    BackendSession,
+    RefreshCancel,
+    WireParams,
+)
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
+from pgbarrier.server.startup_params import StartupSettings, options_text
 from pgbarrier.sql.dependencies import walk
 from pgbarrier.pgproto.types import to_text
 
 log = logging.getLogger(__name__)
 
-#: upstream session settings matching the ParameterStatus values pgbarrier sends (app.py)
+#: the refresh pool's session settings (pgbarrier's own work, never a client's)
 _SESSION_OPTIONS = "-c DateStyle=ISO,MDY -c IntervalStyle=postgres -c TimeZone=UTC"
 _ENCODING = "utf-8"
 #: back-off of re-sent cancel requests while an interrupted statement still runs
@@ -138,6 +153,17 @@ _STARTUP_FATALS = tuple((re.compile(pattern), state) for pattern, state in (
     (r'^permission denied for database ".*"$', "42501"),
     (r"^the database system is (starting up|shutting down|in recovery mode|"
      r"not yet accepting connections|not accepting connections)$", "57P03"),
+    # a start-up setting the upstream refuses (guc.c, postgres.c)
+    (r'^invalid value for parameter ".*": ".*"$', "22023"),
+    (r'^parameter ".*" requires a (Boolean|numeric) value$', "22023"),
+    (r' is outside the valid range for parameter ".*" \(.* \.\. .*\)$', "22023"),
+    (r'^unrecognized configuration parameter ".*"$', "42704"),
+    (r'^parameter ".*" cannot be changed( now| without restarting the server)?$', "55P02"),
+    (r'^parameter ".*" cannot be set after connection start$', "55P02"),
+    (r'^permission denied to set parameter ".*"$', "42501"),
+    (r"^(-c |--).* requires a value$", "42601"),
+    (r"^invalid command-line argument for server process: ", "42601"),
+    (r'^conversion between .* and .* is not supported$', "0A000"),
 ))
 _FATAL_LINE = re.compile(r"(?:FATAL|ERROR|PANIC):  (.*)")
 _NO_PASSWORD = "fe_sendauth: no password supplied"
@@ -278,9 +304,7 @@ def _encode_params(params: list[Any] | None) -> list[bytes | None] | None:
 
 
 #: the run-time parameters PostgreSQL reports with ParameterStatus (GUC_REPORT)
-_REPORTED = (b"application_name", b"client_encoding", b"DateStyle", b"IntervalStyle",
-             b"TimeZone", b"standard_conforming_strings", b"integer_datetimes",
-             b"is_superuser", b"session_authorization", b"server_encoding", b"server_version")
+_REPORTED = tuple(name.encode() for name in REPORTED_PARAMETERS)
 #: command tags after which reported parameters may have changed
 _MAY_CHANGE_PARAMS = ("SET", "RESET", "DISCARD", "COMMIT", "ROLLBACK")
 
@@ -317,8 +341,8 @@ class PostgresSession(BackendSession):
 
     # ------------------------------------------------------------------ execute
 
-    def apply_startup(self, parameters: dict[str, str]) -> None:
-        name = parameters.get("application_name", "")
+    def apply_startup(self, startup: StartupSettings) -> None:
+        name = startup.get("application_name") or ""
         current = self._pg.parameter_status(b"application_name")
         if current is None or current.decode(_ENCODING, "replace") != name:
             res = self._pg.exec_params(b"SELECT pg_catalog.set_config('application_name', $1, false)",
@@ -607,21 +631,39 @@ class PostgresBackend(Backend):
         if not self._call(database, go):
             raise PgError(f"must be owner of {kind} {name}", sqlstate="42501")
 
-    def session_conninfo(self, database: str, user: str, password: str | None = None) -> str:
+    def session_conninfo(self, database: str, user: str, password: str | None = None,
+                         startup: StartupSettings | None = None) -> str:
         """The DSN for ``user``'s session: as ``user`` with ``password`` (none offered when
         it is None: neither the DSN's, nor PGPASSWORD, nor .pgpass), or the DSN as it is
-        for the DSN's own user and under ``force_user``."""
-        info = self.conninfo(database, f"pgbarrier/{user}")
+        for the DSN's own user and under ``force_user``; with the client's ``startup``
+        settings (module rules)."""
+        startup = startup or StartupSettings()
+        keywords: dict[str, str] = {}
+        rest: list[tuple[str, str]] = []
+        for name, value in startup.items():
+            low = name.lower()
+            if low == "application_name" and value:
+                keywords["application_name"] = value
+            elif low == "client_encoding":
+                keywords["client_encoding"] = value
+            elif low != "application_name":
+                rest.append((name, value))
+        own = conninfo_to_dict(self.upstream_dsn).get("options") or ""
+        options = f"{own} {options_text(rest, startup.switches)}".strip()
+        info = make_conninfo(self.upstream_dsn, dbname=database, options=options or None,
+                             fallback_application_name=f"pgbarrier/{user}", **keywords)
         if self.force_user or user == self.dsn_user:
             return info
         return make_conninfo(info, user=user, password=password or "", passfile=_NO_PASSFILE)
 
-    def connect(self, database: str, user: str, password: str | None = None) -> BackendSession:
-        """The client's upstream connection, as ``user`` (see :meth:`session_conninfo`):
-        spoken in raw protocol (the relay, :mod:`pgbarrier.backends.pg_relay`) unless it
-        is TLS or ``relay`` is off, then through libpq (:class:`PostgresSession`)."""
+    def connect(self, database: str, user: str, password: str | None = None,
+                startup: StartupSettings | None = None) -> BackendSession:
+        """The client's upstream connection, as ``user`` with the client's ``startup``
+        settings (see :meth:`session_conninfo`): spoken in raw protocol (the relay,
+        :mod:`pgbarrier.backends.pg_relay`) unless it is TLS or ``relay`` is off, then
+        through libpq (:class:`PostgresSession`)."""
         try:
-            conn = psycopg.connect(self.session_conninfo(database, user, password),
+            conn = psycopg.connect(self.session_conninfo(database, user, password, startup),
                                    autocommit=True)
         except psycopg.OperationalError as exc:
             raise _connect_error(exc, user) from None

@@ -10,13 +10,30 @@ Rules this module keeps:
   placeholder: accepted here too.
 * ``GUC_NAMES`` is the output of ``SELECT name FROM pg_settings`` on PostgreSQL 15.20
   (356 names), plus the settings pg_settings hides (``is_superuser``, ``role``, ``seed``,
-  ``session_authorization``). Values are not checked here (the backend applies the
-  few it knows: ``application_name``, ``client_encoding``...).
+  ``session_authorization``). Values are not checked here: the backend applies them
+  (an upstream PostgreSQL validates and applies every one itself; DuckDB the ones
+  pgbarrier emulates, :mod:`pgbarrier.backends.duckdb_settings`).
+* pgbarrier's own settings (``batch_refresh_when_paused``, :mod:`pgbarrier.sql.setting`)
+  are accepted as start-up parameters too, as ``SET`` accepts them.
+* ``options`` is read as PostgreSQL reads it (``pg_split_opts``, then
+  ``process_postgres_switches``): split on unescaped white space, a backslash escapes the
+  next character; ``-c name=value``, ``-cname=value`` and ``--name=value`` set a
+  parameter (dashes in the name become underscores); one without ``=value`` is FATAL
+  42601 ``-c name requires a value``. Other switches (``-e``, ``-B 8``...) are kept as
+  ``switches`` for the backend to apply or refuse.
+* :func:`startup_settings` is the one reading of a start-up packet's settings: the
+  ``options`` ones first, then the explicit parameters, a later one replacing an earlier
+  one of the same name (PostgreSQL applies ``options`` first, so an explicit parameter
+  wins). :func:`options_text` writes them back as a libpq ``options`` string.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from pgbarrier.errors import SyntaxError as PgSyntaxError
 from pgbarrier.errors import UndefinedObject
+from pgbarrier.sql.setting import OWN_SETTINGS
 
 #: start-up parameters that are not GUCs (PostgreSQL's ProcessStartupPacket)
 _PROTOCOL_NAMES = frozenset({"user", "database", "options", "replication"})
@@ -127,13 +144,112 @@ GUC_NAMES = frozenset({
     'wal_skip_threshold', 'wal_sync_method', 'wal_writer_delay', 'wal_writer_flush_after',
     'work_mem', 'xmlbinary', 'xmloption', 'zero_damaged_pages'
 }) | _HIDDEN
-_LOWER = frozenset(n.lower() for n in GUC_NAMES)
+_LOWER = frozenset(n.lower() for n in GUC_NAMES) | OWN_SETTINGS
+#: getopt switches of PostgreSQL's ``process_postgres_switches`` that take an argument
+_WITH_ARGUMENT = frozenset("BCDdfhkNprStvW")
+
+
+@dataclass(frozen=True)
+class StartupSettings:
+    """The settings a start-up packet asks for, in the order PostgreSQL applies them."""
+
+    #: lower-case name -> (name as the client spelled it, value); later ones replaced earlier
+    values: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: ``options`` switches other than ``-c``/``--`` (each one token, its argument apart)
+    switches: tuple[str, ...] = ()
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        item = self.values.get(name.lower())
+        return default if item is None else item[1]
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self.values.values())
+
+
+def split_options(options: str) -> list[str]:
+    """PostgreSQL's ``pg_split_opts``: white space separates, a backslash escapes."""
+    out: list[str] = []
+    i, n = 0, len(options)
+    while i < n:
+        while i < n and options[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        token: list[str] = []
+        escape = False
+        while i < n and (escape or not options[i].isspace()):
+            if not escape and options[i] == "\\":
+                escape = True
+            else:
+                escape = False
+                token.append(options[i])
+            i += 1
+        out.append("".join(token))
+    return out
+
+
+def _escape(token: str) -> str:
+    """The inverse of :func:`split_options` for one token."""
+    return "".join("\\" + c if c.isspace() or c == "\\" else c for c in token)
+
+
+def options_text(settings: list[tuple[str, str]], switches: tuple[str, ...] = ()) -> str:
+    """A libpq ``options`` string asking for ``switches`` then ``-c name=value`` each."""
+    parts = [_escape(t) for t in switches]
+    parts += [f"-c {_escape(f'{name}={value}')}" for name, value in settings]
+    return " ".join(parts)
+
+
+def _check_name(name: str) -> None:
+    if name.lower() not in _LOWER and "." not in name:
+        raise UndefinedObject(f'unrecognized configuration parameter "{name}"', severity="FATAL")
+
+
+def _long_option(arg: str, prefix: str) -> tuple[str, str]:
+    """``ParseLongOption``: ``name=value``, dashes in the name read as underscores."""
+    name, eq, value = arg.partition("=")
+    if not eq:
+        raise PgSyntaxError(f"{prefix}{arg} requires a value", severity="FATAL")
+    return name.replace("-", "_"), value
+
+
+def startup_settings(parameters: dict[str, str]) -> StartupSettings:
+    """The settings of a start-up packet (module rules); FATAL 42704 for a name PostgreSQL
+    15 does not know, FATAL 42601 for an ``options`` setting without a value."""
+    values: dict[str, tuple[str, str]] = {}
+    switches: list[str] = []
+    tokens = split_options(parameters.get("options") or "")
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if tok.startswith("--"):
+            name, value = _long_option(tok[2:], "--")
+        elif tok.startswith("-c"):
+            arg = tok[2:]
+            if not arg and i < len(tokens):
+                arg = tokens[i]
+                i += 1
+            name, value = _long_option(arg, "-c ")
+        else:
+            switches.append(tok)
+            if tok[:1] == "-" and len(tok) == 2 and tok[1] in _WITH_ARGUMENT and i < len(tokens):
+                switches.append(tokens[i])
+                i += 1
+            continue
+        _check_name(name)
+        values.pop(name.lower(), None)
+        values[name.lower()] = (name, value)
+    for name, value in parameters.items():
+        if name.lower() in _PROTOCOL_NAMES:
+            continue
+        _check_name(name)
+        values.pop(name.lower(), None)
+        values[name.lower()] = (name, value)
+    return StartupSettings(values, tuple(switches))
 
 
 def check_startup_parameters(parameters: dict[str, str]) -> None:
-    """Raise FATAL 42704 for the first start-up parameter PostgreSQL 15 would not know."""
-    for name in parameters:
-        low = name.lower()
-        if low in _PROTOCOL_NAMES or low in _LOWER or "." in name:
-            continue
-        raise UndefinedObject(f'unrecognized configuration parameter "{name}"', severity="FATAL")
+    """Raise the FATAL error PostgreSQL 15 gives for the first start-up parameter (or
+    ``options`` setting) it would not take."""
+    startup_settings(parameters)

@@ -33,6 +33,14 @@ frame (type byte, length, payload). Rules it keeps:
 * COPY in a relayed Query: CopyInResponse is passed on, then the client's CopyData,
   CopyDone or CopyFail are relayed until the upstream answers; COPY TO STDOUT is relayed
   like any reply.
+* Client encoding: relayed bytes are never converted (the upstream converts them from
+  the client_encoding in force, as PostgreSQL does). To route it, a Query's or Parse's
+  text is read as UTF-8 under UTF8 or SQL_ASCII (text that is not UTF-8 takes the full
+  path: 22021, as PostgreSQL on a UTF8 database), and under any other client_encoding
+  (LATIN1...) as its bytes read as latin-1: statements are told apart by ASCII words,
+  which every client encoding PostgreSQL takes spells in ASCII. pgbarrier's own
+  statements (the full path) speak UTF-8 to the upstream, so under such an encoding one
+  whose text is not ASCII is refused with 0A000 rather than mistranslated.
 * A Query arriving in an unfinished batch first ends that batch (its replies are passed
   on, its ReadyForQuery is not), as pgbarrier's full path always did.
 """
@@ -43,6 +51,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
+from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
 from pgbarrier.sql.route import route
 from pgbarrier.pgproto import messages as m
@@ -62,6 +71,8 @@ _POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
 _VERDICTS = 256
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
+#: client encodings whose text is read as UTF-8 (SQL_ASCII: PostgreSQL converts nothing)
+_READ_AS_UTF8 = frozenset({"UTF8", "SQL_ASCII"})
 
 
 #: what a relay step is: a generator of requests to the event loop (NEED_BYTES, Spill,
@@ -224,9 +235,8 @@ class SessionRelay:
         text = frame[i + 1:j]
         verdict = self._verdicts.get(text)
         if verdict is None:
-            try:
-                sql = text.decode("utf-8")
-            except UnicodeDecodeError:
+            sql = self._routed_text(text)
+            if sql is None:
                 yield from self._local(_P, frame)
                 return
             verdict = (route(sql).relayable_parse, sql)
@@ -337,9 +347,8 @@ class SessionRelay:
     def _query(self, frame: bytes) -> Steps:
         if frame[-1] != 0:
             return (yield from self._local(_Q, frame))
-        try:
-            sql = frame[5:-1].decode("utf-8")
-        except UnicodeDecodeError:
+        sql = self._routed_text(frame[5:-1])
+        if sql is None:
             return (yield from self._local(_Q, frame))
         up = self.up
         if self.wbuf or self.expect or up.dirty:
@@ -424,6 +433,12 @@ class SessionRelay:
         if self.expect:
             yield from self._drain()
         msg = m.decode_message(frame[:1], frame[5:])
+        if (code == _Q or code == _P) and not self._reads_utf8() \
+                and not _raw_text(code, frame).isascii():
+            msg = m.Undecodable(frame[:1], FeatureNotSupported(
+                "pgbarrier runs its own statements in UTF8: this one has text that is not "
+                f'ASCII under client_encoding "{self.up.params.get("client_encoding")}"',
+                hint="SET client_encoding = 'UTF8' to run it."))
         if code in _EXTENDED:
             self.up.in_batch = True
         skipping = s.skip_until_sync
@@ -437,6 +452,18 @@ class SessionRelay:
         elif not skipping and s.skip_until_sync:
             yield from self._poison()
         return code == _Q or code == _S or code == _H or code == _F
+
+    def _reads_utf8(self) -> bool:
+        return self.up.params.get("client_encoding", "UTF8").upper() in _READ_AS_UTF8
+
+    def _routed_text(self, raw: bytes) -> str | None:
+        """A Query's or Parse's text as it is routed (module rules); None: not UTF-8."""
+        if not self._reads_utf8():
+            return raw.decode("latin-1")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
 
     def _local_error(self, text: str, sqlstate: str) -> Steps:
         from pgbarrier.errors import PgError
@@ -469,3 +496,12 @@ class SessionRelay:
                 if t == 90:
                     up.status = body[0]
                     break
+
+
+def _raw_text(code: int, frame: bytes) -> bytes:
+    """The SQL text bytes of a Query or Parse frame."""
+    if code == _Q:
+        return frame[5:-1]
+    i = frame.find(b"\0", 5)
+    j = frame.find(b"\0", i + 1) if i >= 0 else -1
+    return frame[i + 1:j] if j >= 0 else b""

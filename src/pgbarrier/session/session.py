@@ -22,6 +22,14 @@ writes them. Rules this module keeps:
   explicit block run in a new implicit block. Control statements that change
   state (PAUSE, FLUSH, CREATE DATABASE...) are 25001 anywhere in a
   multi-statement Query, as PostgreSQL refuses CREATE DATABASE there.
+* Start-up: the packet's settings are read once
+  (:func:`~pgbarrier.server.startup_params.startup_settings`, ``options`` included); the
+  backend gets the ones :func:`~pgbarrier.session.settings.for_backend` leaves it (an
+  upstream logs in with them, so it validates them: its FATAL is the client's), then
+  pgbarrier's own are taken into the session. The ParameterStatus messages after
+  AuthenticationOk are the values in force: what the backend reports (an upstream reports
+  every one, ``server_version`` and ``TimeZone`` included), pgbarrier's announced values
+  (app.py) for the rest.
 * ParameterStatus: when a statement changes a reported parameter (e.g.
   ``SET application_name``), the new value is sent before its
   CommandComplete, and only when it differs from what the client was last told
@@ -104,6 +112,8 @@ from pgbarrier.errors import (
     as_pg_error,
 )
 from pgbarrier.result import Column, Result, command
+from pgbarrier.server.startup_params import startup_settings
+from pgbarrier.session import settings
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
 from pgbarrier.session.timeouts import TIMERS
@@ -195,11 +205,14 @@ class Session:
         database = truncate_identifier(params.get("database") or user)
         if not self.control.database_exists(database):
             raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
+        startup = startup_settings(params)
         info = self.control.open_session(user=user, database=database,
-                                         application_name=params.get("application_name", ""))
+                                         application_name=startup.get("application_name") or "")
         try:
-            backend = self.control.connect_backend(database, user, password)
-            backend.apply_startup(params)
+            for_backend = settings.for_backend(startup)
+            backend = self.control.connect_backend(database, user, password, for_backend)
+            backend.apply_startup(for_backend)
+            settings.apply_startup(info, startup)
         except BaseException:
             if "backend" in locals():
                 backend.close()
@@ -212,13 +225,12 @@ class Session:
 
             self.relay = SessionRelay(self, upstream)
         self.out.add(m.authentication_ok())
+        # what is in force: the backend's own values where it reports them (an upstream
+        # reports every one), pgbarrier's announced ones for the rest
         reported = dict(self.server_parameters)
-        reported["application_name"] = params.get("application_name", "")
+        reported["application_name"] = startup.get("application_name") or ""
         reported["session_authorization"] = user
-        upstream_params = getattr(backend, "reported_parameters", None)
-        if upstream_params is not None:  # an upstream session: is the client's user a superuser?
-            reported["is_superuser"] = upstream_params().get("is_superuser",
-                                                             reported["is_superuser"])
+        reported.update(backend.reported_parameters())
         self.reported = reported
         for name, value in reported.items():
             self.out.add(m.parameter_status(name, value))

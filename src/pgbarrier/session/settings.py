@@ -13,6 +13,11 @@ Rules this module keeps:
   57P05, as PostgreSQL 15). They are not sent upstream: the upstream would end its own
   connection under pgbarrier instead of telling the client.
 * ``TIMEOUTS`` maps each timeout setting to the ``SessionInfo`` field that holds it.
+* Start-up settings (a start-up parameter or ``options``' ``-c``) of these names are
+  taken as ``SET`` would take them (:func:`apply_startup`; a bad value is the session's
+  FATAL 22023). :func:`for_backend` is the one place that says which start-up settings a
+  backend gets: all but the ones only pgbarrier keeps (``batch_refresh_when_paused``
+  and the idle timeouts); ``statement_timeout`` and ``lock_timeout`` go to both.
 * Recognising one of these statements is :func:`pgbarrier.sql.route.route`'s (its
   ``setting``), a cheap scan of the first words, no parse; the names live in
   :mod:`pgbarrier.sql.setting` with that reading.
@@ -21,6 +26,8 @@ Rules this module keeps:
 from __future__ import annotations
 
 import re
+
+from typing import TYPE_CHECKING
 
 from pgbarrier.errors import InvalidParameterValue
 from pgbarrier.sql.setting import (
@@ -33,6 +40,10 @@ from pgbarrier.sql.setting import (
     SettingStatement,
 )
 
+if TYPE_CHECKING:
+    from pgbarrier.control import SessionInfo
+    from pgbarrier.server.startup_params import StartupSettings
+
 __all__ = [
     "IDLE_IN_TRANSACTION_TIMEOUT",
     "IDLE_SESSION_TIMEOUT",
@@ -42,6 +53,8 @@ __all__ = [
     "TIMEOUTS",
     "WHEN_PAUSED",
     "SettingStatement",
+    "apply_startup",
+    "for_backend",
     "parse_timeout_ms",
     "parse_when_paused",
     "show_timeout",
@@ -59,6 +72,25 @@ _DURATION = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(us|m
                        re.I)
 _UNIT_MS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 _INT_MAX = 2**31 - 1
+#: pgbarrier's own settings no backend is given (see the module rules)
+_ONLY_HERE = frozenset({WHEN_PAUSED, IDLE_IN_TRANSACTION_TIMEOUT, IDLE_SESSION_TIMEOUT})
+
+
+def for_backend(startup: StartupSettings) -> StartupSettings:
+    """The start-up settings the backend gets: all but those only pgbarrier keeps."""
+    from pgbarrier.server.startup_params import StartupSettings
+
+    kept = {low: item for low, item in startup.values.items() if low not in _ONLY_HERE}
+    return StartupSettings(kept, startup.switches)
+
+
+def apply_startup(info: SessionInfo, startup: StartupSettings) -> None:
+    """Take the start-up values of pgbarrier's own settings into ``info``, as SET would."""
+    for low, (_, value) in startup.values.items():
+        if low == WHEN_PAUSED:
+            info.when_paused = parse_when_paused(value)
+        elif low in TIMEOUTS:
+            setattr(info, TIMEOUTS[low], parse_timeout_ms(value, low))
 
 
 def parse_when_paused(value: str) -> str:
