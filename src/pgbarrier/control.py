@@ -72,7 +72,7 @@ from pgbarrier.sql.catalog_rewrite import CatalogTable
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
-    from pgbarrier.server.startup_params import StartupSettings
+    from pgbarrier.sql.startup_params import StartupSettings
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pgbarrier.errors import PgError
-from pgbarrier.server.startup_params import options_text, split_options, startup_settings
+from pgbarrier.sql.startup_params import options_text, split_options, startup_settings
 
 
 def test_split_options_follows_pg_split_opts():

@@ -19,7 +19,7 @@ Rules this module keeps:
 * ``execute``'s ``result_formats`` are the client's Bind result formats; a
   backend that relays rows may return them in binary (``Result.raw_format ==
   1``) when every column was asked in binary.
-* The client's start-up settings (:class:`~pgbarrier.server.startup_params.StartupSettings`,
+* The client's start-up settings (:class:`~pgbarrier.sql.startup_params.StartupSettings`,
   ``options`` read as PostgreSQL reads it) reach ``connect`` (an upstream logs in with
   them) and ``apply_startup`` (a backend that emulates them applies them as ``SET``).
 * ``REPORTED_PARAMETERS`` are the names PostgreSQL 15 reports with ParameterStatus
@@ -45,7 +45,7 @@ from pgbarrier.errors import QueryCanceled
 from pgbarrier.result import Column, Result
 
 if TYPE_CHECKING:
-    from pgbarrier.server.startup_params import StartupSettings
+    from pgbarrier.sql.startup_params import StartupSettings
 
 #: what PostgreSQL 15 reports with ParameterStatus (its GUC_REPORT settings)
 REPORTED_PARAMETERS = (

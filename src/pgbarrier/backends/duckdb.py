@@ -108,7 +108,7 @@ from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
-from pgbarrier.server.startup_params import StartupSettings
+from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,

@@ -40,7 +40,7 @@ from pgbarrier.sql.setting import SettingStatement, unquote
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
-    from pgbarrier.server.startup_params import StartupSettings
+    from pgbarrier.sql.startup_params import StartupSettings
 
 _UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT",
                                        "Zulu", "Etc/Zulu", "Universal", "Etc/Universal",

@@ -74,7 +74,7 @@ from pgbarrier.pgproto.codes import (
     ROW_DESCRIPTION,
 )
 from pgbarrier.result import Column, Result
-from pgbarrier.server.startup_params import StartupSettings
+from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.pgproto.types import to_text
 

@@ -114,7 +114,7 @@ from pgbarrier.backends.base import (
 )
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
-from pgbarrier.server.startup_params import StartupSettings, options_text
+from pgbarrier.sql.startup_params import StartupSettings, options_text
 from pgbarrier.sql.dependencies import walk
 from pgbarrier.pgproto.types import to_text
 

@@ -10,7 +10,7 @@
 * :mod:`~pgbarrier.server.listener` accepts, keeps the limits and the registry of sessions
   (cancel keys), and shuts down with a grace period;
 * :mod:`~pgbarrier.server.auth`, :mod:`~pgbarrier.server.tls`,
-  :mod:`~pgbarrier.server.startup_params` and :mod:`~pgbarrier.server.lognames` are what
+  :mod:`~pgbarrier.sql.startup_params` and :mod:`~pgbarrier.server.lognames` are what
   start-up needs (password exchanges, the TLS context, start-up parameter checks, names safe
   to log).
 """

@@ -68,7 +68,7 @@ from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
 from pgbarrier.server.lognames import for_log
-from pgbarrier.server.startup_params import check_startup_parameters
+from pgbarrier.sql.startup_params import check_startup_parameters
 
 if TYPE_CHECKING:
     from pgbarrier.server.listener import PgBarrierServer

@@ -23,7 +23,7 @@ writes them. Rules this module keeps:
   state (PAUSE, FLUSH, CREATE DATABASE...) are 25001 anywhere in a
   multi-statement Query, as PostgreSQL refuses CREATE DATABASE there.
 * Start-up: the packet's settings are read once
-  (:func:`~pgbarrier.server.startup_params.startup_settings`, ``options`` included); the
+  (:func:`~pgbarrier.sql.startup_params.startup_settings`, ``options`` included); the
   backend gets the ones :func:`~pgbarrier.session.settings.for_backend` leaves it (an
   upstream logs in with them, so it validates them: its FATAL is the client's), then
   pgbarrier's own are taken into the session. The ParameterStatus messages after
@@ -112,7 +112,7 @@ from pgbarrier.errors import (
     as_pg_error,
 )
 from pgbarrier.result import Column, Result, command
-from pgbarrier.server.startup_params import startup_settings
+from pgbarrier.sql.startup_params import startup_settings
 from pgbarrier.session import settings
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement

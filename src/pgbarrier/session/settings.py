@@ -42,7 +42,7 @@ from pgbarrier.sql.setting import (
 
 if TYPE_CHECKING:
     from pgbarrier.control import SessionInfo
-    from pgbarrier.server.startup_params import StartupSettings
+    from pgbarrier.sql.startup_params import StartupSettings
 
 __all__ = [
     "IDLE_IN_TRANSACTION_TIMEOUT",
@@ -78,7 +78,7 @@ _ONLY_HERE = frozenset({WHEN_PAUSED, IDLE_IN_TRANSACTION_TIMEOUT, IDLE_SESSION_T
 
 def for_backend(startup: StartupSettings) -> StartupSettings:
     """The start-up settings the backend gets: all but those only pgbarrier keeps."""
-    from pgbarrier.server.startup_params import StartupSettings
+    from pgbarrier.sql.startup_params import StartupSettings
 
     kept = {low: item for low, item in startup.values.items() if low not in _ONLY_HERE}
     return StartupSettings(kept, startup.switches)
