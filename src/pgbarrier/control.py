@@ -56,7 +56,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.base import RefreshCancel
+from pgbarrier.backends.base import PassThrough, RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import (
@@ -564,6 +564,8 @@ class ControlPlane:
         db = info.database
         tag = "REFRESH MATERIALIZED VIEW"
         if self.jobs.get(db, name) is None:
+            if self.upstream and self.jobs.streaming_view(db, name) is None:
+                raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
             if self.jobs.streaming_view(db, name) is not None:
                 return command(tag, [Notice(
                     f'materialized view "{name}" is a streaming view and always current, '
@@ -622,6 +624,8 @@ class ControlPlane:
             return command(tag)
         if cancelled_create:  # this DROP cancelled the view's create: nothing is left of it
             return command(tag)
+        if self.upstream:
+            raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
         raise UndefinedTable(f'materialized view "{name}" does not exist')

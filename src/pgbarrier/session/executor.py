@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier.backends.base import PassThrough
 from pgbarrier.errors import ActiveSqlTransaction
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.session import settings
@@ -87,7 +88,10 @@ class StatementExecutor:
             if (tx is not TxState.IDLE or in_multi) and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
                     f"{self.control.statement_name(stmt)} cannot run inside a transaction block")
-            result = self.control.execute(stmt, self.info, self.backend)
+            try:
+                result = self.control.execute(stmt, self.info, self.backend)
+            except PassThrough:  # PostgreSQL's own after all: as passes_through would
+                return self.backend.execute(sql, params, result_formats)
             notices = truncation_notices(sql)
             if notices:
                 result.notices[:0] = notices
