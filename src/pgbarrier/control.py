@@ -10,8 +10,19 @@ Rules this module keeps:
   the create command rides a barrier (55000 while the database is paused, with
   when/by whom and the RESUME hint), the view's snapshot is built on the backend
   and the job becomes idle at its snapshot epoch. Without an interval it is a
-  streaming view: a backend view that always shows current data. Either is created
-  as the client's user (``owner``), where the backend has roles.
+  streaming view on DuckDB: a backend view that always shows current data.
+* Upstream (PostgreSQL), a materialized view without a refresh interval is PostgreSQL's
+  own: :meth:`ControlPlane.passes_through` enforces RisingWave's rule below and the
+  statement is relayed as written, like ``REFRESH`` / ``DROP MATERIALIZED VIEW`` of any
+  name that is not a batch-refresh view. A batch-refresh view is created in the client's
+  own upstream session (its search_path, its current role owns it; pgbarrier names it
+  ``v``, or ``schema.v`` outside ``public``), with the storage clauses and ``WITH [NO]
+  DATA`` it was written with; its refreshes run on the refresh pool as its owner
+  (PostgreSQL's ``REFRESH``). ``DROP ... CASCADE`` of one drops its dependents upstream.
+* What a backend cannot honour is refused here, at the clause's position: on DuckDB
+  storage clauses (22023 ``unrecognized parameter`` for a ``WITH`` option, 0A000 for
+  ``USING``/``TABLESPACE``), ``WITH NO DATA``, ``DROP`` of several names or ``CASCADE``;
+  on any backend ``REFRESH ... WITH NO DATA`` of a batch-refresh view (0A000).
 * ``REFRESH MATERIALIZED VIEW`` runs a refresh now and returns once it has
   committed (55000 while paused); ``DROP MATERIALIZED VIEW`` removes job and data.
 * RisingWave's rules: no materialized view may read a batch-refresh view, and
@@ -36,6 +47,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -44,7 +56,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.base import RefreshCancel
+from pgbarrier.backends.base import PassThrough, RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import (
@@ -52,6 +64,7 @@ from pgbarrier.errors import (
     DuplicateTable,
     FeatureNotSupported,
     InvalidCatalogName,
+    InvalidParameterValue,
     Notice,
     ObjectInUse,
     ObjectNotInPrerequisiteState,
@@ -258,7 +271,44 @@ class ControlPlane:
             return [Column(n, oid) for n, oid in _NAME]
         return None
 
-    def execute(self, stmt: st.ControlStatement, info: SessionInfo) -> Result:
+    @property
+    def upstream(self) -> bool:
+        """PostgreSQL is the data backend: its materialized views are its own."""
+        return self.backend.dialect == "postgres"
+
+    def _name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
+        """pgbarrier's name of the view ``name`` means to the client (upstream: resolved
+        with the session's search_path; as written when there is no such relation)."""
+        if self.upstream and session is not None:
+            return self.backend.relation_name(session, name) or name  # type: ignore[attr-defined]
+        return name
+
+    def _ours(self, database: str, name: str) -> bool:
+        return (self.jobs.get(database, name) is not None
+                or self.jobs.streaming_view(database, name) is not None)
+
+    def passes_through(self, stmt: st.ControlStatement, info: SessionInfo,
+                       session: BackendSession | None) -> bool:
+        """Whether ``stmt`` is PostgreSQL's own, for the caller to relay unchanged
+        (upstream only; see the module rules). A CREATE is checked against RisingWave's
+        rule first (0A000 when it reads a batch-refresh view)."""
+        if not self.upstream or session is None:
+            return False
+        db = info.database
+        if isinstance(stmt, st.CreateMaterializedView):
+            if stmt.refresh_interval_sec is not None:
+                return False
+            info.begin_statement()
+            self._check_inputs(db, stmt.inputs, session)
+            return True
+        if isinstance(stmt, st.DropMaterializedView):
+            return not any(self._ours(db, self._name(info, n, session)) for n in stmt.names)
+        if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs)):
+            return not self._ours(db, self._name(info, stmt.name, session))
+        return False
+
+    def execute(self, stmt: st.ControlStatement, info: SessionInfo,
+                session: BackendSession | None = None) -> Result:
         info.begin_statement()
         db = info.database
         if isinstance(stmt, st.PauseDatabase):
@@ -269,11 +319,16 @@ class ControlPlane:
             self._wait(self.barrier.schedule(db, Flush()).collected, info)
             return command("FLUSH")
         if isinstance(stmt, st.CreateMaterializedView):
-            return self._create_mv(stmt, info)
+            return self._create_mv(stmt, info, session)
         if isinstance(stmt, st.RefreshMaterializedView):
-            return self._refresh_mv(stmt.name, info)
+            if stmt.with_data is False:
+                raise FeatureNotSupported(
+                    "REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported",
+                    detail="A pgbarrier refresh always recomputes the view from a consistent "
+                           "snapshot.", hint="Omit WITH NO DATA.", position=stmt.with_at)
+            return self._refresh_mv(self._name(info, stmt.name, session), info)
         if isinstance(stmt, st.DropMaterializedView):
-            return self._drop_mv(stmt, info)
+            return self._drop_mv(stmt, info, session)
         if isinstance(stmt, st.ShowMaterializedViews):
             names = sorted([j.name for j in self.jobs.jobs(db)]
                            + [v.name for v in self.jobs.streaming_views(db)])
@@ -282,7 +337,8 @@ class ControlPlane:
             return rowset([Column("Name", pgt.TEXT)], [(n,) for n in self.barrier.databases()],
                           "SHOW")
         if isinstance(stmt, st.AlterMaterializedViewAs):
-            return self._alter_mv(stmt, info)
+            return self._alter_mv(dataclasses.replace(
+                stmt, name=self._name(info, stmt.name, session)), info)
         if isinstance(stmt, st.CreateDatabase):
             return self._create_database(stmt.name, info)
         if isinstance(stmt, st.DropDatabase):
@@ -354,13 +410,20 @@ class ControlPlane:
                 or self.jobs.streaming_view(database, name) is not None
                 or self.backend.relation_exists(database, name))
 
-    def _check_inputs(self, database: str, inputs: frozenset[str]) -> None:
+    def _check_inputs(self, database: str, inputs: frozenset[str],
+                      session: BackendSession | None = None) -> None:
         """RisingWave's rule, directly or through any chain of plain views (resolved by
-        the backend's own catalog): no materialized view reads a batch-refresh view."""
-        chains = [(name,) for name in sorted(inputs)]
-        chains += sorted(self.backend.relations_read(database, inputs), key=len)
+        the backend's own catalog; upstream in the client's session, so with its
+        search_path): no materialized view reads a batch-refresh view."""
+        resolved = self.upstream and session is not None  # every name is pgbarrier's own
+        if resolved:
+            chains = sorted(self.backend.relations_read(  # type: ignore[call-arg]
+                database, inputs, session=session), key=len)
+        else:
+            chains = [(name,) for name in sorted(inputs)]
+            chains += sorted(self.backend.relations_read(database, inputs), key=len)
         for chain in chains:
-            batch = chain[-1].split(".")[-1] if len(chain) == 1 else chain[-1]
+            batch = chain[-1].split(".")[-1] if len(chain) == 1 and not resolved else chain[-1]
             if self.jobs.is_job(database, batch):
                 detail = f'"{chain[-1]}" is a batch refresh materialized view.'
                 if len(chain) > 1:
@@ -374,21 +437,50 @@ class ControlPlane:
     def _name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
         return self.name_locks.hold((info.database, name), info, kind, info.lock_timeout_ms)
 
-    def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo) -> Result:
-        with self._name_lock(info, stmt.name, "create"):
-            return self._create_mv_locked(stmt, info)
+    def _refuse_clauses(self, stmt: st.CreateMaterializedView) -> None:
+        """What DuckDB cannot honour of PostgreSQL's CREATE MATERIALIZED VIEW grammar."""
+        if self.upstream:
+            return
+        for kind, text in stmt.storage:
+            if kind == "WITH":
+                key = text.split("=")[0].strip()
+                raise InvalidParameterValue(f'unrecognized parameter "{key}"',
+                                            position=stmt.storage_at)
+            raise FeatureNotSupported(
+                f"{kind} is not supported for materialized views on the DuckDB backend",
+                detail=f"DuckDB has no access methods or tablespaces: {text}",
+                position=stmt.storage_at)
+        if stmt.with_data is False:
+            raise FeatureNotSupported(
+                "CREATE MATERIALIZED VIEW ... WITH NO DATA is not supported on the DuckDB "
+                "backend", hint="Omit WITH NO DATA.", position=stmt.with_data_at)
 
-    def _create_mv_locked(self, stmt: st.CreateMaterializedView, info: SessionInfo) -> Result:
+    def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
+                   session: BackendSession | None = None) -> Result:
+        self._refuse_clauses(stmt)
+        if self.upstream and session is not None:
+            name = self.backend.creation_name(session, stmt.name)  # type: ignore[attr-defined]
+            if name != stmt.name:
+                stmt = dataclasses.replace(stmt, name=name)
+        with self._name_lock(info, stmt.name, "create"):
+            return self._create_mv_locked(stmt, info, session)
+
+    def _create_mv_locked(self, stmt: st.CreateMaterializedView, info: SessionInfo,
+                          session: BackendSession | None = None) -> Result:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
+        upstream = self.upstream and session is not None
         if self._relation_taken(db, stmt.name):
             if stmt.if_not_exists:
                 return command(tag, [Notice(f'relation "{stmt.name}" already exists, skipping',
                                             sqlstate="42P07")])
             raise DuplicateTable(f'relation "{stmt.name}" already exists')
-        self._check_inputs(db, stmt.inputs)
+        self._check_inputs(db, stmt.inputs, session)
         # validate the query on the backend: missing inputs are 42P01 before any barrier
-        self.backend.describe_query(db, stmt.query)
+        if upstream:
+            session.describe(stmt.query)  # type: ignore[union-attr]
+        else:
+            self.backend.describe_query(db, stmt.query)
         if stmt.refresh_interval_sec is None:
             view = StreamingView(stmt.name, db, stmt.definition)
             self.jobs.reserve(db, stmt.name)
@@ -433,8 +525,15 @@ class ControlPlane:
             try:
                 if info.cancelled:
                     raise QueryCanceled()
-                rows = self.backend.create_batch_view(db, stmt.name, stmt.columns, stmt.query,
-                                                      owner=info.user, cancel=running)
+                if upstream:  # in the client's session: its search_path, its role owns it
+                    rows = self.backend.create_batch_view(  # type: ignore[call-arg]
+                        db, stmt.name, stmt.columns, stmt.query, cancel=running,
+                        storage=stmt.storage, with_data=stmt.with_data is not False,
+                        session=session)
+                else:
+                    rows = self.backend.create_batch_view(db, stmt.name, stmt.columns,
+                                                          stmt.query, owner=info.user,
+                                                          cancel=running)
                 built = True
             finally:
                 info.running = None
@@ -465,6 +564,8 @@ class ControlPlane:
         db = info.database
         tag = "REFRESH MATERIALIZED VIEW"
         if self.jobs.get(db, name) is None:
+            if self.upstream and self.jobs.streaming_view(db, name) is None:
+                raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
             if self.jobs.streaming_view(db, name) is not None:
                 return command(tag, [Notice(
                     f'materialized view "{name}" is a streaming view and always current, '
@@ -487,7 +588,21 @@ class ControlPlane:
                                  "its last committed result.")
         return command(tag)
 
-    def _drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo) -> Result:
+    def _drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo,
+                 session: BackendSession | None = None) -> Result:
+        if len(stmt.names) > 1:
+            raise FeatureNotSupported(
+                "DROP MATERIALIZED VIEW with more than one name is not supported",
+                detail=None if not self.upstream else
+                "One of them is a batch refresh materialized view.",
+                hint="Drop one materialized view per statement.", position=stmt.second_at)
+        if stmt.cascade and not self.upstream:
+            raise FeatureNotSupported("DROP ... CASCADE is not supported",
+                                      hint="Drop the objects that depend on it first.",
+                                      position=stmt.cascade_at)
+        name = self._name(info, stmt.name, session)
+        if name != stmt.name:
+            stmt = dataclasses.replace(stmt, name=name, names=(name,))
         with self._name_lock(info, stmt.name, "drop") as cancelled_create:
             return self._drop_mv_locked(stmt, info, cancelled_create)
 
@@ -498,7 +613,7 @@ class ControlPlane:
         if self.jobs.get(db, name) is not None:
             self.backend.require_owner(db, "materialized view", name, info.user)
             # dropping (durable), its backend table, then the job: see RefreshScheduler.drop
-            self.scheduler.drop(db, name, lambda f: self._wait(f, info))
+            self.scheduler.drop(db, name, lambda f: self._wait(f, info), cascade=stmt.cascade)
             return command(tag)
         if self.jobs.streaming_view(db, name) is not None:
             # a streaming view is a plain view upstream; its record goes after it
@@ -509,6 +624,8 @@ class ControlPlane:
             return command(tag)
         if cancelled_create:  # this DROP cancelled the view's create: nothing is left of it
             return command(tag)
+        if self.upstream:
+            raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
         raise UndefinedTable(f'materialized view "{name}" does not exist')

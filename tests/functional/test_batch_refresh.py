@@ -175,6 +175,10 @@ def test_rules_drop_and_show(h):
         c.execute(f"CREATE MATERIALIZED VIEW {v} BATCH REFRESH AS SELECT id FROM {t}")
         c.execute(f"CREATE MATERIALIZED VIEW {s} AS SELECT id FROM {t}")
         c.execute(f"INSERT INTO {t} VALUES (1)")
+        upstream = h.app.backend.dialect == "postgres"
+        if upstream:  # issue 14: PostgreSQL's own materialized view, current as of its REFRESH
+            assert _count(c, s) == 0 and _count(c, v) == 0
+            c.execute(f"REFRESH MATERIALIZED VIEW {s}")
         assert _count(c, s) == 1 and _count(c, v) == 0, "streaming shows current data"
         with pytest.raises(pgerr.FeatureNotSupported) as info:
             c.execute(f"CREATE MATERIALIZED VIEW {_n('x')} AS WITH w AS (SELECT * FROM {v}) SELECT * FROM w")
@@ -187,7 +191,7 @@ def test_rules_drop_and_show(h):
         with pytest.raises(pgerr.UndefinedTable):
             c.execute(f"CREATE MATERIALIZED VIEW {_n('x')} BATCH REFRESH AS SELECT * FROM no_such_input")
         shown = [r[0] for r in c.execute("SHOW MATERIALIZED VIEWS").fetchall()]
-        assert v in shown and s in shown
+        assert v in shown and (s in shown) is not upstream  # upstream: PostgreSQL's, not ours
         c.execute(f"DROP MATERIALIZED VIEW {v}")
         c.execute(f"DROP MATERIALIZED VIEW {s}")
         with pytest.raises(pgerr.UndefinedTable):

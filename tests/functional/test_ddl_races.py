@@ -120,6 +120,10 @@ def test_many_sessions_racing_ddl_on_the_same_names(backend_server) -> None:
     codes: dict[str, int] = {}
     lock = threading.Lock()
     failures: list[BaseException] = []
+    # issue 14: upstream a plain CREATE MATERIALIZED VIEW is PostgreSQL's own (relayed), and
+    # PostgreSQL answers two racing CREATEs of one name with 23505 on pg_type, as it does
+    # without pgbarrier
+    allowed = ALLOWED | ({"23505", "42710"} if kind == "postgres" else set())
 
     def worker(seed: int) -> None:
         rnd = random.Random(seed)
@@ -141,7 +145,7 @@ def test_many_sessions_racing_ddl_on_the_same_names(backend_server) -> None:
                         code = "ok"
                     except psycopg.Error as exc:
                         code = exc.sqlstate or "?"
-                        if code not in ALLOWED:
+                        if code not in allowed:
                             code = f"{code} {op}: {exc}"
                     with lock:
                         codes[code] = codes.get(code, 0) + 1
@@ -154,15 +158,19 @@ def test_many_sessions_racing_ddl_on_the_same_names(backend_server) -> None:
     for t in threads:
         t.join(60)
     assert not failures, failures
-    unexpected = {k: v for k, v in codes.items() if k != "ok" and k not in ALLOWED}
+    unexpected = {k: v for k, v in codes.items() if k != "ok" and k not in allowed}
     assert not unexpected, unexpected
     assert codes.get("ok", 0) > 20, codes
     with _conn(backend_server) as c:
         jobs = {r[0] for r in c.execute("SELECT name FROM rw_catalog.rw_batch_refresh_jobs")}
         views = {r[0] for r in c.execute("SHOW MATERIALIZED VIEWS")}
         for name in NAMES:
-            # consistent: known to pgbarrier exactly when the backend has it
-            assert (name in views) == _relation_present(c, kind, name), (name, views)
+            # consistent: known to pgbarrier exactly when the backend has it (upstream a
+            # plain one is PostgreSQL's own, issue 14: present without being pgbarrier's)
+            if kind == "postgres":
+                assert name not in views or _relation_present(c, kind, name), (name, views)
+            else:
+                assert (name in views) == _relation_present(c, kind, name), (name, views)
             if name in jobs:
                 c.execute(f"REFRESH MATERIALIZED VIEW {name}")
             c.execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")

@@ -93,6 +93,13 @@ class NeedsExecution(Exception):
     """The row shape cannot be known without running the statement (DML ... RETURNING)."""
 
 
+class PassThrough(Exception):
+    """Raised by the control plane when, under a name's lock, a statement turns out to be
+    the backend's own after all (upstream: the name stopped being a batch-refresh view
+    between the routing check and the lock, a concurrent DROP and CREATE): the caller
+    sends the text to the backend session unchanged, as it would have."""
+
+
 @dataclass(frozen=True)
 class WireParams:
     """Bind parameters as the client sent them: bytes, per-value format, per-value type OID."""

@@ -172,7 +172,8 @@ _E = pq.ExecStatus
 
 #: (view, relation it reads, relation's name, relkind): from each input (view NULL), then
 #: down every plain view's rewrite rule's dependencies; UNION's dedup ends the recursion
-#: (the set of edges is finite). A name is bare in the current schema, else qualified.
+#: (the set of edges is finite). A name is pgbarrier's (:func:`_canonical`): bare in
+#: ``public``, else qualified.
 _VIEW_EDGES = """
 WITH RECURSIVE edge(parent, child) AS (
     SELECT NULL::oid, to_regclass(i.name)::oid
@@ -186,12 +187,36 @@ WITH RECURSIVE edge(parent, child) AS (
                     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
 )
 SELECT DISTINCT e.parent::bigint, e.child::bigint,
-       CASE WHEN n.nspname = current_schema() THEN c.relname::text
+       CASE WHEN n.nspname = 'public' THEN c.relname::text
             ELSE n.nspname || '.' || c.relname END,
        c.relkind::text
 FROM edge e JOIN pg_class c ON c.oid = e.child JOIN pg_namespace n ON n.oid = c.relnamespace
 """
 _F = pq.DiagnosticField
+
+
+def _canonical(schema: str, relname: str) -> str:
+    """pgbarrier's name of a relation upstream: bare in ``public`` (the refresh pool's
+    schema), else ``schema.relname``. One place decides it."""
+    return relname if schema == "public" else f"{schema}.{relname}"
+
+
+def _text_array(values: list[str]) -> str:
+    """A ``text[]`` literal of ``values`` (for a text-format parameter)."""
+    quoted = ('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+    return "{" + ",".join(quoted) + "}"
+
+
+def _session_rows(session: BackendSession, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows of a catalog query run on the client's ``session``, as text."""
+    res = session.execute(sql, params)
+    return [tuple(bytes(v).decode(_ENCODING) if isinstance(v, (bytes, bytearray, memoryview))
+                  else v for v in row) for row in res.rows()]
+
+
+def _ident(name: str) -> pgsql.Identifier:
+    """A view name as pgbarrier keeps it (``v`` or ``schema.v``), quoted part by part."""
+    return pgsql.Identifier(*name.split("."))
 
 
 # --------------------------------------------------------------------------- errors
@@ -624,7 +649,7 @@ class PostgresBackend(Backend):
             return
 
         def go(conn: psycopg.Connection[Any]) -> bool:
-            ident = pgsql.Identifier(name).as_string(conn)
+            ident = _ident(name).as_string(conn)
             row = conn.execute("SELECT pg_has_role(%s, c.relowner, 'USAGE') FROM pg_class c "
                                "WHERE c.oid = to_regclass(%s)", [user, ident]).fetchone()
             return row is None or bool(row[0])  # gone meanwhile: the caller's own error
@@ -714,23 +739,29 @@ class PostgresBackend(Backend):
 
     def relation_exists(self, database: str, name: str) -> bool:
         def go(conn: psycopg.Connection[Any]) -> bool:
-            ident = pgsql.Identifier(name).as_string(conn)
+            ident = _ident(name).as_string(conn)
             row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [ident]).fetchone()
             return bool(row and row[0])
         return self._call(database, go)
 
-    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+    def relations_read(self, database: str, inputs: frozenset[str],
+                       session: BackendSession | None = None) -> list[tuple[str, ...]]:
         """Plain views followed through PostgreSQL's own record of what a view reads: the
-        ``pg_depend`` rows of its ``pg_rewrite`` rule (a recursive query, no parsing)."""
+        ``pg_depend`` rows of its ``pg_rewrite`` rule (a recursive query, no parsing).
+        With ``session`` (the client's) the names resolve with its search_path, and each
+        input that exists is reported too, as a chain of one (pgbarrier's name for it)."""
         names = [".".join(pgsql.Identifier(p).as_string(None) for p in n.split("."))
                  for n in sorted(inputs)]
-
-        def go(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-            return conn.execute(_VIEW_EDGES, [names]).fetchall()
-        try:
-            rows = self._call(database, go)
-        except PgError:  # a name to_regclass refuses: describe_query answers for it
-            return []
+        if session is not None:
+            rows = [(None if a is None else int(a), int(b), c, d) for a, b, c, d in _session_rows(
+                session, _VIEW_EDGES.replace("%s", "$1"), [_text_array(names)])]
+        else:
+            def go(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+                return conn.execute(_VIEW_EDGES, [names]).fetchall()
+            try:
+                rows = self._call(database, go)
+            except PgError:  # a name to_regclass refuses: describe_query answers for it
+                return []
         shown = {oid: name for _, oid, name, _ in rows}
         is_view = {oid: kind == "v" for _, oid, _, kind in rows}
         reads: dict[int, list[int]] = {}
@@ -741,7 +772,37 @@ class PostgresBackend(Backend):
             elif oid != parent:
                 reads.setdefault(parent, []).append(oid)
         paths = walk(starts, lambda o: sorted(reads.get(o, ())) if is_view.get(o) else None)
-        return [tuple(shown[o] for o in path) for path in paths]
+        found = [tuple(shown[o] for o in path) for path in paths]
+        if session is not None:
+            found[:0] = [(shown[o],) for o in sorted(set(starts))]
+        return found
+
+    def relation_name(self, session: BackendSession, name: str) -> str | None:
+        """pgbarrier's name (:func:`_canonical`) of the relation ``name`` means in the
+        client's ``session`` (its search_path), or None when there is none."""
+        ident = ".".join(pgsql.Identifier(p).as_string(None) for p in name.split("."))
+        try:
+            rows = _session_rows(session, "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c"
+                                 " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                                 " WHERE c.oid = pg_catalog.to_regclass($1)", [ident])
+        except PgError as err:
+            if err.sqlstate == "25P02":
+                raise
+            return None  # a name to_regclass refuses: the statement's own error follows
+        return _canonical(rows[0][0], rows[0][1]) if rows else None
+
+    def creation_name(self, session: BackendSession, name: str) -> str:
+        """pgbarrier's name for a view the client's ``session`` creates as ``name``: an
+        unqualified name goes to the session's ``current_schema()`` (PostgreSQL's rule);
+        with none, PostgreSQL's 3F000."""
+        if "." in name:
+            schema, _, rel = name.rpartition(".")
+            return _canonical(schema, rel)
+        rows = _session_rows(session, "SELECT pg_catalog.current_schema()", [])
+        schema = rows[0][0] if rows else None
+        if schema is None:
+            raise PgError("no schema has been selected to create in", sqlstate="3F000")
+        return _canonical(schema, name)
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(conn: psycopg.Connection[Any]) -> list[Column]:
@@ -758,11 +819,19 @@ class PostgresBackend(Backend):
     # ------------------------------------------------------------------ views
 
     @staticmethod
-    def _head(keyword: str, name: str, columns: tuple[str, ...] | None) -> pgsql.Composed:
-        head = pgsql.SQL(keyword + " {}").format(pgsql.Identifier(name))
+    def _head(keyword: str, name: str, columns: tuple[str, ...] | None,
+              storage: tuple[tuple[str, str], ...] = ()) -> pgsql.Composed:
+        head = pgsql.SQL(keyword + " {}").format(_ident(name))
         if columns:
             head = pgsql.SQL("{} ({})").format(
                 head, pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns))
+        # PostgreSQL's clause order: USING, WITH (...), TABLESPACE; the texts are the client's
+        using = [text for kind, text in storage if kind == "USING"]
+        options = [text for kind, text in storage if kind == "WITH"]
+        space = [text for kind, text in storage if kind == "TABLESPACE"]
+        tail = " ".join(using + ([f"WITH ({', '.join(options)})"] if options else []) + space)
+        if tail:
+            head = pgsql.SQL("{} {}").format(head, pgsql.SQL(tail))  # type: ignore[arg-type]
         return head
 
     @staticmethod
@@ -795,19 +864,49 @@ class PostgresBackend(Backend):
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                           query: str, owner: str | None = None,
-                          cancel: RefreshCancel | None = None) -> int:
-        """``CREATE MATERIALIZED VIEW name [(cols)] AS query WITH DATA`` as ``owner``;
-        returns its row count. ``cancel`` sends the upstream a cancel request."""
+                          cancel: RefreshCancel | None = None, *,
+                          storage: tuple[tuple[str, str], ...] = (), with_data: bool = True,
+                          session: BackendSession | None = None) -> int:
+        """``CREATE MATERIALIZED VIEW name [(cols)] [storage] AS query WITH [NO] DATA``;
+        returns its row count (0 for NO DATA: the view is unpopulated). With ``session``
+        (the client's own upstream session) it runs there, with the client's search_path
+        and current role, which owns it; else on the pool as ``owner``. ``cancel`` sends
+        the upstream a cancel request."""
+        tail = " WITH DATA" if with_data else " WITH NO DATA"
+        head = self._head("CREATE MATERIALIZED VIEW", name, columns, storage)
+        if session is not None:
+            text = head.as_string(None) + " AS " + query + tail
+            if cancel is not None:
+                cancel.bind(session.interrupt)
+            try:
+                try:
+                    res = session.execute(text)
+                except PgError as err:
+                    if err.position is not None:  # relative to the client's query
+                        err.position -= len(head.as_string(None)) + 4
+                        if not 1 <= err.position <= len(query):
+                            err.position = None
+                    raise
+            finally:
+                if cancel is not None:
+                    cancel.unbind()
+            tag = res.tag or ""
+            if not with_data:
+                return 0
+            if tag.startswith("SELECT ") and tag[7:].isdigit():
+                return int(tag[7:])
+            return 0
+
         def go(conn: psycopg.Connection[Any]) -> int:
             if cancel is not None:
                 cancel.bind(conn.cancel_safe)
             try:
-                res = self._ddl_with_query(
-                    conn, self._head("CREATE MATERIALIZED VIEW", name, columns), query,
-                    " WITH DATA")
+                res = self._ddl_with_query(conn, head, query, tail)
             finally:
                 if cancel is not None:
                     cancel.unbind()
+            if not with_data:
+                return 0
             tag = _text(res.command_status) or ""
             if tag.startswith("SELECT ") and tag[7:].isdigit():  # PostgreSQL's tag: SELECT <n>
                 return int(tag[7:])
@@ -823,7 +922,7 @@ class PostgresBackend(Backend):
         wait for it). Returns the row count right after the refresh committed.
         """
         def go(conn: psycopg.Connection[Any]) -> int:
-            ident = pgsql.Identifier(name)
+            ident = _ident(name)
             if self._can_refresh_concurrently(conn, name):
                 stmt = pgsql.SQL("REFRESH MATERIALIZED VIEW CONCURRENTLY {}").format(ident)
             else:
@@ -840,7 +939,7 @@ class PostgresBackend(Backend):
 
     @staticmethod
     def _can_refresh_concurrently(conn: psycopg.Connection[Any], name: str) -> bool:
-        ident = pgsql.Identifier(name).as_string(conn)
+        ident = _ident(name).as_string(conn)
         row = conn.execute(
             """
             SELECT c.relispopulated AND EXISTS (
@@ -854,12 +953,13 @@ class PostgresBackend(Backend):
 
     @staticmethod
     def _count(conn: psycopg.Connection[Any], name: str) -> int:
-        row = conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(name))).fetchone()
+        row = conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(_ident(name))).fetchone()
         return int(row[0]) if row else 0
 
-    def drop_batch_view(self, database: str, name: str) -> None:
-        self._call(database, lambda conn: conn.execute(
-            pgsql.SQL("DROP MATERIALIZED VIEW IF EXISTS {}").format(pgsql.Identifier(name))))
+    def drop_batch_view(self, database: str, name: str, cascade: bool = False) -> None:
+        stmt = "DROP MATERIALIZED VIEW IF EXISTS {} CASCADE" if cascade else \
+            "DROP MATERIALIZED VIEW IF EXISTS {}"
+        self._call(database, lambda conn: conn.execute(pgsql.SQL(stmt).format(_ident(name))))
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
@@ -869,7 +969,7 @@ class PostgresBackend(Backend):
 
     def drop_view(self, database: str, name: str) -> None:
         self._call(database, lambda conn: conn.execute(
-            pgsql.SQL("DROP VIEW IF EXISTS {}").format(pgsql.Identifier(name))))
+            pgsql.SQL("DROP VIEW IF EXISTS {}").format(_ident(name))))
 
     def _call(self, database: str, fn: Any) -> Any:
         """Run ``fn(conn)`` on a pooled connection; psycopg errors become PgErrors."""

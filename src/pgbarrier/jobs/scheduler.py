@@ -318,7 +318,8 @@ class RefreshScheduler:
                 raise err
             return done
 
-    def drop(self, database: str, name: str, wait: Wait, *, backend: bool = True) -> None:
+    def drop(self, database: str, name: str, wait: Wait, *, backend: bool = True,
+             cascade: bool = False) -> None:
         """Mark the job dropping (on a barrier, durably), cancel a running refresh, drop its
         backend table, then forget the job. A crash anywhere in between leaves the
         ``dropping`` record, which recovery finishes; a drop the backend refuses (an
@@ -345,7 +346,10 @@ class RefreshScheduler:
         self._end_run(running, cancel)
         try:
             if backend:
-                self.backend.drop_batch_view(database, name)
+                if cascade:  # what depends on it upstream goes too (PostgreSQL's CASCADE)
+                    self.backend.drop_batch_view(database, name, cascade=True)
+                else:
+                    self.backend.drop_batch_view(database, name)
         except BaseException:
             self._undrop(database, name, None, None)
             raise

@@ -6,6 +6,10 @@ Rules this module keeps:
   checks, cached per text), read here and not made again; only ``CONTROL`` statements
   are parsed with sqlglot (``parse_control``), and one that starts like ours but does
   not parse is a 42601 error, never passed through.
+* A control statement the control plane says is PostgreSQL's own
+  (``ControlPlane.passes_through``: a materialized view upstream that is not a
+  batch-refresh view) goes to the backend session as the client wrote it, under
+  PostgreSQL's rules (transaction blocks included).
 * Control statements that change state are refused inside a transaction block
   (25001), as PostgreSQL refuses ``CREATE DATABASE`` there; a simple Query with
   several statements is such a block (PostgreSQL's implicit transaction), so
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier.backends.base import PassThrough
 from pgbarrier.errors import ActiveSqlTransaction
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.session import settings
@@ -77,10 +82,16 @@ class StatementExecutor:
         r = route(sql)
         if r.kind is Kind.CONTROL:
             stmt = parse_control(sql)
+            if self.control.passes_through(stmt, self.info, self.backend):
+                # PostgreSQL's own materialized view upstream: the text goes unchanged
+                return self.backend.execute(sql, params, result_formats)
             if (tx is not TxState.IDLE or in_multi) and not self.control.allowed_in_transaction(stmt):
                 raise ActiveSqlTransaction(
                     f"{self.control.statement_name(stmt)} cannot run inside a transaction block")
-            result = self.control.execute(stmt, self.info)
+            try:
+                result = self.control.execute(stmt, self.info, self.backend)
+            except PassThrough:  # PostgreSQL's own after all: as passes_through would
+                return self.backend.execute(sql, params, result_formats)
             notices = truncation_notices(sql)
             if notices:
                 result.notices[:0] = notices

@@ -25,14 +25,17 @@ Rules this module keeps:
   same rule. A name must be an identifier: a string literal or parameter in its place is
   42601 at it, and an empty quoted name is PostgreSQL's 42601 ``zero-length delimited
   identifier``.
-* ``RefreshMaterializedView``: ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v``;
-  ``CONCURRENTLY`` is accepted and ignored, ``WITH [NO] DATA`` after the name is 0A000
-  ``REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported`` (positioned at ``WITH``).
-* ``DropMaterializedView``: ``DROP MATERIALIZED VIEW [IF EXISTS] v [RESTRICT]``. More than
-  one name is 0A000 ``DROP MATERIALIZED VIEW with more than one name is not supported``
-  (at the second name); ``CASCADE`` is 0A000 ``DROP ... CASCADE is not supported`` (at
-  ``CASCADE``); other clauses sqlglot accepts there (``PURGE``, a column list...) are
-  42601 at their first token.
+* This module reads PostgreSQL's grammar; it does not decide what a backend supports.
+  Clauses one backend cannot honour are kept in the statement with their 1-based
+  positions (``*_at``), and the control plane refuses them there (:mod:`pgbarrier.control`).
+* ``RefreshMaterializedView``: ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v [WITH [NO]
+  DATA]``: ``concurrently``, ``with_data`` (None when not given) and ``with_at`` (the
+  ``WITH``). A clause that is not exactly ``WITH [NO] DATA`` is 42601 at its first wrong
+  token.
+* ``DropMaterializedView``: ``DROP MATERIALIZED VIEW [IF EXISTS] v [, ...] [CASCADE |
+  RESTRICT]``: ``names`` (``name`` is the first), ``cascade`` with ``cascade_at``, and
+  ``second_at`` (the second name, when there are several). Other clauses sqlglot accepts
+  there (``PURGE``, a column list...) are 42601 at their first token.
 * ``ShowDatabases`` / ``ShowMaterializedViews``: exactly ``SHOW DATABASES`` / ``SHOW
   MATERIALIZED VIEWS`` (the classifier passes no other ``SHOW``).
 * ``AlterMaterializedViewAs``: ``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the
@@ -59,9 +62,14 @@ Rules this module keeps:
   - every interval is at most :data:`MAX_REFRESH_INTERVAL_SEC` (22023 above it);
   - giving both ``BATCH REFRESH`` and ``refresh.interval.sec``, or either twice, is
     PostgreSQL's 42601 ``conflicting or redundant options``.
-* Any ``WITH (...)`` option other than ``refresh.interval.sec`` is 22023
-  ``unrecognized parameter "name"`` (as PostgreSQL says for unknown storage parameters);
-  any other CREATE clause sqlglot accepts (``TABLESPACE``, ``USING`` ...) is 0A000.
+* PostgreSQL's storage clauses of ``CREATE MATERIALIZED VIEW`` are read from the tokens
+  between the name (or column list) and ``AS``: ``USING method``, ``TABLESPACE name`` and
+  the ``WITH (...)`` options other than ``refresh.interval.sec``, kept as their original
+  text in ``storage`` (``("USING", "USING heap")``, ``("WITH", "fillfactor = 70")``...)
+  with ``storage_at`` (the first one's position); a trailing ``WITH [NO] DATA`` is
+  ``with_data`` (None when not given, positioned by ``with_data_at``) and is not part of
+  ``query``. Anything else between the name and ``AS`` (whatever sqlglot made of it) is
+  42601 at its first token: no message ever names sqlglot's own node names.
 """
 
 from __future__ import annotations
@@ -144,21 +152,39 @@ class CreateMaterializedView:
     refresh_interval_sec: int | None
     inputs: frozenset[str]
     definition: str
+    #: PostgreSQL's storage clauses as (kind, original text): kind USING, TABLESPACE or
+    #: WITH (one per storage parameter other than refresh.interval.sec)
+    storage: tuple[tuple[str, str], ...] = ()
+    storage_at: int | None = None
+    #: ``WITH DATA`` (True), ``WITH NO DATA`` (False), or not given (None)
+    with_data: bool | None = None
+    with_data_at: int | None = None
 
 
 @dataclass(frozen=True)
 class RefreshMaterializedView:
-    """``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v``."""
+    """``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v [WITH [NO] DATA]``."""
 
     name: str
+    concurrently: bool = False
+    with_data: bool | None = None
+    with_at: int | None = None
 
 
 @dataclass(frozen=True)
 class DropMaterializedView:
-    """``DROP MATERIALIZED VIEW [IF EXISTS] v [RESTRICT]``."""
+    """``DROP MATERIALIZED VIEW [IF EXISTS] v [, ...] [CASCADE | RESTRICT]``."""
 
     name: str
     if_exists: bool
+    names: tuple[str, ...] = ()
+    cascade: bool = False
+    cascade_at: int | None = None
+    second_at: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", (self.name,))
 
 
 @dataclass(frozen=True)
@@ -254,6 +280,10 @@ class _Blame:
         self.sql = sql
         self.tokens = tokens
         self.semicolon = semicolon  # the first trailing ";", PostgreSQL's "end" token
+
+    def sql_tokens(self) -> list[Token]:
+        """The statement's tokens again (with a trailing ``WITH [NO] DATA``)."""
+        return _DIALECT.tokenize(self.sql)
 
     def near(self, token: Token | None) -> errors.SyntaxError:
         """``syntax error at or near "<token>"``; ``None`` means at end of input."""
@@ -378,6 +408,7 @@ def parse_control(sql: str) -> ControlStatement:
         raise ValueError("parse_control: empty statement")
     if any(t.token_type == TokenType.SEMICOLON for t in tokens):
         raise ValueError("parse_control: expected exactly one statement")
+    with_data, with_at, tokens = _trailing_with_data(tokens)
     blame = _Blame(sql, tokens, semicolon)
     database_error = _database_options(blame)
     if database_error is not None:
@@ -387,7 +418,17 @@ def parse_control(sql: str) -> ControlStatement:
     try:
         tree = parser.parse(tokens, sql)[0]
     except ParseError:
-        raise _refresh_with_data(blame, parser.failure) or blame.near(parser.failure) from None
+        refresh = _refresh_with_data(blame, parser.failure)
+        if isinstance(refresh, errors.PgError):
+            raise refresh from None
+        if refresh is None:
+            raise blame.near(parser.failure) from None
+        tree = parser.parse(tokens[: refresh[2]], sql)[0]
+        if not (isinstance(tree, exp.Refresh) and tree.text("kind") == "MATERIALIZED VIEW"):
+            raise blame.near(parser.failure) from None
+        at = 4 if _is_word(tokens[3], "CONCURRENTLY") else 3
+        return RefreshMaterializedView(_object_name(blame, tree.this, at), concurrently=at == 4,
+                                       with_data=refresh[0], with_at=refresh[1])
 
     if isinstance(tree, exp.Command):
         raise blame.command(parser)
@@ -397,7 +438,10 @@ def parse_control(sql: str) -> ControlStatement:
     if isinstance(tree, FlushNode):
         return Flush()
     if isinstance(tree, exp.Create) and _is_materialized_view(tree):
-        return _create_mv(sql, blame, parser, tree)
+        return _create_mv(sql, blame, parser, tree, with_data, with_at)
+    if with_data is not None:  # WITH [NO] DATA ends only a CREATE MATERIALIZED VIEW
+        raise blame.near(None if with_at is None else next(
+            t for t in blame.sql_tokens() if t.start + 1 == with_at))
     if isinstance(tree, exp.Create) and tree.kind == "DATABASE":
         return CreateDatabase(_object_name(blame, tree.this, 2))
     if isinstance(tree, exp.Drop) and tree.kind == "DATABASE":
@@ -409,7 +453,7 @@ def parse_control(sql: str) -> ControlStatement:
         return _drop_mv(blame, tree)
     if isinstance(tree, exp.Refresh) and tree.text("kind") == "MATERIALIZED VIEW":
         at = 4 if len(tokens) > 3 and _is_word(tokens[3], "CONCURRENTLY") else 3
-        return RefreshMaterializedView(_object_name(blame, tree.this, at))
+        return RefreshMaterializedView(_object_name(blame, tree.this, at), concurrently=at == 4)
     if isinstance(tree, exp.Show) and tree.name == "DATABASES":
         return ShowDatabases()
     if isinstance(tree, exp.Show) and tree.name == "MATERIALIZED VIEWS":
@@ -444,8 +488,11 @@ def _object_name(blame: _Blame, table: exp.Expr | None, at: int) -> str:
 # -- REFRESH / DROP / ALTER MATERIALIZED VIEW, CREATE / DROP DATABASE -------------------------
 
 
-def _refresh_with_data(blame: _Blame, failure: Token | None) -> errors.PgError | None:
-    """``REFRESH MATERIALIZED VIEW v WITH [NO] DATA``: 0A000 (None if it is not that).
+def _refresh_with_data(blame: _Blame, failure: Token | None
+                       ) -> errors.PgError | tuple[bool, int, int] | None:
+    """``REFRESH MATERIALIZED VIEW v WITH [NO] DATA``: (with_data, position of ``WITH``,
+    index of ``WITH``), a 42601 when the clause is not exactly that, None if it is not
+    such a statement.
 
     The dialect stops at ``WITH``; a clause that is not exactly ``WITH [NO] DATA`` is
     42601 at its first wrong token (end of input when it is cut short).
@@ -467,13 +514,22 @@ def _refresh_with_data(blame: _Blame, failure: Token | None) -> errors.PgError |
             return blame.at(i + k)
     if i + len(words) < len(tokens):
         return blame.at(i + len(words))
-    clause = " ".join(words)
-    return errors.FeatureNotSupported(
-        f"REFRESH MATERIALIZED VIEW ... {clause} is not supported",
-        detail="A pgbarrier refresh always recomputes the view from a consistent snapshot.",
-        hint=f"Omit {clause}.",
-        position=failure.start + 1,
-    )
+    return (len(words) == 2, failure.start + 1, i)
+
+
+def _trailing_with_data(tokens: list[Token]) -> tuple[bool | None, int | None, list[Token]]:
+    """A ``CREATE MATERIALIZED VIEW``'s trailing ``WITH [NO] DATA``: (with_data, position
+    of ``WITH``, the tokens without it); (None, None, tokens) when there is none."""
+    if (len(tokens) < 6 or tokens[0].token_type != TokenType.CREATE
+            or not _is_word(tokens[-1], "DATA")):
+        return None, None, tokens
+    k = len(tokens) - 2
+    no = _is_word(tokens[k], "NO")
+    if no:
+        k -= 1
+    if tokens[k].token_type != TokenType.WITH:
+        return None, None, tokens
+    return not no, tokens[k].start + 1, tokens[:k]
 
 
 def _database_options(blame: _Blame) -> errors.PgError | None:
@@ -533,30 +589,25 @@ def _drop_mv(blame: _Blame, tree: exp.Drop) -> DropMaterializedView:
     tables = tree.args.get("tables") or []
     if_exists = bool(tree.args.get("exists"))
     name = _object_name(blame, tables[0] if tables else None, 5 if if_exists else 3)
+    names = [name]
+    for table in tables[1:]:
+        names.append(_object_name(blame, table, _token_index_after(blame, tables[len(names) - 1]) + 1))
 
     # After the names only CASCADE or RESTRICT may follow (PostgreSQL's grammar).
     after = _token_index_after(blame, tables[-1])
     cascade = after < len(tokens) and _is_word(tokens[after], "CASCADE")
+    cascade_at = tokens[after].start + 1 if cascade else None
     if after < len(tokens) and (cascade or _is_word(tokens[after], "RESTRICT")):
         after += 1
     if after < len(tokens):
         raise blame.at(after)
 
+    second_at = None
     if len(tables) > 1:
         second = _token_index_after(blame, tables[0]) + 1  # past the comma
-        raise errors.FeatureNotSupported(
-            "DROP MATERIALIZED VIEW with more than one name is not supported",
-            hint="Drop one materialized view per statement.",
-            position=tokens[second].start + 1 if second < len(tokens) else None,
-        )
-    if cascade:
-        at = _token_index_after(blame, tables[-1])
-        raise errors.FeatureNotSupported(
-            "DROP ... CASCADE is not supported",
-            hint="Drop the objects that depend on it first.",
-            position=tokens[at].start + 1,
-        )
-    return DropMaterializedView(name, if_exists=if_exists)
+        second_at = tokens[second].start + 1 if second < len(tokens) else None
+    return DropMaterializedView(name, if_exists=if_exists, names=tuple(names), cascade=cascade,
+                                cascade_at=cascade_at, second_at=second_at)
 
 
 def _alter_mv(
@@ -584,7 +635,8 @@ def _is_materialized_view(tree: exp.Create) -> bool:
 
 
 def _create_mv(
-    sql: str, blame: _Blame, parser: PgBarrierParser, tree: exp.Create
+    sql: str, blame: _Blame, parser: PgBarrierParser, tree: exp.Create,
+    with_data: bool | None = None, with_data_at: int | None = None,
 ) -> CreateMaterializedView:
     tokens = blame.tokens
     query = tree.expression
@@ -607,9 +659,16 @@ def _create_mv(
                 raise blame.after(ident)
             names.append(normalize_identifier(col))
         columns = tuple(names)
-        target = target.this
-    if not isinstance(target, exp.Table):
+    if not isinstance(target.this if isinstance(target, exp.Schema) else target, exp.Table):
         raise blame.at(3)
+    after = _token_index_after(blame, target)
+    if isinstance(target, exp.Schema):  # past the column list's ")"
+        while after < len(tokens) and tokens[after].token_type != TokenType.R_PAREN:
+            after += 1
+        after += 1
+    storage = _storage_clauses(blame, after, index - 1)
+    if isinstance(target, exp.Schema):
+        target = target.this
 
     definition = sql.strip()
     while definition.endswith(";"):
@@ -623,7 +682,63 @@ def _create_mv(
         refresh_interval_sec=_refresh_interval(tree),
         inputs=query_inputs(query),
         definition=definition,
+        storage=tuple((kind, text) for kind, text, _ in storage),
+        storage_at=storage[0][2] if storage else None,
+        with_data=with_data,
+        with_data_at=with_data_at,
     )
+
+
+def _storage_clauses(blame: _Blame, i: int, alias: int) -> list[tuple[str, str, int]]:
+    """PostgreSQL's clauses between a CREATE MATERIALIZED VIEW's name and ``AS``
+    (``tokens[i:alias]``), as (kind, original text, 1-based position); pgbarrier's own
+    (``BATCH REFRESH ...``, ``refresh.interval.sec``) are skipped, the parser read them.
+    Anything else is 42601 at its first token."""
+    tokens, sql = blame.tokens, blame.sql
+    found: list[tuple[str, str, int]] = []
+
+    def text(a: int, b: int) -> str:  # tokens[a..b] inclusive, as written
+        return sql[tokens[a].start : tokens[b].end + 1]
+
+    while i < alias:
+        tok = tokens[i]
+        if tok.token_type == TokenType.USING or _is_word(tok, "TABLESPACE"):
+            if i + 1 >= alias or tokens[i + 1].token_type not in _NAME_TOKENS:
+                raise blame.at(i + 1)
+            kind = "USING" if tok.token_type == TokenType.USING else "TABLESPACE"
+            found.append((kind, text(i, i + 1), tok.start + 1))
+            i += 2
+        elif tok.token_type == TokenType.WITH and i + 1 < alias \
+                and tokens[i + 1].token_type == TokenType.L_PAREN:
+            depth, start, k = 0, i + 2, i + 1
+            while k < alias:
+                t = tokens[k]
+                if t.token_type == TokenType.L_PAREN:
+                    depth += 1
+                elif t.token_type == TokenType.R_PAREN:
+                    depth -= 1
+                if (depth == 1 and t.token_type == TokenType.COMMA) or depth == 0:
+                    if k == start:
+                        raise blame.at(k)
+                    eq = next((j for j in range(start, k) if tokens[j].token_type == TokenType.EQ),
+                              k)
+                    key = "".join(x.text for x in tokens[start:eq]).lower()
+                    if key != REFRESH_OPTION:
+                        found.append(("WITH", text(start, k - 1), tokens[start].start + 1))
+                    start = k + 1
+                if depth == 0:
+                    break
+                k += 1
+            if depth != 0:
+                raise blame.at(alias)
+            i = k + 1
+        elif _is_word(tok, "BATCH") and i + 1 < alias and tokens[i + 1].token_type == TokenType.REFRESH:
+            i += 2
+            if i < alias and _is_word(tokens[i], "EVERY"):
+                i += 3  # EVERY n UNIT | EVERY INTERVAL 'text' (the parser checked them)
+        else:
+            raise blame.at(i)
+    return found
 
 
 def _refresh_interval(tree: exp.Create) -> int | None:
@@ -638,14 +753,10 @@ def _refresh_interval(tree: exp.Create) -> int | None:
         elif type(prop) is exp.Property:
             key = prop.this.sql() if isinstance(prop.this, exp.Dot) else prop.name
             if key.lower() != REFRESH_OPTION:
-                raise errors.InvalidParameterValue(f'unrecognized parameter "{key}"')
+                continue  # a storage parameter: _storage_clauses keeps its text
             value = _option_seconds(prop.args.get("value"))
         else:
-            clause = prop.key.removesuffix("property").upper() or prop.key.upper()
-            raise errors.FeatureNotSupported(
-                f"{clause} is not supported for materialized views",
-                detail=f"pgbarrier does not support this clause: {prop.sql(dialect=_DIALECT)}",
-            )
+            continue  # USING / TABLESPACE: _storage_clauses read them from the tokens
         if seen:
             err = errors.SyntaxError("conflicting or redundant options")
             starts = [i.meta["start"] for i in prop.walk() if "start" in i.meta]
