@@ -312,9 +312,11 @@ class ControlPlane:
         info.begin_statement()
         db = info.database
         if isinstance(stmt, st.PauseDatabase):
-            return self._pause_resume(stmt.database, Pause(by=info.user), info, "paused")
+            return self._pause_resume(stmt.database, Pause(by=info.user), info, "paused",
+                                      session)
         if isinstance(stmt, st.ResumeDatabase):
-            return self._pause_resume(stmt.database, Resume(by=info.user), info, "running")
+            return self._pause_resume(stmt.database, Resume(by=info.user), info, "running",
+                                      session)
         if isinstance(stmt, st.Flush):
             self._wait(self.barrier.schedule(db, Flush()).collected, info)
             return command("FLUSH")
@@ -340,43 +342,46 @@ class ControlPlane:
             return self._alter_mv(dataclasses.replace(
                 stmt, name=self._name(info, stmt.name, session)), info)
         if isinstance(stmt, st.CreateDatabase):
-            return self._create_database(stmt.name, info)
+            return self._create_database(stmt.name, info, session)
         if isinstance(stmt, st.DropDatabase):
-            return self._drop_database(stmt, info)
+            return self._drop_database(stmt, info, session)
         raise AssertionError(f"unhandled control statement {stmt!r}")
 
     # -- databases -----------------------------------------------------------
 
     def _pause_resume(self, database: str, cmd: Pause | Resume, info: SessionInfo,
-                      target: str) -> Result:
+                      target: str, session: BackendSession | None = None) -> Result:
         if not self.barrier.has_database(database):
             raise InvalidCatalogName(f'database "{database}" does not exist')
         # ALTER DATABASE is the owner's (PostgreSQL's rule; DuckDB has no roles)
-        self.backend.require_database_right("alter", database, info.user)
+        self.backend.require_database_right("alter", database, info.user, session)
         outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
         notices = []
         if not outcome.changed:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
-    def _create_database(self, name: str, info: SessionInfo) -> Result:
+    def _create_database(self, name: str, info: SessionInfo,
+                         session: BackendSession | None = None) -> Result:
         if self.barrier.has_database(name):
             raise DuplicateDatabase(f'database "{name}" already exists')
-        self.backend.require_database_right("create", name, info.user)
-        self.backend.ensure_database(name, owner=info.user)
+        self.backend.require_database_right("create", name, info.user, session)
+        owner = (self.backend.current_role(session) if session is not None else None) or info.user
+        self.backend.ensure_database(name, owner=owner)
         if self.meta is not None:
             self.meta.put_database(DatabaseRecord(name))  # durable before it is acknowledged
         self.barrier.add_database(name)
         return command("CREATE DATABASE")
 
-    def _drop_database(self, stmt: st.DropDatabase, info: SessionInfo) -> Result:
+    def _drop_database(self, stmt: st.DropDatabase, info: SessionInfo,
+                       session: BackendSession | None = None) -> Result:
         name = stmt.name
         if not self.barrier.has_database(name):
             if stmt.if_exists:
                 return command("DROP DATABASE",
                                [Notice(f'database "{name}" does not exist, skipping')])
             raise InvalidCatalogName(f'database "{name}" does not exist')
-        self.backend.require_database_right("drop", name, info.user)
+        self.backend.require_database_right("drop", name, info.user, session)
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
         with self._lock:

@@ -108,3 +108,31 @@ def test_only_the_database_owner_pauses_it(env):
         paused = root.execute("SELECT paused FROM rw_catalog.rw_databases WHERE name = %s",
                               [env["db"]]).fetchone()
         assert paused == (False,)
+
+
+def test_database_rights_are_the_current_roles_after_set_role(env):
+    """PostgreSQL checks CREATEDB and ownership of the current user, so SET ROLE and SET
+    SESSION AUTHORIZATION count (PostgreSQL's create_role.sql does exactly this)."""
+    with _conn(env, "root") as root:  # a superuser that takes a role without CREATEDB
+        root.execute(f'SET ROLE "{env["alice"]}"')
+        with pytest.raises(psycopg.errors.InsufficientPrivilege,
+                           match="permission denied to create database"):
+            root.execute(f'CREATE DATABASE "{env["made"]}"')
+        root.execute("RESET ROLE")
+        root.execute(f'SET SESSION AUTHORIZATION "{env["bob"]}"')
+        with pytest.raises(psycopg.errors.InsufficientPrivilege,
+                           match=f'must be owner of database {env["db"]}'):
+            root.execute(f'ALTER DATABASE "{env["db"]}" PAUSE')
+        root.execute("RESET SESSION AUTHORIZATION")
+        listed = [r[0] for r in root.execute("SHOW DATABASES")]
+        assert env["made"] not in listed
+    with _conn(env, "alice") as alice:  # and the other way: a role it was granted
+        with psycopg.connect(require_postgres(), autocommit=True) as adm:
+            adm.execute(f'GRANT "{env["maker"]}" TO "{env["alice"]}"')
+        try:
+            alice.execute(f'SET ROLE "{env["maker"]}"')
+            alice.execute(f'CREATE DATABASE "{env["made"]}"')
+            alice.execute(f'DROP DATABASE "{env["made"]}"')
+        finally:
+            with psycopg.connect(require_postgres(), autocommit=True) as adm:
+                adm.execute(f'REVOKE "{env["maker"]}" FROM "{env["alice"]}"')

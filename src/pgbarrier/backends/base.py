@@ -181,10 +181,17 @@ class Backend(Connection, abc.ABC):
         relation ``name`` of ``database`` (``kind``: ``materialized view`` or ``view``).
         A backend without roles (DuckDB) lets every user."""
 
-    def require_database_right(self, action: str, name: str, user: str) -> None:
+    def require_database_right(self, action: str, name: str, user: str,
+                               session: BackendSession | None = None) -> None:
         """42501 unless ``user`` may ``action`` (``create``, ``alter`` or ``drop``) database
-        ``name``, as PostgreSQL decides (CREATEDB for create; ownership otherwise). A backend
-        without roles lets every user."""
+        ``name``, as PostgreSQL decides (CREATEDB for create; ownership otherwise). With the
+        client's ``session`` the check is its current role's, as PostgreSQL's (``SET ROLE``
+        and ``SET SESSION AUTHORIZATION`` count). A backend without roles lets every user."""
+
+    def current_role(self, session: BackendSession) -> str | None:
+        """The client's current role in ``session`` (``current_user``: after SET ROLE), for
+        what it creates to be owned as PostgreSQL would own it; None without roles."""
+        return None
 
     @abc.abstractmethod
     def drop_database(self, name: str) -> None:

@@ -620,10 +620,32 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
-    def require_database_right(self, action: str, name: str, user: str) -> None:
+    def current_role(self, session: BackendSession) -> str | None:
+        rows = _session_rows(session, "SELECT current_user", [])
+        return rows[0][0] if rows else None
+
+    def require_database_right(self, action: str, name: str, user: str,
+                               session: BackendSession | None = None) -> None:
         """PostgreSQL's rules, asked of the upstream's catalog: CREATE DATABASE needs
         superuser or CREATEDB; ALTER (PAUSE/RESUME) and DROP DATABASE need ownership
-        (membership in the owner role)."""
+        (``has_privs_of_role`` of the owner). With the client's ``session``, asked there of
+        its ``current_user`` (what PostgreSQL checks, after SET ROLE or SET SESSION
+        AUTHORIZATION); without one, of ``user``."""
+        if session is not None:
+            if action == "create":
+                rows = _session_rows(session, "SELECT r.rolsuper OR r.rolcreatedb FROM "
+                                     "pg_catalog.pg_roles r WHERE r.rolname = current_user", [])
+                allowed = bool(rows) and rows[0][0] in ("t", True)
+                message = "permission denied to create database"
+            else:
+                rows = _session_rows(session, "SELECT pg_catalog.pg_has_role(current_user, "
+                                     "d.datdba, 'USAGE') FROM pg_catalog.pg_database d "
+                                     "WHERE d.datname = $1", [name])
+                allowed = not rows or rows[0][0] in ("t", True)  # missing: the caller's 3D000
+                message = f"must be owner of database {name}"
+            if not allowed:
+                raise PgError(message, sqlstate="42501")
+            return
         if self._acts_as_dsn(user):
             return
         with self._admin() as conn:
