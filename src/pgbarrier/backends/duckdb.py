@@ -216,7 +216,7 @@ class DuckDBSession(BackendSession):
             raise to_pg_error(exc) from None
         try:
             cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
-            zone = self.client.settings.get("TimeZone", "UTC")
+            zone = self.client.get("TimeZone")
             try:
                 cur.execute("SET SESSION TimeZone = " + literal(zone))
             except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
