@@ -198,7 +198,7 @@ class DuckDBSession(BackendSession):
         self._stream: weakref.ref[RowStream] | None = None
         #: True while DuckDB runs the stream's query (a fetch), for ``interrupt``
         self._fetching = False
-        self._guard = StatementGuard()
+        self._guard_made: StatementGuard | None = None
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
         self.catalog = SessionCatalog(catalog, database, user, self.client,
@@ -242,6 +242,14 @@ class DuckDBSession(BackendSession):
         if self._closed:  # closed (by another thread) while it opened
             self.close()
         return cur
+
+    @property
+    def _guard(self) -> StatementGuard:
+        """The session's :class:`StatementGuard`, made at its first statement for DuckDB."""
+        guard = self._guard_made
+        if guard is None:
+            guard = self._guard_made = StatementGuard()
+        return guard
 
     @property
     def _cursor(self) -> duckdb.DuckDBPyConnection:
