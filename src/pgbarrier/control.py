@@ -92,6 +92,10 @@ if TYPE_CHECKING:
     from pgbarrier.meta.store import MetaStore
 
 
+#: guards the making of a session's ``wake`` Event
+_WAKE_MADE = threading.Lock()
+
+
 @dataclass(eq=False)
 class SessionInfo:
     """What the control plane knows of a client session."""
@@ -108,10 +112,22 @@ class SessionInfo:
     idle_session_timeout_ms: int = 0
     cancelled: bool = False
     deadline: float | None = None
-    #: set when the wait in progress should end: its event happened, or a cancel arrived
-    wake: threading.Event = field(default_factory=threading.Event)
     #: the backend work running for this session's statement (a first snapshot), if any
     running: RefreshCancel | None = None
+    #: ``wake``, made on first use (an Event is a KB: most sessions never wait)
+    _wake: threading.Event | None = field(default=None, repr=False)
+
+    @property
+    def wake(self) -> threading.Event:
+        """Set when the wait in progress should end: its event happened, or a cancel
+        arrived. One Event per session, whichever thread asks first."""
+        event = self._wake
+        if event is None:
+            with _WAKE_MADE:
+                event = self._wake
+                if event is None:
+                    event = self._wake = threading.Event()
+        return event
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -122,7 +138,8 @@ class SessionInfo:
 
     def begin_statement(self) -> None:
         self.cancelled = False
-        self.wake.clear()
+        if self._wake is not None:  # none made: nobody waited, nothing to clear
+            self._wake.clear()
         self.deadline = (time.monotonic() + self.statement_timeout_ms / 1000
                          if self.statement_timeout_ms else None)
 

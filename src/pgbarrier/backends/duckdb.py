@@ -11,7 +11,14 @@ Rules this module keeps:
   passes :class:`~pgbarrier.backends.duckdb_config.StatementGuard` (no SET GLOBAL, no
   ATTACH/DETACH, a SET is per session), and DISCARD ALL resets what the session SET.
 * Each client session gets its own cursor (a DuckDB connection to that database),
-  so sessions run concurrently and ``interrupt`` cancels only that session.
+  so sessions run concurrently and ``interrupt`` cancels only that session. The cursor
+  is opened, and the session's DuckDB set-up run on it (its user variable, UTC, the
+  TEMP ``version()`` macro and path shadows, the TEMP ``jsonb`` type), the first time
+  the session needs DuckDB, before that first use: an idle session, or one that has
+  only run the client settings kept here (SET/SHOW/RESET of them, DISCARD ALL), holds
+  no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
+  A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
+  failed set-up is that first statement's error (the next one tries again).
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query
@@ -181,40 +188,81 @@ class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "") -> None:
         super().__init__()
-        self._raw_cursor = conn.cursor()
+        #: the database's connection, whose cursor the session opens when it needs one
+        self._conn = conn
+        self._user = user
+        #: the session's DuckDB connection once opened (``_open``), else None
+        self._raw_cursor: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
         #: the stream reading the cursor's pending result, if any (see ``_cursor``)
         self._stream: weakref.ref[RowStream] | None = None
         #: True while DuckDB runs the stream's query (a fetch), for ``interrupt``
         self._fetching = False
-        self._guard = StatementGuard()
+        self._guard_made: StatementGuard | None = None
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone)
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations)
-        cur = self._cursor
-        cur.execute("SET VARIABLE pgbarrier_user = " + literal(user))
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        """Open the session's DuckDB connection and set it up, before anything else runs
+        on it; it is published (for ``interrupt``) only once set up. A failure closes it
+        and is the caller's error."""
+        if self._closed:
+            raise to_pg_error(duckdb.ConnectionException("Connection already closed!"))
         try:
-            cur.execute("SET SESSION TimeZone = 'UTC'")
-        except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC anyway
-            pass
-        cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
-        for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
-            cur.execute(shadow)
+            cur = self._conn.cursor()
+        except duckdb.Error as exc:  # the database was closed (dropped)
+            raise to_pg_error(exc) from None
         try:
-            cur.execute("CREATE TEMP TYPE jsonb AS JSON")
-        except duckdb.Error:  # the database defines jsonb itself
-            pass
+            cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
+            zone = self.client.get("TimeZone")
+            try:
+                cur.execute("SET SESSION TimeZone = " + literal(zone))
+            except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
+                if zone != "UTC":
+                    raise
+            cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
+            for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
+                cur.execute(shadow)
+            try:
+                cur.execute("CREATE TEMP TYPE jsonb AS JSON")
+            except duckdb.Error:  # the database defines jsonb itself
+                pass
+        except duckdb.Error as exc:
+            try:
+                cur.close()
+            except duckdb.Error:
+                pass
+            raise to_pg_error(exc) from None
+        except BaseException:
+            cur.close()
+            raise
+        self._raw_cursor = cur
+        if self._closed:  # closed (by another thread) while it opened
+            self.close()
+        return cur
+
+    @property
+    def _guard(self) -> StatementGuard:
+        """The session's :class:`StatementGuard`, made at its first statement for DuckDB."""
+        guard = self._guard_made
+        if guard is None:
+            guard = self._guard_made = StatementGuard()
+        return guard
 
     @property
     def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """The session's cursor, free to run something: a pending stream is parked first."""
+        """The session's cursor, free to run something: a pending stream is parked first;
+        opened (``_open``) on first use."""
         ref = self._stream
         if ref is not None:
             self._stream = None
             stream = ref()
             if stream is not None:
                 stream.park()
-        return self._raw_cursor
+        cur = self._raw_cursor
+        return cur if cur is not None else self._open()
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
@@ -252,9 +300,13 @@ class DuckDBSession(BackendSession):
     # ------------------------------------------------------------------ client settings
 
     def _set_timezone(self, zone: str) -> None:
+        if self._raw_cursor is None and zone == "UTC":
+            return  # what ``_open`` sets (another zone opens it now: DuckDB judges it)
         self._cursor.execute("SET SESSION TimeZone = " + literal(zone))
 
     def _after_reset_all(self) -> None:
+        if self._raw_cursor is None:
+            return  # nothing was set on DuckDB: it is not open yet
         try:  # DuckDB has no RESET ALL: each setting this session changed is reset
             self._guard.reset(self._cursor)
             self._cursor.execute("SET SESSION TimeZone = 'UTC'")
@@ -387,6 +439,8 @@ class DuckDBSession(BackendSession):
 
     def _drop_temp_relations(self) -> None:
         """DISCARD ALL/TEMP: drop this session's temporary tables and views."""
+        if self._raw_cursor is None:
+            return  # not open yet: it has none
         cur = self._cursor
         try:
             rows = cur.execute(
@@ -408,12 +462,18 @@ class DuckDBSession(BackendSession):
                 # the stream stops at its next batch; DuckDB's own interrupt would also
                 # poison a suspended portal's result for its next Execute
                 return
-        self._raw_cursor.interrupt()
+        cur = self._raw_cursor
+        if cur is not None:  # not open: nothing runs
+            cur.interrupt()
 
     def close(self) -> None:
         self._stream = None
+        self._closed = True
+        cur, self._raw_cursor = self._raw_cursor, None
+        if cur is None:
+            return
         try:
-            self._raw_cursor.close()
+            cur.close()
         except duckdb.Error:
             pass
 

@@ -79,10 +79,21 @@ class SessionCatalog:
         self.installer = installer
         self.settings = settings
         self._drop_temp = drop_temp  # DISCARD ALL / TEMP: the session's temporary relations
-        self.context = CatalogContext(
-            database=database, user=user, current_setting=settings.value,
-            set_config=lambda name, value, _local: settings.set_value(name, value),
-            settings_table=lambda: settings_table(settings.rows()))
+        self._database = database
+        self._user = user
+        self._context: CatalogContext | None = None
+
+    @property
+    def context(self) -> CatalogContext:
+        """The session's values for the rewrite, made at its first catalog query."""
+        context = self._context
+        if context is None:
+            settings = self.settings
+            context = self._context = CatalogContext(
+                database=self._database, user=self._user, current_setting=settings.value,
+                set_config=lambda name, value, _local: settings.set_value(name, value),
+                settings_table=lambda: settings_table(settings.rows()))
+        return context
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
         """The SQL to run and the column type overrides (empty when not a catalog query)."""

@@ -27,6 +27,8 @@ them here. Rules this module keeps:
   are remembered (DuckDB never waits for a lock: a conflict fails at once).
 * A change to a reported setting comes back in ``Result.parameter_status`` so
   the session sends ParameterStatus.
+* A session keeps only the values it set (the defaults are shared): thousands of idle
+  sessions each held a copy of every default.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ _MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "not
                    "warning", "error")
 _REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
                        "TimeZone", "standard_conforming_strings"})
+#: the reported ones in the order they are announced
+_REPORTED_ORDER = tuple(n for n in _DEFAULTS if n in _REPORTED)
 _CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
 
 
@@ -151,9 +155,20 @@ class ClientSettings:
 
     def __init__(self, on_reset_all: Callable[[], None] = lambda: None,
                  set_timezone: Callable[[str], None] | None = None) -> None:
-        self.settings: dict[str, str] = dict(_DEFAULTS)
+        #: the values this session set (one that went back to its default may stay)
+        self._set: dict[str, str] = {}
         self._on_reset_all = on_reset_all
         self._set_timezone = set_timezone
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """Every setting kept here and its value now (a copy)."""
+        return {**_DEFAULTS, **self._set}
+
+    def get(self, name: str) -> str:
+        """The value now of canonical setting ``name`` (kept here or read-only)."""
+        value = self._set.get(name)
+        return value if value is not None else _DEFAULTS.get(name, _READ_ONLY.get(name, ""))
 
     def _apply_timezone(self, zone: str) -> None:
         if zone in _UTC_NAMES.values() and self._set_timezone is None:
@@ -178,7 +193,7 @@ class ClientSettings:
 
     def reported(self) -> dict[str, str]:
         """The reported (ParameterStatus) settings kept here, as they are now."""
-        return {n: v for n, v in self.settings.items() if n in _REPORTED}
+        return {n: self.get(n) for n in _REPORTED_ORDER}
 
     @staticmethod
     def shown(stmt: SettingStatement) -> str | None:
@@ -191,12 +206,12 @@ class ClientSettings:
             name = _CANONICAL.get(stmt.name.lower())
             if name is None:
                 return None
-            value = self.settings.get(name, _READ_ONLY.get(name, ""))
+            value = self.get(name)
             return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
         if stmt.verb == "RESET":
             if stmt.name.lower() == "all":
-                changed = {n: v for n, v in _DEFAULTS.items() if self.settings.get(n) != v}
-                self.settings.update(_DEFAULTS)
+                changed = {n: v for n, v in _DEFAULTS.items() if self.get(n) != v}
+                self._set.clear()
                 self._on_reset_all()
                 return self._changed("RESET", changed)
             name = _CANONICAL.get(stmt.name.lower())
@@ -206,7 +221,7 @@ class ClientSettings:
                 raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
             if name == "TimeZone":
                 self._apply_timezone(_DEFAULTS[name])
-            self.settings[name] = _DEFAULTS[name]
+            self._set.pop(name, None)
             return self._changed("RESET", {name: _DEFAULTS[name]})
         name = _CANONICAL.get(stmt.name.lower())
         if name is None:
@@ -220,7 +235,7 @@ class ClientSettings:
             value = _check_setting(name, raw)
         if name == "TimeZone":
             self._apply_timezone(value)
-        self.settings[name] = value
+        self._set[name] = value
         return self._changed("SET", {name: value})
 
     def value(self, name: str) -> str:
@@ -228,7 +243,7 @@ class ClientSettings:
         canonical = _CANONICAL.get(name.lower())
         if canonical is None:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
-        return self.settings.get(canonical, _READ_ONLY.get(canonical, ""))
+        return self.get(canonical)
 
     def set_value(self, name: str, value: str) -> str:
         """``set_config(name, value, is_local)``: the value stored (``is_local`` is ignored,
@@ -238,11 +253,11 @@ class ClientSettings:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
         quoted = "'" + value.replace("'", "''") + "'"
         self.handle(SettingStatement("SET", canonical, quoted))
-        return self.settings[canonical]
+        return self.get(canonical)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, setting, short_desc)`` of every setting, for ``pg_settings``."""
-        out = [(n, v, "kept per session by pgbarrier") for n, v in self.settings.items()]
+        out = [(n, self.get(n), "kept per session by pgbarrier") for n in _DEFAULTS]
         out += [(n, v, "fixed by pgbarrier") for n, v in _READ_ONLY.items()]
         return sorted(out)
 

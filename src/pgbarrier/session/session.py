@@ -161,7 +161,13 @@ def _chain_name(sql: str, first: str | None) -> str:
 
 
 class Session:
-    """Protocol state of one connection; call :meth:`start`, then :meth:`handle`."""
+    """Protocol state of one connection; call :meth:`start`, then :meth:`handle`.
+    Slotted: a server holds thousands, mostly idle."""
+
+    __slots__ = ("control", "server_parameters", "process_id", "secret_key", "out", "spill",
+                 "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
+                 "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
+                 "_timed_out")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
