@@ -43,6 +43,10 @@ class PgError(Exception):
             self.sqlstate = sqlstate  # type: ignore[misc]
         if severity is not None:
             self.severity = severity  # type: ignore[misc]
+        #: the other ErrorResponse fields, by their one-letter code, as PostgreSQL sent
+        #: them (``W`` context, ``s``/``t``/``c``/``d``/``n`` schema, table, column, type
+        #: and constraint names, ``p``/``q`` internal position and query, ``F``/``L``/``R``)
+        self.fields: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -192,9 +192,15 @@ def error_from_fields(fields: dict[str, str]) -> PgError:
     pos = fields.get("P")
     sqlstate = fields.get("C", "XX000")
     cls = PgError.by_sqlstate(sqlstate)
-    return cls(fields.get("M", ""), detail=fields.get("D"), hint=fields.get("H"),
-               position=int(pos) if pos and pos.isdigit() else None, sqlstate=sqlstate,
-               severity=fields.get("V") or fields.get("S") or "ERROR")
+    err = cls(fields.get("M", ""), detail=fields.get("D"), hint=fields.get("H"),
+              position=int(pos) if pos and pos.isdigit() else None, sqlstate=sqlstate,
+              severity=fields.get("V") or fields.get("S") or "ERROR")
+    err.fields = {k: v for k, v in fields.items() if k not in _OWN_FIELDS}
+    return err
+
+
+#: the ErrorResponse fields PgError holds as attributes (the rest go in ``fields``)
+_OWN_FIELDS = frozenset("SVCMDHP")
 
 
 def _notice(fields: dict[str, str]) -> Notice:

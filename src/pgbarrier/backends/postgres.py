@@ -247,7 +247,7 @@ def _error_from_result(res: pq.abc.PGresult, pgconn: pq.abc.PGconn | None = None
         # libpq's own failure (no server message): the connection is gone
         msg = _text(res.error_message) or (pgconn.get_error_message() if pgconn else "")
         return _lost(msg or "server closed the connection unexpectedly")
-    return _make_error(
+    err = _make_error(
         state,
         _text(res.error_field(_F.MESSAGE_PRIMARY)) or "",
         severity=_text(res.error_field(_F.SEVERITY_NONLOCALIZED))
@@ -256,6 +256,18 @@ def _error_from_result(res: pq.abc.PGresult, pgconn: pq.abc.PGconn | None = None
         hint=_text(res.error_field(_F.MESSAGE_HINT)),
         position=_text(res.error_field(_F.STATEMENT_POSITION)),
     )
+    for code, field in _MORE_FIELDS:
+        value = _text(res.error_field(field))
+        if value is not None:
+            err.fields[code] = value
+    return err
+
+
+#: ErrorResponse fields beyond PgError's own attributes, with libpq's names for them
+_MORE_FIELDS = (("p", _F.INTERNAL_POSITION), ("q", _F.INTERNAL_QUERY), ("W", _F.CONTEXT),
+                ("s", _F.SCHEMA_NAME), ("t", _F.TABLE_NAME), ("c", _F.COLUMN_NAME),
+                ("d", _F.DATATYPE_NAME), ("n", _F.CONSTRAINT_NAME), ("F", _F.SOURCE_FILE),
+                ("L", _F.SOURCE_LINE), ("R", _F.SOURCE_FUNCTION))
 
 
 def _error_from_psycopg(exc: psycopg.Error) -> PgError:
@@ -265,10 +277,16 @@ def _error_from_psycopg(exc: psycopg.Error) -> PgError:
         if isinstance(exc, psycopg.OperationalError):
             return _connect_error(exc)
         return _make_error("XX000", str(exc))
-    return _make_error(diag.sqlstate, diag.message_primary or str(exc),
-                       severity=diag.severity_nonlocalized or diag.severity,
-                       detail=diag.message_detail, hint=diag.message_hint,
-                       position=diag.statement_position)
+    err = _make_error(diag.sqlstate, diag.message_primary or str(exc),
+                      severity=diag.severity_nonlocalized or diag.severity,
+                      detail=diag.message_detail, hint=diag.message_hint,
+                      position=diag.statement_position)
+    more = {"p": diag.internal_position, "q": diag.internal_query, "W": diag.context,
+            "s": diag.schema_name, "t": diag.table_name, "c": diag.column_name,
+            "d": diag.datatype_name, "n": diag.constraint_name, "F": diag.source_file,
+            "L": diag.source_line, "R": diag.source_function}
+    err.fields = {k: v for k, v in more.items() if v is not None}
+    return err
 
 
 def _connect_error(exc: psycopg.OperationalError, user: str | None = None) -> PgError:

@@ -444,8 +444,13 @@ def data_row(values: list[bytes | None]) -> bytes:
     return _frame(ServerResponse.DATA_ROW, b"".join(parts))
 
 
+#: PostgreSQL's order of the fields after P (elog.c's send_message_to_frontend)
+_MORE_FIELDS = "pqWstcdnFLR"
+
+
 def _fields(severity: str, sqlstate: str, message: str, detail: str | None,
-            hint: str | None, position: int | None) -> bytes:
+            hint: str | None, position: int | None,
+            more: dict[str, str] | None = None) -> bytes:
     parts = [
         b"S" + _cstr(severity),
         b"V" + _cstr(severity),
@@ -458,6 +463,11 @@ def _fields(severity: str, sqlstate: str, message: str, detail: str | None,
         parts.append(b"H" + _cstr(hint))
     if position:
         parts.append(b"P" + _cstr(str(position)))
+    if more:
+        for code in _MORE_FIELDS:
+            value = more.get(code)
+            if value is not None:
+                parts.append(code.encode() + _cstr(value))
     parts.append(b"\x00")
     return b"".join(parts)
 
@@ -465,7 +475,8 @@ def _fields(severity: str, sqlstate: str, message: str, detail: str | None,
 def error_response(err: PgError) -> bytes:
     return _frame(
         ServerResponse.ERROR_RESPONSE,
-        _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position),
+        _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position,
+                getattr(err, "fields", None)),
     )
 
 
