@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import re
 import threading
 import time
 from concurrent.futures import Future
@@ -143,6 +144,9 @@ class SessionInfo:
         self.deadline = (time.monotonic() + self.statement_timeout_ms / 1000
                          if self.statement_timeout_ms else None)
 
+
+#: the first option word of CREATE DATABASE's options text (after an optional WITH)
+_FIRST_OPTION = re.compile(r"(?:\s*WITH\b)?\s*([A-Za-z_][A-Za-z_0-9]*)", re.IGNORECASE)
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +363,7 @@ class ControlPlane:
             return self._alter_mv(dataclasses.replace(
                 stmt, name=self._name(info, stmt.name, session)), info)
         if isinstance(stmt, st.CreateDatabase):
-            return self._create_database(stmt.name, info, session)
+            return self._create_database(stmt, info, session)
         if isinstance(stmt, st.DropDatabase):
             return self._drop_database(stmt, info, session)
         raise AssertionError(f"unhandled control statement {stmt!r}")
@@ -378,13 +382,30 @@ class ControlPlane:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
-    def _create_database(self, name: str, info: SessionInfo,
+    def _create_database(self, stmt: st.CreateDatabase, info: SessionInfo,
                          session: BackendSession | None = None) -> Result:
+        name = stmt.name
+        if stmt.options is not None and not (self.upstream and session is not None):
+            first = _FIRST_OPTION.match(stmt.options)
+            word = first.group(1).lower() if first else stmt.options.split()[0].lower()
+            raise FeatureNotSupported(
+                f'CREATE DATABASE option "{word}" is not supported',
+                detail="The embedded DuckDB backend supports CREATE DATABASE name, without "
+                       "options.",
+                position=(stmt.options_at or 1) + (first.start(1) if first else 0))
         if self.barrier.has_database(name):
             raise DuplicateDatabase(f'database "{name}" already exists')
         self.backend.require_database_right("create", name, info.user, session)
-        owner = (self.backend.current_role(session) if session is not None else None) or info.user
-        self.backend.ensure_database(name, owner=owner)
+        if stmt.options is not None:
+            assert session is not None
+            # PostgreSQL's own options, judged by PostgreSQL in the client's session (its
+            # rules for OWNER, TEMPLATE, ENCODING... as the client's current role)
+            self.backend.create_database_in_session(session, name, stmt.options,
+                                                    stmt.options_at or 1)
+        else:
+            owner = (self.backend.current_role(session) if session is not None else None) \
+                or info.user
+            self.backend.ensure_database(name, owner=owner)
         if self.meta is not None:
             self.meta.put_database(DatabaseRecord(name))  # durable before it is acknowledged
         self.barrier.add_database(name)
@@ -403,8 +424,20 @@ class ControlPlane:
             raise ObjectInUse("cannot drop the currently open database")
         with self._lock:
             # like PostgreSQL, give sessions that are disconnecting up to 5 s to go
-            self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
+            if not (stmt.force and self.upstream):
+                self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
             others = len(self._sessions.get(name, ()))
+        if others and stmt.force and self.upstream:
+            # PostgreSQL's FORCE: the upstream's DROP ... WITH (FORCE) below terminates their
+            # upstream sessions, and each client gets PostgreSQL's FATAL 57P01 at once
+            others = 0
+        if others and stmt.force:
+            raise FeatureNotSupported(
+                "DROP DATABASE ... WITH (FORCE) is not supported while other sessions use "
+                "the database on the embedded DuckDB backend",
+                detail=f"There {'is' if others == 1 else 'are'} {others} other "
+                       f"session{'' if others == 1 else 's'} using the database.",
+                hint="End those sessions, then drop the database.")
         if others:
             raise ObjectInUse(f'database "{name}" is being accessed by other users',
                               detail=f"There {'is' if others == 1 else 'are'} {others} other "

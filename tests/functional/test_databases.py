@@ -101,3 +101,56 @@ def test_drop_database_takes_its_batch_views_and_the_views_over_them(backend_ser
                       "AS SELECT a FROM t")
             assert c.execute("SELECT a FROM bm").fetchone() == (2,)
         admin.execute(f"DROP DATABASE {db}")
+
+
+def test_create_database_options_and_drop_force_are_postgresqls_upstream(tmp_path):
+    """Upstream, CREATE DATABASE's options are PostgreSQL's to judge (as the client's role)
+    and DROP DATABASE ... WITH (FORCE) ends the other sessions with PostgreSQL's FATAL."""
+    dsn = require_postgres()
+    home, other = f"pgb_{uuid.uuid4().hex[:10]}", f"pgb_{uuid.uuid4().hex[:10]}"
+    srv = start_server("--upstream", UPSTREAM, "--database", home,
+                       "--data-dir", str(tmp_path / "data"))
+    try:
+        with psycopg.connect(srv.dsn(home), autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {other} WITH ENCODING utf8 LC_COLLATE \"C\" "
+                      "LC_CTYPE \"C\" TEMPLATE template0 CONNECTION LIMIT 7")
+            assert c.execute("SELECT datcollate, datconnlimit FROM pg_database WHERE datname = %s",
+                             [other]).fetchone() == ("C", 7)
+            assert (other,) in c.execute("SHOW DATABASES").fetchall()
+            with pytest.raises(pgerr.SyntaxError, match='option "nope" not recognized') as bad:
+                c.execute(f"CREATE DATABASE {other}_x WITH NOPE = 1")
+            assert bad.value.diag.statement_position == str(len(f"CREATE DATABASE {other}_x WITH ") + 1)
+            with pytest.raises(pgerr.UndefinedObject, match='role "pgb_no_such_role" does not exist'):
+                c.execute(f"CREATE DATABASE {other}_y OWNER pgb_no_such_role")
+            assert not _upstream_exists(dsn, f"{other}_x") and not _upstream_exists(dsn, f"{other}_y")
+            with pytest.raises(pgerr.SyntaxError, match='unrecognized DROP DATABASE option "bar"'):
+                c.execute(f"DROP DATABASE {other} (BAR)")
+            victim = psycopg.connect(srv.dsn(other), autocommit=True)
+            try:
+                c.execute(f"DROP DATABASE {other} WITH (FORCE)")
+                with pytest.raises(psycopg.OperationalError, match="administrator command"):
+                    victim.execute("SELECT 1")
+            finally:
+                victim.close()
+            assert not _upstream_exists(dsn, other)
+            c.execute(f"DROP DATABASE IF EXISTS {other} (FORCE)")
+    finally:
+        code = stop_server(srv)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in (home, other):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert code == 0, "".join(srv.log)
+
+
+def test_database_options_on_duckdb_are_refused_naming_the_option(server):
+    with psycopg.connect(server.dsn(), autocommit=True) as c:
+        with pytest.raises(pgerr.FeatureNotSupported,
+                           match='CREATE DATABASE option "encoding" is not supported'):
+            c.execute("CREATE DATABASE opt_db WITH ENCODING utf8")
+        c.execute("CREATE DATABASE force_db")
+        with psycopg.connect(server.dsn("force_db"), autocommit=True) as other:
+            other.execute("SELECT 1")
+            with pytest.raises(pgerr.FeatureNotSupported, match="FORCE"):
+                c.execute("DROP DATABASE force_db WITH (FORCE)")
+        c.execute("DROP DATABASE force_db (FORCE)")  # nobody else there: it just drops
+        assert ("force_db",) not in c.execute("SHOW DATABASES").fetchall()

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from buenavista.core import Connection, Session
 
-from pgbarrier.errors import QueryCanceled
+from pgbarrier.errors import FeatureNotSupported, QueryCanceled
 from pgbarrier.result import Column, Result
 
 if TYPE_CHECKING:
@@ -187,6 +187,12 @@ class Backend(Connection, abc.ABC):
         ``name``, as PostgreSQL decides (CREATEDB for create; ownership otherwise). With the
         client's ``session`` the check is its current role's, as PostgreSQL's (``SET ROLE``
         and ``SET SESSION AUTHORIZATION`` count). A backend without roles lets every user."""
+
+    def create_database_in_session(self, session: BackendSession, name: str, options: str,
+                                   options_at: int) -> None:
+        """``CREATE DATABASE name options`` run in the client's ``session`` (``options``:
+        the client's text, from its 1-based ``options_at``, for error positions)."""
+        raise FeatureNotSupported("CREATE DATABASE options are not supported")
 
     def current_role(self, session: BackendSession) -> str | None:
         """The client's current role in ``session`` (``current_user``: after SET ROLE), for

@@ -638,6 +638,20 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
+    def create_database_in_session(self, session: BackendSession, name: str, options: str,
+                                   options_at: int) -> None:
+        """PostgreSQL's own CREATE DATABASE with the client's options, as the client's
+        current role (PostgreSQL checks OWNER membership, TEMPLATE rights and the rest);
+        an error's position is moved back into the client's text."""
+        head = "CREATE DATABASE " + _ident(name).as_string(None) + " "
+        try:
+            session.execute(head + options)
+        except PgError as err:
+            if err.position is not None:
+                err.position = err.position - len(head) + options_at - 1 \
+                    if err.position > len(head) else None
+            raise
+
     def current_role(self, session: BackendSession) -> str | None:
         rows = _session_rows(session, "SELECT current_user", [])
         return rows[0][0] if rows else None

@@ -40,13 +40,15 @@ Rules this module keeps:
   MATERIALIZED VIEWS`` (the classifier passes no other ``SHOW``).
 * ``AlterMaterializedViewAs``: ``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the
   original text after ``AS``, cut like ``CreateMaterializedView.query``.
-* ``CreateDatabase`` / ``DropDatabase``: ``CREATE DATABASE d`` and ``DROP DATABASE [IF
-  EXISTS] d`` only. Anything after the name is 0A000 naming the option, lower-cased as
-  PostgreSQL names options (``CREATE DATABASE option "owner" is not supported``; an
-  optional ``WITH`` and ``(`` before it are skipped, so ``WITH (FORCE)`` names
-  ``force``), positioned at the option; ``CREATE DATABASE IF NOT EXISTS`` is 0A000 too.
-  A ``.`` or ``,`` after the name, a ``WITH`` with nothing after it, or a non-word
-  there is PostgreSQL's 42601.
+* ``CreateDatabase`` / ``DropDatabase``: ``CREATE DATABASE d [[WITH] option ...]`` and
+  ``DROP DATABASE [IF EXISTS] d [[WITH] (FORCE)]``. CREATE's options are kept as the
+  client's text (``options``; the control plane passes them to an upstream PostgreSQL,
+  which judges them, and refuses them on DuckDB with 0A000 naming the first one,
+  lower-cased as PostgreSQL names options: ``CREATE DATABASE option "owner" is not
+  supported``). DROP's only option is ``FORCE`` (``force``); any other is PostgreSQL's
+  42601 ``unrecognized DROP DATABASE option "x"``. ``CREATE DATABASE IF NOT EXISTS`` is
+  0A000. A ``.`` or ``,`` after the name, a ``WITH`` with nothing after it, or a
+  non-word there is PostgreSQL's 42601.
 * Refresh interval:
 
   - no option -> ``None`` (streaming MV); ``BATCH REFRESH`` without ``EVERY`` -> 60;
@@ -207,17 +209,21 @@ class ShowDatabases:
 
 @dataclass(frozen=True)
 class CreateDatabase:
-    """``CREATE DATABASE d``."""
+    """``CREATE DATABASE d [[WITH] option ...]``: ``options`` is the client's text after
+    the name (None: none), from 1-based ``options_at``."""
 
     name: str
+    options: str | None = None
+    options_at: int | None = None
 
 
 @dataclass(frozen=True)
 class DropDatabase:
-    """``DROP DATABASE [IF EXISTS] d``."""
+    """``DROP DATABASE [IF EXISTS] d [[WITH] (FORCE)]``."""
 
     name: str
     if_exists: bool
+    force: bool = False
 
 
 ControlStatement = (
@@ -410,9 +416,16 @@ def parse_control(sql: str) -> ControlStatement:
         raise ValueError("parse_control: expected exactly one statement")
     with_data, with_at, tokens = _trailing_with_data(tokens)
     blame = _Blame(sql, tokens, semicolon)
-    database_error = _database_options(blame)
-    if database_error is not None:
-        raise database_error
+    database_options = _database_options(blame)
+    if isinstance(database_options, errors.PgError):
+        raise database_options
+    if database_options is not None:  # the name's statement, then its options
+        cut, options, options_at, force = database_options
+        head = parse_control(sql[:tokens[cut - 1].end + 1])
+        if isinstance(head, CreateDatabase):
+            return CreateDatabase(head.name, options, options_at)
+        assert isinstance(head, DropDatabase)
+        return DropDatabase(head.name, head.if_exists, force)
 
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
     try:
@@ -532,11 +545,13 @@ def _trailing_with_data(tokens: list[Token]) -> tuple[bool | None, int | None, l
     return not no, tokens[k].start + 1, tokens[:k]
 
 
-def _database_options(blame: _Blame) -> errors.PgError | None:
+def _database_options(blame: _Blame
+                      ) -> errors.PgError | tuple[int, str, int, bool] | None:
     """``CREATE DATABASE d ...`` / ``DROP DATABASE [IF EXISTS] d ...``: what follows the name.
 
     None when the statement is not one of those, or has nothing after a sound name (the
-    parser then reports whatever else is wrong).
+    parser then reports whatever else is wrong); an error; or (tokens up to and with the
+    name, the options' text, its 1-based position, FORCE given).
     """
     tokens = blame.tokens
     if len(tokens) < 3 or tokens[1].token_type != TokenType.DATABASE:
@@ -544,7 +559,6 @@ def _database_options(blame: _Blame) -> errors.PgError | None:
     verb = tokens[0].token_type
     if verb not in (TokenType.CREATE, TokenType.DROP):
         return None
-    statement = f"{tokens[0].text.upper()} DATABASE"
     i = 2
     if _is_word(tokens[2], "IF") and len(tokens) > 3:
         if verb == TokenType.DROP and _is_word(tokens[3], "EXISTS"):
@@ -560,22 +574,29 @@ def _database_options(blame: _Blame) -> errors.PgError | None:
     i += 1
     if i >= len(tokens):
         return None
+    cut = i
     if tokens[i].token_type in (TokenType.DOT, TokenType.COMMA):
         return blame.at(i)
     if tokens[i].token_type == TokenType.WITH:
         i += 1
-    if i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN:
+    paren = i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN
+    if paren:
         i += 1
     if i >= len(tokens) or not _is_word(tokens[i]):
         return blame.at(i)
-    syntax = "CREATE DATABASE name"
-    if verb == TokenType.DROP:
-        syntax = "DROP DATABASE [IF EXISTS] name"
-    return errors.FeatureNotSupported(
-        f'{statement} option "{tokens[i].text.lower()}" is not supported',
-        detail=f"pgbarrier supports {syntax}, without options.",
-        position=tokens[i].start + 1,
-    )
+    options_at = tokens[cut].start + 1
+    if verb == TokenType.CREATE:
+        return cut, blame.sql[tokens[cut].start:tokens[-1].end + 1], options_at, False
+    # DROP: (FORCE) is all PostgreSQL 15 has, in parentheses, WITH or not
+    word = tokens[i].text.lower()
+    if not paren:
+        return blame.at(i)
+    if word != "force":
+        return errors.SyntaxError(f'unrecognized DROP DATABASE option "{word}"',
+                                  position=tokens[i].start + 1)
+    if i + 2 != len(tokens) or tokens[i + 1].token_type != TokenType.R_PAREN:
+        return blame.at(min(i + 1, len(tokens) - 1))
+    return cut, blame.sql[tokens[cut].start:tokens[-1].end + 1], options_at, True
 
 
 def _token_index_after(blame: _Blame, node: exp.Expr) -> int:
