@@ -353,6 +353,8 @@ class ControlPlane:
         if isinstance(stmt, st.DropMaterializedView):
             return self._drop_mv(stmt, info, session)
         if isinstance(stmt, st.ShowMaterializedViews):
+            for job in self.jobs.jobs(db):  # the registry follows the backend (issue 14)
+                self.scheduler.forget_vanished(db, job.name, lambda f: self._wait(f, info))
             names = sorted([j.name for j in self.jobs.jobs(db)]
                            + [v.name for v in self.jobs.streaming_views(db)])
             return rowset([Column("Name", pgt.TEXT)], [(n,) for n in names], "SHOW")
@@ -525,6 +527,8 @@ class ControlPlane:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
         upstream = self.upstream and session is not None
+        if self.jobs.get(db, stmt.name) is not None:  # its view may be gone (by cascade)
+            self.scheduler.forget_vanished(db, stmt.name, lambda f: self._wait(f, info))
         if self._relation_taken(db, stmt.name):
             if stmt.if_not_exists:
                 return command(tag, [Notice(f'relation "{stmt.name}" already exists, skipping',
@@ -628,6 +632,8 @@ class ControlPlane:
             if self.backend.relation_exists(db, name):
                 raise PgError(f'"{name}" is not a materialized view', sqlstate="42809")
             raise UndefinedTable(f'relation "{name}" does not exist')
+        if self.scheduler.forget_vanished(db, name, lambda f: self._wait(f, info)):
+            raise UndefinedTable(f'relation "{name}" does not exist')  # PostgreSQL's answer
         self.backend.require_owner(db, "materialized view", name, info.user)
         def running(cancel: RefreshCancel | None) -> None:
             # the client's cancel and statement_timeout reach the refresh query

@@ -177,3 +177,85 @@ def test_no_sqlglot_names_in_messages(env):
             c.execute("CREATE MATERIALIZED VIEW pz WITH (refresh.interval.sec = 5) "
                       "PARTITION BY x AS SELECT 1")
         assert info.value.diag.message_primary == 'syntax error at or near "PARTITION BY"'
+
+
+def _history(c: psycopg.Connection, view: str) -> list[tuple]:
+    return c.execute("SELECT trigger, status, error FROM rw_catalog.rw_refresh_history "
+                     "WHERE job = %s ORDER BY run_id", [view]).fetchall()
+
+
+@pytest.mark.parametrize("how", ["table", "schema", "direct"])
+def test_a_batch_view_postgresql_drops_by_cascade_leaves_the_registry(env, how):
+    """Issue 14 item 4: DROP TABLE/SCHEMA ... CASCADE (or a DROP pgbarrier never saw) takes
+    the batch view upstream; the next time pgbarrier looks its job goes, with the reason in
+    rw_refresh_history, and the name can be created again."""
+    sfx = uuid.uuid4().hex[:6]
+    schema, view = f"vs_{sfx}", f"gone_{sfx}"
+    with _conn(env) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE TABLE {schema}.t AS SELECT 1 AS a")
+        c.execute(f"CREATE MATERIALIZED VIEW {view} WITH (refresh.interval.sec = 3600) "
+                  f"AS SELECT count(*) AS n FROM {schema}.t")
+        if how == "table":
+            c.execute(f"DROP TABLE {schema}.t CASCADE")
+        elif how == "schema":
+            c.execute(f"DROP SCHEMA {schema} CASCADE")
+        else:
+            with psycopg.connect(env["dsn"], dbname=env["db"], autocommit=True) as direct:
+                direct.execute(f"DROP MATERIALIZED VIEW {view}")
+        assert (view,) not in c.execute("SHOW MATERIALIZED VIEWS").fetchall()
+        assert c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs "
+                         "WHERE name = %s", [view]).fetchone() == (0,)
+        last = _history(c, view)[-1]
+        assert last[:2] == ("vanished", "cancelled") and "no longer exists" in last[2]
+        c.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        c.execute(f"CREATE TABLE IF NOT EXISTS {schema}.t AS SELECT 1 AS a")
+        c.execute(f"CREATE MATERIALIZED VIEW {view} WITH (refresh.interval.sec = 3600) "
+                  f"AS SELECT count(*) AS n FROM {schema}.t")
+        assert c.execute(f"SELECT n FROM {view}").fetchone() == (1,)
+        c.execute(f"DROP MATERIALIZED VIEW {view}")
+        c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_a_vanished_view_is_noticed_at_a_create_of_its_name_and_by_its_refresh(env):
+    sfx = uuid.uuid4().hex[:6]
+    view, again = f"gone_c_{sfx}", f"gone_r_{sfx}"
+    with _conn(env) as c:
+        c.execute(f"CREATE TABLE base_{sfx} AS SELECT 1 AS a")
+        for name in (view, again):
+            c.execute(f"CREATE MATERIALIZED VIEW {name} WITH (refresh.interval.sec = 3600) "
+                      f"AS SELECT count(*) AS n FROM base_{sfx}")
+        c.execute(f"DROP TABLE base_{sfx} CASCADE")
+        c.execute(f"CREATE TABLE base_{sfx} AS SELECT 1 AS a UNION ALL SELECT 2")
+        # a CREATE of the name looks first (no SHOW in between)
+        c.execute(f"CREATE MATERIALIZED VIEW {view} WITH (refresh.interval.sec = 3600) "
+                  f"AS SELECT count(*) AS n FROM base_{sfx}")
+        assert c.execute(f"SELECT n FROM {view}").fetchone() == (2,)
+        # a REFRESH of the other is PostgreSQL's 42P01, and its job is gone with it
+        with pytest.raises(psycopg.errors.UndefinedTable, match=f'relation "{again}" does not'):
+            c.execute(f"REFRESH MATERIALIZED VIEW {again}")
+        assert c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs WHERE name = %s",
+                         [again]).fetchone() == (0,)
+        assert _history(c, again)[-1][:2] == ("vanished", "cancelled")
+        c.execute(f"DROP MATERIALIZED VIEW {view}")
+        c.execute(f"DROP TABLE base_{sfx}")
+
+
+def test_a_scheduled_run_of_a_vanished_view_drops_its_job(env):
+    """Nobody looks: the job's own next run fails, and the job goes with the reason."""
+    sfx = uuid.uuid4().hex[:6]
+    view = f"gone_s_{sfx}"
+    with _conn(env) as c:
+        c.execute(f"CREATE TABLE base_{sfx} AS SELECT 1 AS a")
+        c.execute(f"CREATE MATERIALIZED VIEW {view} WITH (refresh.interval.sec = 1) "
+                  f"AS SELECT count(*) AS n FROM base_{sfx}")
+        c.execute(f"DROP TABLE base_{sfx} CASCADE")
+        waited = 0
+        while c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs WHERE name = %s",
+                        [view]).fetchone() != (0,):
+            waited += 1
+            assert waited < 300, "the vanished job was not dropped after its failed run"
+            c.execute("SELECT pg_sleep(0.1)")  # a bounded poll of observable state
+        runs = _history(c, view)
+        assert runs[-1][:2] == ("vanished", "cancelled"), runs
+        assert [r[:2] for r in runs[1:-1]] == [("schedule", "failed")], runs

@@ -26,6 +26,11 @@ Rules this module keeps (SPEC section 2):
 * A failed run records its error in the history and leaves the job ``Failed``
   with its last committed result readable; the next run is due one interval
   after the failed attempt.
+* The registry follows the backend: a job whose view a statement pgbarrier did not
+  run dropped (upstream ``DROP TABLE ... CASCADE``, ``DROP SCHEMA ... CASCADE``...) is
+  dropped itself, with a history row saying why (trigger ``vanished``, status
+  ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
+  CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
 * Paused databases start no scheduled runs; due jobs start after RESUME. Paused
   means paused when the listener runs: a PAUSE injected after a checkpoint but
   before that checkpoint was collected holds its runs too. A run
@@ -66,6 +71,10 @@ if TYPE_CHECKING:
     from pgbarrier.barrier.manager import BarrierManager
 
 log = logging.getLogger(__name__)
+
+#: the history's word for a job whose view something else dropped
+VANISHED = ("its materialized view no longer exists: a statement pgbarrier did not run "
+            "dropped it (DROP ... CASCADE of what it reads, say); the job is dropped")
 
 Wait = Callable[["Future[Any]"], Any]
 
@@ -219,7 +228,15 @@ class RefreshScheduler:
             self._cancels.pop(key, None)
         if fut is not None:
             fut.set_result(done)
+        if done.status == "failed":  # its view may be gone (dropped by cascade, say)
+            self._pool.submit(self._forget_if_vanished, job.database, job.name)
         return done
+
+    def _forget_if_vanished(self, database: str, name: str) -> None:
+        try:
+            self.forget_vanished(database, name, lambda f: f.result(timeout=_LAND_S))
+        except Exception:  # noqa: BLE001 - looked at again on the next failure
+            log.exception("checking whether %s.%s still exists failed", database, name)
 
     def _finish(self, job: BatchRefreshJob, run: RefreshRun, transition: Callable[[js.JobStatus], js.JobStatus],
                 status: str, *, rows: int | None = None, error: str | None = None) -> RefreshRun:
@@ -357,6 +374,34 @@ class RefreshScheduler:
         self.registry.release(database, name)
         with self._lock:
             self._latest.pop((database, name), None)
+
+    # ------------------------------------------------------------------ vanished views
+
+    def vanished(self, job: BatchRefreshJob) -> bool:
+        """Whether the job's view is gone from the backend: a statement pgbarrier did not
+        run dropped it (upstream: ``DROP TABLE ... CASCADE`` of what it reads, ``DROP
+        SCHEMA ... CASCADE``, ``DROP OWNED``, a direct client). Only a job whose view was
+        made (idle, refreshing, failed) can have lost it; one being created has none yet."""
+        return isinstance(job.status, (js.Idle, js.Refreshing, js.Failed)) and \
+            not self.backend.relation_exists(job.database, job.name)
+
+    def forget_vanished(self, database: str, name: str, wait: Wait) -> bool:
+        """If the job's view has vanished: record why in its history (a run of trigger
+        ``vanished``, status ``cancelled``), then drop the job as DROP does, the backend
+        untouched. True when it had (the name is free again)."""
+        job = self.registry.get(database, name)
+        if job is None or not self.vanished(job):
+            return False
+        log.warning("batch refresh job %s.%s: %s", database, name, VANISHED)
+        now = self.now()
+        run = self.history.start(database, name, "vanished",
+                                 js.last_committed_epoch(job.status) or job.snapshot_epoch, now)
+        self.history.finish(run, "cancelled", now, error=VANISHED)
+        try:
+            self.drop(database, name, wait, backend=False)
+        except (js.IllegalTransition, PgError):  # dropped meanwhile by someone else
+            return self.registry.get(database, name) is None
+        return True
 
     @staticmethod
     def _end_run(running: Future[Any] | None, cancel: RefreshCancel | None) -> None:
