@@ -202,6 +202,7 @@ class Connection(asyncio.Protocol):
         return not self.tls  # keep the socket open to write the answers (not over TLS)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._write_paused = False  # nothing is written any more: nothing waits to write
         waiters, self._drain_waiters = self._drain_waiters, []
         for w in waiters:
             if not w.done():
