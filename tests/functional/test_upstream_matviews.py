@@ -171,6 +171,28 @@ def test_batch_view_with_no_data(env):
         c.execute("DROP MATERIALIZED VIEW nd")
 
 
+def test_batch_view_create_checks_for_its_client_and_leaves_the_setting_as_it_was(env):
+    """The first snapshot runs in the client's session under client_connection_check_interval
+    = 1000 (a pgbarrier killed with -9 leaves no orphan CREATE upstream: test_ddl_crash), and
+    the client's own value is back afterwards, whether the CREATE succeeded or failed."""
+    with _conn(env) as c:
+        if c.info.server_version < 140000:
+            pytest.skip("client_connection_check_interval needs PostgreSQL 14")
+        show = "SHOW client_connection_check_interval"
+        default = c.execute(show).fetchone()
+        c.execute("CREATE MATERIALIZED VIEW cc WITH (refresh.interval.sec = 3600) AS "
+                  "SELECT current_setting('client_connection_check_interval') AS during")
+        assert c.execute("SELECT during FROM cc").fetchone() == ("1s",)
+        assert c.execute(show).fetchone() == default
+        c.execute("SET client_connection_check_interval = '7s'")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            c.execute("CREATE MATERIALIZED VIEW cc0 WITH (refresh.interval.sec = 3600) AS "
+                      "SELECT 1 / (g - 1) AS x FROM generate_series(1, 1) AS g")
+        assert c.execute(show).fetchone() == ("7s",)
+        c.execute("DROP MATERIALIZED VIEW cc")
+        assert c.execute(show).fetchone() == ("7s",)
+
+
 def test_no_sqlglot_names_in_messages(env):
     with _conn(env) as c:
         with pytest.raises(psycopg.errors.SyntaxError) as info:
