@@ -224,8 +224,10 @@ def _check_client_during(session: BackendSession) -> Callable[[], None]:
     recovery cleaned up. Returns what puts the client's own value back (call it after the
     statement, success or failure), so the client sees no change. Nothing on a PostgreSQL
     before 14 (no such setting). A failed restore is only logged: its cause (the session is
-    lost, or an aborted transaction block, which rolls the SET back anyway) is the
-    statement's own error."""
+    lost, or an aborted transaction: a transaction block, or the implicit one of the
+    client's open extended-protocol batch, where the relay sends nothing until the client's
+    Sync) is the statement's own error, and PostgreSQL rolls the SET back with that
+    transaction anyway."""
     rows = _session_rows(session, "SELECT pg_catalog.current_setting($1, true)",
                          [_CHECK_CLIENT_GUC])
     old = rows[0][0] if rows else None
