@@ -5,7 +5,10 @@ ALTER DATABASE PAUSE/RESUME, FLUSH, SELECT and SHOW on three view names for a bo
 time, on both backends (the upstream one with the PostgreSQL meta store). Every answer must
 be a success or one of PostgreSQL's codes a user can cause (42P07, 42P01, 55000 paused,
 57014 a create cancelled by a DROP, 0A000 a cached plan whose view changed shape); never
-XX000 and never a lost connection. Afterwards every name SHOW lists is a working view.
+XX000 and never a lost connection. Upstream a plain CREATE MATERIALIZED VIEW is relayed to
+PostgreSQL (issue 14), so PostgreSQL's own answers to two racing CREATEs of one name are
+allowed there too (``UPSTREAM_RACES``), as they are without pgbarrier. Afterwards every name
+SHOW lists is a working view.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from conftest import UPSTREAM, require_postgres, start_server, stop_server
 SECONDS = 8.0
 SESSIONS = 10
 ALLOWED = {"42P07", "42P01", "55000", "57014", "0A000"}
+#: PostgreSQL's answers to racing relayed CREATEs of one name: 23505 on pg_type's unique index
+#: (and its 42710), as in test_ddl_races; never XX000
+UPSTREAM_RACES = {"23505", "42710"}
 HEAVY = {"duckdb": "SELECT count(*) AS n FROM range(3000000)",
          "postgres": "SELECT count(*) AS n FROM generate_series(1, 300000)"}
 
@@ -56,6 +62,7 @@ def storm_server(request, tmp_path):
 
 def test_a_storm_of_control_statements_never_answers_xx000(storm_server):
     db, kind = storm_server.db, storm_server.kind
+    allowed = ALLOWED | (UPSTREAM_RACES if kind == "postgres" else set())
     bad: list[tuple[str, str | None, str]] = []
     seen: dict[str, int] = {}
     lock = threading.Lock()
@@ -80,7 +87,7 @@ def test_a_storm_of_control_statements_never_answers_xx000(storm_server):
                     code = "ok"
                 except psycopg.Error as exc:
                     code = exc.sqlstate or "none"
-                    if code not in ALLOWED or conn.closed:
+                    if code not in allowed or conn.closed:
                         with lock:
                             bad.append((sql, exc.sqlstate, str(exc)[:300]))
                         if conn.closed:

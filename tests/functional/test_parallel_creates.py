@@ -102,7 +102,12 @@ def test_parallel_creates_and_drops_of_different_views(server):
                 assert {f"b{i}" for i in range(N)} <= kinds.keys()
                 assert all(kinds[f"b{i}"] == "m" for i in range(N)), kinds
                 names = {r[0] for r in conn.execute("SHOW MATERIALIZED VIEWS").fetchall()}
-                assert {f"b{i}" for i in range(N)} | {f"s{i}" for i in range(N)} <= names
+                batch, plain = {f"b{i}" for i in range(N)}, {f"s{i}" for i in range(N)}
+                if server.kind == "duckdb":  # the plain ones are pgbarrier's streaming views
+                    assert batch | plain <= names
+                else:  # upstream they are PostgreSQL's own (issue 14): SHOW lists pgbarrier's
+                    assert batch <= names and not plain & names, names
+                    assert all(kinds[s] == "m" for s in plain), kinds
 
             drops = [f"DROP MATERIALIZED VIEW b{i}" for i in range(N)]
             drops += [f"DROP MATERIALIZED VIEW s{i}" for i in range(N)]

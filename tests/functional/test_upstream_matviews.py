@@ -11,6 +11,7 @@ materialized view reads a batch-refresh view. Fresh databases and roles, dropped
 from __future__ import annotations
 
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -169,6 +170,58 @@ def test_batch_view_with_no_data(env):
                            match="WITH NO DATA is not supported"):
             c.execute("REFRESH MATERIALIZED VIEW nd WITH NO DATA")
         c.execute("DROP MATERIALIZED VIEW nd")
+
+
+def test_batch_view_create_checks_for_its_client_and_leaves_the_setting_as_it_was(env):
+    """The first snapshot runs in the client's session under client_connection_check_interval
+    = 1000 (a pgbarrier killed with -9 leaves no orphan CREATE upstream: test_ddl_crash), and
+    the client's own value is back afterwards, whether the CREATE succeeded or failed."""
+    with _conn(env) as c:
+        if c.info.server_version < 140000:
+            pytest.skip("client_connection_check_interval needs PostgreSQL 14")
+        show = "SHOW client_connection_check_interval"
+        default = c.execute(show).fetchone()
+        c.execute("CREATE MATERIALIZED VIEW cc WITH (refresh.interval.sec = 3600) AS "
+                  "SELECT current_setting('client_connection_check_interval') AS during")
+        assert c.execute("SELECT during FROM cc").fetchone() == ("1s",)
+        assert c.execute(show).fetchone() == default
+        c.execute("SET client_connection_check_interval = '7s'")
+        failing = ("CREATE MATERIALIZED VIEW cc0 WITH (refresh.interval.sec = 3600) AS "
+                   "SELECT 1 / (g - 1) AS x FROM generate_series(1, 1) AS g")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            c.execute(failing)
+        assert c.execute(show).fetchone() == ("7s",)
+        # the extended protocol (psycopg prepares a statement run often): the error leaves the
+        # upstream skipping until the client's Sync, and the restore must not wait for it
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            c.execute(failing, prepare=True)
+        assert c.execute(show).fetchone() == ("7s",)
+        c.execute("DROP MATERIALIZED VIEW cc")
+        assert c.execute(show).fetchone() == ("7s",)
+        # a create cancelled by a DROP (57014): the session answers, with its own value back
+        done = threading.Event()
+        failure: list[BaseException] = []
+
+        def create() -> None:
+            try:
+                c.execute("CREATE MATERIALIZED VIEW cc1 WITH (refresh.interval.sec = 3600) AS "
+                          "SELECT 1 AS x FROM pg_sleep(30)", prepare=True)
+            except psycopg.Error as exc:
+                failure.append(exc)
+            finally:
+                done.set()
+        threading.Thread(target=create, daemon=True).start()
+        with _conn(env) as other:
+            for _ in range(100):  # until its first snapshot runs (bounded: 10 s)
+                if other.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE "
+                                 "'CREATE MATERIALIZED VIEW \"cc1\"%' AND state = 'active'"
+                                 ).fetchone()[0]:
+                    break
+                done.wait(0.1)
+            other.execute("DROP MATERIALIZED VIEW cc1")
+        assert done.wait(30), "the cancelled create never answered"
+        assert [type(e) for e in failure] == [psycopg.errors.QueryCanceled], failure
+        assert c.execute(show).fetchone() == ("7s",)
 
 
 def test_no_sqlglot_names_in_messages(env):

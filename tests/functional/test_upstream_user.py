@@ -179,18 +179,37 @@ def test_batch_view_over_an_unreadable_table_is_refused_and_leaves_nothing(up: U
         c.execute(f"DROP MATERIALIZED VIEW {v}")
 
 
-def test_streaming_view_is_the_clients_and_reads_with_its_privileges(up: Upstream) -> None:
+def test_plain_matview_is_the_clients_and_computed_with_its_privileges(up: Upstream) -> None:
+    """Upstream a plain materialized view is PostgreSQL's own, relayed in the client's session
+    (issue 14; before, a streaming view: a plain VIEW that read with the client's privileges
+    at each SELECT). PostgreSQL computes it at creation and at each REFRESH with its owner's
+    privileges, the client's role: without SELECT on the table the CREATE itself is refused
+    (PostgreSQL's 42501); with it the view is the client's and keeps its rows when the grant
+    goes, but can no longer be refreshed."""
     t, v = f"secret_{_suffix()}", f"sv_{_suffix()}"
     with up.direct() as d:
         d.execute(f"CREATE TABLE {t} (id int)")
+        d.execute(f"INSERT INTO {t} VALUES (7)")
     with up.connect(up.alice) as c:
+        with pytest.raises(pgerr.InsufficientPrivilege, match=f"permission denied for table {t}"):
+            c.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT id FROM {t}")
+        with up.direct() as d:
+            assert d.execute("SELECT count(*) FROM pg_class WHERE relname = %s",
+                             [v]).fetchone() == (0,)
+            d.execute(f'GRANT SELECT ON {t} TO "{up.alice}"')
         c.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT id FROM {t}")
         with up.direct() as d:
-            assert d.execute("SELECT viewowner FROM pg_views WHERE viewname = %s",
+            assert d.execute("SELECT matviewowner FROM pg_matviews WHERE matviewname = %s",
                              [v]).fetchone() == (up.alice,)
+            assert d.execute("SELECT count(*) FROM pg_views WHERE viewname = %s",
+                             [v]).fetchone() == (0,)
+            d.execute(f'REVOKE SELECT ON {t} FROM "{up.alice}"')
+        assert c.execute(f"SELECT id FROM {v}").fetchall() == [(7,)]
         with pytest.raises(pgerr.InsufficientPrivilege, match=f"permission denied for table {t}"):
-            c.execute(f"SELECT * FROM {v}")
+            c.execute(f"REFRESH MATERIALIZED VIEW {v}")
         c.execute(f"DROP MATERIALIZED VIEW {v}")
+    with up.direct() as d:
+        d.execute(f"DROP TABLE {t}")
 
 
 # --------------------------------------------------------------------------- start-up failures

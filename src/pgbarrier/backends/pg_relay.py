@@ -55,7 +55,7 @@ from typing import Any
 import psycopg
 
 from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WireParams
-from pgbarrier.errors import Fatal, FeatureNotSupported, Notice, PgError
+from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
     COMMAND_COMPLETE,
@@ -483,6 +483,11 @@ class RelaySession(BackendSession):
         (Flush appended). COPY with the client is refused on the way."""
         up = self.upstream
         sync = not up.in_batch
+        if up.skipping and not sync:
+            # the upstream discards everything until the client's Sync (an error in its open
+            # batch): no reply would ever come, so PostgreSQL's answer for such a statement
+            raise InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block")
         up.send(messages + (_SYNC if sync else _FLUSH))
         up.dirty = not sync
         replies: list[tuple[int, bytes]] = []

@@ -96,7 +96,7 @@ import re
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -212,6 +212,36 @@ def _session_rows(session: BackendSession, sql: str, params: list[Any]) -> list[
     res = session.execute(sql, params)
     return [tuple(bytes(v).decode(_ENCODING) if isinstance(v, (bytes, bytearray, memoryview))
                   else v for v in row) for row in res.rows()]
+
+
+_CHECK_CLIENT_GUC = "client_connection_check_interval"
+
+
+def _check_client_during(session: BackendSession) -> Callable[[], None]:
+    """Make the client's ``session`` check for its client (pgbarrier) every second, as the
+    refresh pool's sessions do (``_CHECK_CLIENT``): a first snapshot that runs there while
+    pgbarrier is killed (-9) is aborted by the upstream instead of committing an orphan after
+    recovery cleaned up. Returns what puts the client's own value back (call it after the
+    statement, success or failure), so the client sees no change. Nothing on a PostgreSQL
+    before 14 (no such setting). A failed restore is only logged: its cause (the session is
+    lost, or an aborted transaction: a transaction block, or the implicit one of the
+    client's open extended-protocol batch, where the relay sends nothing until the client's
+    Sync) is the statement's own error, and PostgreSQL rolls the SET back with that
+    transaction anyway."""
+    rows = _session_rows(session, "SELECT pg_catalog.current_setting($1, true)",
+                         [_CHECK_CLIENT_GUC])
+    old = rows[0][0] if rows else None
+    if old is None:  # PostgreSQL < 14
+        return lambda: None
+    _session_rows(session, "SELECT pg_catalog.set_config($1, '1000', false)", [_CHECK_CLIENT_GUC])
+
+    def restore() -> None:
+        try:
+            _session_rows(session, "SELECT pg_catalog.set_config($1, $2, false)",
+                          [_CHECK_CLIENT_GUC, old])
+        except PgError as err:
+            log.debug("could not restore %s of a client session: %s", _CHECK_CLIENT_GUC, err)
+    return restore
 
 
 def _ident(name: str) -> pgsql.Identifier:
@@ -930,9 +960,10 @@ class PostgresBackend(Backend):
         head = self._head("CREATE MATERIALIZED VIEW", name, columns, storage)
         if session is not None:
             text = head.as_string(None) + " AS " + query + tail
-            if cancel is not None:
-                cancel.bind(session.interrupt)
+            restore = _check_client_during(session)
             try:
+                if cancel is not None:
+                    cancel.bind(session.interrupt)
                 try:
                     res = session.execute(text)
                 except PgError as err:
@@ -941,9 +972,11 @@ class PostgresBackend(Backend):
                         if not 1 <= err.position <= len(query):
                             err.position = None
                     raise
+                finally:
+                    if cancel is not None:
+                        cancel.unbind()
             finally:
-                if cancel is not None:
-                    cancel.unbind()
+                restore()
             tag = res.tag or ""
             if not with_data:
                 return 0
