@@ -795,9 +795,11 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
     idle = _load(results, "idle_connections")
     d("### Idle connections", "")
     d("Command: `python bench/connection_flood.py --connections 10000 --max-connections "
-      "10000`: 10,000 start-ups (DuckDB sessions, each with its own DuckDB cursor and temp "
-      "catalog) held open and idle; the server's RSS and threads from /proc. Target: ≤ 300 MB, "
-      "≤ 64 threads.", "")
+      "10000`: 10,000 start-ups (DuckDB sessions; each opens its DuckDB connection at its "
+      "first statement that needs one, so an idle one holds none) held open and idle; the "
+      "server's RSS and threads from /proc. Target: ≤ 300 MB, ≤ 64 threads. Before the "
+      "lazy DuckDB connection (a recorded run, 2026-12-01, the same command on 1feccde's "
+      "tree): 692 MB, 24 threads.", "")
     if idle and idle.get("targets"):
         t = idle["targets"][0]
         d.table(["connections", "sessions", "threads", "RSS"],
@@ -960,16 +962,16 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
             if name in profiles:
                 d(f"- {_profile_line(profiles[name])}.")
         d("")
-        d("What would close the rest: the minimal relay column is the same event loop with "
-          "almost no Python per message, and it uses about half of pgbarrier's CPU per "
-          "transaction, so the gap is pgbarrier's Python per message on the loop: the "
-          "client side through asyncio's StreamReader (a coroutine and a future per read), "
-          "the relay's step generators at Sync (three generator frames and a future per "
-          "upstream wait), per-frame name parsing and bookkeeping (`expect`, `wbuf`, the "
-          "statement and portal maps). A `Protocol` fed by `data_received` instead of "
-          "StreamReader, and a Sync path that pumps the reply bytes without generators when "
-          "nothing is pgbarrier's, are the next steps; the loop-thread profile above is the "
-          "measure.", "")
+        d("What is left: each connection is an asyncio protocol driven by callbacks (no "
+          "StreamReader, no task or future per message), so the minimal relay column and "
+          "pgbarrier now run the same loop machinery; the rest is pgbarrier's Python per "
+          "message, about 7–8 µs per transaction in the relay itself (measured in process "
+          "with the unit tests' loop: routing a new simple-Query text, the step generators, "
+          "the statement and portal maps) plus the connection's callbacks. The kernel's part "
+          "(the four system calls) is the same for all three columns and is most of "
+          "PgBouncer's CPU. A Sync and simple-Query path without generators when nothing is "
+          "pgbarrier's, and the upstream socket as a uvloop transport instead of a reader "
+          "callback plus `sock.recv`, are the next steps.", "")
         hist = [["before the byte relay: rows decoded by psycopg and re-encoded (2026-11-30, "
                  "ad-hoc `pgbench -T 3` side by side, not interleaved)", "5,277 / 14,608 (36%)",
                  "2,138 / 14,140 (15%)", "2,344 / 22,685 (10%)"]]

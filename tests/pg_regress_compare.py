@@ -10,7 +10,8 @@ Each script runs the way pg_regress runs it (``psql -X -a -q``, its environment:
 ``PGTZ=PST8PDT``, ``PGDATESTYLE=Postgres, MDY``, ``PG_ABS_SRCDIR``...), after
 ``test_setup.sql``, in a fresh database of its own: once connected to PostgreSQL, once to
 pgbarrier in front of the same PostgreSQL (a second fresh database, so both start equal).
-Database names are replaced by one placeholder before comparing.
+Database names are replaced by one placeholder before comparing. Afterwards both
+databases are dropped, and so is every role the script created and left behind.
 
     .venv/bin/python tests/pg_regress_compare.py [--port PGBARRIER_PORT] [script ...]
 
@@ -90,6 +91,25 @@ def _psql(regress: pathlib.Path, port: int, database: str, script: str) -> str:
     return "".join(out)
 
 
+def _roles() -> set[str]:
+    done = subprocess.run(["psql", "-X", "-A", "-t", "-q", "-h", UPSTREAM_HOST, "-p",
+                           str(UPSTREAM_PORT), "-U", "postgres", "-d", "postgres", "-c",
+                           "SELECT rolname FROM pg_roles"], check=True, capture_output=True,
+                          text=True, timeout=60)
+    return set(done.stdout.split())
+
+
+def _drop_roles(names: set[str]) -> None:
+    """Roles a script created and left (owning objects in its dropped database, say)."""
+    for name in sorted(names):
+        quoted = '"' + name.replace('"', '""') + '"'
+        for database in ("postgres", "template1"):
+            subprocess.run(["psql", "-X", "-q", "-h", UPSTREAM_HOST, "-p", str(UPSTREAM_PORT),
+                            "-U", "postgres", "-d", database, "-c",
+                            f"DROP OWNED BY {quoted} CASCADE"], capture_output=True, timeout=60)
+        _admin(f"DROP ROLE IF EXISTS {quoted}")
+
+
 def _normalise(text: str, database: str) -> list[str]:
     return re.sub(re.escape(database), "<db>", text).splitlines()
 
@@ -101,6 +121,7 @@ def compare(regress: pathlib.Path, script: str, pgbarrier_port: int,
     ``pgbarrier_database``), which creates it upstream."""
     tag = uuid.uuid4().hex[:8]
     direct_db, relayed_db = f"regress_{tag}_d", f"regress_{tag}_p"
+    roles = _roles()
     _admin(f'CREATE DATABASE "{direct_db}"')
     _admin(f'CREATE DATABASE "{relayed_db}"', pgbarrier_port, pgbarrier_database)
     try:
@@ -114,6 +135,7 @@ def compare(regress: pathlib.Path, script: str, pgbarrier_port: int,
             _admin(f'DROP DATABASE IF EXISTS "{relayed_db}"', pgbarrier_port, pgbarrier_database)
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{relayed_db}" WITH (FORCE)')
+            _drop_roles(_roles() - roles)
     return list(difflib.unified_diff(direct, relayed, "postgresql", "pgbarrier", lineterm="", n=1))
 
 
