@@ -95,7 +95,7 @@ def backend_server(request) -> Iterator[ServerProcess]:
     ``.kind`` says which."""
     extra: tuple[str, ...] = ()
     if request.param == "postgres":
-        require_postgres()
+        reset_upstream_database(require_postgres(), "dev")
         extra = ("--upstream", UPSTREAM)
     srv = start_server(*extra)
     srv.kind = request.param  # type: ignore[attr-defined]
@@ -131,6 +131,27 @@ def require_postgres() -> str:
 
 
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
+
+
+def reset_upstream_database(dsn: str, database: str) -> None:
+    """Empty an upstream database a fresh pgbarrier server will use: every schema but the
+    system ones dropped, ``public`` made again as PostgreSQL 15 makes it. A server with a
+    fresh meta store knows nothing of what an earlier run left there, and such leftovers
+    (a materialized view a failed run did not drop) must not fail the next run."""
+    import psycopg
+
+    base = dsn.rsplit("/", 1)[0]
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as adm:
+        if adm.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone() is None:
+            return
+    with psycopg.connect(f"{base}/{database}", autocommit=True) as c:
+        schemas = [r[0] for r in c.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+            "AND nspname <> 'information_schema'")]
+        for schema in schemas:
+            c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        c.execute("CREATE SCHEMA public AUTHORIZATION pg_database_owner")
+        c.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")
 
 
 @contextmanager
