@@ -280,6 +280,7 @@ class ControlPlane:
             st.DropMaterializedView: "DROP MATERIALIZED VIEW",
             st.ShowMaterializedViews: "SHOW", st.ShowDatabases: "SHOW",
             st.AlterMaterializedViewAs: "ALTER MATERIALIZED VIEW",
+            st.AlterMaterializedViewName: "ALTER MATERIALIZED VIEW",
             st.CreateDatabase: "CREATE DATABASE", st.DropDatabase: "DROP DATABASE",
         }[type(stmt)]
 
@@ -324,7 +325,8 @@ class ControlPlane:
             return True
         if isinstance(stmt, st.DropMaterializedView):
             return not any(self._ours(db, self._name(info, n, session)) for n in stmt.names)
-        if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs)):
+        if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs,
+                             st.AlterMaterializedViewName)):
             return not self._ours(db, self._name(info, stmt.name, session))
         return False
 
@@ -361,6 +363,17 @@ class ControlPlane:
         if isinstance(stmt, st.ShowDatabases):
             return rowset([Column("Name", pgt.TEXT)], [(n,) for n in self.barrier.databases()],
                           "SHOW")
+        if isinstance(stmt, st.AlterMaterializedViewName):
+            name = self._name(info, stmt.name, session)
+            if self.jobs.get(db, name) is None and self.jobs.streaming_view(db, name) is None:
+                raise PassThrough()  # not pgbarrier's: the backend's own statement
+            kind = "batch refresh" if self.jobs.get(db, name) is not None else "streaming"
+            raise FeatureNotSupported(
+                f"ALTER MATERIALIZED VIEW ... {stmt.action} is not supported for {kind} "
+                "materialized views",
+                detail=f'"{name}" is one of pgbarrier\'s views, which keep the name they were '
+                       "created with.",
+                hint="Drop it and create it again under the new name.")
         if isinstance(stmt, st.AlterMaterializedViewAs):
             return self._alter_mv(dataclasses.replace(
                 stmt, name=self._name(info, stmt.name, session)), info)

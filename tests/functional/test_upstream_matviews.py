@@ -312,3 +312,26 @@ def test_a_scheduled_run_of_a_vanished_view_drops_its_job(env):
         runs = _history(c, view)
         assert runs[-1][:2] == ("vanished", "cancelled"), runs
         assert [r[:2] for r in runs[1:-1]] == [("schedule", "failed")], runs
+
+
+def test_renaming_a_batch_view_is_refused_and_a_plain_one_is_postgresqls(env):
+    """A batch-refresh view's job keeps its name, so RENAME TO / SET SCHEMA of one is 0A000
+    (its schedule would be lost); of PostgreSQL's own view it is PostgreSQL's statement."""
+    sfx = uuid.uuid4().hex[:6]
+    batch, plain = f"bren_{sfx}", f"pren_{sfx}"
+    with _conn(env) as c:
+        c.execute(f"CREATE MATERIALIZED VIEW {batch} WITH (refresh.interval.sec = 3600) "
+                  "AS SELECT 1 AS x")
+        c.execute(f"CREATE MATERIALIZED VIEW {plain} AS SELECT 1 AS x")
+        for action in (f"RENAME TO {batch}_2", "SET SCHEMA pg_temp"):
+            with pytest.raises(psycopg.errors.FeatureNotSupported,
+                               match=f"ALTER MATERIALIZED VIEW ... {action.split()[0]}"):
+                c.execute(f"ALTER MATERIALIZED VIEW {batch} {action}")
+        assert (batch,) in c.execute("SHOW MATERIALIZED VIEWS").fetchall()
+        c.execute(f"ALTER MATERIALIZED VIEW {batch} RENAME COLUMN x TO y")  # PostgreSQL's
+        c.execute(f"ALTER MATERIALIZED VIEW {plain} RENAME TO {plain}_2")
+        assert c.execute(f"SELECT x FROM {plain}_2").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute(f"ALTER MATERIALIZED VIEW {plain} RENAME TO {plain}_3")
+        c.execute(f"DROP MATERIALIZED VIEW {plain}_2")
+        c.execute(f"DROP MATERIALIZED VIEW {batch}")

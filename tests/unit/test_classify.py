@@ -164,6 +164,9 @@ def test_leading_words(sql: str, n: int, expected: tuple[str, ...]) -> None:
         "ALTER MATERIALIZED VIEW s.v AS",
         "ALTER MATERIALIZED VIEW v /* c */ AS SELECT 1",
         "ALTER MATERIALIZED VIEW a.b.c AS SELECT 1",
+        # the view's own name or schema: refused for pgbarrier's views (issue 14)
+        "ALTER MATERIALIZED VIEW v RENAME TO w",
+        "ALTER MATERIALIZED VIEW s.v SET SCHEMA t",
     ],
 )
 def test_is_control_true(sql: str) -> None:
@@ -211,8 +214,10 @@ def test_is_control_true(sql: str) -> None:
         "SHOWDATABASES",
         "SHOW",
         # ALTER MATERIALIZED VIEW forms other than AS pass through
-        "ALTER MATERIALIZED VIEW v RENAME TO w",
-        "ALTER MATERIALIZED VIEW v SET SCHEMA s",
+        "ALTER MATERIALIZED VIEW v RENAME COLUMN a TO b",  # a column: PostgreSQL's own
+        "ALTER MATERIALIZED VIEW v RENAME a TO b",
+        "ALTER MATERIALIZED VIEW v OWNER TO r",
+        "ALTER MATERIALIZED VIEW v SET (fillfactor = 70)",
         "ALTER MATERIALIZED VIEW v OWNER TO u",
         "ALTER MATERIALIZED VIEW IF EXISTS v RENAME TO w",
         "ALTER MATERIALIZED VIEW v",

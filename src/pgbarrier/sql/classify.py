@@ -382,7 +382,13 @@ def is_control(sql: str) -> bool:
             return False
         i = _skip_space_and_comments(sql, j)
         j = _qualified_name(sql, i)
-        return j != i and _word_after(sql, j)[0] == "AS"
+        if j == i:
+            return False
+        action, k = _word_after(sql, j)
+        if action == "AS":
+            return True
+        # renaming or moving the view itself (not a column): pgbarrier's views refuse it
+        return (action, _word_after(sql, k)[0]) in (("RENAME", "TO"), ("SET", "SCHEMA"))
     if second != "DATABASE":
         return False
     i = _skip_space_and_comments(sql, j)

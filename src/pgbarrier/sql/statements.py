@@ -38,6 +38,9 @@ Rules this module keeps:
   there (``PURGE``, a column list...) are 42601 at their first token.
 * ``ShowDatabases`` / ``ShowMaterializedViews``: exactly ``SHOW DATABASES`` / ``SHOW
   MATERIALIZED VIEWS`` (the classifier passes no other ``SHOW``).
+* ``AlterMaterializedViewName``: ``ALTER MATERIALIZED VIEW v RENAME TO w`` and ``... SET
+  SCHEMA s`` (read from the tokens, nothing after them checked: the control plane relays
+  the text unless ``v`` is pgbarrier's).
 * ``AlterMaterializedViewAs``: ``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the
   original text after ``AS``, cut like ``CreateMaterializedView.query``.
 * ``CreateDatabase`` / ``DropDatabase``: ``CREATE DATABASE d [[WITH] option ...]`` and
@@ -102,6 +105,7 @@ __all__ = [
     "DEFAULT_BATCH_REFRESH_SEC",
     "MAX_REFRESH_INTERVAL_SEC",
     "AlterMaterializedViewAs",
+    "AlterMaterializedViewName",
     "ControlStatement",
     "CreateDatabase",
     "CreateMaterializedView",
@@ -190,6 +194,15 @@ class DropMaterializedView:
 
 
 @dataclass(frozen=True)
+class AlterMaterializedViewName:
+    """``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``... SET SCHEMA s``: ``action`` is
+    ``"RENAME TO"`` or ``"SET SCHEMA"``."""
+
+    name: str
+    action: str
+
+
+@dataclass(frozen=True)
 class AlterMaterializedViewAs:
     """``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the original text after ``AS``."""
 
@@ -234,6 +247,7 @@ ControlStatement = (
     | RefreshMaterializedView
     | DropMaterializedView
     | AlterMaterializedViewAs
+    | AlterMaterializedViewName
     | ShowMaterializedViews
     | ShowDatabases
     | CreateDatabase
@@ -427,6 +441,9 @@ def parse_control(sql: str) -> ControlStatement:
         assert isinstance(head, DropDatabase)
         return DropDatabase(head.name, head.if_exists, force)
 
+    renamed = _alter_mv_name(blame)
+    if renamed is not None:
+        return renamed
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
     try:
         tree = parser.parse(tokens, sql)[0]
@@ -629,6 +646,31 @@ def _drop_mv(blame: _Blame, tree: exp.Drop) -> DropMaterializedView:
         second_at = tokens[second].start + 1 if second < len(tokens) else None
     return DropMaterializedView(name, if_exists=if_exists, names=tuple(names), cascade=cascade,
                                 cascade_at=cascade_at, second_at=second_at)
+
+
+def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
+    """``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``SET SCHEMA s``, read from the tokens
+    (the control plane relays it unless ``v`` is pgbarrier's); None for any other text."""
+    t = blame.tokens
+    if len(t) < 6 or not (_is_word(t[0], "ALTER") and _is_word(t[1], "MATERIALIZED")
+                          and _is_word(t[2], "VIEW")):
+        return None
+    i = 4
+    while i + 1 < len(t) and t[i].token_type == TokenType.DOT:
+        i += 2
+    if i + 1 >= len(t):
+        return None
+    pair = (t[i].text.upper(), t[i + 1].text.upper())
+    if pair not in (("RENAME", "TO"), ("SET", "SCHEMA")):
+        return None
+    parts = [_ident_text(tok) for tok in t[3:i:2]]
+    name = parts[-1] if parts[:-1] in ([], ["public"]) else ".".join(parts)  # pgbarrier's naming
+    return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}")
+
+
+def _ident_text(token: Token) -> str:
+    """A name token as PostgreSQL reads it: quoted kept, unquoted folded to lower case."""
+    return token.text if token.token_type == TokenType.IDENTIFIER else token.text.lower()
 
 
 def _alter_mv(
