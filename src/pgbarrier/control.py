@@ -365,9 +365,12 @@ class ControlPlane:
                           "SHOW")
         if isinstance(stmt, st.AlterMaterializedViewName):
             name = self._name(info, stmt.name, session)
-            if self.jobs.get(db, name) is None and self.jobs.streaming_view(db, name) is None:
+            if self.jobs.get(db, name) is not None:
+                kind = "batch refresh"
+            elif self.jobs.streaming_view(db, name) is not None:
+                kind = "streaming"
+            else:
                 raise PassThrough()  # not pgbarrier's: the backend's own statement
-            kind = "batch refresh" if self.jobs.get(db, name) is not None else "streaming"
             raise FeatureNotSupported(
                 f"ALTER MATERIALIZED VIEW ... {stmt.action} is not supported for {kind} "
                 "materialized views",

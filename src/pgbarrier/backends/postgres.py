@@ -286,11 +286,18 @@ def _error_from_result(res: pq.abc.PGresult, pgconn: pq.abc.PGconn | None = None
         hint=_text(res.error_field(_F.MESSAGE_HINT)),
         position=_text(res.error_field(_F.STATEMENT_POSITION)),
     )
+    err.fields = _more_fields(res)
+    return err
+
+
+def _more_fields(res: pq.abc.PGresult) -> dict[str, str]:
+    """The error's fields beyond PgError's attributes (CONTEXT, names, internal query...)."""
+    out = {}
     for code, field in _MORE_FIELDS:
         value = _text(res.error_field(field))
         if value is not None:
-            err.fields[code] = value
-    return err
+            out[code] = value
+    return out
 
 
 #: ErrorResponse fields beyond PgError's own attributes, with libpq's names for them
@@ -311,11 +318,8 @@ def _error_from_psycopg(exc: psycopg.Error) -> PgError:
                       severity=diag.severity_nonlocalized or diag.severity,
                       detail=diag.message_detail, hint=diag.message_hint,
                       position=diag.statement_position)
-    more = {"p": diag.internal_position, "q": diag.internal_query, "W": diag.context,
-            "s": diag.schema_name, "t": diag.table_name, "c": diag.column_name,
-            "d": diag.datatype_name, "n": diag.constraint_name, "F": diag.source_file,
-            "L": diag.source_line, "R": diag.source_function}
-    err.fields = {k: v for k, v in more.items() if v is not None}
+    if exc.pgresult is not None:
+        err.fields = _more_fields(exc.pgresult)
     return err
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import socket
 import struct
@@ -664,7 +665,7 @@ class Connection(asyncio.Protocol):
                     self._write(out.take())
                     if self._write_paused:
                         self._busy = True
-                        self._on_writable = self._batch_writable
+                        self._on_writable = functools.partial(self._step_ended, None)
                         return
                 ended = None
             i = self._next
@@ -692,11 +693,6 @@ class Connection(asyncio.Protocol):
         up = relay.up
         if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
             self._upstream_spoke()
-
-    def _batch_writable(self) -> None:
-        self._busy = False
-        self._relay_frames(None)
-        self._advance()
 
     def _step_ended(self, answer: Any) -> None:
         self._busy = False

@@ -53,6 +53,10 @@ class FrameBuffer:
         else:
             self._buf = data
         self._pos = 0
+        self._gather_if_long()
+
+    def _gather_if_long(self) -> None:
+        """A head message of acceptable length still missing many bytes: gather its pieces."""
         missing = self.missing()
         if missing > _GATHER and self._frame_length() <= self.limit:
             self._need = missing
@@ -125,7 +129,5 @@ class FrameBuffer:
             self._buf = b""
             self._pos = 0
         else:
-            missing = self.missing()
-            if missing > _GATHER and self._frame_length() <= limit:
-                self._need = missing
+            self._gather_if_long()
         return out
