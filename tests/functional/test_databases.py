@@ -5,12 +5,14 @@ afterwards)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import UPSTREAM, require_postgres, start_server, stop_server
+from conftest import UPSTREAM, ServerProcess, require_postgres, start_server, stop_server
 
 
 def test_databases_are_independent_and_drop_refuses_connected_sessions(server):
@@ -38,6 +40,25 @@ def test_databases_are_independent_and_drop_refuses_connected_sessions(server):
         psycopg.connect(server.dsn(database="analytics"), connect_timeout=10)
 
 
+@contextmanager
+def _upstream_pgbarrier(tmp_path) -> Iterator[tuple[ServerProcess, str, str, str]]:
+    """A pgbarrier in front of the PostgreSQL, its first database ``home``, and a free name
+    ``other``; both upstream databases are dropped afterwards, and the server must exit
+    cleanly."""
+    dsn = require_postgres()
+    home, other = f"pgb_{uuid.uuid4().hex[:10]}", f"pgb_{uuid.uuid4().hex[:10]}"
+    srv = start_server("--upstream", UPSTREAM, "--database", home,
+                       "--data-dir", str(tmp_path / "data"))
+    try:
+        yield srv, dsn, home, other
+    finally:
+        code = stop_server(srv)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in (home, other):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert code == 0, "".join(srv.log)
+
+
 def _upstream_exists(dsn: str, name: str) -> bool:
     with psycopg.connect(dsn, autocommit=True) as conn:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
@@ -45,11 +66,7 @@ def _upstream_exists(dsn: str, name: str) -> bool:
 
 
 def test_create_and_drop_database_on_an_upstream_postgresql(tmp_path):
-    dsn = require_postgres()
-    home, other = f"pgb_{uuid.uuid4().hex[:10]}", f"pgb_{uuid.uuid4().hex[:10]}"
-    srv = start_server("--upstream", UPSTREAM, "--database", home,
-                       "--data-dir", str(tmp_path / "data"))
-    try:
+    with _upstream_pgbarrier(tmp_path) as (srv, dsn, home, other):
         assert _upstream_exists(dsn, home), "the first start creates the upstream database"
         with psycopg.connect(srv.dsn(home), autocommit=True) as c:
             assert c.execute(f"CREATE DATABASE {other}").statusmessage == "CREATE DATABASE"
@@ -74,12 +91,6 @@ def test_create_and_drop_database_on_an_upstream_postgresql(tmp_path):
             c.execute(f"DROP DATABASE IF EXISTS {other}")
         with pytest.raises(psycopg.OperationalError):
             psycopg.connect(srv.dsn(other), connect_timeout=10)
-    finally:
-        code = stop_server(srv)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            for name in (home, other):
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    assert code == 0, "".join(srv.log)
 
 
 def test_drop_database_takes_its_batch_views_and_the_views_over_them(backend_server):
@@ -106,11 +117,7 @@ def test_drop_database_takes_its_batch_views_and_the_views_over_them(backend_ser
 def test_create_database_options_and_drop_force_are_postgresqls_upstream(tmp_path):
     """Upstream, CREATE DATABASE's options are PostgreSQL's to judge (as the client's role)
     and DROP DATABASE ... WITH (FORCE) ends the other sessions with PostgreSQL's FATAL."""
-    dsn = require_postgres()
-    home, other = f"pgb_{uuid.uuid4().hex[:10]}", f"pgb_{uuid.uuid4().hex[:10]}"
-    srv = start_server("--upstream", UPSTREAM, "--database", home,
-                       "--data-dir", str(tmp_path / "data"))
-    try:
+    with _upstream_pgbarrier(tmp_path) as (srv, dsn, home, other):
         with psycopg.connect(srv.dsn(home), autocommit=True) as c:
             c.execute(f"CREATE DATABASE {other} WITH ENCODING utf8 LC_COLLATE \"C\" "
                       "LC_CTYPE \"C\" TEMPLATE template0 CONNECTION LIMIT 7")
@@ -134,12 +141,6 @@ def test_create_database_options_and_drop_force_are_postgresqls_upstream(tmp_pat
                 victim.close()
             assert not _upstream_exists(dsn, other)
             c.execute(f"DROP DATABASE IF EXISTS {other} (FORCE)")
-    finally:
-        code = stop_server(srv)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            for name in (home, other):
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    assert code == 0, "".join(srv.log)
 
 
 def test_database_options_on_duckdb_are_refused_naming_the_option(server):
