@@ -1,20 +1,26 @@
 """The package layout keeps no import cycles between pgbarrier's subpackages.
 
-Read from the source (every ``from pgbarrier.x... import`` in every module, those under
-``if TYPE_CHECKING:`` and inside functions included, since a cycle there is a cycle in
-the design even when Python tolerates it): the graph of subpackage -> subpackage must
-have no cycle. The codec (``pgproto``) imports no other subpackage.
+Read from the source text: every ``from pgbarrier.x... import`` line in every module,
+those under ``if TYPE_CHECKING:`` and inside functions included, since a cycle there is a
+cycle in the design even when Python tolerates it. (A regular expression, not ``ast``:
+CPython 3.11's parser raised a spurious SystemError here once, in a full run.) The graph of
+subpackage -> subpackage must have no cycle. The codec (``pgproto``) imports no other subpackage.
 """
 
 from __future__ import annotations
 
-import ast
 import pathlib
+import re
 
 import pgbarrier
 
 ROOT = pathlib.Path(pgbarrier.__file__).parent
 PACKAGES = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+
+
+#: an import statement's module (``from pgbarrier.x... import`` / ``import pgbarrier.x``), at
+#: any indentation (inside functions and ``if TYPE_CHECKING:`` too)
+_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+pgbarrier\.(\w+)", re.MULTILINE)
 
 
 def _graph() -> dict[str, dict[str, list[str]]]:
@@ -25,17 +31,9 @@ def _graph() -> dict[str, dict[str, list[str]]]:
         if len(rel.parts) < 2:
             continue  # top-level modules (app, cli, errors...) sit above the packages
         source = rel.parts[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "pgbarrier" and len(parts) > 1 and parts[1] in PACKAGES \
-                        and parts[1] != source:
-                    graph[source].setdefault(parts[1], []).append(str(rel))
+        for target in _IMPORT.findall(path.read_text(encoding="utf-8")):
+            if target in PACKAGES and target != source:
+                graph[source].setdefault(target, []).append(str(rel))
     return graph
 
 
