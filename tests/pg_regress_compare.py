@@ -110,8 +110,42 @@ def _drop_roles(names: set[str]) -> None:
         _admin(f"DROP ROLE IF EXISTS {quoted}")
 
 
-def _normalise(text: str, database: str) -> list[str]:
-    return re.sub(re.escape(database), "<db>", text).splitlines()
+_COPY_FROM_STDIN = re.compile(r"\bFROM\s+stdin\b", re.IGNORECASE)
+_NOTICE = re.compile(r"^(psql:(?P<file>[^:]+):)(?P<line>\d+)(: (?:NOTICE|WARNING|INFO|LOG|DEBUG):)")
+
+
+def _copy_blocks(path: pathlib.Path) -> list[tuple[int, int]]:
+    """The line ranges of a script's COPY ... FROM stdin statements with their data."""
+    blocks, start = [], None
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if start is None and _COPY_FROM_STDIN.search(line):
+            start = number
+        elif start is not None and line.strip() == "\\.":
+            blocks.append((start, number))
+            start = None
+    return blocks
+
+
+def _normalise(text: str, database: str, regress: pathlib.Path | None = None) -> list[str]:
+    """The output with the database's name masked, and the line a notice raised during
+    COPY FROM STDIN is attributed to set to the COPY's own: psql names the input line it
+    had read when the notice reached it, which varies from run to run even against
+    PostgreSQL directly (a BEFORE STATEMENT trigger's notice races psql reading the data)."""
+    blocks: dict[str, list[tuple[int, int]]] = {}
+
+    def attribute(match: re.Match[str]) -> str:
+        name, number = match["file"], int(match["line"])
+        if name not in blocks:
+            path = pathlib.Path(name) if regress is None else regress / "sql" / pathlib.Path(name).name
+            blocks[name] = _copy_blocks(path) if path.is_file() else []
+        for start, end in blocks[name]:
+            if start <= number <= end:
+                number = start
+                break
+        return f"{match[1]}{number}{match[4]}"
+
+    text = re.sub(re.escape(database), "<db>", text)
+    return [_NOTICE.sub(attribute, line) for line in text.splitlines()]
 
 
 def compare(regress: pathlib.Path, script: str, pgbarrier_port: int,
@@ -125,10 +159,11 @@ def compare(regress: pathlib.Path, script: str, pgbarrier_port: int,
     _admin(f'CREATE DATABASE "{direct_db}"')
     _admin(f'CREATE DATABASE "{relayed_db}"', pgbarrier_port, pgbarrier_database)
     try:
-        direct = _normalise(_psql(regress, UPSTREAM_PORT, direct_db, script), direct_db)
+        direct = _normalise(_psql(regress, UPSTREAM_PORT, direct_db, script), direct_db, regress)
         # roles are the cluster's: what they own in the first run must not be in the way
         _admin(f'DROP DATABASE IF EXISTS "{direct_db}" WITH (FORCE)')
-        relayed = _normalise(_psql(regress, pgbarrier_port, relayed_db, script), relayed_db)
+        relayed = _normalise(_psql(regress, pgbarrier_port, relayed_db, script), relayed_db,
+                             regress)
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{direct_db}" WITH (FORCE)')
         try:

@@ -121,6 +121,16 @@ def _app(data_dir: str, clock: ManualClock, checkpoint_frequency: int = 1) -> Ap
     return app
 
 
+def _crash(app: App) -> None:
+    """A crash as the meta store sees it: the threads that write it stop (the listener
+    and the sessions stay, as a killed process's would not matter), nothing is recorded
+    on the way out, and the store is closed for the next App to open."""
+    app.scheduler.stop(0.0)
+    app.history_pruner.stop()
+    app.barrier.stop()
+    app.meta.close()
+
+
 def test_epochs_increase_across_restart_with_clock_set_back(tmp_path) -> None:
     data = str(tmp_path / "data")
     now = SystemClock().now_ms()
@@ -240,9 +250,7 @@ def test_epochs_increase_after_a_crash_with_the_clock_set_back(tmp_path) -> None
     clock.advance(500)
     app.barrier.flush("dev")
     high = app.barrier.snapshot("dev").prev_epoch
-    # "crash": the workers stop, nothing is written on the way out
-    app.barrier.stop()
-    app.meta.close()
+    _crash(app)  # nothing is written on the way out
 
     app = _app(data, ManualClock(now - 86_400_000))
     try:
@@ -305,8 +313,7 @@ def test_uncommitted_epochs_are_not_reissued_after_a_crash(tmp_path) -> None:
         assert not info.is_checkpoint
     high = app.barrier.snapshot("dev").prev_epoch
     assert app.barrier.snapshot("dev").committed_epoch == committed
-    app.barrier.stop()  # "crash": nothing written on the way out
-    app.meta.close()
+    _crash(app)  # nothing written on the way out
 
     app = _app(data, ManualClock(now - 86_400_000), checkpoint_frequency=3)
     try:

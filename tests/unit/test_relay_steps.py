@@ -205,3 +205,26 @@ def test_a_lost_upstream_is_fatal_08006():
     with pytest.raises(UpstreamLost) as info:
         loop.feed(query("SELECT 1"), row(b"1"))  # then the socket closes (b"")
     assert info.value.sqlstate == "08006"
+
+
+def notice(text: str) -> bytes:
+    return frame(b"N", b"SNOTICE\0C00000\0M" + text.encode() + b"\0\0")
+
+
+def test_copy_from_stdin_passes_what_the_upstream_says_with_its_start_and_then_the_data():
+    """A BEFORE STATEMENT trigger's notice follows CopyInResponse: it reaches the client
+    with it (a direct client reads both together), then the data goes up as it came."""
+    loop = Loop()
+    copy_in = frame(b"G", struct.pack("!bh", 0, 1) + struct.pack("!h", 0))
+    started = copy_in + notice("before statement") + param("application_name", "x")
+    assert loop.feed(query("COPY t FROM STDIN"), started) is True
+    assert loop.client_got() == started
+    assert loop.relay.copy_drain is not None
+    data = frame(b"d", b"1\n")
+    assert loop.feed(data) is False
+    done = frame(b"c")
+    replies = notice("after statement") + complete("COPY 1") + ready(b"I")
+    assert loop.feed(done, replies) is True
+    assert loop.sent[-1] == data + done
+    assert loop.client_got() == replies
+    assert loop.relay.copy_drain is None

@@ -445,6 +445,12 @@ class Upstream:
                     out.append(buf if start == 0 and pos == n else buf[start:pos])
                     held += pos - start
                     self.pos = pos
+                if stop == COPY_IN:
+                    # what the upstream said by itself right after (a BEFORE STATEMENT
+                    # trigger's notice, say) goes with it, as a direct client reads it
+                    tail = self.take_asynchronous()
+                    if tail:
+                        out.append(tail)
                 if stop >= 0:
                     return stop
                 if held > SPILL_BYTES:

@@ -546,10 +546,10 @@ class Connection(asyncio.Protocol):
 
     def _upstream_spoke(self) -> None:
         """The upstream sent bytes no relay step waits for. Between batches, what it sends
-        by itself (a NOTIFY, a notice, a ParameterStatus) goes to the client at once, except
-        while it waits for COPY data (then with the COPY's end: psql, say, reads a direct
-        server's notices only after sending the data); if it has gone, what it said last
-        goes, then the connection ends (FATAL 08006)."""
+        by itself (a NOTIFY, a notice, a ParameterStatus) goes to the client at once, also
+        while it waits for COPY data (PostgreSQL sends a trigger's notices during COPY FROM
+        STDIN); if it has gone, what it said last goes, then the connection ends (FATAL
+        08006)."""
         session = self.session
         if self._busy or self.in_batch or self._finished or session is None:
             return  # the running batch's steps read it
@@ -557,8 +557,6 @@ class Connection(asyncio.Protocol):
         assert relay is not None
         up = relay.up
         lost = up.lost
-        if relay.copy_drain is not None and lost is None:
-            return  # during COPY FROM STDIN they come with its end, as a direct client reads them
         data = up.take_asynchronous(everything=lost is not None)
         if data:
             self._write(data)
