@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 from pgbarrier.backends.base import PassThrough, RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
+from pgbarrier.barrier.pause import Paused, PauseState, Running
 from pgbarrier.errors import (
     DuplicateDatabase,
     DuplicateTable,
@@ -282,6 +283,7 @@ class ControlPlane:
             st.AlterMaterializedViewAs: "ALTER MATERIALIZED VIEW",
             st.AlterMaterializedViewName: "ALTER MATERIALIZED VIEW",
             st.CreateDatabase: "CREATE DATABASE", st.DropDatabase: "DROP DATABASE",
+            st.RenameDatabase: "ALTER DATABASE",
         }[type(stmt)]
 
     @staticmethod
@@ -328,6 +330,8 @@ class ControlPlane:
         if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs,
                              st.AlterMaterializedViewName)):
             return not self._ours(db, self._name(info, stmt.name, session))
+        if isinstance(stmt, st.RenameDatabase):
+            return not self.barrier.has_database(stmt.name)  # not pgbarrier's: PostgreSQL's
         return False
 
     def execute(self, stmt: st.ControlStatement, info: SessionInfo,
@@ -384,6 +388,8 @@ class ControlPlane:
             return self._create_database(stmt, info, session)
         if isinstance(stmt, st.DropDatabase):
             return self._drop_database(stmt, info, session)
+        if isinstance(stmt, st.RenameDatabase):
+            return self._rename_database(stmt, info, session)
         raise AssertionError(f"unhandled control statement {stmt!r}")
 
     # -- databases -----------------------------------------------------------
@@ -440,11 +446,7 @@ class ControlPlane:
         self.backend.require_database_right("drop", name, info.user, session)
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
-        with self._lock:
-            # like PostgreSQL, give sessions that are disconnecting up to 5 s to go
-            if not (stmt.force and self.upstream):
-                self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
-            others = len(self._sessions.get(name, ()))
+        others = self._others(name, wait=not (stmt.force and self.upstream))
         if others and stmt.force and self.upstream:
             # PostgreSQL's FORCE: the upstream's DROP ... WITH (FORCE) below terminates their
             # upstream sessions, and each client gets PostgreSQL's FATAL 57P01 at once
@@ -475,6 +477,53 @@ class ControlPlane:
         if self.meta is not None:
             self.meta.delete_database(name)
         return command("DROP DATABASE")
+
+    def _others(self, name: str, wait: bool = True) -> int:
+        """How many sessions use database ``name``, after giving sessions that are
+        disconnecting up to 5 s to go (as PostgreSQL does) when ``wait``."""
+        with self._lock:
+            if wait:
+                self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
+            return len(self._sessions.get(name, ()))
+
+    def _rename_database(self, stmt: st.RenameDatabase, info: SessionInfo,
+                         session: BackendSession | None = None) -> Result:
+        """PostgreSQL's checks in its order, then the backend's rename, then pgbarrier's
+        record (its pause state and epochs go with the name). A database with batch-refresh
+        or streaming views is refused (0A000): their jobs are keyed by the database's name
+        and rename is not built for them. A crash between the backend's rename and the
+        record's leaves the record under the old name (recovery then creates an empty
+        database of that name; the data is under the new one)."""
+        old, new = stmt.name, stmt.new_name
+        if not self.barrier.has_database(old):
+            raise InvalidCatalogName(f'database "{old}" does not exist')
+        self.backend.require_database_right("alter", old, info.user, session)
+        if self.barrier.has_database(new):
+            raise DuplicateDatabase(f'database "{new}" already exists')
+        if old == info.database:
+            raise FeatureNotSupported("current database cannot be renamed")
+        if self.jobs.jobs(old) or self.jobs.streaming_views(old):
+            raise FeatureNotSupported(
+                "ALTER DATABASE ... RENAME TO is not supported for a database with batch "
+                "refresh or streaming materialized views",
+                detail=f'Database "{old}" has pgbarrier materialized views, which are '
+                       "recorded under its name.",
+                hint="Drop them, rename the database, then create them again.")
+        others = self._others(old)
+        if others:
+            raise ObjectInUse(f'database "{old}" is being accessed by other users',
+                              detail=f"There {'is' if others == 1 else 'are'} {others} other "
+                                     f"session{'' if others == 1 else 's'} using the database.")
+        snap = self.barrier.snapshot(old)
+        self.backend.rename_database(old, new, session)
+        self.barrier.remove_database(old)
+        if self.meta is not None:
+            self.meta.rename_database(old, new)
+        pause: PauseState = Paused(at=snap.paused_at or dt.datetime.now(dt.timezone.utc),
+                                   by=snap.paused_by or info.user) if snap.paused else Running()
+        self.barrier.add_database(new, prev_epoch=snap.prev_epoch, pause=pause,
+                                  committed_epoch=snap.committed_epoch)
+        return command("ALTER DATABASE")
 
     # -- materialized views --------------------------------------------------
 

@@ -116,7 +116,7 @@ from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.sql.startup_params import StartupSettings
-from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
+from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -126,7 +126,7 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
-from pgbarrier.errors import PgError, QueryCanceled
+from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, PgError, QueryCanceled
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
@@ -608,6 +608,37 @@ class DuckDBBackend(Backend):
             for p in (path, path + ".wal"):
                 if os.path.exists(p):
                     os.remove(p)
+
+    def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
+        """Close ``old``'s DuckDB and rename its files; it opens again under ``new``. In
+        memory, the open database is kept under its new name, with its catalog anew."""
+        if self.data_dir == ":memory:":
+            with self._lock:
+                conn = self._dbs.pop(old)
+                if self._catalogs.pop(old).installed:
+                    conn.execute(f"DETACH {CATALOG_DB}")  # it names the database: installed anew
+                catalog = CatalogInstaller(conn, new)
+                catalog.set_system_views(self._system_views)
+                self._dbs[new], self._catalogs[new] = conn, catalog
+                self._marker_locks[new] = self._marker_locks.pop(old)
+                self._publish_databases()
+            return
+        source, target = self._path(old), self._path(new)
+        if os.path.exists(target):
+            raise DuplicateDatabase(f'database "{new}" already exists',
+                                    detail="Its file is already in the data directory.")
+        with self._lock:
+            conn = self._dbs.pop(old, None)
+            self._catalogs.pop(old, None)
+            self._marker_locks.pop(old, None)
+            self._publish_databases()
+        if conn is not None:
+            conn.close()
+        if os.path.exists(source + ".wal"):
+            os.rename(source + ".wal", target + ".wal")
+        if os.path.exists(source):
+            os.rename(source, target)
+        self._db(new)  # open again: every open database is in pg_database
 
     def connect(self, database: str, user: str, password: str | None = None,
                 startup: StartupSettings | None = None) -> DuckDBSession:

@@ -672,6 +672,25 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
+    def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
+        """PostgreSQL's own rename, in the client's ``session`` (its rules: owner and
+        CREATEDB, nobody else connected), after pgbarrier's idle connections to ``old``
+        are closed so they are not the ones in the way."""
+        with self._lock:
+            pool = self._pools.pop(old, None)
+        if pool is not None:
+            pool.close()
+        sql = pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+            pgsql.Identifier(old), pgsql.Identifier(new)).as_string(None)
+        if session is not None:
+            session.execute(sql)
+            return
+        with self._admin() as conn:
+            try:
+                conn.execute(sql)
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+
     def create_database_in_session(self, session: BackendSession, name: str, options: str,
                                    options_at: int) -> None:
         """PostgreSQL's own CREATE DATABASE with the client's options, as the client's

@@ -31,13 +31,14 @@ No sqlglot here; plain string scanning. Rules this module keeps:
     whitespace, comments or ``;``;
   - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``;
   - ``ALTER DATABASE <name> PAUSE ...`` and ``ALTER DATABASE <name> RESUME ...``;
+  - ``ALTER DATABASE <name> RENAME TO ...`` (pgbarrier's record of it is renamed too);
   - ``ALTER DATABASE <name> <one word>`` with nothing after that word but whitespace,
     comments or ``;`` (so a typo such as ``PAUZE`` becomes a 42601 instead of reaching
     the backend; PostgreSQL has no one-word ``ALTER DATABASE`` action).
 
   ``<name>`` is a word or a double-quoted identifier; a ``<qualified name>`` is names
   joined by ``.`` (whitespace and comments allowed around it). Everything else
-  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d RENAME TO e``, ``CREATE OR REPLACE
+  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d OWNER TO r``, ``CREATE OR REPLACE
   MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v RENAME TO w``, ``SHOW search_path``,
   ``SHOW TABLES``, ``SHOW DATABASES LIKE 'x'``, ``DROP TABLE t``, ``DROP VIEW v``...) is
   ``False`` and passes through. The first two characters settle most statements:
@@ -399,8 +400,11 @@ def is_control(sql: str) -> bool:
     j = _word_at(sql, i)
     if j == i:
         return False
-    if sql[i:j].upper() in ("PAUSE", "RESUME"):
+    word = sql[i:j].upper()
+    if word in ("PAUSE", "RESUME"):
         return True
+    if word == "RENAME":  # pgbarrier's record of the database follows it
+        return _word_after(sql, j)[0] == "TO"
     return _at_end(sql, j)
 
 

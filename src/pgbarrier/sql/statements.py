@@ -113,6 +113,7 @@ __all__ = [
     "DropMaterializedView",
     "Flush",
     "PauseDatabase",
+    "RenameDatabase",
     "RefreshMaterializedView",
     "ResumeDatabase",
     "ShowDatabases",
@@ -239,6 +240,14 @@ class DropDatabase:
     force: bool = False
 
 
+@dataclass(frozen=True)
+class RenameDatabase:
+    """``ALTER DATABASE d RENAME TO e``."""
+
+    name: str
+    new_name: str
+
+
 ControlStatement = (
     PauseDatabase
     | ResumeDatabase
@@ -252,6 +261,7 @@ ControlStatement = (
     | ShowDatabases
     | CreateDatabase
     | DropDatabase
+    | RenameDatabase
 )
 
 _DIALECT = PgBarrier()
@@ -441,7 +451,7 @@ def parse_control(sql: str) -> ControlStatement:
         assert isinstance(head, DropDatabase)
         return DropDatabase(head.name, head.if_exists, force)
 
-    renamed = _alter_mv_name(blame)
+    renamed = _alter_mv_name(blame) or _rename_database(blame)
     if renamed is not None:
         return renamed
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
@@ -666,6 +676,23 @@ def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
     parts = [_ident_text(tok) for tok in t[3:i:2]]
     name = parts[-1] if parts[:-1] in ([], ["public"]) else ".".join(parts)  # pgbarrier's naming
     return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}")
+
+
+def _rename_database(blame: _Blame) -> RenameDatabase | None:
+    """``ALTER DATABASE d RENAME TO e``, read from the tokens; None for any other text
+    (a bad name after ``TO`` is PostgreSQL's 42601 at that token)."""
+    t = blame.tokens
+    if not (len(t) >= 5 and _is_word(t[0], "ALTER") and _is_word(t[1], "DATABASE")
+            and _is_word(t[3], "RENAME") and _is_word(t[4], "TO")):
+        return None
+    if len(t) == 5:
+        raise blame.at(5)
+    if len(t) > 6:
+        raise blame.at(6)
+    for i in (2, 5):
+        if t[i].token_type not in _NAME_TOKENS:
+            raise blame.at(i)
+    return RenameDatabase(_ident_text(t[2]), _ident_text(t[5]))
 
 
 def _ident_text(token: Token) -> str:
