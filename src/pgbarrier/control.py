@@ -47,6 +47,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
@@ -369,6 +370,8 @@ class ControlPlane:
                           "SHOW")
         if isinstance(stmt, st.AlterMaterializedViewName):
             name = self._name(info, stmt.name, session)
+            if self.jobs.get(db, name) is not None and self.upstream and session is not None:
+                return self._rename_mv(dataclasses.replace(stmt, name=name), info, session)
             if self.jobs.get(db, name) is not None:
                 kind = "batch refresh"
             elif self.jobs.streaming_view(db, name) is not None:
@@ -755,6 +758,30 @@ class ControlPlane:
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
         raise UndefinedTable(f'materialized view "{name}" does not exist')
+
+    def _rename_mv(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
+                   session: BackendSession) -> Result:
+        """Upstream, ``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``SET SCHEMA s`` of a
+        batch-refresh view: PostgreSQL renames it in the client's session (its rules:
+        owner, the target schema's CREATE right, a free name) and the job follows under
+        pgbarrier's name for the result (see :meth:`RefreshScheduler.rename`)."""
+        db, old = info.database, stmt.name
+        backend: Any = self.backend
+        new = backend.name_after(old, stmt.action, stmt.target)
+
+        def rename() -> None:
+            backend.alter_view_name(session, old, stmt.action, stmt.target)
+
+        with contextlib.ExitStack() as locks:
+            for name in sorted({old, new}):  # one order, so two renames cannot deadlock
+                locks.enter_context(self._name_lock(info, name, "alter"))
+            if self.jobs.get(db, old) is None:
+                raise PassThrough()  # dropped meanwhile: PostgreSQL's own answer
+            if new == old:  # PostgreSQL's answer: its 42P07, or a no-op (SET SCHEMA to its own)
+                rename()
+                return command("ALTER MATERIALIZED VIEW")
+            self.scheduler.rename(db, old, new, lambda f: self._wait(f, info), rename)
+        return command("ALTER MATERIALIZED VIEW")
 
     def _alter_mv(self, stmt: st.AlterMaterializedViewAs, info: SessionInfo) -> Result:
         db = info.database

@@ -884,6 +884,23 @@ class PostgresBackend(Backend):
             found[:0] = [(shown[o],) for o in sorted(set(starts))]
         return found
 
+    def alter_view_name(self, session: BackendSession, name: str, action: str,
+                        target: str) -> None:
+        """``ALTER MATERIALIZED VIEW <name> RENAME TO / SET SCHEMA <target>`` of the view
+        pgbarrier names ``name`` (:func:`_canonical`), in the client's ``session``."""
+        schema, _, rel = name.rpartition(".")
+        assert action in ("RENAME TO", "SET SCHEMA")
+        session.execute(pgsql.SQL("ALTER MATERIALIZED VIEW {} " + action + " {}").format(
+            pgsql.Identifier(schema or "public", rel), pgsql.Identifier(target)).as_string(None))
+
+    @staticmethod
+    def name_after(name: str, action: str, target: str) -> str:
+        """pgbarrier's name for view ``name`` after ``RENAME TO`` / ``SET SCHEMA target``."""
+        schema, _, rel = name.rpartition(".")
+        if action == "RENAME TO":
+            return _canonical(schema or "public", target)
+        return _canonical(target, rel)
+
     def relation_name(self, session: BackendSession, name: str) -> str | None:
         """pgbarrier's name (:func:`_canonical`) of the relation ``name`` means in the
         client's ``session`` (its search_path), or None when there is none."""

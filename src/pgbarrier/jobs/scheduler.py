@@ -110,6 +110,8 @@ class RefreshScheduler:
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
         self._latest: dict[tuple[str, str], Future[Any]] = {}
+        #: jobs no scheduled run may start for, nor the vanished check forget (a rename)
+        self._held: set[tuple[str, str]] = set()
         self._stopping = False
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
@@ -179,6 +181,8 @@ class RefreshScheduler:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
+            if (info.database, name) in self._held:
+                continue  # tracked again when the hold ends
             try:
                 run = self._start(job, info.prev_epoch, "schedule")
             except (js.IllegalTransition, PgError):
@@ -375,6 +379,42 @@ class RefreshScheduler:
         with self._lock:
             self._latest.pop((database, name), None)
 
+    # ------------------------------------------------------------------ rename
+
+    def rename(self, database: str, old: str, new: str, wait: Wait,
+               backend: Callable[[], None]) -> BatchRefreshJob:
+        """ALTER MATERIALIZED VIEW ... RENAME TO / SET SCHEMA of a job's view (the caller
+        holds both names' locks, so no manual refresh, drop or create runs meanwhile): no
+        scheduled run starts while ``backend()`` renames the view, a run under way is
+        waited for first; then the job and its runs are ``new``'s, durably, and it is
+        scheduled under that name. If ``backend()`` fails nothing changed. A crash between
+        the backend's rename and the record's leaves a job whose view has vanished (its
+        schedule is lost, the view and its data stay under the new name)."""
+        key = (database, old)
+        with self._lock:
+            self._held.add(key)
+            running = self._running.get(key)
+        try:
+            if running is not None:
+                wait(running)
+            backend()
+            job = self.registry.rename(database, old, new)
+        except BaseException:
+            with self._lock:
+                self._held.discard(key)
+            job = self.registry.get(database, old)
+            if job is not None:
+                self.track(job)
+            raise
+        self.history.rename(database, old, new)
+        with self._lock:
+            self._held.discard(key)
+            latest = self._latest.pop(key, None)
+            if latest is not None:
+                self._latest[(database, new)] = latest
+        self.track(job)
+        return job
+
     # ------------------------------------------------------------------ vanished views
 
     def vanished(self, job: BatchRefreshJob) -> bool:
@@ -390,7 +430,7 @@ class RefreshScheduler:
         ``vanished``, status ``cancelled``), then drop the job as DROP does, the backend
         untouched. True when it had (the name is free again)."""
         job = self.registry.get(database, name)
-        if job is None or not self.vanished(job):
+        if job is None or (database, name) in self._held or not self.vanished(job):
             return False
         log.warning("batch refresh job %s.%s: %s", database, name, VANISHED)
         now = self.now()

@@ -216,6 +216,17 @@ class SqlMetaStore:
                 cur.execute(text, (new, old))
         self._write(op)
 
+    def rename_job(self, database: str, old: str, new: str) -> None:
+        statements = [self._sql("UPDATE {p}batch_refresh_jobs SET name = ? "
+                                "WHERE database = ? AND name = ?"),
+                      self._sql("UPDATE {p}refresh_history SET job = ? "
+                                "WHERE database = ? AND job = ?")]
+
+        def op(cur: Any) -> None:
+            for text in statements:
+                cur.execute(text, (new, database, old))
+        self._write(op)
+
     _JOB_COLS = [f.name for f in fields(JobRecord)]
 
     def load_jobs(self) -> list[JobRecord]:

@@ -108,6 +108,10 @@ class MetaStore(Protocol):
 
     def put_job(self, rec: JobRecord) -> None: ...
 
+    def rename_job(self, database: str, old: str, new: str) -> None:
+        """The job ``old`` and its runs are ``new``'s now, in one transaction."""
+        ...
+
     def delete_job(self, database: str, name: str) -> None:
         """Forget the job and its runs."""
         ...

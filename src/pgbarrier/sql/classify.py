@@ -29,7 +29,8 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   - ``CREATE DATABASE ...`` and ``DROP DATABASE ...`` (options are the parser's 0A000);
   - ``SHOW DATABASES`` and ``SHOW MATERIALIZED VIEWS`` with nothing after them but
     whitespace, comments or ``;``;
-  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``;
+  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``, and ``ALTER MATERIALIZED VIEW
+    [IF EXISTS] <qualified name> RENAME TO ... / SET SCHEMA ...`` (the view's own name);
   - ``ALTER DATABASE <name> PAUSE ...`` and ``ALTER DATABASE <name> RESUME ...``;
   - ``ALTER DATABASE <name> RENAME TO ...`` (pgbarrier's record of it is renamed too);
   - ``ALTER DATABASE <name> <one word>`` with nothing after that word but whitespace,
@@ -381,13 +382,20 @@ def is_control(sql: str) -> bool:
         word, j = _word_after(sql, j)
         if word != "VIEW":
             return False
+        if_exists = False
+        word, k = _word_after(sql, j)
+        if word == "IF":
+            word, k = _word_after(sql, k)
+            if word != "EXISTS":
+                return False
+            j, if_exists = k, True
         i = _skip_space_and_comments(sql, j)
         j = _qualified_name(sql, i)
         if j == i:
             return False
         action, k = _word_after(sql, j)
         if action == "AS":
-            return True
+            return not if_exists
         # renaming or moving the view itself (not a column): pgbarrier's views refuse it
         return (action, _word_after(sql, k)[0]) in (("RENAME", "TO"), ("SET", "SCHEMA"))
     if second != "DATABASE":

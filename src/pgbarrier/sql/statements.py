@@ -197,10 +197,13 @@ class DropMaterializedView:
 @dataclass(frozen=True)
 class AlterMaterializedViewName:
     """``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``... SET SCHEMA s``: ``action`` is
-    ``"RENAME TO"`` or ``"SET SCHEMA"``."""
+    ``"RENAME TO"`` or ``"SET SCHEMA"``, ``target`` the new name or schema as PostgreSQL
+    reads it."""
 
     name: str
     action: str
+    target: str = ""
+    if_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -665,7 +668,11 @@ def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
     if len(t) < 6 or not (_is_word(t[0], "ALTER") and _is_word(t[1], "MATERIALIZED")
                           and _is_word(t[2], "VIEW")):
         return None
-    i = 4
+    first = 3
+    if_exists = _is_word(t[3], "IF") and _is_word(t[4], "EXISTS")
+    if if_exists:
+        first = 5
+    i = first + 1
     while i + 1 < len(t) and t[i].token_type == TokenType.DOT:
         i += 2
     if i + 1 >= len(t):
@@ -673,9 +680,14 @@ def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
     pair = (t[i].text.upper(), t[i + 1].text.upper())
     if pair not in (("RENAME", "TO"), ("SET", "SCHEMA")):
         return None
-    parts = [_ident_text(tok) for tok in t[3:i:2]]
+    parts = [_ident_text(tok) for tok in t[first:i:2]]
     name = parts[-1] if parts[:-1] in ([], ["public"]) else ".".join(parts)  # pgbarrier's naming
-    return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}")
+    if len(t) != i + 3:
+        raise blame.at(min(i + 3, len(t)) if len(t) > i + 2 else i + 2)
+    if t[i + 2].token_type not in _NAME_TOKENS:
+        raise blame.at(i + 2)
+    return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}", _ident_text(t[i + 2]),
+                                     if_exists)
 
 
 def _rename_database(blame: _Blame) -> RenameDatabase | None:
