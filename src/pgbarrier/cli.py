@@ -1,4 +1,5 @@
 """``pgbarrier serve``: flags, environment variables, start-up and shutdown. No logic.
+(``pgbarrier status | pause | resume | refresh`` are clients: :mod:`pgbarrier.admin`.)
 
 Every flag also reads from ``PGBARRIER_<FLAG>`` (``--barrier-interval-ms`` from
 ``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins; a switch
@@ -23,7 +24,7 @@ import signal
 import sys
 import threading
 
-from pgbarrier import __version__
+from pgbarrier import __version__, admin
 from pgbarrier.app import App, Config, ListenError
 from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.jobs import history as hist
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     auth.add_argument("--require-tls", action="store_true", default=_env_switch("require-tls"),
                       help="refuse plaintext connections (FATAL 28000), as a pg_hba.conf "
                            "with only hostssl lines; needs --tls-cert and --tls-key")
+    admin.add_parsers(sub)
     return parser
 
 
@@ -138,6 +140,8 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in admin.COMMANDS:
+        return admin.run(args)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # sqlglot warns when it falls back to a Command; pgbarrier turns those into 42601 itself
