@@ -126,10 +126,12 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
-from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, PgError, QueryCanceled
+from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
+from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, Notice, PgError, QueryCanceled
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
+from pgbarrier.sql.public_schema import schema_command
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.pgproto import types as pgt
 
@@ -275,9 +277,8 @@ class DuckDBSession(BackendSession):
                 return exc
             if not isinstance(exc, duckdb.Error):
                 raise exc
-            err = to_pg_error(exc, sql)
-            if sql is not client_sql:
-                err.position = None  # DuckDB's position is in the rewritten text
+            err = to_pg_error(exc, sql)  # DuckDB's position is in the text it ran
+            err.position = self.catalog.client_position(client_sql, sql, err.position)
             return err
 
         def fetch(n: int) -> list[tuple[Any, ...]]:
@@ -330,9 +331,13 @@ class DuckDBSession(BackendSession):
             answered = self.catalog.session_command(words)
             if answered is not None:
                 return answered
+        elif words[1:2] == ("SCHEMA",) and words[0] in ("CREATE", "DROP"):
+            own_schema = _public_schema_command(sql)
+            if own_schema is not None:
+                return own_schema
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype = self.catalog.rewrite(sql)
+        sql, retype = self._rewrite(sql)
         cur = self._cursor
         try:
             if params:
@@ -346,9 +351,8 @@ class DuckDBSession(BackendSession):
                 return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
-            err = to_pg_error(exc, sql)
-            if sql is not client_sql:
-                err.position = None  # DuckDB's position is in the rewritten text
+            err = to_pg_error(exc, sql)  # DuckDB's position is in the text it ran
+            err.position = self.catalog.client_position(client_sql, sql, err.position)
             raise err from None
         tag = command_tag(words, sql)
         if counted is not None:
@@ -367,12 +371,11 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        rewritten, retype = self.catalog.rewrite(sql)
+        rewritten, retype = self._rewrite(sql)
         try:
             columns = self._describe(rewritten, words, params)
-        except PgError as err:
-            if rewritten is not sql:
-                err.position = None  # DuckDB's position is in the rewritten text
+        except PgError as err:  # DuckDB's position is in the text it ran
+            err.position = self.catalog.client_position(sql, rewritten, err.position)
             raise
         return self.catalog.retype(self.catalog.rename(sql, columns), retype)
 
@@ -411,12 +414,31 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self.catalog.rewrite(sql)
+            sql, _ = self._rewrite(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
                     (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
         return oids
+
+    def _rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
+        """:meth:`SessionCatalog.rewrite`; a catalog statement sqlglot cannot parse is
+        DuckDB's syntax error (42601, at its position) when DuckDB's PostgreSQL-derived
+        parser refuses it too, else 0A000: it never runs on DuckDB's own catalog."""
+        try:
+            return self.catalog.rewrite(sql)
+        except CatalogUnparsed as unparsed:
+            try:
+                self._cursor.extract_statements(sql)
+            except duckdb.ParserException as exc:
+                raise to_pg_error(exc, sql) from None
+            except duckdb.Error:
+                pass
+            raise FeatureNotSupported(
+                f"this statement's syntax is not supported in a query naming "
+                f"\"{unparsed.relation}\" on the DuckDB backend",
+                detail="pgbarrier rewrites catalog queries for DuckDB, and could not parse "
+                       "this one.") from None
 
     def _table_columns(self, names: list[str]) -> TableColumns:
         """Ordered column types of the tables and views named ``names`` (``main`` first)."""
@@ -476,6 +498,24 @@ class DuckDBSession(BackendSession):
             cur.close()
         except duckdb.Error:
             pass
+
+
+def _public_schema_command(sql: str) -> Result | None:
+    """``CREATE SCHEMA public`` (PostgreSQL's answers: it exists) and ``DROP SCHEMA
+    public`` (0A000: DuckDB's ``main`` cannot be dropped); None for other schemas."""
+    found = schema_command(sql)
+    if found is None:
+        return None
+    verb, guarded = found
+    if verb == "CREATE":
+        if guarded:
+            return command("CREATE SCHEMA", [Notice(
+                'schema "public" already exists, skipping', sqlstate="42P06")])
+        raise PgError.by_sqlstate("42P06")('schema "public" already exists', sqlstate="42P06")
+    raise FeatureNotSupported(
+        "DROP SCHEMA public is not supported on the DuckDB backend",
+        detail="PostgreSQL's public schema is DuckDB's main schema, which cannot be dropped.",
+        hint="Drop the schema's tables and views one by one instead.")
 
 
 _DESCRIBE = "DESCRIBE "

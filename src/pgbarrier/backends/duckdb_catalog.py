@@ -38,6 +38,7 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     rewrite_pg_catalog,
     settings_table,
 )
+from pgbarrier.sql.public_schema import map_public, may_name_public
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
 
@@ -96,7 +97,14 @@ class SessionCatalog:
         return context
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
-        """The SQL to run and the column type overrides (empty when not a catalog query)."""
+        """The SQL to run and the column type overrides (empty when not a catalog query):
+        ``public`` qualifiers become ``main`` first (:mod:`pgbarrier.sql.public_schema`),
+        then a catalog query is rewritten. Raises ``CatalogUnparsed`` for a statement that
+        names a catalog relation but cannot be parsed, FeatureNotSupported for one that
+        cannot be rewritten."""
+        mapped = map_public(sql, self._database) if may_name_public(sql) else None
+        if mapped is not None:
+            sql = mapped.sql
         if self.installer is None or not may_touch_catalog(sql):
             return sql, {}
         rewritten = rewrite_pg_catalog(sql, self.context)
@@ -104,6 +112,18 @@ class SessionCatalog:
             return sql, {}
         self.installer.ensure()
         return rewritten.sql, rewritten.column_types
+
+    def client_position(self, client_sql: str, run_sql: str, position: int | None
+                        ) -> int | None:
+        """DuckDB's error position in ``run_sql`` as a position in the client's text: the
+        same after a ``public`` substitution only, else dropped (a rewritten catalog query
+        has no such mapping)."""
+        if position is None or run_sql is client_sql:
+            return position
+        mapped = map_public(client_sql, self._database) if may_name_public(client_sql) else None
+        if mapped is not None and mapped.sql == run_sql:
+            return mapped.client_position(position)
+        return None
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:
