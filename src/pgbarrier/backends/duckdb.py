@@ -277,9 +277,8 @@ class DuckDBSession(BackendSession):
                 return exc
             if not isinstance(exc, duckdb.Error):
                 raise exc
-            err = to_pg_error(exc, sql)  # DuckDB's position is in the text it ran
-            err.position = self.catalog.client_position(client_sql, sql, err.position)
-            return err
+            # DuckDB's position is in the text it ran
+            return self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql)
 
         def fetch(n: int) -> list[tuple[Any, ...]]:
             self._fetching = True
@@ -351,9 +350,8 @@ class DuckDBSession(BackendSession):
                 return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
-            err = to_pg_error(exc, sql)  # DuckDB's position is in the text it ran
-            err.position = self.catalog.client_position(client_sql, sql, err.position)
-            raise err from None
+            # DuckDB's position is in the text it ran
+            raise self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql) from None
         tag = command_tag(words, sql)
         if counted is not None:
             n = counted[0][0] if counted else 0
@@ -375,8 +373,7 @@ class DuckDBSession(BackendSession):
         try:
             columns = self._describe(rewritten, words, params)
         except PgError as err:  # DuckDB's position is in the text it ran
-            err.position = self.catalog.client_position(sql, rewritten, err.position)
-            raise
+            raise self.catalog.for_client(err, sql, rewritten) from None
         return self.catalog.retype(self.catalog.rename(sql, columns), retype)
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from pgbarrier.errors import FeatureNotSupported
+from pgbarrier.errors import FeatureNotSupported, PgError
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.backends.pgcatalog.rewrite import (
@@ -62,6 +62,7 @@ def _fits(pg_oid: int, carried_oid: int) -> bool:
     return carried_oid in _CARRIERS.get(pg_oid, frozenset())
 
 
+_MISSING = re.compile(r'relation "([^"]+)" does not exist')
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$ ]*\Z")
 
 
@@ -104,6 +105,11 @@ class SessionCatalog:
         cannot be rewritten."""
         mapped = map_public(sql, self._database) if may_name_public(sql) else None
         if mapped is not None:
+            if mapped.cross_database is not None:
+                name, position = mapped.cross_database
+                raise FeatureNotSupported(
+                    f'cross-database references are not implemented: "{name}"',
+                    position=position)
             sql = mapped.sql
         if self.installer is None or not may_touch_catalog(sql):
             return sql, {}
@@ -113,17 +119,23 @@ class SessionCatalog:
         self.installer.ensure()
         return rewritten.sql, rewritten.column_types
 
-    def client_position(self, client_sql: str, run_sql: str, position: int | None
-                        ) -> int | None:
-        """DuckDB's error position in ``run_sql`` as a position in the client's text: the
-        same after a ``public`` substitution only, else dropped (a rewritten catalog query
-        has no such mapping)."""
+    def for_client(self, err: PgError, client_sql: str, run_sql: str) -> PgError:
+        """DuckDB's error on ``run_sql`` as the client's: its position mapped back after a
+        ``public`` substitution (dropped after a catalog rewrite, which has no such
+        mapping), and a missing relation the client qualified with ``public`` named so, as
+        PostgreSQL names it."""
+        position = err.position
         if position is None or run_sql is client_sql:
-            return position
+            return err
         mapped = map_public(client_sql, self._database) if may_name_public(client_sql) else None
-        if mapped is not None and mapped.sql == run_sql:
-            return mapped.client_position(position)
-        return None
+        if mapped is None or mapped.sql != run_sql:
+            err.position = None
+            return err
+        err.position = mapped.client_position(position)
+        m = _MISSING.fullmatch(err.message)
+        if m and err.sqlstate == "42P01" and run_sql.startswith("main.", position - 1):
+            err.message = f'relation "public.{m.group(1)}" does not exist'
+        return err
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:

@@ -13,7 +13,8 @@ Rules this module keeps:
     ``x::public.mytype``) becomes ``main``;
   - the second part of a name of three or more parts whose first part is the session's
     database (``db.public.t``, ``db.public.t.c``) drops the database: ``main.t``. Another
-    database's name is left as written (the backend refuses it).
+    database's name is left as written and reported (:attr:`Mapped.cross_database`): the
+    backend refuses it as PostgreSQL does.
 
   Nothing else changes: string literals, comments, other identifiers and all the
   whitespace are the client's text byte for byte, so DuckDB's error positions map back
@@ -58,6 +59,9 @@ class Mapped:
     #: per substitution, in order: (start, end) in :attr:`sql`, (start, end) in the client's
     #: text (0-based, end exclusive)
     spans: tuple[tuple[int, int, int, int], ...]
+    #: the first name in another database's ``public`` (``other.public.t``) and its 1-based
+    #: position in the client's text: PostgreSQL refuses cross-database references
+    cross_database: tuple[str, int] | None = None
 
     def client_position(self, position: int | None) -> int | None:
         """A 1-based position in :attr:`sql` as a position in the client's text (a position
@@ -87,8 +91,10 @@ def _folded(sql: str, tok: Token) -> str:
     return tok.text if tok.token_type == TokenType.IDENTIFIER else tok.text.lower()
 
 
-def _edits(sql: str, offset: int, database: str) -> list[tuple[int, int]]:
-    """(start, end) spans of ``sql[offset:]`` (absolute, end exclusive) to become ``main``."""
+def _edits(sql: str, offset: int, database: str, foreign: list[tuple[int, int]]
+           ) -> list[tuple[int, int]]:
+    """(start, end) spans of ``sql[offset:]`` (absolute, end exclusive) to become ``main``;
+    the spans of names in another database's ``public`` are added to ``foreign``."""
     try:
         tokens = _DIALECT.tokenize(sql[offset:])
     except TokenError:
@@ -108,7 +114,7 @@ def _edits(sql: str, offset: int, database: str) -> list[tuple[int, int]]:
             # the rest is one raw-text token (its start is not kept): tokenized again
             at = sql.find(tokens[i + 1].text, offset + tok.end + 1)
             if at >= 0:
-                edits += _edits(sql, at, database)
+                edits += _edits(sql, at, database, foreign)
             break
         if not _is_public(text, tok) or kind(i + 1) != dot or i + 2 >= n:
             continue
@@ -116,9 +122,14 @@ def _edits(sql: str, offset: int, database: str) -> list[tuple[int, int]]:
             if standalone and kind(i + 3) != dot:
                 continue
             edits.append((offset + tok.start, offset + tok.end + 1))
-        elif i >= 2 and kind(i - 3) != dot and _is_name(tokens[i - 2]) and \
-                _folded(text, tokens[i - 2]) == database:  # db.public.t
-            edits.append((offset + tokens[i - 2].start, offset + tok.end + 1))
+        elif i >= 2 and kind(i - 3) != dot and _is_name(tokens[i - 2]):  # db.public.t
+            if _folded(text, tokens[i - 2]) == database:
+                edits.append((offset + tokens[i - 2].start, offset + tok.end + 1))
+            else:  # another database's: the span of the whole name, for the error
+                last = i + 2
+                while kind(last + 1) == dot and last + 2 < n:
+                    last += 2
+                foreign.append((offset + tokens[i - 2].start, offset + tokens[last].end + 1))
     return edits
 
 
@@ -128,8 +139,9 @@ def map_public(sql: str, database: str) -> Mapped | None:
     has none."""
     if not may_name_public(sql):
         return None
-    edits = _edits(sql, 0, database)
-    if not edits:
+    foreign: list[tuple[int, int]] = []
+    edits = _edits(sql, 0, database, foreign)
+    if not edits and not foreign:
         return None
     out: list[str] = []
     spans: list[tuple[int, int, int, int]] = []
@@ -142,7 +154,8 @@ def map_public(sql: str, database: str) -> Mapped | None:
         length += 4
         at = end
     out.append(sql[at:])
-    return Mapped("".join(out), tuple(spans))
+    cross = (sql[foreign[0][0]:foreign[0][1]], foreign[0][0] + 1) if foreign else None
+    return Mapped("".join(out), tuple(spans), cross)
 
 
 def schema_command(sql: str) -> tuple[str, bool] | None:
