@@ -228,3 +228,23 @@ def test_copy_names_a_public_table(tmp_path):
                              ).fetchall() == [(1, 2), (2, 2)]
     finally:
         assert stop_server(srv) == 0, "".join(srv.log)
+
+
+@pytest.mark.parametrize("schema", ["public", '"public"'])
+def test_materialized_views_over_and_named_in_public(backend_server, schema):
+    """pgbarrier's own statements: the view's query and its name take ``public`` too."""
+    with _connect(backend_server) as c:
+        c.execute(f"CREATE TABLE {schema}.pq_mv_src (a int)")
+        c.execute("INSERT INTO pq_mv_src VALUES (1), (2)")
+        c.execute(f"CREATE MATERIALIZED VIEW {schema}.pq_mv_s AS SELECT a FROM {schema}.pq_mv_src")
+        c.execute(f"CREATE MATERIALIZED VIEW {schema}.pq_mv_b WITH (refresh.interval.sec = 3600) "
+                  f"AS SELECT count(*) AS n FROM {schema}.pq_mv_src")
+        assert c.execute(f"SELECT n FROM {schema}.pq_mv_b").fetchone() == (2,)
+        c.execute("INSERT INTO public.pq_mv_src VALUES (3)")
+        c.execute(f"REFRESH MATERIALIZED VIEW {schema}.pq_mv_b")
+        c.execute(f"REFRESH MATERIALIZED VIEW {schema}.pq_mv_s")  # a no-op on DuckDB
+        assert c.execute("SELECT n FROM pq_mv_b").fetchone() == (3,)
+        assert c.execute(f"SELECT count(*) FROM {schema}.pq_mv_s").fetchone() == (3,)
+        c.execute(f"DROP MATERIALIZED VIEW {schema}.pq_mv_b")
+        c.execute(f"DROP MATERIALIZED VIEW {schema}.pq_mv_s")
+        c.execute(f"DROP TABLE {schema}.pq_mv_src")

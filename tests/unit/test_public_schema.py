@@ -136,3 +136,16 @@ def test_keyword_labels_are_quoted(sql, expected):
 ])
 def test_catalog_relations_are_found_in_the_tokens(sql, expected):
     assert catalog_relation_in_tokens(sql) == expected
+
+
+def test_long_statements_are_read_to_their_last_candidate_only_where_that_is_safe():
+    rows = ",".join(f"({i}, 'public.x {i}')" for i in range(2000))
+    bulk = f"INSERT INTO public.t VALUES {rows}"
+    assert sub(bulk) == f"INSERT INTO main.t VALUES {rows}"
+    tail = f'{bulk} RETURNING (SELECT 1 FROM "public".u)'
+    assert sub(tail) == f"INSERT INTO main.t VALUES {rows} RETURNING (SELECT 1 FROM main.u)"
+    # the text after the last candidate starts inside a long string: read in full
+    long_string = "x" * 2000
+    assert sub(f"INSERT INTO public.t VALUES ('{long_string} public.t')") == \
+        f"INSERT INTO main.t VALUES ('{long_string} public.t')"
+    assert sub(f"INSERT INTO t VALUES ('public.t {long_string}')") is None

@@ -131,7 +131,7 @@ from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, Notice, PgE
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
-from pgbarrier.sql.public_schema import schema_command
+from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.pgproto import types as pgt
 
@@ -560,6 +560,18 @@ def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] |
     return [Column(name, pg_type_oid(typ)) for name, typ, *_ in rows]
 
 
+def _with_main(database: str, query: str) -> str:
+    """A materialized view's query (pgbarrier's control plane) with ``public``
+    qualifiers as DuckDB's ``main``, as every client statement has them."""
+    mapped = map_public(query, database) if may_name_public(query) else None
+    if mapped is None:
+        return query
+    if mapped.cross_database is not None:
+        raise FeatureNotSupported("cross-database references are not implemented: "
+                                  f'"{mapped.cross_database[0]}"')
+    return mapped.sql
+
+
 #: how many times a create/drop transaction is retried after a write-write conflict
 _CONFLICT_RETRIES = 5
 
@@ -765,8 +777,10 @@ class DuckDBBackend(Backend):
 
         def resolve(name: str, schema: str) -> tuple[str, str] | None:
             parts = name.lower().split(".")
-            if len(parts) == 3 and parts[0] == db.lower():
+            if len(parts) == 3 and parts[0] in (db.lower(), database.lower()):
                 parts = parts[1:]
+            if len(parts) == 2 and parts[0] == "public":  # PostgreSQL's name for main
+                parts = ["main", parts[1]]
             candidates = [tuple(parts)] if len(parts) == 2 else \
                 [(schema, parts[0]), ("main", parts[0])] if len(parts) == 1 else []
             return next((k for k in candidates if k in known), None)  # type: ignore[misc]
@@ -783,6 +797,8 @@ class DuckDBBackend(Backend):
         return [tuple(shown[k] for k in path) for path in walk(starts, step)]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
+        query = _with_main(database, query)
+
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:
             return _describe_rows(cur, query, None, positions=False)
         return self._run(database, go)
@@ -799,6 +815,7 @@ class DuckDBBackend(Backend):
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit
         (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+        query = _with_main(database, query)
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
             cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
@@ -835,6 +852,8 @@ class DuckDBBackend(Backend):
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
+        query = _with_main(database, query)
+
         def body(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
             self._marked(database, cur, name, "streaming")

@@ -5,7 +5,7 @@ Rules this module keeps:
 
 * :func:`may_name_public` is the cheap gate: a case-insensitive substring test for
   ``public``. Only SQL that passes it is tokenized (sqlglot's tokenizer, pgbarrier's
-  dialect), and :func:`map_public` is cached by statement text.
+  dialect), and :func:`map_public` is cached by statement text (up to 16 KB of text).
 * A qualifier is ``public`` unquoted in any letter case, or quoted exactly ``"public"``
   (PostgreSQL folds the first, keeps the second), followed by ``.``:
 
@@ -33,6 +33,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
@@ -92,13 +93,14 @@ def _folded(sql: str, tok: Token) -> str:
 
 
 def _edits(sql: str, offset: int, database: str, foreign: list[tuple[int, int]]
-           ) -> list[tuple[int, int]]:
+           ) -> list[tuple[int, int]] | None:
     """(start, end) spans of ``sql[offset:]`` (absolute, end exclusive) to become ``main``;
-    the spans of names in another database's ``public`` are added to ``foreign``."""
+    the spans of names in another database's ``public`` are added to ``foreign``. None
+    when the tokenizer refuses the text."""
     try:
         tokens = _DIALECT.tokenize(sql[offset:])
     except TokenError:
-        return []
+        return None
     edits: list[tuple[int, int]] = []
     n = len(tokens)
     dot = TokenType.DOT
@@ -114,7 +116,7 @@ def _edits(sql: str, offset: int, database: str, foreign: list[tuple[int, int]]
             # the rest is one raw-text token (its start is not kept): tokenized again
             at = sql.find(tokens[i + 1].text, offset + tok.end + 1)
             if at >= 0:
-                edits += _edits(sql, at, database, foreign)
+                edits += _edits(sql, at, database, foreign) or []
             break
         if not _is_public(text, tok) or kind(i + 1) != dot or i + 2 >= n:
             continue
@@ -133,15 +135,44 @@ def _edits(sql: str, offset: int, database: str, foreign: list[tuple[int, int]]
     return edits
 
 
-@lru_cache(maxsize=1024)
+#: longer statements (bulk INSERTs) are tokenized each time rather than kept in the cache
+_CACHED_LENGTH = 16_384
+
+
 def map_public(sql: str, database: str) -> Mapped | None:
     """``sql`` with ``public`` qualifiers as ``main`` (see the module rules); None when it
     has none."""
     if not may_name_public(sql):
         return None
+    return _cached(sql, database) if len(sql) <= _CACHED_LENGTH else _map(sql, database)
+
+
+@lru_cache(maxsize=1024)
+def _cached(sql: str, database: str) -> Mapped | None:
+    return _map(sql, database)
+
+
+#: the word public, quoted or not (a candidate: the tokens say what it is)
+_WORD = re.compile(r'(?i)(?<![\w$])public(?![\w$])')
+#: text tokenized after the last candidate (its dotted name's other parts)
+_MARGIN = 512
+
+
+def _map(sql: str, database: str) -> Mapped | None:
+    last = None
+    for last in _WORD.finditer(sql):
+        pass
+    if last is None:
+        return None
     foreign: list[tuple[int, int]] = []
-    edits = _edits(sql, 0, database, foreign)
-    if not edits and not foreign:
+    cut = last.end() + _MARGIN
+    # what a token is depends only on the text before it: a long statement is tokenized up
+    # to its last candidate (a bulk INSERT INTO public.t VALUES ... costs its first line)
+    edits = _edits(sql[:cut], 0, database, foreign) if cut < len(sql) else None
+    if edits is None:  # short, or the prefix ends inside a string: all of it
+        foreign = []
+        edits = _edits(sql, 0, database, foreign)
+    if not edits and not foreign:  # (None: SQL the tokenizer refuses runs unchanged)
         return None
     out: list[str] = []
     spans: list[tuple[int, int, int, int]] = []

@@ -300,7 +300,10 @@ def truncation_notices(sql: str) -> list[Notice]:
 
 
 def _table_name(table: exp.Table) -> str:
-    return ".".join(normalize_identifier(p) for p in table.parts)
+    """pgbarrier's name of a materialized view: ``v``, or ``schema.v`` outside ``public``
+    (``public.v`` and ``"public".v`` are ``v``)."""
+    parts = [normalize_identifier(p) for p in table.parts]
+    return parts[-1] if parts[:-1] == ["public"] else ".".join(parts)
 
 
 # -- syntax errors ------------------------------------------------------------------------
