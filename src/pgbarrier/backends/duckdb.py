@@ -19,6 +19,11 @@ Rules this module keeps:
   no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
   A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
   failed set-up is that first statement's error (the next one tries again).
+* PostgreSQL's ``public`` is DuckDB's ``main``: a ``public`` qualifier in any statement
+  (and in a materialized view's query) is substituted token by token
+  (:mod:`pgbarrier.sql.public_schema`), and DuckDB's error positions are mapped back to
+  the client's text. ``CREATE SCHEMA [IF NOT EXISTS] public`` answers as PostgreSQL does
+  (42P06, or its NOTICE); ``DROP SCHEMA public`` is 0A000 (``main`` cannot be dropped).
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query

@@ -4,8 +4,15 @@ Rules this module keeps:
 
 * :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
   the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
-  ``current_setting``, ``public.``...). Only SQL that passes it is parsed; SQL that parses
-  but names no catalog object comes back as ``None`` and runs unchanged, byte for byte.
+  ``current_setting``...). Only SQL that passes it is parsed; SQL that parses but names no
+  catalog object comes back as ``None`` and runs unchanged, byte for byte. (``public``
+  qualifiers are the caller's, before this: :mod:`pgbarrier.sql.public_schema`.)
+* A statement that names a catalog relation never runs on DuckDB's own catalog
+  (:mod:`pgbarrier.backends.pgcatalog.unrewritten`): keyword column labels (``AS
+  select``) are quoted so it parses; if it still does not, :class:`CatalogUnparsed` is
+  raised (the backend asks DuckDB's parser whether it is a syntax error); a statement other
+  than a query that names one is 0A000 (``CREATE VIEW ... FROM pg_class``, ``EXPLAIN``);
+  a query naming a catalog relation pgbarrier does not emulate is 0A000 naming it.
 * Parsing uses pgbarrier's dialect (PostgreSQL's syntax); output is DuckDB SQL. Rewrites:
 
   - table references ``pg_catalog.<r>`` (or a bare ``pg_<r>`` that no CTE shadows) and
