@@ -81,6 +81,7 @@ from pgbarrier.jobs.namelocks import NameLocks
 from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry, StreamingView
 from pgbarrier.jobs.scheduler import RefreshScheduler
+from pgbarrier.logs import session_fields
 from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
@@ -106,6 +107,8 @@ class SessionInfo:
     user: str
     database: str
     application_name: str = ""
+    #: the process id of the session's BackendKeyData (its pid in logs)
+    process_id: int = 0
     when_paused: str = "error"
     statement_timeout_ms: int = 0
     #: bounds a wait for another session's DDL on the same view name (55P03)
@@ -188,8 +191,10 @@ class ControlPlane:
     def database_exists(self, name: str) -> bool:
         return self.barrier.has_database(name)
 
-    def open_session(self, *, user: str, database: str, application_name: str = "") -> SessionInfo:
-        info = SessionInfo(user=user, database=database, application_name=application_name)
+    def open_session(self, *, user: str, database: str, application_name: str = "",
+                     process_id: int = 0) -> SessionInfo:
+        info = SessionInfo(user=user, database=database, application_name=application_name,
+                           process_id=process_id)
         with self._lock:
             self._sessions.setdefault(database, set()).add(id(info))
         return info
@@ -405,7 +410,11 @@ class ControlPlane:
         self.backend.require_database_right("alter", database, info.user, session)
         outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
         notices = []
-        if not outcome.changed:
+        if outcome.changed:
+            log.info('database "%s" %s by %s', database, target, info.user,
+                     extra={"event": "pause" if target == "paused" else "resume",
+                            **session_fields(info), "database": database})
+        else:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
@@ -669,6 +678,9 @@ class ControlPlane:
             if job is None:  # only DROP DATABASE gets past the name lock, and it waits for us
                 raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
+            log.info('batch refresh job "%s" created in database "%s" by %s (every %d s)',
+                     stmt.name, db, info.user, job.refresh_interval_sec,
+                     extra={"event": "job_created", **session_fields(info)})
         except BaseException:
             cleaned = True
             if built:  # the backend has it: drop it first, then the "creating" record
@@ -743,6 +755,8 @@ class ControlPlane:
             self.backend.require_owner(db, "materialized view", name, info.user)
             # dropping (durable), its backend table, then the job: see RefreshScheduler.drop
             self.scheduler.drop(db, name, lambda f: self._wait(f, info), cascade=stmt.cascade)
+            log.info('batch refresh job "%s" dropped from database "%s" by %s', name, db,
+                     info.user, extra={"event": "job_dropped", **session_fields(info)})
             return command(tag)
         if self.jobs.streaming_view(db, name) is not None:
             # a streaming view is a plain view upstream; its record goes after it

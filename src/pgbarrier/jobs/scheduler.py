@@ -223,7 +223,10 @@ class RefreshScheduler:
             done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, error),
                                 status, error=error)
             if done.status == "failed":
-                log.warning("refresh of %s.%s failed: %s", job.database, job.name, err.message)
+                log.warning('refresh run %d of "%s" in database "%s" (%s) failed: %s',
+                            run.run_id, job.name, job.database, run.trigger, err.message,
+                            extra={"event": "refresh_failed", "database": job.database,
+                                   "sqlstate": err.sqlstate})
         else:
             done = self._finish(job, run, lambda s: js.refresh_committed(s, run.run_id),
                                 "succeeded", rows=rows)
@@ -432,7 +435,8 @@ class RefreshScheduler:
         job = self.registry.get(database, name)
         if job is None or (database, name) in self._held or not self.vanished(job):
             return False
-        log.warning("batch refresh job %s.%s: %s", database, name, VANISHED)
+        log.warning('batch refresh job "%s" in database "%s": %s', name, database, VANISHED,
+                    extra={"event": "job_vanished", "database": database})
         now = self.now()
         run = self.history.start(database, name, "vanished",
                                  js.last_committed_epoch(job.status) or job.snapshot_epoch, now)
