@@ -234,8 +234,7 @@ class App:
     def _record_final_epochs(self) -> None:
         """After the barrier scheduler stopped: each database's exact state (the highest epoch
         handed out, not the lease ceiling), so a clean restart does not jump ahead."""
-        for snap in self.barrier.snapshots():
-            try:
-                self.checkpoints.record_final(snap)
-            except Exception:
-                log.exception("recording the last epochs of database %r failed", snap.name)
+        try:
+            self.checkpoints.record_final(self.barrier.snapshots())
+        except Exception:
+            log.exception("recording the databases' last epochs failed")

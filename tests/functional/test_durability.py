@@ -263,7 +263,7 @@ def test_epochs_increase_after_a_crash_with_the_clock_set_back(tmp_path) -> None
         app.stop()
 
 
-def test_checkpoints_write_pause_changes_at_once_and_epochs_as_a_lease(tmp_path) -> None:
+def test_checkpoints_write_pause_changes_at_once_and_epochs_as_one_lease(tmp_path) -> None:
     from pgbarrier.barrier.epoch import epoch_from_unix_ms
     from pgbarrier.barrier.info import DatabaseSnapshot
     from pgbarrier.meta.checkpoints import LEASE_MS, CheckpointRecorder
@@ -273,26 +273,34 @@ def test_checkpoints_write_pause_changes_at_once_and_epochs_as_a_lease(tmp_path)
     e0 = epoch_from_unix_ms(SystemClock().now_ms())
     ms = 1 << 16
 
-    def snap(prev: int, paused: bool = False, generation: int = 1) -> DatabaseSnapshot:
+    def snap(prev: int, paused: bool = False, generation: int = 1,
+             name: str = "dev") -> DatabaseSnapshot:
         at = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) if paused else None
-        return DatabaseSnapshot("dev", paused, at, "root" if paused else None, 1000, 1,
+        return DatabaseSnapshot(name, paused, at, "root" if paused else None, 1000, 1,
                                 prev, prev - ms, None, generation)
 
-    def stored() -> int:
-        return store.load_databases()[0].prev_epoch
+    def stored(name: str = "dev") -> tuple[bool, int]:
+        (r,) = [r for r in store.load_databases() if r.name == name]
+        return r.paused, r.prev_epoch
 
-    assert rec.record(snap(e0))  # first checkpoint: written, with the ceiling
-    assert stored() == e0 + LEASE_MS * ms
+    assert rec.record(snap(e0))  # first checkpoint: its record, and the ceiling
+    assert stored() == (False, e0) and store.load_epoch_ceiling() == e0 + LEASE_MS * ms
+    assert rec.record(snap(e0 + ms, name="other"))  # another database: its record only
+    assert store.load_epoch_ceiling() == e0 + LEASE_MS * ms
     assert not rec.record(snap(e0 + (LEASE_MS - 1) * ms))  # inside the lease: nothing
+    assert not rec.record(snap(e0 + LEASE_MS * ms, name="other"))  # at it: still nothing
     assert rec.record(snap(e0 + (LEASE_MS - 1) * ms, paused=True))  # pause: at once
-    assert store.load_databases()[0].paused
-    assert stored() == e0 + (2 * LEASE_MS - 1) * ms  # every write renews the lease
-    assert not rec.record(snap(e0 + (2 * LEASE_MS - 1) * ms, paused=True))
-    assert rec.record(snap(e0 + 2 * LEASE_MS * ms, paused=True))  # past the ceiling
-    assert stored() == e0 + 3 * LEASE_MS * ms
+    assert stored() == (True, e0 + (LEASE_MS - 1) * ms)
+    assert store.load_epoch_ceiling() == e0 + LEASE_MS * ms  # a pause needs no new lease
+    assert not rec.record(snap(e0 + LEASE_MS * ms, paused=True))
+    # any database passing the ceiling renews it for all
+    assert rec.record(snap(e0 + (LEASE_MS + 1) * ms, name="other"))
+    assert store.load_epoch_ceiling() == e0 + (2 * LEASE_MS + 1) * ms
     assert rec.record(snap(e0 + 2 * ms, generation=2))  # dropped and created again
-    rec.record_final(snap(e0 + 3 * ms, generation=2))
-    assert stored() == e0 + 3 * ms  # a clean stop writes the exact epoch
+    assert stored() == (False, e0 + 2 * ms)
+    rec.record_final([snap(e0 + 3 * ms, generation=2), snap(e0 + 5 * ms, name="other")])
+    assert stored() == (False, e0 + 3 * ms)  # a clean stop writes the exact epochs
+    assert store.load_epoch_ceiling() == e0 + 5 * ms
     store.close()
 
 

@@ -120,6 +120,8 @@ def _databases(store: MetaStore, backend: RecoveryBackend,
             store.put_database(DatabaseRecord(default_database))
         store.mark_bootstrapped()
     restored = []
+    # every database's epochs are at or below the lease (see meta/checkpoints.py)
+    ceiling = store.load_epoch_ceiling()
     for rec in store.load_databases():
         if rec.dropping:  # a DROP DATABASE cut short: finish it, backend first
             try:
@@ -135,7 +137,10 @@ def _databases(store: MetaStore, backend: RecoveryBackend,
             pause = Paused(at=rec.paused_at or dt.datetime.now(dt.timezone.utc),
                            by=rec.paused_by or "")
         backend.ensure_database(rec.name)
-        restored.append(RestoredDatabase(rec.name, rec.prev_epoch, rec.committed_epoch, pause))
+        prev = rec.prev_epoch
+        if ceiling is not None:
+            prev = ceiling if prev is None else max(prev, ceiling)
+        restored.append(RestoredDatabase(rec.name, prev, rec.committed_epoch, pause))
     return restored
 
 

@@ -205,6 +205,18 @@ class SqlMetaStore:
                 cur.execute(text, (name,))
         self._write(op)
 
+    def load_epoch_ceiling(self) -> int | None:
+        rows = self._query("SELECT value FROM {p}meta_info WHERE key = ?", ("epoch_ceiling",))
+        return int(rows[0][0]) if rows else None
+
+    def put_epoch_ceiling(self, epoch: int, *, lower: bool = False) -> None:
+        current = None if lower else self.load_epoch_ceiling()
+        if current is not None and current >= epoch:
+            return  # only this process writes it (one writer per store): no race to lose
+        self._exec("INSERT INTO {p}meta_info (key, value) VALUES (?, ?) "
+                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                   ("epoch_ceiling", str(epoch)))
+
     def rename_database(self, old: str, new: str) -> None:
         statements = [self._sql(f"UPDATE {{p}}{table} SET {col} = ? WHERE {col} = ?")
                       for table, col in (("refresh_history", "database"),
