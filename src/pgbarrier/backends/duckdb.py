@@ -41,8 +41,13 @@ Rules this module keeps:
   ``DateStyle`` (ISO output only; the field order is remembered),
   ``IntervalStyle`` (postgres only), ``TimeZone`` (any zone DuckDB's ICU knows,
   applied to the session's DuckDB connection), ``standard_conforming_strings`` (on
-  only), ``bytea_output`` (hex only) and ``search_path`` (remembered, not
-  applied: DuckDB's own schemas are not PostgreSQL's). A value outside those
+  only), ``bytea_output`` (hex only) and ``search_path`` (applied to DuckDB's own
+  search_path, ``public`` being ``main`` and ``"$user"`` the user's schema; schemas that
+  do not exist are skipped, as PostgreSQL skips them, and the path is worked out again
+  when the session SETs it or creates or drops a schema: a schema another session creates
+  later joins this session's path at its next SET; a path with no existing schema leaves
+  DuckDB creating in ``main``, where PostgreSQL would refuse, 3F000). ``current_schema()``
+  and ``current_schemas()`` answer from the same path. A value outside those
   is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
   ``integer_datetimes`` answer ``SHOW`` and refuse ``SET`` (55P02). ``SET LOCAL``
   is treated as ``SET`` and these settings are not rolled back with a
@@ -114,7 +119,7 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
-from pgbarrier.backends.duckdb_settings import ClientSettings
+from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettings, path_names
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
@@ -200,9 +205,13 @@ class DuckDBSession(BackendSession):
         self._fetching = False
         self._guard_made: StatementGuard | None = None
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
-                                     set_timezone=self._set_timezone)
+                                     set_timezone=self._set_timezone,
+                                     set_search_path=self._set_search_path)
+        #: the session's search path in PostgreSQL's names (existing schemas only),
+        #: None while it is the default (DuckDB's own default: ``main``, i.e. public)
+        self._schemas: tuple[str, ...] | None = None
         self.catalog = SessionCatalog(catalog, database, user, self.client,
-                                      self._drop_temp_relations)
+                                      self._drop_temp_relations, self.search_path)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         """Open the session's DuckDB connection and set it up, before anything else runs
@@ -222,6 +231,8 @@ class DuckDBSession(BackendSession):
             except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
                 if zone != "UTC":
                     raise
+            if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
+                self._apply_search_path(cur)
             cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
             for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
                 cur.execute(shadow)
@@ -304,12 +315,51 @@ class DuckDBSession(BackendSession):
             return  # what ``_open`` sets (another zone opens it now: DuckDB judges it)
         self._cursor.execute("SET SESSION TimeZone = " + literal(zone))
 
+    def _set_search_path(self, value: str) -> None:
+        if self._raw_cursor is None:
+            if value != DEFAULT_SEARCH_PATH:
+                self._open()  # which applies it
+            return  # the default is what a fresh DuckDB connection has
+        self._apply_search_path(self._cursor)
+
+    def _apply_search_path(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Give DuckDB the session's search_path: ``public`` is DuckDB's ``main``,
+        ``"$user"`` the schema named after the user; names of schemas that do not exist
+        (now) and ``pg_catalog`` (DuckDB always searches its own) are left out, as
+        PostgreSQL skips missing ones. An empty result leaves DuckDB searching ``main``."""
+        shown = self.client.get("search_path")
+        if shown == DEFAULT_SEARCH_PATH and self._schemas is None:
+            return
+        try:
+            existing = {r[0] for r in cur.execute(
+                "SELECT schema_name FROM duckdb_schemas() "
+                "WHERE database_name = current_database()").fetchall()}
+            schemas: list[str] = []
+            for name in path_names(shown):
+                name = self._user if name == "$user" else name
+                duck = "main" if name == "public" else name
+                if name == "pg_catalog" or (duck in existing and name not in schemas):
+                    schemas.append(name)
+            duck_path = [("main" if n == "public" else n) for n in schemas if n != "pg_catalog"]
+            cur.execute("SET SESSION search_path = " + literal(
+                ",".join(quote_ident(n) for n in duck_path) or "main"))
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        self._schemas = None if shown == DEFAULT_SEARCH_PATH else tuple(schemas)
+
+    def search_path(self) -> tuple[str, ...]:
+        """The schemas the session searches, in PostgreSQL's names (``current_schemas``)."""
+        return ("public",) if self._schemas is None else self._schemas
+
     def _after_reset_all(self) -> None:
         if self._raw_cursor is None:
             return  # nothing was set on DuckDB: it is not open yet
         try:  # DuckDB has no RESET ALL: each setting this session changed is reset
             self._guard.reset(self._cursor)
             self._cursor.execute("SET SESSION TimeZone = 'UTC'")
+            if self._schemas is not None:
+                self._cursor.execute("RESET search_path")
+                self._schemas = None
         except duckdb.Error:
             pass
 
@@ -351,6 +401,9 @@ class DuckDBSession(BackendSession):
                 err.position = None  # DuckDB's position is in the rewritten text
             raise err from None
         tag = command_tag(words, sql)
+        if self._schemas is not None and words[0] in ("CREATE", "DROP") and \
+                words[1:2] == ("SCHEMA",):
+            self._apply_search_path(cur)  # a schema on the path may exist now, or no more
         if counted is not None:
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"

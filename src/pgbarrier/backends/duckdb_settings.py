@@ -8,7 +8,9 @@ them here. Rules this module keeps:
   postgres interval style, hex bytea, standard strings on; anything else
   is 22023 with a DETAIL saying why. ``TimeZone`` takes any zone DuckDB's ICU
   knows and is applied to the session's DuckDB connection (``timestamptz`` values
-  print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is remembered, not applied.
+  print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is
+  kept as PostgreSQL shows it (names folded, quoted where needed) and handed to the
+  backend's ``set_search_path`` hook, which applies it to DuckDB.
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
 * Start-up settings (a start-up parameter or ``options``' ``-c name=value``) are taken by
   :meth:`ClientSettings.apply_startup` exactly as ``SET`` takes them, so a value
@@ -33,6 +35,7 @@ them here. Rules this module keeps:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -60,6 +63,7 @@ _DEFAULTS = {
     "default_transaction_isolation": "read committed", "transaction_read_only": "off",
     "default_transaction_read_only": "off", "lock_timeout": "0",
 }
+DEFAULT_SEARCH_PATH = _DEFAULTS["search_path"]
 _READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
               "server_encoding": "UTF8", "integer_datetimes": "on",
               "max_identifier_length": "63", "lc_collate": "C.UTF-8", "lc_ctype": "C.UTF-8",
@@ -78,11 +82,40 @@ def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
     return InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"', detail=detail)
 
 
+_PLAIN_IDENT = re.compile(r"[a-z_][a-z0-9_$]*\Z")
+
+
+def _list_items(raw: str) -> list[str]:
+    """The names of ``SET name = a, 'b', "C"``: unquoted words folded to lower case,
+    literals and quoted identifiers as written (PostgreSQL's list setting)."""
+    out = []
+    for m in re.finditer(r"\s*('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[^,]+?)\s*(?:,|$)", raw.strip()):
+        item = m.group(1)
+        if item.startswith("'"):
+            out.append(item[1:-1].replace("''", "'"))
+        elif item.startswith('"'):
+            out.append(item[1:-1].replace('""', '"'))
+        elif item:
+            out.append(item.lower())
+    return out
+
+
+def path_names(shown: str) -> list[str]:
+    """The schema names of a ``search_path`` value as SHOW gives it (``"$user"`` kept)."""
+    if shown == '""':
+        return []
+    return [n if not n.startswith('"') else n[1:-1].replace('""', '"')
+            for n in (x.strip() for x in re.findall(r'"(?:[^"]|"")*"|[^,]+', shown))]
+
+
+def _show_ident(name: str) -> str:
+    return name if _PLAIN_IDENT.match(name) else '"' + name.replace('"', '""') + '"'
+
+
 def _check_setting(name: str, raw: str) -> str:
     """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
     if name == "search_path":
-        items = [x.strip() for x in raw.split(",")] if raw.strip() else []
-        return ", ".join(items)
+        return ", ".join(_show_ident(n) for n in _list_items(raw)) or '""'
     value = unquote(raw)
     low = value.strip().lower()
     if name == "application_name":
@@ -154,11 +187,13 @@ class ClientSettings:
     """One session's PostgreSQL client settings."""
 
     def __init__(self, on_reset_all: Callable[[], None] = lambda: None,
-                 set_timezone: Callable[[str], None] | None = None) -> None:
+                 set_timezone: Callable[[str], None] | None = None,
+                 set_search_path: Callable[[str], None] | None = None) -> None:
         #: the values this session set (one that went back to its default may stay)
         self._set: dict[str, str] = {}
         self._on_reset_all = on_reset_all
         self._set_timezone = set_timezone
+        self._set_search_path = set_search_path
 
     @property
     def settings(self) -> dict[str, str]:
@@ -222,6 +257,8 @@ class ClientSettings:
             if name == "TimeZone":
                 self._apply_timezone(_DEFAULTS[name])
             self._set.pop(name, None)
+            if name == "search_path" and self._set_search_path is not None:
+                self._set_search_path(_DEFAULTS[name])
             return self._changed("RESET", {name: _DEFAULTS[name]})
         name = _CANONICAL.get(stmt.name.lower())
         if name is None:
@@ -236,6 +273,8 @@ class ClientSettings:
         if name == "TimeZone":
             self._apply_timezone(value)
         self._set[name] = value
+        if name == "search_path" and self._set_search_path is not None:
+            self._set_search_path(value)
         return self._changed("SET", {name: value})
 
     def value(self, name: str) -> str:

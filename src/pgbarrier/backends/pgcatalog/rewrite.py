@@ -74,6 +74,8 @@ class CatalogContext:
     current_setting: Callable[[str], str | None]
     set_config: Callable[[str, str, bool], str]
     settings_table: Callable[[], CatalogTable]
+    #: the schemas the session searches, PostgreSQL's names (``current_schemas(false)``)
+    search_path: Callable[[], Sequence[str]] = lambda: ("public",)
 
 
 @dataclass
@@ -194,11 +196,14 @@ class _Rewriter:
         if isinstance(node, (exp.CurrentUser, exp.SessionUser)):
             return exp.Literal.string(ctx.user)
         if isinstance(node, exp.CurrentSchema):
-            return exp.Literal.string("public")
+            path = ctx.search_path()
+            return _string(path[0] if path else None)
         if isinstance(node, exp.CurrentSchemas):
             implicit = node.this
             with_implicit = not (isinstance(implicit, exp.Boolean) and not implicit.this)
-            names = ["pg_catalog", "public"] if with_implicit else ["public"]
+            names = list(ctx.search_path())
+            if with_implicit and "pg_catalog" not in names:
+                names.insert(0, "pg_catalog")
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
@@ -216,8 +221,11 @@ class _Rewriter:
                     args[0].table in self.pg_class_aliases:
                 # psql's filter on every pg_class row: its namespace is on the search path
                 # (public, pg_catalog, the session's temp schema), no lookup per row
+                visible = {*_VISIBLE_NAMESPACES[1:], *(
+                    {"public": 2200, "pg_catalog": 11}.get(n) or _namespace_oid(n)
+                    for n in ctx.search_path())}
                 return exp.In(this=exp.column("relnamespace", table=args[0].table),
-                              expressions=[exp.Literal.number(o) for o in _VISIBLE_NAMESPACES])
+                              expressions=[exp.Literal.number(o) for o in sorted(visible)])
             if name in FUNCTIONS:
                 return _catalog_func(name, args)
             if name in ("json_build_object", "jsonb_build_object"):
