@@ -67,3 +67,51 @@ def test_search_path_skips_missing_schemas_and_shows_as_postgres(dsn) -> None:
         assert one(conn, "SELECT current_schema()") == "public"
         conn.execute("SET search_path TO DEFAULT")
         assert one(conn, "SHOW search_path") == '"$user", public'
+
+
+def _raw_text(conn: psycopg.Connection) -> None:
+    """timestamptz values as the server's text, not parsed by psycopg."""
+    from psycopg.types.string import TextLoader
+
+    conn.adapters.register_loader("timestamptz", TextLoader)
+
+
+def test_timezone_applies_to_timestamptz_text_and_binary(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        _raw_text(conn)
+        value = "SELECT '2024-01-01 00:00:00+00'::timestamptz"
+        assert one(conn, value) == "2024-01-01 00:00:00+00"
+        conn.execute("SET TimeZone = 'Asia/Tokyo'")
+        assert one(conn, value) == "2024-01-01 09:00:00+09"
+        conn.execute("SET TIME ZONE 'Asia/Kolkata'")
+        assert one(conn, value) == "2024-01-01 05:30:00+05:30"
+        conn.execute("SET TimeZone = 'America/New_York'")
+        assert one(conn, "SELECT '2024-07-01 12:00:00+00'::timestamptz") == \
+            "2024-07-01 08:00:00-04"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET TimeZone = 'Asia/Tokyo'")
+        got = conn.cursor(binary=True).execute(
+            "SELECT '2024-01-01 00:00:00+00'::timestamptz").fetchone()[0]
+        assert got == dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+        assert got.utcoffset() == dt.timedelta(hours=9)  # psycopg reads the session zone
+
+
+def test_timezone_from_startup_parameter(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True, options="-c TimeZone=Asia/Tokyo") as conn:
+        _raw_text(conn)
+        assert conn.info.parameter_status("TimeZone") == "Asia/Tokyo"
+        assert one(conn, "SELECT '2024-01-01 00:00:00+00'::timestamptz") == \
+            "2024-01-01 09:00:00+09"
+
+
+def test_timezone_from_pgtz(dsn) -> None:
+    import os
+    import subprocess
+
+    params = dict(p.split("=", 1) for p in dsn.split())
+    out = subprocess.run(
+        ["psql", "-X", "-At", "-h", params["host"], "-p", params["port"], "-U", params["user"],
+         "-d", params["dbname"], "-c", "SHOW TimeZone",
+         "-c", "SELECT '2024-01-01 00:00:00+00'::timestamptz"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PGTZ": "Asia/Tokyo"})
+    assert out.stdout.split() == ["Asia/Tokyo", "2024-01-01", "09:00:00+09"], out.stderr
