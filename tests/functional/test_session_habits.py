@@ -115,3 +115,136 @@ def test_timezone_from_pgtz(dsn) -> None:
          "-c", "SELECT '2024-01-01 00:00:00+00'::timestamptz"],
         capture_output=True, text=True, timeout=60, env={**os.environ, "PGTZ": "Asia/Tokyo"})
     assert out.stdout.split() == ["Asia/Tokyo", "2024-01-01", "09:00:00+09"], out.stderr
+
+
+# --------------------------------------------------------------------------- transaction modes
+
+
+def test_begin_accepts_every_transaction_mode(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert one(conn, "SHOW TRANSACTION ISOLATION LEVEL") == "read committed"
+        for begin, level, read_only in [
+                ("BEGIN ISOLATION LEVEL REPEATABLE READ", "repeatable read", "off"),
+                ("BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE", "serializable", "on"),
+                ("START TRANSACTION ISOLATION LEVEL READ UNCOMMITTED READ WRITE NOT DEFERRABLE",
+                 "read uncommitted", "off"),
+                ("BEGIN TRANSACTION ISOLATION LEVEL READ COMMITTED", "read committed", "off")]:
+            cur = conn.execute(begin)
+            assert cur.statusmessage == begin.split()[0].replace("START", "START TRANSACTION")
+            assert one(conn, "SHOW TRANSACTION ISOLATION LEVEL") == level
+            assert one(conn, "SHOW transaction_isolation") == level
+            assert one(conn, "SELECT current_setting('transaction_read_only')") == read_only
+            conn.execute("COMMIT")
+            assert one(conn, "SHOW transaction_isolation") == "read committed"
+        with pytest.raises(psycopg.errors.SyntaxError) as err:
+            conn.execute("BEGIN ISOLATION LEVEL SOMETIMES")
+        assert 'at or near "SOMETIMES"' in str(err.value)
+        assert err.value.diag.statement_position == "23"
+
+
+def test_set_transaction_and_session_characteristics(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        notices: list[str] = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")  # no block: no effect
+        assert notices == ["SET TRANSACTION can only be used in transaction blocks"]
+        assert one(conn, "SHOW transaction_isolation") == "read committed"
+        conn.execute("BEGIN")
+        conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY")
+        assert one(conn, "SHOW transaction_isolation") == "serializable"
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # SHOW took no snapshot
+        conn.execute("SELECT 1")
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # the same: no change
+        with pytest.raises(psycopg.errors.ActiveSqlTransaction, match="before any query"):
+            conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        conn.execute("ROLLBACK")
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        assert one(conn, "SHOW default_transaction_isolation") == "repeatable read"
+        assert one(conn, "SHOW transaction_isolation") == "repeatable read"
+        rows = dict(conn.execute("SELECT name, setting FROM pg_settings "
+                                 "WHERE name LIKE '%transaction_isolation'").fetchall())
+        assert rows == {"default_transaction_isolation": "repeatable read",
+                        "transaction_isolation": "repeatable read"}
+        conn.execute("SET default_transaction_isolation TO DEFAULT")
+        assert one(conn, "SHOW transaction_isolation") == "read committed"
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="requires a Boolean"):
+            conn.execute("SET default_transaction_read_only = maybe")
+
+
+def test_read_only_transactions_refuse_writes(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS ro_t")
+        conn.execute("CREATE TABLE ro_t (a int)")
+        conn.execute("CREATE TEMP TABLE ro_tmp (a int)")
+        refused = {"INSERT INTO ro_t VALUES (1)": "INSERT",
+                   "UPDATE ro_t SET a = 2": "UPDATE",
+                   "DELETE FROM ro_t": "DELETE",
+                   "CREATE TABLE ro_new (a int)": "CREATE TABLE",
+                   "CREATE TEMP TABLE ro_new (a int)": "CREATE TABLE",
+                   "DROP TABLE ro_t": "DROP TABLE",
+                   "TRUNCATE ro_t": "TRUNCATE TABLE",
+                   "WITH w AS (INSERT INTO ro_t VALUES (1) RETURNING a) SELECT * FROM w": "SELECT"}
+        for sql, name in refused.items():
+            conn.execute("BEGIN READ ONLY")
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction) as err:
+                conn.execute(sql)
+            assert str(err.value) == f"cannot execute {name} in a read-only transaction"
+            conn.execute("ROLLBACK")
+        conn.execute("BEGIN READ ONLY")  # temporary tables may be written, reads are fine
+        conn.execute("INSERT INTO ro_tmp VALUES (1)")
+        assert one(conn, "SELECT count(*) FROM ro_t") == 0
+        conn.execute("COMMIT")
+        conn.execute("SET default_transaction_read_only = on")  # every transaction
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("INSERT INTO ro_t VALUES (1)")
+        conn.execute("SET default_transaction_read_only = off")
+        conn.execute("INSERT INTO ro_t VALUES (1)")
+        conn.execute("DROP TABLE ro_t")
+
+
+def test_psycopg_isolation_level_and_read_only(dsn) -> None:
+    with psycopg.connect(dsn) as conn:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        conn.read_only = True
+        assert one(conn, "SHOW transaction_isolation") == "repeatable read"
+        assert one(conn, "SHOW transaction_read_only") == "on"
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("CREATE TABLE psy_ro (a int)")
+        conn.rollback()
+        conn.isolation_level = psycopg.IsolationLevel.SERIALIZABLE
+        conn.read_only = False
+        assert one(conn, "SHOW transaction_isolation") == "serializable"
+        assert one(conn, "SHOW transaction_read_only") == "off"
+        conn.commit()
+
+
+def test_asyncpg_transaction_modes(dsn) -> None:
+    import asyncio
+
+    import asyncpg
+
+    params = dict(p.split("=", 1) for p in dsn.split())
+
+    async def go() -> None:
+        conn = await asyncpg.connect(host=params["host"], port=int(params["port"]),
+                                     user=params["user"], database=params["dbname"])
+        try:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                assert await conn.fetchval("SHOW transaction_isolation") == "repeatable read"
+                assert await conn.fetchval("SHOW transaction_read_only") == "on"
+                with pytest.raises(asyncpg.exceptions.ReadOnlySQLTransactionError):
+                    await conn.execute("CREATE TABLE apg_ro (a int)")
+        except asyncpg.exceptions.InFailedSQLTransactionError:
+            pass
+        finally:
+            await conn.close()
+        conn = await asyncpg.connect(host=params["host"], port=int(params["port"]),
+                                     user=params["user"], database=params["dbname"])
+        try:
+            async with conn.transaction(isolation="serializable", deferrable=True,
+                                        readonly=True):
+                assert await conn.fetchval("SHOW transaction_deferrable") == "on"
+        finally:
+            await conn.close()
+
+    asyncio.run(go())

@@ -131,11 +131,12 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
-from pgbarrier.errors import PgError, QueryCanceled
+from pgbarrier.backends.duckdb_readonly import refused
+from pgbarrier.errors import PgError, QueryCanceled, SyntaxError
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
-from pgbarrier.sql.setting import parse_setting
+from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
 from pgbarrier.pgproto import types as pgt
 
 #: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
@@ -149,6 +150,7 @@ _LAZY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
 _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS",
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
+_BEGIN = re.compile(r"\s*(?:BEGIN(?:\s+(?:WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)", re.I)
 _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", "END": "COMMIT",
             "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
 
@@ -380,6 +382,14 @@ class DuckDBSession(BackendSession):
             answered = self.catalog.session_command(words)
             if answered is not None:
                 return answered
+        elif words and words[0] in _TX_TAGS:
+            return self._transaction(sql, words)
+        client = self.client
+        client.tx_queried = True
+        if client.read_only:
+            refusal = refused(sql, words, lambda: command_tag(words, sql), self._is_temp)
+            if refusal is not None:
+                raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
         sql, retype = self.catalog.rewrite(sql)
@@ -408,6 +418,44 @@ class DuckDBSession(BackendSession):
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
+
+    def _transaction(self, sql: str, words: tuple[str, ...]) -> Result:
+        """BEGIN / START TRANSACTION with PostgreSQL's modes (kept by the client settings;
+        DuckDB gets a plain BEGIN), COMMIT / END / ROLLBACK / ABORT (the block's modes end)."""
+        if words[0] in ("BEGIN", "START"):
+            m = _BEGIN.match(sql)
+            if m is None:
+                raise SyntaxError(f'syntax error at or near "{words[1] if len(words) > 1 else words[0]}"')
+            try:
+                modes = transaction_modes(sql[m.end():])
+            except ModeSyntaxError as exc:
+                raise SyntaxError(f'syntax error at or near "{exc.token}"',
+                                  position=m.end() + exc.offset + 1) from None
+            try:
+                self._cursor.execute("BEGIN TRANSACTION")
+            except duckdb.Error as exc:
+                raise to_pg_error(exc) from None
+            self.client.begin(modes)
+            return command(_TX_TAGS[words[0]])
+        chain = "CHAIN" in words and not re.search(r"\bNO\s+CHAIN\b", sql, re.I)
+        modes = self.client.transaction_modes() if chain else None
+        try:
+            self._cursor.execute(sql)
+        except duckdb.Error as exc:
+            raise to_pg_error(exc, sql) from None
+        finally:
+            self.client.end()
+        if modes is not None:
+            self.client.begin(modes)
+        return command(_TX_TAGS[words[0]])
+
+    def _is_temp(self, schema: str | None, name: str) -> bool:
+        """A table ``name`` (in ``schema``) that a DML statement would write is temporary."""
+        if schema not in (None, "pg_temp", "temp"):
+            return False
+        return bool(self._cursor.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+            [name]).fetchone()[0])
 
     def describe(self, sql: str, params: list[Any] | WireParams | None = None
                  ) -> list[Column] | None:

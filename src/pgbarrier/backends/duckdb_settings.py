@@ -20,12 +20,21 @@ them here. Rules this module keeps:
   ``pgbarrier speaks UTF8 only.``), a DateStyle other than ISO is refused likewise. Names
   DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
   ``--`` are 0A000.
-* Transaction isolation (``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION
-  LEVEL``, ``transaction_isolation``, ``default_transaction_isolation``) accepts
-  PostgreSQL's four levels and reports what was set (default ``read committed``);
-  DuckDB runs every transaction under snapshot isolation, which gives at least what
-  read committed and repeatable read promise. Read-only transactions are refused
-  (0A000): pgbarrier cannot enforce them. ``client_min_messages`` and ``lock_timeout``
+* Transaction modes: ``BEGIN``/``START TRANSACTION`` modes (:meth:`ClientSettings.begin`),
+  ``SET TRANSACTION ...``, ``SET SESSION CHARACTERISTICS AS TRANSACTION ...`` and the
+  settings ``transaction_isolation`` / ``transaction_read_only`` /
+  ``transaction_deferrable`` and their ``default_`` ones take PostgreSQL's values and
+  report what was set, as PostgreSQL: a block's modes are its own (outside a block the
+  ``default_`` ones apply; ``SET TRANSACTION`` there is a WARNING 25P01 that changes
+  nothing), and changing them after the block's first statement is 25001.
+  What DuckDB gives (one choice for all levels): every DuckDB transaction runs under
+  snapshot isolation, which is PostgreSQL's REPEATABLE READ; it gives at least what READ
+  UNCOMMITTED and READ COMMITTED promise (a statement sees the block's snapshot, not
+  commits made since), while SERIALIZABLE is accepted and reported but runs as snapshot
+  isolation too: write skew between concurrent transactions is not prevented (a
+  write-write conflict still fails one of them). DEFERRABLE changes nothing.
+  A read-only transaction is enforced by the backend session
+  (:mod:`pgbarrier.backends.duckdb_readonly`). ``client_min_messages`` and ``lock_timeout``
   are remembered (DuckDB never waits for a lock: a conflict fails at once).
 * A change to a reported setting comes back in ``Result.parameter_status`` so
   the session sends ParameterStatus.
@@ -39,9 +48,16 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pgbarrier.errors import InvalidParameterValue, PgError
+from pgbarrier.errors import InvalidParameterValue, Notice, PgError, SyntaxError
 from pgbarrier.result import Column, Result, command, rowset
-from pgbarrier.sql.setting import SettingStatement, unquote
+from pgbarrier.sql.setting import (
+    SET_CHARACTERISTICS,
+    SET_TRANSACTION,
+    ModeSyntaxError,
+    SettingStatement,
+    transaction_modes,
+    unquote,
+)
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
@@ -61,8 +77,12 @@ _DEFAULTS = {
     "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
     "client_min_messages": "notice", "transaction_isolation": "read committed",
     "default_transaction_isolation": "read committed", "transaction_read_only": "off",
-    "default_transaction_read_only": "off", "lock_timeout": "0",
+    "default_transaction_read_only": "off", "transaction_deferrable": "off",
+    "default_transaction_deferrable": "off", "lock_timeout": "0",
 }
+#: the settings of the transaction in progress (their ``default_`` ones outside a block)
+_TX_NAMES = ("transaction_isolation", "transaction_read_only", "transaction_deferrable")
+_FALSE = ("off", "false", "no", "0", "f", "n")
 DEFAULT_SEARCH_PATH = _DEFAULTS["search_path"]
 _READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
               "server_encoding": "UTF8", "integer_datetimes": "on",
@@ -72,7 +92,8 @@ _ISOLATION = ("read uncommitted", "read committed", "repeatable read", "serializ
 _MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice",
                    "warning", "error")
 _REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
-                       "TimeZone", "standard_conforming_strings"})
+                       "TimeZone", "standard_conforming_strings",
+                       "default_transaction_read_only"})
 #: the reported ones in the order they are announced
 _REPORTED_ORDER = tuple(n for n in _DEFAULTS if n in _REPORTED)
 _CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
@@ -169,11 +190,13 @@ def _check_setting(name: str, raw: str) -> str:
         if level in _ISOLATION:
             return level
         raise _bad_value(name, value)
-    if name in ("transaction_read_only", "default_transaction_read_only"):
-        if low in ("off", "false", "no", "0", "f", "n"):
+    if name in ("transaction_read_only", "default_transaction_read_only",
+                "transaction_deferrable", "default_transaction_deferrable"):
+        if low in _FALSE or low in ("of", "fa", "fal", "fals"):
             return "off"
-        raise PgError("read-only transactions are not supported by pgbarrier on DuckDB",
-                      sqlstate="0A000")
+        if low in _TRUE or low in ("tr", "tru", "ye"):
+            return "on"
+        raise InvalidParameterValue(f'parameter "{name}" requires a Boolean value')
     if name == "client_min_messages":
         if low in _MESSAGE_LEVELS:
             return low
@@ -194,14 +217,79 @@ class ClientSettings:
         self._on_reset_all = on_reset_all
         self._set_timezone = set_timezone
         self._set_search_path = set_search_path
+        #: the modes of the transaction block in progress (None outside one)
+        self._tx: dict[str, str] | None = None
+        #: a statement has run in the block (its snapshot is taken: modes are fixed)
+        self.tx_queried = False
 
     @property
     def settings(self) -> dict[str, str]:
         """Every setting kept here and its value now (a copy)."""
         return {**_DEFAULTS, **self._set}
 
+    # ------------------------------------------------------------------ transactions
+
+    def begin(self, modes: dict[str, str]) -> None:
+        """A transaction block starts with these modes (the rest are the defaults)."""
+        self._tx = dict(modes)
+        self.tx_queried = False
+
+    def end(self) -> None:
+        """The block ended (COMMIT or ROLLBACK): the defaults apply again."""
+        self._tx = None
+        self.tx_queried = False
+
+    def transaction_modes(self) -> dict[str, str]:
+        """The modes of the block in progress (``AND CHAIN`` starts the next with them)."""
+        return {n: self.get(n) for n in _TX_NAMES}
+
+    @property
+    def read_only(self) -> bool:
+        """The transaction running now (a block, or one statement's) is read-only."""
+        return self.get("transaction_read_only") == "on"
+
+    def _set_in_tx(self, modes: dict[str, str]) -> None:
+        tx = self._tx
+        assert tx is not None
+        if self.tx_queried:
+            for name, value in modes.items():
+                if name == "transaction_isolation" and value != self.get(name):
+                    raise PgError("SET TRANSACTION ISOLATION LEVEL must be called before any "
+                                  "query", sqlstate="25001")
+                if name == "transaction_read_only" and value == "off" and self.read_only:
+                    raise PgError("transaction read-write mode must be set before any query",
+                                  sqlstate="25001")
+                if name == "transaction_deferrable":
+                    raise PgError("SET TRANSACTION [NOT] DEFERRABLE must be called before any "
+                                  "query", sqlstate="25001")
+        tx.update(modes)
+
+    def _transaction(self, stmt: SettingStatement) -> Result:
+        """``SET TRANSACTION modes`` / ``SET SESSION CHARACTERISTICS AS TRANSACTION modes``."""
+        text = stmt.value or ""
+        try:
+            modes = transaction_modes(text)
+        except ModeSyntaxError as exc:
+            raise SyntaxError(f'syntax error at or near "{exc.token}"') from None
+        if not modes:
+            raise SyntaxError('syntax error at or near ";"' if not text.strip() else
+                              f'syntax error at or near "{text.split()[0]}"')
+        if stmt.name == SET_CHARACTERISTICS:
+            changed = {"default_" + n: v for n, v in modes.items()}
+            self._set.update(changed)
+            return self._changed("SET", changed)
+        if self._tx is None:
+            return command("SET", [Notice("SET TRANSACTION can only be used in transaction "
+                                          "blocks", sqlstate="25P01", severity="WARNING")])
+        self._set_in_tx(modes)
+        return command("SET")
+
     def get(self, name: str) -> str:
         """The value now of canonical setting ``name`` (kept here or read-only)."""
+        if name in _TX_NAMES:
+            tx = self._tx
+            value = tx.get(name) if tx is not None else None
+            return value if value is not None else self.get("default_" + name)
         value = self._set.get(name)
         return value if value is not None else _DEFAULTS.get(name, _READ_ONLY.get(name, ""))
 
@@ -237,6 +325,8 @@ class ClientSettings:
 
     def handle(self, stmt: SettingStatement) -> Result | None:
         """A SET/SHOW/RESET of a client setting kept here, else None (DuckDB's own)."""
+        if stmt.name in (SET_TRANSACTION, SET_CHARACTERISTICS) and stmt.verb == "SET":
+            return self._transaction(stmt)
         if stmt.verb == "SHOW":
             name = _CANONICAL.get(stmt.name.lower())
             if name is None:
@@ -254,6 +344,8 @@ class ClientSettings:
                 return None
             if name in _READ_ONLY:
                 raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+            if name in _TX_NAMES:
+                return command("RESET")
             if name == "TimeZone":
                 self._apply_timezone(_DEFAULTS[name])
             self._set.pop(name, None)
@@ -272,6 +364,10 @@ class ClientSettings:
             value = _check_setting(name, raw)
         if name == "TimeZone":
             self._apply_timezone(value)
+        if name in _TX_NAMES:  # the block's (outside one it changes nothing, as PostgreSQL)
+            if self._tx is not None:
+                self._set_in_tx({name: value})
+            return command("SET")
         self._set[name] = value
         if name == "search_path" and self._set_search_path is not None:
             self._set_search_path(value)
