@@ -248,3 +248,69 @@ def test_asyncpg_transaction_modes(dsn) -> None:
             await conn.close()
 
     asyncio.run(go())
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("name, value, shown", [
+    ("synchronous_commit", "on", "on"), ("synchronous_commit", "'LOCAL'", "local"),
+    ("synchronous_commit", "true", "on"), ("work_mem", "'64MB'", "64MB"),
+    ("work_mem", "65536", "64MB"), ("work_mem", "'1.5MB'", "1536kB"),
+    ("jit", "off", "off"), ("jit", "'of'", "off"), ("row_security", "off", "off"),
+    ("extra_float_digits", "3", "3"), ("lock_timeout", "'90s'", "90s"),
+    ("idle_in_transaction_session_timeout", "'5min'", "5min"),
+    ("effective_cache_size", "'4GB'", "4GB"), ("effective_cache_size", "1000", "8000kB"),
+    ("vacuum_cost_delay", "2", "2ms"), ("random_page_cost", "1.1", "1.1"),
+    ("geqo_threshold", "1e3", "1000"), ("default_text_search_config", "'pg_catalog.english'",
+                                        "pg_catalog.english"),
+    ("habits.custom", "'x y'", "x y")])
+def test_user_settings_are_accepted_and_shown_back(request, dsn, name, value, shown) -> None:
+    if name.startswith("idle_") and request.node.callspec.params["dsn"] == "postgres":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "pgbarrier keeps the idle timeouts itself and never sends them upstream, so the "
+            "upstream's current_setting does not see them")))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"SET {name} = {value}")
+        assert one(conn, f"SHOW {name}") == shown
+        assert one(conn, f"SELECT current_setting('{name}')") == shown
+        if "." not in name:
+            assert conn.execute("SELECT count(*) FROM pg_settings WHERE name = %s",
+                                (name,)).fetchone()[0] == 1
+
+
+def test_pg_settings_setting_is_in_the_settings_unit(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET work_mem = '64MB'")
+        conn.execute("SET lock_timeout = '5s'")
+        rows = dict(conn.execute("SELECT name, setting FROM pg_settings "
+                                 "WHERE name IN ('work_mem', 'lock_timeout')").fetchall())
+        assert rows == {"work_mem": "65536", "lock_timeout": "5000"}
+
+
+@pytest.mark.parametrize("sql, sqlstate, message, hint", [
+    ("SET synchronous_commit = bogus", "22023",
+     'invalid value for parameter "synchronous_commit": "bogus"',
+     "Available values: local, remote_write, remote_apply, on, off."),
+    ("SET work_mem = 10", "22023",
+     '10 kB is outside the valid range for parameter "work_mem" (64 .. 2147483647)', None),
+    ("SET work_mem = '64 XB'", "22023", 'invalid value for parameter "work_mem": "64 XB"',
+     'Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".'),
+    ("SET work_mem = 1, 2", "22023", "SET work_mem takes only one argument", None),
+    ("SET jit = maybe", "22023", 'parameter "jit" requires a Boolean value', None),
+    ("SET vacuum_cost_delay = 200", "22023",
+     '200 ms is outside the valid range for parameter "vacuum_cost_delay" (0 .. 100)', None),
+    ("SET habits_unknown = 1", "42704",
+     'unrecognized configuration parameter "habits_unknown"', None),
+    ("SHOW habits_unknown", "42704",
+     'unrecognized configuration parameter "habits_unknown"', None),
+    ("SELECT current_setting('habits_unknown')", "42704",
+     'unrecognized configuration parameter "habits_unknown"', None),
+])
+def test_bad_settings_fail_as_postgres(dsn, sql, sqlstate, message, hint) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as err:
+            conn.execute(sql)
+        assert (err.value.sqlstate, err.value.diag.message_primary, err.value.diag.message_hint) \
+            == (sqlstate, message, hint)
+        assert one(conn, "SELECT current_setting('habits_unknown', true)") is None

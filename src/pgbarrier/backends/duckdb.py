@@ -47,7 +47,12 @@ Rules this module keeps:
   when the session SETs it or creates or drops a schema: a schema another session creates
   later joins this session's path at its next SET; a path with no existing schema leaves
   DuckDB creating in ``main``, where PostgreSQL would refuse, 3F000). ``current_schema()``
-  and ``current_schemas()`` answer from the same path. A value outside those
+  and ``current_schemas()`` answer from the same path. PostgreSQL's other
+  user-settable settings (``synchronous_commit``, ``work_mem``, ``jit``...) and custom
+  ``a.b`` ones are accepted, checked and shown back as PostgreSQL does
+  (:mod:`pgbarrier.backends.duckdb_gucs`) and change nothing in DuckDB; ``SHOW`` of a name
+  that is no setting is 42704 (``SHOW TABLES`` stays DuckDB's), ``SHOW ALL`` lists them
+  all. A value outside those
   is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
   ``integer_datetimes`` answer ``SHOW`` and refuse ``SET`` (55P02). ``SET LOCAL``
   is treated as ``SET`` and these settings are not rolled back with a
@@ -309,6 +314,9 @@ class DuckDBSession(BackendSession):
 
     def reported_parameters(self) -> dict[str, str]:
         return self.client.reported()
+
+    def remember_setting(self, name: str, shown: str) -> None:
+        self.client.remember(name, shown)
 
     # ------------------------------------------------------------------ client settings
 

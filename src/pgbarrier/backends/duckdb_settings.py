@@ -48,9 +48,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pgbarrier.backends.duckdb_gucs import GUCS, base_value, check
 from pgbarrier.errors import InvalidParameterValue, Notice, PgError, SyntaxError
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.setting import (
+    OWN_SETTINGS,
     SET_CHARACTERISTICS,
     SET_TRANSACTION,
     ModeSyntaxError,
@@ -79,6 +81,9 @@ _DEFAULTS = {
     "default_transaction_isolation": "read committed", "transaction_read_only": "off",
     "default_transaction_read_only": "off", "transaction_deferrable": "off",
     "default_transaction_deferrable": "off", "lock_timeout": "0",
+    # pgbarrier's own (session/settings.py): SET/SHOW never come here, ``remember`` does
+    "statement_timeout": "0", "idle_in_transaction_session_timeout": "0",
+    "idle_session_timeout": "0",
 }
 #: the settings of the transaction in progress (their ``default_`` ones outside a block)
 _TX_NAMES = ("transaction_isolation", "transaction_read_only", "transaction_deferrable")
@@ -97,6 +102,12 @@ _REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "Inte
 #: the reported ones in the order they are announced
 _REPORTED_ORDER = tuple(n for n in _DEFAULTS if n in _REPORTED)
 _CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
+#: PostgreSQL's other user-settable settings, kept with duckdb_gucs' rules (not ``role``:
+#: PostgreSQL checks it against its roles; nor pgbarrier's own, session/settings.py)
+_GENERIC = {g.name: g for low, g in GUCS.items()
+            if low not in _CANONICAL and low not in OWN_SETTINGS and low != "role"}
+_GENERIC_DEFAULTS = {n: check(g, g.default, g.default) for n, g in _GENERIC.items()}
+_CANONICAL.update({n.lower(): n for n in _GENERIC})
 
 
 def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
@@ -203,7 +214,30 @@ def _check_setting(name: str, raw: str) -> str:
         raise _bad_value(name, value)
     if name == "lock_timeout":
         return value
-    raise AssertionError(name)
+    guc = _GENERIC.get(name)
+    return check(guc, raw, value) if guc is not None else value  # else a custom a.b
+
+
+#: ``SHOW x`` DuckDB answers itself (a table's description otherwise: PostgreSQL's 42704)
+_DUCKDB_SHOW = frozenset({"tables"})
+
+
+def _in_own_unit(name: str, shown: str) -> str:
+    """``pg_settings.setting`` of a setting kept here (``5s`` of lock_timeout is ``5000``)."""
+    guc = GUCS.get(name.lower())
+    if guc is None:
+        return shown
+    try:
+        return base_value(guc, shown)
+    except PgError:
+        return shown
+
+
+def _default(name: str) -> str:
+    value = _DEFAULTS.get(name)
+    if value is None:
+        value = _READ_ONLY.get(name)
+    return value if value is not None else _GENERIC_DEFAULTS.get(name, "")
 
 
 class ClientSettings:
@@ -291,7 +325,7 @@ class ClientSettings:
             value = tx.get(name) if tx is not None else None
             return value if value is not None else self.get("default_" + name)
         value = self._set.get(name)
-        return value if value is not None else _DEFAULTS.get(name, _READ_ONLY.get(name, ""))
+        return value if value is not None else _default(name)
 
     def _apply_timezone(self, zone: str) -> None:
         if zone in _UTC_NAMES.values() and self._set_timezone is None:
@@ -318,19 +352,41 @@ class ClientSettings:
         """The reported (ParameterStatus) settings kept here, as they are now."""
         return {n: self.get(n) for n in _REPORTED_ORDER}
 
-    @staticmethod
-    def shown(stmt: SettingStatement) -> str | None:
+    def remember(self, name: str, shown: str) -> None:
+        """pgbarrier's own setting ``name`` (lower case) is now ``shown``, for
+        ``current_setting`` and ``pg_settings``."""
+        canonical = _CANONICAL.get(name)
+        if canonical is not None:
+            self._set[canonical] = shown
+
+    def shown(self, stmt: SettingStatement) -> str | None:
         """The canonical name ``SHOW`` answers for here, or None."""
-        return _CANONICAL.get(stmt.name.lower()) if stmt.verb == "SHOW" else None
+        return self._name(stmt.name) if stmt.verb == "SHOW" else None
+
+    def _name(self, name: str, setting: bool = False) -> str | None:
+        """The canonical name of a setting kept here; a custom ``a.b`` one (PostgreSQL's
+        placeholder) once SET, or when ``setting``."""
+        low = name.lower()
+        canonical = _CANONICAL.get(low)
+        if canonical is None and "." in low and (setting or low in self._set):
+            return low
+        return canonical
 
     def handle(self, stmt: SettingStatement) -> Result | None:
         """A SET/SHOW/RESET of a client setting kept here, else None (DuckDB's own)."""
         if stmt.name in (SET_TRANSACTION, SET_CHARACTERISTICS) and stmt.verb == "SET":
             return self._transaction(stmt)
         if stmt.verb == "SHOW":
-            name = _CANONICAL.get(stmt.name.lower())
+            if stmt.name.lower() == "all":
+                return rowset([Column("name", pgt.TEXT), Column("setting", pgt.TEXT),
+                               Column("description", pgt.TEXT)],
+                              [(n, self.get(n), d) for n, _, d in self.rows()], "SHOW")
+            name = self._name(stmt.name)
             if name is None:
-                return None
+                if stmt.name.lower() in _DUCKDB_SHOW:
+                    return None
+                raise PgError(f'unrecognized configuration parameter "{stmt.name.lower()}"',
+                              sqlstate="42704")
             value = self.get(name)
             return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
         if stmt.verb == "RESET":
@@ -339,7 +395,7 @@ class ClientSettings:
                 self._set.clear()
                 self._on_reset_all()
                 return self._changed("RESET", changed)
-            name = _CANONICAL.get(stmt.name.lower())
+            name = self._name(stmt.name, setting=True)
             if name is None:
                 return None
             if name in _READ_ONLY:
@@ -348,18 +404,21 @@ class ClientSettings:
                 return command("RESET")
             if name == "TimeZone":
                 self._apply_timezone(_DEFAULTS[name])
-            self._set.pop(name, None)
+            if name in _CANONICAL.values():
+                self._set.pop(name, None)
+            else:
+                self._set[name] = ""  # a custom setting RESET is empty, not gone
             if name == "search_path" and self._set_search_path is not None:
                 self._set_search_path(_DEFAULTS[name])
-            return self._changed("RESET", {name: _DEFAULTS[name]})
-        name = _CANONICAL.get(stmt.name.lower())
+            return self._changed("RESET", {name: _default(name)})
+        name = self._name(stmt.name, setting=True)
         if name is None:
             return None
         raw = stmt.value or ""
         if name in _READ_ONLY:
             raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
         if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
-            value = _DEFAULTS[name]
+            value = _default(name)
         else:
             value = _check_setting(name, raw)
         if name == "TimeZone":
@@ -375,7 +434,7 @@ class ClientSettings:
 
     def value(self, name: str) -> str:
         """``current_setting(name)``: 42704 for a setting pgbarrier does not keep."""
-        canonical = _CANONICAL.get(name.lower())
+        canonical = self._name(name)
         if canonical is None:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
         return self.get(canonical)
@@ -383,7 +442,7 @@ class ClientSettings:
     def set_value(self, name: str, value: str) -> str:
         """``set_config(name, value, is_local)``: the value stored (``is_local`` is ignored,
         as for ``SET LOCAL``)."""
-        canonical = _CANONICAL.get(name.lower())
+        canonical = self._name(name, setting=True)
         if canonical is None:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
         quoted = "'" + value.replace("'", "''") + "'"
@@ -392,8 +451,11 @@ class ClientSettings:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, setting, short_desc)`` of every setting, for ``pg_settings``."""
-        out = [(n, self.get(n), "kept per session by pgbarrier") for n in _DEFAULTS]
+        out = [(n, _in_own_unit(n, self.get(n)), "kept per session by pgbarrier")
+               for n in _DEFAULTS]
         out += [(n, v, "fixed by pgbarrier") for n, v in _READ_ONLY.items()]
+        out += [(n, base_value(g, self.get(n)), g.description + " (accepted; DuckDB has no use "
+                 "for it)") for n, g in _GENERIC.items()]
         return sorted(out)
 
     @staticmethod

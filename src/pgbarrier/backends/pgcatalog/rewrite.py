@@ -47,6 +47,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.errors import PgError
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
@@ -209,6 +210,13 @@ class _Rewriter:
             name = node.name.lower()
             args = node.expressions
             if name == "current_setting" and args and isinstance(args[0], exp.Literal):
+                if len(args) > 1 and isinstance(args[1], exp.Boolean) and args[1].this:
+                    try:  # current_setting(name, missing_ok => true): NULL when unknown
+                        return _string(ctx.current_setting(args[0].name))
+                    except PgError as exc:
+                        if exc.sqlstate != "42704":
+                            raise
+                        return exp.Null()
                 return _string(ctx.current_setting(args[0].name))
             if name == "set_config" and len(args) == 3 and all(
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
