@@ -314,3 +314,52 @@ def test_bad_settings_fail_as_postgres(dsn, sql, sqlstate, message, hint) -> Non
         assert (err.value.sqlstate, err.value.diag.message_primary, err.value.diag.message_hint) \
             == (sqlstate, message, hint)
         assert one(conn, "SELECT current_setting('habits_unknown', true)") is None
+
+
+# --------------------------------------------------------------------------- SQL PREPARE
+
+
+def test_sql_prepare_execute_returns_rows_and_inner_tags(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS prep_t")
+        conn.execute("CREATE TABLE prep_t (a int, b text)")
+        assert conn.execute("PREPARE hp AS SELECT $1::int + 1 AS x").statusmessage == "PREPARE"
+        cur = conn.execute("EXECUTE hp(1)")
+        assert (cur.statusmessage, [d.name for d in cur.description], cur.fetchall()) == \
+            ("SELECT 1", ["x"], [(2,)])
+        conn.execute("PREPARE hq(int, text) AS SELECT $1 + 1 AS n, $2 || '!' AS s")
+        assert conn.execute("EXECUTE hq('41', 'hi')").fetchall() == [(42, "hi!")]
+        conn.execute("PREPARE hins(int, text) AS INSERT INTO prep_t VALUES ($1, $2)")
+        assert conn.execute("EXECUTE hins(5, 'five')").statusmessage == "INSERT 0 1"
+        conn.execute("PREPARE hupd AS UPDATE prep_t SET a = a + 1")
+        assert conn.execute("EXECUTE hupd").statusmessage == "UPDATE 1"
+        conn.execute("PREPARE hsel AS SELECT a, b FROM prep_t ORDER BY a")
+        assert conn.execute("EXECUTE hsel").fetchall() == [(6, "five")]
+        with pytest.raises(psycopg.errors.SyntaxError) as err:
+            conn.execute("EXECUTE hq(1)")
+        assert err.value.diag.message_primary == \
+            'wrong number of parameters for prepared statement "hq"'
+        assert err.value.diag.message_detail == "Expected 2 parameters but got 1."
+        with pytest.raises(psycopg.errors.DuplicatePreparedStatement):
+            conn.execute("PREPARE hp AS SELECT 1")
+        assert conn.execute("DEALLOCATE hp").statusmessage == "DEALLOCATE"
+        with pytest.raises(psycopg.errors.InvalidSqlStatementName,
+                           match='prepared statement "hp" does not exist'):
+            conn.execute("EXECUTE hp(1)")
+        with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+            conn.execute("DEALLOCATE PREPARE hp")
+        conn.execute("DEALLOCATE ALL")
+        with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+            conn.execute("EXECUTE hsel")
+        conn.execute("DROP TABLE prep_t")
+
+
+def test_sql_execute_in_simple_query_protocol(dsn) -> None:
+    import subprocess
+
+    params = dict(p.split("=", 1) for p in dsn.split())
+    out = subprocess.run(
+        ["psql", "-X", "-At", "-h", params["host"], "-p", params["port"], "-U", params["user"],
+         "-d", params["dbname"], "-c", "PREPARE sq(int) AS SELECT $1 * 2 AS twice; EXECUTE sq(21)"],
+        capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["PREPARE", "42"], out.stderr

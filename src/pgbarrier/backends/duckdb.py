@@ -136,6 +136,7 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
+from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.errors import PgError, QueryCanceled, SyntaxError
 from pgbarrier.result import Column, Result, RowStream, command, rowset
@@ -155,6 +156,7 @@ _LAZY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
 _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS",
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
+_PREPARED_WORDS = frozenset({"PREPARE", "EXECUTE"})
 _BEGIN = re.compile(r"\s*(?:BEGIN(?:\s+(?:WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)", re.I)
 _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", "END": "COMMIT",
             "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
@@ -217,6 +219,8 @@ class DuckDBSession(BackendSession):
         #: the session's search path in PostgreSQL's names (existing schemas only),
         #: None while it is the default (DuckDB's own default: ``main``, i.e. public)
         self._schemas: tuple[str, ...] | None = None
+        #: SQL PREPAREd statements (duckdb_prepared)
+        self._prepared = SqlPrepared()
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations, self.search_path)
 
@@ -385,11 +389,18 @@ class DuckDBSession(BackendSession):
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
+        elif words and words[0] in _PREPARED_WORDS and words[1:2] != ("TRANSACTION",):
+            return self._sql_prepared(sql, words, result_formats)
         elif words and words[0] in ("DEALLOCATE", "DISCARD", "SAVEPOINT", "RELEASE") or \
                 words[:2] == ("ROLLBACK", "TO"):
             answered = self.catalog.session_command(words)
             if answered is not None:
+                if words[0] in ("DEALLOCATE", "DISCARD") and words[1:2] == ("ALL",):
+                    self._prepared.clear()
                 return answered
+            if words[0] == "DEALLOCATE":
+                self._prepared.deallocate(sql)
+                return command("DEALLOCATE")
         elif words and words[0] in _TX_TAGS:
             return self._transaction(sql, words)
         client = self.client
@@ -426,6 +437,30 @@ class DuckDBSession(BackendSession):
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
+
+    def _sql_prepared(self, sql: str, words: tuple[str, ...], result_formats: tuple[int, ...]
+                      ) -> Result:
+        """SQL ``PREPARE`` / ``EXECUTE`` (:mod:`pgbarrier.backends.duckdb_prepared`)."""
+        prepared = self._prepared
+        if words[0] == "PREPARE":
+            prepared.prepare(sql)
+            return command("PREPARE")
+        stmt, args, name = prepared.lookup(sql)
+        values: list[Any] = []
+        cur = self._cursor
+        try:
+            if args is not None:
+                values = list(cur.execute("SELECT " + args).fetchone() or ())
+            expected = len(stmt.types) if stmt.types else count_params(stmt.statement)
+            if len(values) != expected:
+                raise wrong_count(name, expected, len(values))
+            if stmt.types and values:
+                values = list(cur.execute("SELECT " + ", ".join(
+                    f"CAST(${i + 1} AS {t})" for i, t in enumerate(stmt.types)),
+                    values).fetchone() or ())
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        return self.execute(stmt.statement, values or None, result_formats)
 
     def _transaction(self, sql: str, words: tuple[str, ...]) -> Result:
         """BEGIN / START TRANSACTION with PostgreSQL's modes (kept by the client settings;
@@ -468,6 +503,9 @@ class DuckDBSession(BackendSession):
     def describe(self, sql: str, params: list[Any] | WireParams | None = None
                  ) -> list[Column] | None:
         words = leading_words(sql, 3)
+        if words[:1] == ("EXECUTE",):
+            stmt = self._prepared.statement_of(sql)
+            return None if stmt is None else self.describe(stmt.statement, None)
         if not _returns_rows(words, sql):
             return None
         if words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):

@@ -17,8 +17,8 @@ Rules this module keeps:
   until one of them fails.
 * ``DEALLOCATE ALL`` and ``DISCARD ALL|PLANS|SEQUENCES|TEMP`` answer with their tags;
   ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
-  are the wire session's; SQL ``PREPARE``d ones are DuckDB's and ``DEALLOCATE name`` goes
-  there.)
+  are the wire session's; SQL ``PREPARE``d ones are the DuckDB session's,
+  :mod:`pgbarrier.backends.duckdb_prepared`, which also answers ``DEALLOCATE name``.)
 """
 
 from __future__ import annotations
