@@ -51,9 +51,9 @@ Rules this module keeps:
   user-settable settings (``synchronous_commit``, ``work_mem``, ``jit``...) and custom
   ``a.b`` ones are accepted, checked and shown back as PostgreSQL does
   (:mod:`pgbarrier.backends.duckdb_gucs`) and change nothing in DuckDB; ``SHOW`` of a name
-  that is no setting is 42704 (``SHOW TABLES`` stays DuckDB's), ``SHOW ALL`` lists them
-  all. A value outside those
-  is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
+  that is no setting (DuckDB takes it for a table) is 42704 (``SHOW TABLES`` and DuckDB's
+  own settings stay DuckDB's, under the statement guard), ``SHOW ALL`` lists them all.
+  A value outside those is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
   ``integer_datetimes`` answer ``SHOW`` and refuse ``SET`` (55P02). ``SET LOCAL``
   is treated as ``SET`` and these settings are not rolled back with a
   transaction (PostgreSQL would). A change of a reported one (application_name,
@@ -428,6 +428,10 @@ class DuckDBSession(BackendSession):
             err = to_pg_error(exc, sql)
             if sql is not client_sql:
                 err.position = None  # DuckDB's position is in the rewritten text
+            if setting is not None and setting.verb == "SHOW" and err.sqlstate == "42P01":
+                # DuckDB's SHOW x describes a table x; PostgreSQL's names a setting
+                err = PgError(f'unrecognized configuration parameter "{setting.name.lower()}"',
+                              sqlstate="42704")
             raise err from None
         tag = command_tag(words, sql)
         if self._schemas is not None and words[0] in ("CREATE", "DROP") and \

@@ -218,10 +218,6 @@ def _check_setting(name: str, raw: str) -> str:
     return check(guc, raw, value) if guc is not None else value  # else a custom a.b
 
 
-#: ``SHOW x`` DuckDB answers itself (a table's description otherwise: PostgreSQL's 42704)
-_DUCKDB_SHOW = frozenset({"tables"})
-
-
 def _in_own_unit(name: str, shown: str) -> str:
     """``pg_settings.setting`` of a setting kept here (``5s`` of lock_timeout is ``5000``)."""
     guc = GUCS.get(name.lower())
@@ -272,6 +268,11 @@ class ClientSettings:
         """The block ended (COMMIT or ROLLBACK): the defaults apply again."""
         self._tx = None
         self.tx_queried = False
+
+    @property
+    def in_block(self) -> bool:
+        """A transaction block is in progress."""
+        return self._tx is not None
 
     def transaction_modes(self) -> dict[str, str]:
         """The modes of the block in progress (``AND CHAIN`` starts the next with them)."""
@@ -383,10 +384,7 @@ class ClientSettings:
                               [(n, self.get(n), d) for n, _, d in self.rows()], "SHOW")
             name = self._name(stmt.name)
             if name is None:
-                if stmt.name.lower() in _DUCKDB_SHOW:
-                    return None
-                raise PgError(f'unrecognized configuration parameter "{stmt.name.lower()}"',
-                              sqlstate="42704")
+                return None  # DuckDB's (its settings, SHOW TABLES; else the backend's 42704)
             value = self.get(name)
             return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
         if stmt.verb == "RESET":
