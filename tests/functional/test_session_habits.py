@@ -363,3 +363,103 @@ def test_sql_execute_in_simple_query_protocol(dsn) -> None:
          "-d", params["dbname"], "-c", "PREPARE sq(int) AS SELECT $1 * 2 AS twice; EXECUTE sq(21)"],
         capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["PREPARE", "42"], out.stderr
+
+
+# --------------------------------------------------------------------------- cursors
+
+
+def _fetch(conn: psycopg.Connection, sql: str) -> tuple[str, list]:
+    cur = conn.execute(sql)
+    return cur.statusmessage, cur.fetchall() if cur.description else []
+
+
+def test_declare_fetch_move_close(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.NoActiveSqlTransaction,
+                           match="DECLARE CURSOR can only be used in transaction blocks"):
+            conn.execute("DECLARE hc CURSOR FOR SELECT 1")
+        conn.execute("BEGIN")
+        assert conn.execute("DECLARE hc CURSOR FOR SELECT i FROM generate_series(0, 9) g(i)"
+                            ).statusmessage == "DECLARE CURSOR"
+        assert _fetch(conn, "FETCH 2 FROM hc") == ("FETCH 2", [(0,), (1,)])
+        assert _fetch(conn, "FETCH hc") == ("FETCH 1", [(2,)])
+        assert _fetch(conn, "FETCH NEXT IN hc") == ("FETCH 1", [(3,)])
+        assert _fetch(conn, "MOVE 3 IN hc") == ("MOVE 3", [])
+        assert _fetch(conn, "FETCH FORWARD 2 FROM hc") == ("FETCH 2", [(7,), (8,)])
+        assert _fetch(conn, "FETCH ALL FROM hc") == ("FETCH 1", [(9,)])
+        assert _fetch(conn, "FETCH hc") == ("FETCH 0", [])
+        with pytest.raises(psycopg.errors.DuplicateCursor, match='cursor "hc" already exists'):
+            conn.execute("DECLARE hc CURSOR FOR SELECT 1")
+        conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
+        with pytest.raises(psycopg.errors.InvalidCursorName, match='cursor "hc" does not exist'):
+            conn.execute("FETCH hc")  # the block ended: so did the cursor
+        conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
+        conn.execute("DECLARE hc CURSOR FOR SELECT 1")
+        assert conn.execute("CLOSE hc").statusmessage == "CLOSE CURSOR"
+        with pytest.raises(psycopg.errors.InvalidCursorName):
+            conn.execute("CLOSE hc")
+        conn.execute("ROLLBACK")
+
+
+def test_scroll_cursor_goes_both_ways(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("BEGIN")
+        conn.execute("DECLARE hs SCROLL CURSOR FOR SELECT i FROM generate_series(1, 5) g(i)")
+        assert _fetch(conn, "FETCH LAST FROM hs") == ("FETCH 1", [(5,)])
+        assert _fetch(conn, "FETCH PRIOR FROM hs") == ("FETCH 1", [(4,)])
+        assert _fetch(conn, "FETCH ABSOLUTE 2 FROM hs") == ("FETCH 1", [(2,)])
+        assert _fetch(conn, "FETCH RELATIVE 2 FROM hs") == ("FETCH 1", [(4,)])
+        assert _fetch(conn, "FETCH BACKWARD ALL FROM hs") == ("FETCH 3", [(3,), (2,), (1,)])
+        assert _fetch(conn, "FETCH FORWARD 2 FROM hs") == ("FETCH 2", [(1,), (2,)])
+        assert _fetch(conn, "FETCH RELATIVE 0 FROM hs") == ("FETCH 1", [(2,)])
+        assert _fetch(conn, "MOVE FORWARD ALL IN hs") == ("MOVE 3", [])
+        assert _fetch(conn, "FETCH -2 FROM hs") == ("FETCH 2", [(5,), (4,)])
+        assert _fetch(conn, "FETCH ABSOLUTE -1 FROM hs") == ("FETCH 1", [(5,)])
+        assert _fetch(conn, "FETCH ABSOLUTE 9 FROM hs") == ("FETCH 0", [])
+        assert _fetch(conn, "FETCH BACKWARD 1 FROM hs") == ("FETCH 1", [(5,)])
+        conn.execute("COMMIT")
+
+
+def test_with_hold_cursor_outlives_commit_not_rollback(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DECLARE hh CURSOR WITH HOLD FOR SELECT i * 10 FROM generate_series(0, 2) g(i)")
+        assert _fetch(conn, "FETCH 2 FROM hh") == ("FETCH 2", [(0,), (10,)])
+        conn.execute("BEGIN")
+        conn.execute("DECLARE hh2 CURSOR WITH HOLD FOR SELECT 'kept'")
+        conn.execute("DECLARE hh3 CURSOR FOR SELECT 'gone'")
+        conn.execute("COMMIT")
+        assert _fetch(conn, "FETCH ALL FROM hh2") == ("FETCH 1", [("kept",)])
+        with pytest.raises(psycopg.errors.InvalidCursorName):
+            conn.execute("FETCH hh3")
+        conn.execute("BEGIN")
+        conn.execute("DECLARE hh4 CURSOR WITH HOLD FOR SELECT 1")
+        conn.execute("ROLLBACK")
+        with pytest.raises(psycopg.errors.InvalidCursorName):
+            conn.execute("FETCH hh4")
+        assert _fetch(conn, "FETCH ALL FROM hh") == ("FETCH 1", [(20,)])
+        assert conn.execute("CLOSE ALL").statusmessage == "CLOSE CURSOR ALL"
+        with pytest.raises(psycopg.errors.InvalidCursorName):
+            conn.execute("FETCH hh")
+
+
+def test_psycopg_named_cursor(dsn) -> None:
+    with psycopg.connect(dsn) as conn:
+        with conn.cursor("habits_named") as cur:
+            cur.itersize = 7
+            cur.execute("SELECT i, 'r' || i AS label FROM generate_series(1, 25) g(i)")
+            assert [d.name for d in cur.description] == ["i", "label"]
+            assert cur.fetchone() == (1, "r1")
+            assert cur.fetchmany(3) == [(2, "r2"), (3, "r3"), (4, "r4")]
+            assert [r[0] for r in cur] == list(range(5, 26))
+        conn.commit()
+        with conn.cursor("habits_scroll", scrollable=True, withhold=True) as cur:
+            cur.execute("SELECT i FROM generate_series(1, 5) g(i)")
+            conn.commit()
+            assert cur.fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+            cur.scroll(1, mode="absolute")
+            assert cur.fetchone() == (2,)
+        with conn.cursor("habits_binary", binary=True) as cur:
+            cur.execute("SELECT 42::int AS answer")
+            assert cur.fetchall() == [(42,)]

@@ -136,6 +136,8 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
+from pgbarrier.backends.duckdb_cursors import Cursor, parse_close, parse_declare, parse_fetch
+from pgbarrier.backends.duckdb_cursors import missing as missing_cursor
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.errors import PgError, QueryCanceled, SyntaxError
@@ -157,6 +159,7 @@ _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
 _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS",
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
 _PREPARED_WORDS = frozenset({"PREPARE", "EXECUTE"})
+_CURSOR_WORDS = frozenset({"DECLARE", "FETCH", "MOVE", "CLOSE"})
 _BEGIN = re.compile(r"\s*(?:BEGIN(?:\s+(?:WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)", re.I)
 _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", "END": "COMMIT",
             "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
@@ -221,6 +224,8 @@ class DuckDBSession(BackendSession):
         self._schemas: tuple[str, ...] | None = None
         #: SQL PREPAREd statements (duckdb_prepared)
         self._prepared = SqlPrepared()
+        #: SQL cursors by name (duckdb_cursors)
+        self._cursors: dict[str, Cursor] = {}
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations, self.search_path)
 
@@ -389,6 +394,8 @@ class DuckDBSession(BackendSession):
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
+        elif words and words[0] in _CURSOR_WORDS:
+            return self._sql_cursor(sql, words)
         elif words and words[0] in _PREPARED_WORDS and words[1:2] != ("TRANSACTION",):
             return self._sql_prepared(sql, words, result_formats)
         elif words and words[0] in ("DEALLOCATE", "DISCARD", "SAVEPOINT", "RELEASE") or \
@@ -397,6 +404,8 @@ class DuckDBSession(BackendSession):
             if answered is not None:
                 if words[0] in ("DEALLOCATE", "DISCARD") and words[1:2] == ("ALL",):
                     self._prepared.clear()
+                    if words[0] == "DISCARD":
+                        self._cursors.clear()
                 return answered
             if words[0] == "DEALLOCATE":
                 self._prepared.deallocate(sql)
@@ -441,6 +450,58 @@ class DuckDBSession(BackendSession):
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
+
+    def _sql_cursor(self, sql: str, words: tuple[str, ...]) -> Result:
+        """DECLARE / FETCH / MOVE / CLOSE (:mod:`pgbarrier.backends.duckdb_cursors`)."""
+        cursors = self._cursors
+        first = words[0]
+        if first == "DECLARE":
+            declare = parse_declare(sql)
+            if declare.name in cursors:
+                raise PgError(f'cursor "{declare.name}" already exists', sqlstate="42P03")
+            in_block = self.client.in_block
+            if not declare.hold and not in_block:
+                raise PgError("DECLARE CURSOR can only be used in transaction blocks",
+                              sqlstate="25P01")
+            inner = leading_words(declare.query, 1)
+            if not inner or inner[0] not in _LAZY_WORDS:
+                raise SyntaxError(f'syntax error at or near "{inner[0] if inner else ";"}"')
+            result = self.execute(declare.query)
+            if result.columns is None:
+                raise SyntaxError(f'syntax error at or near "{inner[0]}"')
+            cursors[declare.name] = Cursor(declare.name, result.columns,
+                                           iter(result.row_source), declare.scroll,
+                                           declare.hold, in_block)
+            return command("DECLARE CURSOR")
+        if first == "CLOSE":
+            name = parse_close(sql)
+            if name is None:
+                cursors.clear()
+                return command("CLOSE CURSOR ALL")
+            if cursors.pop(name, None) is None:
+                raise missing_cursor(name)
+            return command("CLOSE CURSOR")
+        name, kind, count = parse_fetch(sql)
+        cursor = cursors.get(name)
+        if cursor is None:
+            raise missing_cursor(name)
+        rows = cursor.move(kind, count)
+        if first == "MOVE":
+            return command(f"MOVE {len(rows)}")
+        return rowset(cursor.columns, rows, "FETCH")
+
+    def sql_cursor_columns(self, name: str) -> list[Column] | None:
+        cursor = self._cursors.get(name)
+        return None if cursor is None else cursor.columns
+
+    def _end_cursors(self, committed: bool) -> None:
+        """The block ended: its cursors go, but held ones a COMMIT keeps (their rows were
+        read into memory by the COMMIT, which needed the DuckDB connection)."""
+        for name, cursor in list(self._cursors.items()):
+            if not cursor.hold or (cursor.in_block and not committed):
+                del self._cursors[name]
+            else:
+                cursor.in_block = False
 
     def _sql_prepared(self, sql: str, words: tuple[str, ...], result_formats: tuple[int, ...]
                       ) -> Result:
@@ -492,6 +553,8 @@ class DuckDBSession(BackendSession):
             raise to_pg_error(exc, sql) from None
         finally:
             self.client.end()
+            if self._cursors:
+                self._end_cursors(words[0] in ("COMMIT", "END"))
         if modes is not None:
             self.client.begin(modes)
         return command(_TX_TAGS[words[0]])
@@ -510,6 +573,12 @@ class DuckDBSession(BackendSession):
         if words[:1] == ("EXECUTE",):
             stmt = self._prepared.statement_of(sql)
             return None if stmt is None else self.describe(stmt.statement, None)
+        if words[:1] == ("FETCH",):
+            name = parse_fetch(sql)[0]
+            columns = self.sql_cursor_columns(name)
+            if columns is None:
+                raise missing_cursor(name)
+            return columns
         if not _returns_rows(words, sql):
             return None
         if words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
