@@ -463,3 +463,27 @@ def test_psycopg_named_cursor(dsn) -> None:
         with conn.cursor("habits_binary", binary=True) as cur:
             cur.execute("SELECT 42::int AS answer")
             assert cur.fetchall() == [(42,)]
+
+
+# --------------------------------------------------------------------------- keyword names
+
+
+def test_unreserved_keywords_as_table_and_column_names(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS at")
+        conn.execute("CREATE TABLE at (by int, show text, ts timestamptz)")
+        try:
+            conn.execute("INSERT INTO at (by, show, ts) VALUES (%s, %s, %s)",
+                         (1, "one", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)))
+            conn.execute("INSERT INTO at VALUES (2, 'at by show', NULL)")
+            rows = conn.execute(
+                "SELECT at.by, show, ts AT TIME ZONE 'UTC' AS utc FROM at "
+                "WHERE by >= %s ORDER BY by", (1,)).fetchall()
+            assert rows == [(1, "one", dt.datetime(2024, 1, 1)), (2, "at by show", None)]
+            cur = conn.execute("SELECT by FROM at GROUP BY by ORDER BY by DESC")
+            assert [d.name for d in cur.description] == ["by"]
+            assert cur.fetchall() == [(2,), (1,)]
+            assert conn.execute("UPDATE at SET show = 'x' WHERE by = 1").statusmessage == \
+                "UPDATE 1"
+        finally:
+            conn.execute("DROP TABLE at")

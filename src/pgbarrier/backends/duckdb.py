@@ -19,6 +19,9 @@ Rules this module keeps:
   no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
   A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
   failed set-up is that first statement's error (the next one tries again).
+* PostgreSQL's unreserved keywords DuckDB reserves (``at``, ``by``, ``show``) are quoted
+  where they stand as names before DuckDB sees the text
+  (:mod:`pgbarrier.backends.duckdb_keywords`), so ``CREATE TABLE at (...)`` works.
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query
@@ -138,6 +141,7 @@ from pgbarrier.backends.duckdb_types import (
 )
 from pgbarrier.backends.duckdb_cursors import Cursor, parse_close, parse_declare, parse_fetch
 from pgbarrier.backends.duckdb_cursors import missing as missing_cursor
+from pgbarrier.backends.duckdb_keywords import quote_keyword_names
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.errors import PgError, QueryCanceled, SyntaxError
@@ -420,7 +424,7 @@ class DuckDBSession(BackendSession):
                 raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype = self.catalog.rewrite(sql)
+        sql, retype = self.catalog.rewrite(quote_keyword_names(sql))
         cur = self._cursor
         try:
             if params:
@@ -587,7 +591,7 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        rewritten, retype = self.catalog.rewrite(sql)
+        rewritten, retype = self.catalog.rewrite(quote_keyword_names(sql))
         try:
             columns = self._describe(rewritten, words, params)
         except PgError as err:
@@ -631,7 +635,7 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self.catalog.rewrite(sql)
+            sql, _ = self.catalog.rewrite(quote_keyword_names(sql))
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
