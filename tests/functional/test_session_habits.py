@@ -54,6 +54,23 @@ def test_search_path_resolves_unqualified_names(dsn) -> None:
             conn.execute("DROP SCHEMA habits_s CASCADE")
 
 
+def test_search_path_from_startup_options(dsn) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS habits_opt CASCADE")
+        conn.execute("CREATE SCHEMA habits_opt")
+        conn.execute("CREATE TABLE habits_opt.opt_t (a int)")
+        conn.execute("INSERT INTO habits_opt.opt_t VALUES (3)")
+    try:
+        with psycopg.connect(dsn, autocommit=True,
+                             options="-c search_path=habits_opt,public") as conn:
+            assert one(conn, "SHOW search_path") == "habits_opt,public"  # as given
+            assert one(conn, "SELECT current_schema()") == "habits_opt"
+            assert one(conn, "SELECT a FROM opt_t") == 3
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA habits_opt CASCADE")
+
+
 def test_search_path_skips_missing_schemas_and_shows_as_postgres(dsn) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET search_path = 'My S', Habits_Missing, public")

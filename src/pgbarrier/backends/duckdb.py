@@ -17,8 +17,15 @@ Rules this module keeps:
   the session needs DuckDB, before that first use: an idle session, or one that has
   only run the client settings kept here (SET/SHOW/RESET of them, DISCARD ALL), holds
   no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
-  A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
+  A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), so does a
+  ``search_path`` other than the default (its schemas are looked up), and a
   failed set-up is that first statement's error (the next one tries again).
+* Transaction control: ``BEGIN`` / ``START TRANSACTION`` take PostgreSQL's modes (kept by
+  the client settings, DuckDB gets a plain BEGIN; a read-only transaction refuses writes,
+  :mod:`pgbarrier.backends.duckdb_readonly`); SQL ``PREPARE`` / ``EXECUTE`` /
+  ``DEALLOCATE`` (:mod:`pgbarrier.backends.duckdb_prepared`) and cursors ``DECLARE`` /
+  ``FETCH`` / ``MOVE`` / ``CLOSE`` (:mod:`pgbarrier.backends.duckdb_cursors`) are the
+  session's own, recognised by their first word.
 * PostgreSQL's unreserved keywords DuckDB reserves (``at``, ``by``, ``show``) are quoted
   where they stand as names before DuckDB sees the text
   (:mod:`pgbarrier.backends.duckdb_keywords`), so ``CREATE TABLE at (...)`` works.

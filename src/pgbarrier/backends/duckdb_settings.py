@@ -136,7 +136,7 @@ def path_names(shown: str) -> list[str]:
     """The schema names of a ``search_path`` value as SHOW gives it (``"$user"`` kept)."""
     if shown == '""':
         return []
-    return [n if not n.startswith('"') else n[1:-1].replace('""', '"')
+    return [n.lower() if not n.startswith('"') else n[1:-1].replace('""', '"')
             for n in (x.strip() for x in re.findall(r'"(?:[^"]|"")*"|[^,]+', shown))]
 
 
@@ -346,7 +346,13 @@ class ClientSettings:
                           "pgbarrier on DuckDB", sqlstate="0A000",
                           hint="Set parameters with -c name=value.")
         for name, value in startup.items():
-            if name.lower() in _CANONICAL:
+            if name.lower() == "search_path":
+                # a start-up value is the setting's text as given (PostgreSQL shows it so),
+                # not SET's list
+                self._set["search_path"] = value
+                if self._set_search_path is not None:
+                    self._set_search_path(value)
+            elif name.lower() in _CANONICAL:
                 self.handle(SettingStatement("SET", name, value))
 
     def reported(self) -> dict[str, str]:
