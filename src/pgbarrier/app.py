@@ -42,6 +42,11 @@ from pgbarrier.server.tls import load_tls
 log = logging.getLogger(__name__)
 
 #: what PostgreSQL 15 reports at start-up; server_version must stay parseable (pgjdbc, asyncpg)
+#: PostgreSQL's maintenance database, which tools connect to first (``psql -l``): on the
+#: DuckDB backend an ordinary pgbarrier database (with its DuckDB file) that recovery
+#: creates once per meta store (meta/recovery.py); an upstream PostgreSQL has its own
+MAINTENANCE_DATABASE = "postgres"
+
 SERVER_PARAMETERS = {
     "server_version": "15.0",
     "server_encoding": "UTF8",
@@ -160,6 +165,8 @@ class App:
         holding exactly these records, so nothing is written again here."""
         restored = recover(self.meta, self.backend,
                            default_database=self.config.default_database,
+                           maintenance_database=MAINTENANCE_DATABASE
+                           if isinstance(self.backend, DuckDBBackend) else None,
                            runs_per_job=self.history.keep_per_job,
                            runs_since=self.history.cutoff())
         for db in restored.databases:

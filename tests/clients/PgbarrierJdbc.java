@@ -189,6 +189,37 @@ public final class PgbarrierJdbc {
         }
     }
 
+    // setTransactionIsolation / setReadOnly (what BI tools call), a write refused in the
+    // read-only transaction, and the TimeZone pgjdbc sends at start-up.
+    private void txmodes() throws SQLException {
+        seed(1);
+        conn.setAutoCommit(false);
+        conn.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        conn.setReadOnly(true);
+        try (Statement st = conn.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SHOW transaction_isolation")) {
+                rs.next();
+                out("isolation", rs.getString(1));
+            }
+            try (ResultSet rs = st.executeQuery("SHOW transaction_read_only")) {
+                rs.next();
+                out("read only", rs.getString(1));
+            }
+            out("insert", sqlState(st, "INSERT INTO " + table + " VALUES (2, 'x')"));
+        }
+        conn.rollback();
+        conn.setReadOnly(false);
+        conn.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+        try (Statement st = conn.createStatement();
+             ResultSet rs = st.executeQuery("SHOW transaction_isolation")) {
+            rs.next();
+            out("isolation", rs.getString(1));
+        }
+        out("getTransactionIsolation", conn.getTransactionIsolation() == Connection.TRANSACTION_SERIALIZABLE);
+        conn.commit();
+        conn.setAutoCommit(true);
+    }
+
     private static String sqlState(Statement st, String sql) {
         try {
             st.execute(sql);
@@ -252,6 +283,7 @@ public final class PgbarrierJdbc {
                 case "types": t.types(); break;
                 case "prepared": t.prepared(); break;
                 case "fetchsize": t.fetchsize(); break;
+                case "txmodes": t.txmodes(); break;
                 case "batch": t.batch(); break;
                 case "errors": t.errors(); break;
                 case "control": t.control(); break;

@@ -158,6 +158,8 @@ JDBC_EXPECTED: dict[str, list[str]] = {
         for run in range(1, 7)],
     "fetchsize": ["row: 1 n1", "row: 2 n2", "row: 3 n3", "row: 4 n4", "row: 5 n5", "rows: 5",
                   "after commit: 5"],
+    "txmodes": ["isolation: repeatable read", "read only: on", "insert: 25006",
+                "isolation: serializable", "getTransactionIsolation: true"],
     "batch": ["batch: [1, 1, 1]", "failing batch: 23505", "ids: 1,2,3"],
     "errors": ["paused create: 55000", "missing table: 42P01", "resumed create: none", "view: 2"],
     "control": ["pause: 0", "paused: true", "resume: 0", "paused: false"],
@@ -168,7 +170,8 @@ JDBC_EXPECTED: dict[str, list[str]] = {
 def test_pgjdbc(request, target, jdbc_classpath, scenario):
     """pgjdbc with its default settings: connect; Statement counts; a PreparedStatement past
     prepareThreshold=5 (named statement, binary results); common types in binary; setFetchSize
-    in a transaction (portal suspended at the row limit); executeBatch as one implicit
+    in a transaction (portal suspended at the row limit); setTransactionIsolation and
+    setReadOnly (a write refused, 25006); executeBatch as one implicit
     transaction; getSQLState(); PAUSE/RESUME prepared."""
     _known_failure(request, "jdbc", scenario, target.backend)
     try:

@@ -67,14 +67,15 @@ def test_pause_survives_kill9(tmp_path, meta_args) -> None:
         with _connect(srv) as c:
             rows = c.execute("SELECT name, paused, paused_by FROM rw_catalog.rw_databases "
                              "ORDER BY name").fetchall()
-            assert rows == [("dev", True, "root"), ("other", False, None)]
+            assert rows == [("dev", True, "root"), ("other", False, None),
+                            ("postgres", False, None)]
             c.execute("ALTER DATABASE dev RESUME")
             c.execute("DROP DATABASE other")
         _kill9(srv)
         srv = _start(tmp_path, meta_args)
         with _connect(srv) as c:
-            assert c.execute("SELECT name, paused FROM rw_catalog.rw_databases").fetchall() == [
-                ("dev", False)]
+            assert c.execute("SELECT name, paused FROM rw_catalog.rw_databases "
+                             "ORDER BY name").fetchall() == [("dev", False), ("postgres", False)]
     finally:
         assert stop_server(srv) == 0, "".join(srv.log)
 

@@ -71,6 +71,20 @@ def test_first_start_creates_the_default_database_and_a_dropped_one_stays_droppe
     assert [d.name for d in _recover(store, backend).databases] == ["other"]
 
 
+def test_maintenance_database_is_made_once_per_store_old_stores_included(store, backend) -> None:
+    def names() -> list[str]:
+        return [d.name for d in recover(store, backend, default_database="dev",
+                                        maintenance_database="postgres").databases]
+
+    store.mark_bootstrapped()  # a store from before: bootstrapped, never had postgres
+    store.put_database(DatabaseRecord("dev", prev_epoch=3 * E))
+    assert names() == ["dev", "postgres"]
+    assert store.load_databases()[0] == DatabaseRecord("dev", prev_epoch=3 * E)
+    store.delete_database("postgres")  # DROP DATABASE postgres: it stays dropped
+    assert names() == ["dev"]
+    assert store.marked("maintenance_database")
+
+
 def test_databases_come_back_with_epochs_and_pause_state_and_cut_short_drops_finish(
         data, store, backend) -> None:
     store.mark_bootstrapped()

@@ -137,9 +137,16 @@ def test_binary_decoding_round_trips(oid, value, text, binary):
 
 
 def test_duckdb_shaped_values_encode_like_postgresql():
-    # DuckDB hands over timestamptz in the session zone and floats of float4 columns widened
+    # DuckDB hands over timestamptz in the session zone (printed in it, as PostgreSQL
+    # prints in its TimeZone) and floats of float4 columns widened
     berlin = dt.timezone(dt.timedelta(hours=1))
-    assert t.to_text(dt.datetime(2024, 1, 1, 13, 0, tzinfo=berlin)) == "2024-01-01 12:00:00+00"
+    assert t.to_text(dt.datetime(2024, 1, 1, 13, 0, tzinfo=berlin)) == "2024-01-01 13:00:00+01"
+    assert t.to_text(dt.datetime(2024, 1, 1, 13, 0, tzinfo=dt.timezone.utc)) == \
+        "2024-01-01 13:00:00+00"
+    india = dt.timezone(dt.timedelta(hours=5, minutes=30))
+    assert t.to_text(dt.datetime(2024, 1, 1, 5, 30, tzinfo=india)) == "2024-01-01 05:30:00+05:30"
+    assert t.encoder(t.TIMESTAMPTZ, 1)(dt.datetime(2024, 1, 1, 13, 0, tzinfo=berlin)) == \
+        t.encoder(t.TIMESTAMPTZ, 1)(dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.timezone.utc))
     assert t.encoder(t.FLOAT4, 0)(0.10000000149011612) == b"0.1"
     assert t.encoder(t.NUMERIC, 0)(D("1E+2")) == b"100"
     assert t.encoder(t.NUMERIC, 1)(123456789012345678901234567890) == \

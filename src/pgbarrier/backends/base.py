@@ -154,6 +154,15 @@ class BackendSession(Session, abc.ABC):
         """Values in force of the ``REPORTED_PARAMETERS`` this backend keeps (none here)."""
         return {}
 
+    def sql_cursor_columns(self, name: str) -> list[Column] | None:
+        """The columns of the SQL cursor (``DECLARE``) ``name`` the backend session keeps
+        itself, or None: SQL cursors and protocol portals share their names."""
+        return None
+
+    def remember_setting(self, name: str, shown: str) -> None:
+        """One of pgbarrier's own settings (a timeout) is now ``shown``: a backend that
+        answers ``current_setting`` / ``pg_settings`` itself keeps the value for them."""
+
     @abc.abstractmethod
     def interrupt(self) -> None: ...
 

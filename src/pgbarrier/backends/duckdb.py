@@ -17,13 +17,23 @@ Rules this module keeps:
   the session needs DuckDB, before that first use: an idle session, or one that has
   only run the client settings kept here (SET/SHOW/RESET of them, DISCARD ALL), holds
   no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
-  A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
+  A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), so does a
+  ``search_path`` other than the default (its schemas are looked up), and a
   failed set-up is that first statement's error (the next one tries again).
 * PostgreSQL's ``public`` is DuckDB's ``main``: a ``public`` qualifier in any statement
   (and in a materialized view's query) is substituted token by token
   (:mod:`pgbarrier.sql.public_schema`), and DuckDB's error positions are mapped back to
   the client's text. ``CREATE SCHEMA [IF NOT EXISTS] public`` answers as PostgreSQL does
   (42P06, or its NOTICE); ``DROP SCHEMA public`` is 0A000 (``main`` cannot be dropped).
+* Transaction control: ``BEGIN`` / ``START TRANSACTION`` take PostgreSQL's modes (kept by
+  the client settings, DuckDB gets a plain BEGIN; a read-only transaction refuses writes,
+  :mod:`pgbarrier.backends.duckdb_readonly`); SQL ``PREPARE`` / ``EXECUTE`` /
+  ``DEALLOCATE`` (:mod:`pgbarrier.backends.duckdb_prepared`) and cursors ``DECLARE`` /
+  ``FETCH`` / ``MOVE`` / ``CLOSE`` (:mod:`pgbarrier.backends.duckdb_cursors`) are the
+  session's own, recognised by their first word.
+* PostgreSQL's unreserved keywords DuckDB reserves (``at``, ``by``, ``show``) are quoted
+  where they stand as names before DuckDB sees the text
+  (:mod:`pgbarrier.backends.duckdb_keywords`), so ``CREATE TABLE at (...)`` works.
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query
@@ -46,9 +56,19 @@ Rules this module keeps:
   ``DateStyle`` (ISO output only; the field order is remembered),
   ``IntervalStyle`` (postgres only), ``TimeZone`` (any zone DuckDB's ICU knows,
   applied to the session's DuckDB connection), ``standard_conforming_strings`` (on
-  only), ``bytea_output`` (hex only) and ``search_path`` (remembered, not
-  applied: DuckDB's own schemas are not PostgreSQL's). A value outside those
-  is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
+  only), ``bytea_output`` (hex only) and ``search_path`` (applied to DuckDB's own
+  search_path, ``public`` being ``main`` and ``"$user"`` the user's schema; schemas that
+  do not exist are skipped, as PostgreSQL skips them, and the path is worked out again
+  when the session SETs it or creates or drops a schema: a schema another session creates
+  later joins this session's path at its next SET; a path with no existing schema leaves
+  DuckDB creating in ``main``, where PostgreSQL would refuse, 3F000). ``current_schema()``
+  and ``current_schemas()`` answer from the same path. PostgreSQL's other
+  user-settable settings (``synchronous_commit``, ``work_mem``, ``jit``...) and custom
+  ``a.b`` ones are accepted, checked and shown back as PostgreSQL does
+  (:mod:`pgbarrier.backends.duckdb_gucs`) and change nothing in DuckDB; ``SHOW`` of a name
+  that is no setting (DuckDB takes it for a table) is 42704 (``SHOW TABLES`` and DuckDB's
+  own settings stay DuckDB's, under the statement guard), ``SHOW ALL`` lists them all.
+  A value outside those is 22023. ``server_version``, ``server_version_num``, ``server_encoding`` and
   ``integer_datetimes`` answer ``SHOW`` and refuse ``SET`` (55P02). ``SET LOCAL``
   is treated as ``SET`` and these settings are not rolled back with a
   transaction (PostgreSQL would). A change of a reported one (application_name,
@@ -119,7 +139,7 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
-from pgbarrier.backends.duckdb_settings import ClientSettings
+from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettings, path_names
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
@@ -131,13 +151,19 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
+from pgbarrier.backends.duckdb_cursors import Cursor, parse_close, parse_declare, parse_fetch
+from pgbarrier.backends.duckdb_cursors import missing as missing_cursor
+from pgbarrier.backends.duckdb_keywords import quote_keyword_names
+from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
+from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
-from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, Notice, PgError, QueryCanceled
+from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, PgError,
+                              QueryCanceled, SyntaxError)
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
-from pgbarrier.sql.setting import parse_setting
+from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
 from pgbarrier.pgproto import types as pgt
 
 #: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
@@ -151,6 +177,9 @@ _LAZY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
 _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS",
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
+_PREPARED_WORDS = frozenset({"PREPARE", "EXECUTE"})
+_CURSOR_WORDS = frozenset({"DECLARE", "FETCH", "MOVE", "CLOSE"})
+_BEGIN = re.compile(r"\s*(?:BEGIN(?:\s+(?:WORK|TRANSACTION)\b)?|START\s+TRANSACTION\b)", re.I)
 _TX_TAGS = {"BEGIN": "BEGIN", "START": "START TRANSACTION", "COMMIT": "COMMIT", "END": "COMMIT",
             "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
 
@@ -207,9 +236,17 @@ class DuckDBSession(BackendSession):
         self._fetching = False
         self._guard_made: StatementGuard | None = None
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
-                                     set_timezone=self._set_timezone)
+                                     set_timezone=self._set_timezone,
+                                     set_search_path=self._set_search_path)
+        #: the session's search path in PostgreSQL's names (existing schemas only),
+        #: None while it is the default (DuckDB's own default: ``main``, i.e. public)
+        self._schemas: tuple[str, ...] | None = None
+        #: SQL PREPAREd statements (duckdb_prepared)
+        self._prepared = SqlPrepared()
+        #: SQL cursors by name (duckdb_cursors)
+        self._cursors: dict[str, Cursor] = {}
         self.catalog = SessionCatalog(catalog, database, user, self.client,
-                                      self._drop_temp_relations)
+                                      self._drop_temp_relations, self.search_path)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         """Open the session's DuckDB connection and set it up, before anything else runs
@@ -229,6 +266,8 @@ class DuckDBSession(BackendSession):
             except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
                 if zone != "UTC":
                     raise
+            if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
+                self._apply_search_path(cur)
             cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
             for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
                 cur.execute(shadow)
@@ -302,6 +341,9 @@ class DuckDBSession(BackendSession):
     def reported_parameters(self) -> dict[str, str]:
         return self.client.reported()
 
+    def remember_setting(self, name: str, shown: str) -> None:
+        self.client.remember(name, shown)
+
     # ------------------------------------------------------------------ client settings
 
     def _set_timezone(self, zone: str) -> None:
@@ -309,12 +351,51 @@ class DuckDBSession(BackendSession):
             return  # what ``_open`` sets (another zone opens it now: DuckDB judges it)
         self._cursor.execute("SET SESSION TimeZone = " + literal(zone))
 
+    def _set_search_path(self, value: str) -> None:
+        if self._raw_cursor is None:
+            if value != DEFAULT_SEARCH_PATH:
+                self._open()  # which applies it
+            return  # the default is what a fresh DuckDB connection has
+        self._apply_search_path(self._cursor)
+
+    def _apply_search_path(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Give DuckDB the session's search_path: ``public`` is DuckDB's ``main``,
+        ``"$user"`` the schema named after the user; names of schemas that do not exist
+        (now) and ``pg_catalog`` (DuckDB always searches its own) are left out, as
+        PostgreSQL skips missing ones. An empty result leaves DuckDB searching ``main``."""
+        shown = self.client.get("search_path")
+        if shown == DEFAULT_SEARCH_PATH and self._schemas is None:
+            return
+        try:
+            existing = {r[0] for r in cur.execute(
+                "SELECT schema_name FROM duckdb_schemas() "
+                "WHERE database_name = current_database()").fetchall()}
+            schemas: list[str] = []
+            for name in path_names(shown):
+                name = self._user if name == "$user" else name
+                duck = "main" if name == "public" else name
+                if name == "pg_catalog" or (duck in existing and name not in schemas):
+                    schemas.append(name)
+            duck_path = [("main" if n == "public" else n) for n in schemas if n != "pg_catalog"]
+            cur.execute("SET SESSION search_path = " + literal(
+                ",".join(quote_ident(n) for n in duck_path) or "main"))
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        self._schemas = None if shown == DEFAULT_SEARCH_PATH else tuple(schemas)
+
+    def search_path(self) -> tuple[str, ...]:
+        """The schemas the session searches, in PostgreSQL's names (``current_schemas``)."""
+        return ("public",) if self._schemas is None else self._schemas
+
     def _after_reset_all(self) -> None:
         if self._raw_cursor is None:
             return  # nothing was set on DuckDB: it is not open yet
         try:  # DuckDB has no RESET ALL: each setting this session changed is reset
             self._guard.reset(self._cursor)
             self._cursor.execute("SET SESSION TimeZone = 'UTC'")
+            if self._schemas is not None:
+                self._cursor.execute("RESET search_path")
+                self._schemas = None
         except duckdb.Error:
             pass
 
@@ -330,15 +411,34 @@ class DuckDBSession(BackendSession):
                 return own
         elif words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
             return rowset(_INTROSPECTION, type_introspection_rows(params[0] if params else None))
+        elif words and words[0] in _CURSOR_WORDS:
+            return self._sql_cursor(sql, words)
+        elif words and words[0] in _PREPARED_WORDS and words[1:2] != ("TRANSACTION",):
+            return self._sql_prepared(sql, words, result_formats)
         elif words and words[0] in ("DEALLOCATE", "DISCARD", "SAVEPOINT", "RELEASE") or \
                 words[:2] == ("ROLLBACK", "TO"):
             answered = self.catalog.session_command(words)
             if answered is not None:
+                if words[0] in ("DEALLOCATE", "DISCARD") and words[1:2] == ("ALL",):
+                    self._prepared.clear()
+                    if words[0] == "DISCARD":
+                        self._cursors.clear()
                 return answered
+            if words[0] == "DEALLOCATE":
+                self._prepared.deallocate(sql)
+                return command("DEALLOCATE")
         elif words[1:2] == ("SCHEMA",) and words[0] in ("CREATE", "DROP"):
             own_schema = _public_schema_command(sql)
             if own_schema is not None:
                 return own_schema
+        elif words and words[0] in _TX_TAGS:
+            return self._transaction(sql, words)
+        client = self.client
+        client.tx_queried = True
+        if client.read_only:
+            refusal = refused(sql, words, lambda: command_tag(words, sql), self._is_temp)
+            if refusal is not None:
+                raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
         sql, retype = self._rewrite(sql)
@@ -356,16 +456,149 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
             # DuckDB's position is in the text it ran
-            raise self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql) from None
+            err = self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql)
+            if setting is not None and setting.verb == "SHOW" and err.sqlstate == "42P01":
+                # DuckDB's SHOW x describes a table x; PostgreSQL's names a setting
+                err = PgError(f'unrecognized configuration parameter "{setting.name.lower()}"',
+                              sqlstate="42704")
+            raise err from None
         tag = command_tag(words, sql)
+        if self._schemas is not None and words[0] in ("CREATE", "DROP") and \
+                words[1:2] == ("SCHEMA",):
+            self._apply_search_path(cur)  # a schema on the path may exist now, or no more
         if counted is not None:
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
 
+    def _sql_cursor(self, sql: str, words: tuple[str, ...]) -> Result:
+        """DECLARE / FETCH / MOVE / CLOSE (:mod:`pgbarrier.backends.duckdb_cursors`)."""
+        cursors = self._cursors
+        first = words[0]
+        if first == "DECLARE":
+            declare = parse_declare(sql)
+            if declare.name in cursors:
+                raise PgError(f'cursor "{declare.name}" already exists', sqlstate="42P03")
+            in_block = self.client.in_block
+            if not declare.hold and not in_block:
+                raise PgError("DECLARE CURSOR can only be used in transaction blocks",
+                              sqlstate="25P01")
+            inner = leading_words(declare.query, 1)
+            if not inner or inner[0] not in _LAZY_WORDS:
+                raise SyntaxError(f'syntax error at or near "{inner[0] if inner else ";"}"')
+            result = self.execute(declare.query)
+            if result.columns is None:
+                raise SyntaxError(f'syntax error at or near "{inner[0]}"')
+            cursors[declare.name] = Cursor(declare.name, result.columns,
+                                           iter(result.row_source), declare.scroll,
+                                           declare.hold, in_block)
+            return command("DECLARE CURSOR")
+        if first == "CLOSE":
+            name = parse_close(sql)
+            if name is None:
+                cursors.clear()
+                return command("CLOSE CURSOR ALL")
+            if cursors.pop(name, None) is None:
+                raise missing_cursor(name)
+            return command("CLOSE CURSOR")
+        name, kind, count = parse_fetch(sql)
+        cursor = cursors.get(name)
+        if cursor is None:
+            raise missing_cursor(name)
+        rows = cursor.move(kind, count)
+        if first == "MOVE":
+            return command(f"MOVE {len(rows)}")
+        return rowset(cursor.columns, rows, "FETCH")
+
+    def sql_cursor_columns(self, name: str) -> list[Column] | None:
+        cursor = self._cursors.get(name)
+        return None if cursor is None else cursor.columns
+
+    def _end_cursors(self, committed: bool) -> None:
+        """The block ended: its cursors go, but held ones a COMMIT keeps (their rows were
+        read into memory by the COMMIT, which needed the DuckDB connection)."""
+        for name, cursor in list(self._cursors.items()):
+            if not cursor.hold or (cursor.in_block and not committed):
+                del self._cursors[name]
+            else:
+                cursor.in_block = False
+
+    def _sql_prepared(self, sql: str, words: tuple[str, ...], result_formats: tuple[int, ...]
+                      ) -> Result:
+        """SQL ``PREPARE`` / ``EXECUTE`` (:mod:`pgbarrier.backends.duckdb_prepared`)."""
+        prepared = self._prepared
+        if words[0] == "PREPARE":
+            prepared.prepare(sql)
+            return command("PREPARE")
+        stmt, args, name = prepared.lookup(sql)
+        values: list[Any] = []
+        cur = self._cursor
+        try:
+            if args is not None:
+                values = list(cur.execute("SELECT " + args).fetchone() or ())
+            expected = len(stmt.types) if stmt.types else count_params(stmt.statement)
+            if len(values) != expected:
+                raise wrong_count(name, expected, len(values))
+            if stmt.types and values:
+                values = list(cur.execute("SELECT " + ", ".join(
+                    f"CAST(${i + 1} AS {t})" for i, t in enumerate(stmt.types)),
+                    values).fetchone() or ())
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        return self.execute(stmt.statement, values or None, result_formats)
+
+    def _transaction(self, sql: str, words: tuple[str, ...]) -> Result:
+        """BEGIN / START TRANSACTION with PostgreSQL's modes (kept by the client settings;
+        DuckDB gets a plain BEGIN), COMMIT / END / ROLLBACK / ABORT (the block's modes end)."""
+        if words[0] in ("BEGIN", "START"):
+            m = _BEGIN.match(sql)
+            if m is None:
+                raise SyntaxError(f'syntax error at or near "{words[1] if len(words) > 1 else words[0]}"')
+            try:
+                modes = transaction_modes(sql[m.end():])
+            except ModeSyntaxError as exc:
+                raise SyntaxError(f'syntax error at or near "{exc.token}"',
+                                  position=m.end() + exc.offset + 1) from None
+            try:
+                self._cursor.execute("BEGIN TRANSACTION")
+            except duckdb.Error as exc:
+                raise to_pg_error(exc) from None
+            self.client.begin(modes)
+            return command(_TX_TAGS[words[0]])
+        chain = "CHAIN" in words and not re.search(r"\bNO\s+CHAIN\b", sql, re.I)
+        modes = self.client.transaction_modes() if chain else None
+        try:
+            self._cursor.execute(sql)
+        except duckdb.Error as exc:
+            raise to_pg_error(exc, sql) from None
+        finally:
+            self.client.end()
+            if self._cursors:
+                self._end_cursors(words[0] in ("COMMIT", "END"))
+        if modes is not None:
+            self.client.begin(modes)
+        return command(_TX_TAGS[words[0]])
+
+    def _is_temp(self, schema: str | None, name: str) -> bool:
+        """A table ``name`` (in ``schema``) that a DML statement would write is temporary."""
+        if schema not in (None, "pg_temp", "temp"):
+            return False
+        return bool(self._cursor.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+            [name]).fetchone()[0])
+
     def describe(self, sql: str, params: list[Any] | WireParams | None = None
                  ) -> list[Column] | None:
         words = leading_words(sql, 3)
+        if words[:1] == ("EXECUTE",):
+            stmt = self._prepared.statement_of(sql)
+            return None if stmt is None else self.describe(stmt.statement, None)
+        if words[:1] == ("FETCH",):
+            name = parse_fetch(sql)[0]
+            columns = self.sql_cursor_columns(name)
+            if columns is None:
+                raise missing_cursor(name)
+            return columns
         if not _returns_rows(words, sql):
             return None
         if words[:2] == ("WITH", "RECURSIVE") and is_type_introspection(sql):
@@ -427,6 +660,7 @@ class DuckDBSession(BackendSession):
         """:meth:`SessionCatalog.rewrite`; a catalog statement sqlglot cannot parse is
         DuckDB's syntax error (42601, at its position) when DuckDB's PostgreSQL-derived
         parser refuses it too, else 0A000: it never runs on DuckDB's own catalog."""
+        sql = quote_keyword_names(sql)  # at, by, show as names (duckdb_keywords)
         try:
             return self.catalog.rewrite(sql)
         except CatalogUnparsed as unparsed:

@@ -17,8 +17,8 @@ Rules this module keeps:
   until one of them fails.
 * ``DEALLOCATE ALL`` and ``DISCARD ALL|PLANS|SEQUENCES|TEMP`` answer with their tags;
   ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
-  are the wire session's; SQL ``PREPARE``d ones are DuckDB's and ``DEALLOCATE name`` goes
-  there.)
+  are the wire session's; SQL ``PREPARE``d ones are the DuckDB session's,
+  :mod:`pgbarrier.backends.duckdb_prepared`, which also answers ``DEALLOCATE name``.)
 """
 
 from __future__ import annotations
@@ -77,10 +77,12 @@ def _pg_names(sql: str, duck_names: tuple[str, ...]) -> tuple[str, ...] | None:
 
 class SessionCatalog:
     def __init__(self, installer: CatalogInstaller | None, database: str, user: str,
-                 settings: ClientSettings, drop_temp: Callable[[], None]) -> None:
+                 settings: ClientSettings, drop_temp: Callable[[], None],
+                 search_path: Callable[[], tuple[str, ...]] = lambda: ("public",)) -> None:
         self.installer = installer
         self.settings = settings
         self._drop_temp = drop_temp  # DISCARD ALL / TEMP: the session's temporary relations
+        self._search_path = search_path
         self._database = database
         self._user = user
         self._context: CatalogContext | None = None
@@ -94,7 +96,8 @@ class SessionCatalog:
             context = self._context = CatalogContext(
                 database=self._database, user=self._user, current_setting=settings.value,
                 set_config=lambda name, value, _local: settings.set_value(name, value),
-                settings_table=lambda: settings_table(settings.rows()))
+                settings_table=lambda: settings_table(settings.rows()),
+                search_path=self._search_path)
         return context
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:

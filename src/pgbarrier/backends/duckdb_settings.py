@@ -8,7 +8,9 @@ them here. Rules this module keeps:
   postgres interval style, hex bytea, standard strings on; anything else
   is 22023 with a DETAIL saying why. ``TimeZone`` takes any zone DuckDB's ICU
   knows and is applied to the session's DuckDB connection (``timestamptz`` values
-  print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is remembered, not applied.
+  print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is
+  kept as PostgreSQL shows it (names folded, quoted where needed) and handed to the
+  backend's ``set_search_path`` hook, which applies it to DuckDB.
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
 * Start-up settings (a start-up parameter or ``options``' ``-c name=value``) are taken by
   :meth:`ClientSettings.apply_startup` exactly as ``SET`` takes them, so a value
@@ -18,12 +20,21 @@ them here. Rules this module keeps:
   ``pgbarrier speaks UTF8 only.``), a DateStyle other than ISO is refused likewise. Names
   DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
   ``--`` are 0A000.
-* Transaction isolation (``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION
-  LEVEL``, ``transaction_isolation``, ``default_transaction_isolation``) accepts
-  PostgreSQL's four levels and reports what was set (default ``read committed``);
-  DuckDB runs every transaction under snapshot isolation, which gives at least what
-  read committed and repeatable read promise. Read-only transactions are refused
-  (0A000): pgbarrier cannot enforce them. ``client_min_messages`` and ``lock_timeout``
+* Transaction modes: ``BEGIN``/``START TRANSACTION`` modes (:meth:`ClientSettings.begin`),
+  ``SET TRANSACTION ...``, ``SET SESSION CHARACTERISTICS AS TRANSACTION ...`` and the
+  settings ``transaction_isolation`` / ``transaction_read_only`` /
+  ``transaction_deferrable`` and their ``default_`` ones take PostgreSQL's values and
+  report what was set, as PostgreSQL: a block's modes are its own (outside a block the
+  ``default_`` ones apply; ``SET TRANSACTION`` there is a WARNING 25P01 that changes
+  nothing), and changing them after the block's first statement is 25001.
+  What DuckDB gives (one choice for all levels): every DuckDB transaction runs under
+  snapshot isolation, which is PostgreSQL's REPEATABLE READ; it gives at least what READ
+  UNCOMMITTED and READ COMMITTED promise (a statement sees the block's snapshot, not
+  commits made since), while SERIALIZABLE is accepted and reported but runs as snapshot
+  isolation too: write skew between concurrent transactions is not prevented (a
+  write-write conflict still fails one of them). DEFERRABLE changes nothing.
+  A read-only transaction is enforced by the backend session
+  (:mod:`pgbarrier.backends.duckdb_readonly`). ``client_min_messages`` and ``lock_timeout``
   are remembered (DuckDB never waits for a lock: a conflict fails at once).
 * A change to a reported setting comes back in ``Result.parameter_status`` so
   the session sends ParameterStatus.
@@ -33,12 +44,22 @@ them here. Rules this module keeps:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pgbarrier.errors import InvalidParameterValue, PgError
+from pgbarrier.backends.duckdb_gucs import GUCS, base_value, check
+from pgbarrier.errors import InvalidParameterValue, Notice, PgError, SyntaxError
 from pgbarrier.result import Column, Result, command, rowset
-from pgbarrier.sql.setting import SettingStatement, unquote
+from pgbarrier.sql.setting import (
+    OWN_SETTINGS,
+    SET_CHARACTERISTICS,
+    SET_TRANSACTION,
+    ModeSyntaxError,
+    SettingStatement,
+    transaction_modes,
+    unquote,
+)
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
@@ -58,8 +79,16 @@ _DEFAULTS = {
     "standard_conforming_strings": "on", "bytea_output": "hex", "search_path": '"$user", public',
     "client_min_messages": "notice", "transaction_isolation": "read committed",
     "default_transaction_isolation": "read committed", "transaction_read_only": "off",
-    "default_transaction_read_only": "off", "lock_timeout": "0",
+    "default_transaction_read_only": "off", "transaction_deferrable": "off",
+    "default_transaction_deferrable": "off", "lock_timeout": "0",
+    # pgbarrier's own (session/settings.py): SET/SHOW never come here, ``remember`` does
+    "statement_timeout": "0", "idle_in_transaction_session_timeout": "0",
+    "idle_session_timeout": "0",
 }
+#: the settings of the transaction in progress (their ``default_`` ones outside a block)
+_TX_NAMES = ("transaction_isolation", "transaction_read_only", "transaction_deferrable")
+_FALSE = ("off", "false", "no", "0", "f", "n")
+DEFAULT_SEARCH_PATH = _DEFAULTS["search_path"]
 _READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
               "server_encoding": "UTF8", "integer_datetimes": "on",
               "max_identifier_length": "63", "lc_collate": "C.UTF-8", "lc_ctype": "C.UTF-8",
@@ -68,21 +97,57 @@ _ISOLATION = ("read uncommitted", "read committed", "repeatable read", "serializ
 _MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice",
                    "warning", "error")
 _REPORTED = frozenset({"application_name", "client_encoding", "DateStyle", "IntervalStyle",
-                       "TimeZone", "standard_conforming_strings"})
+                       "TimeZone", "standard_conforming_strings",
+                       "default_transaction_read_only"})
 #: the reported ones in the order they are announced
 _REPORTED_ORDER = tuple(n for n in _DEFAULTS if n in _REPORTED)
 _CANONICAL = {n.lower(): n for n in (*_DEFAULTS, *_READ_ONLY)}
+#: PostgreSQL's other user-settable settings, kept with duckdb_gucs' rules (not ``role``:
+#: PostgreSQL checks it against its roles; nor pgbarrier's own, session/settings.py)
+_GENERIC = {g.name: g for low, g in GUCS.items()
+            if low not in _CANONICAL and low not in OWN_SETTINGS and low != "role"}
+_GENERIC_DEFAULTS = {n: check(g, g.default, g.default) for n, g in _GENERIC.items()}
+_CANONICAL.update({n.lower(): n for n in _GENERIC})
 
 
 def _bad_value(name: str, value: str, detail: str | None = None) -> PgError:
     return InvalidParameterValue(f'invalid value for parameter "{name}": "{value}"', detail=detail)
 
 
+_PLAIN_IDENT = re.compile(r"[a-z_][a-z0-9_$]*\Z")
+
+
+def _list_items(raw: str) -> list[str]:
+    """The names of ``SET name = a, 'b', "C"``: unquoted words folded to lower case,
+    literals and quoted identifiers as written (PostgreSQL's list setting)."""
+    out = []
+    for m in re.finditer(r"\s*('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[^,]+?)\s*(?:,|$)", raw.strip()):
+        item = m.group(1)
+        if item.startswith("'"):
+            out.append(item[1:-1].replace("''", "'"))
+        elif item.startswith('"'):
+            out.append(item[1:-1].replace('""', '"'))
+        elif item:
+            out.append(item.lower())
+    return out
+
+
+def path_names(shown: str) -> list[str]:
+    """The schema names of a ``search_path`` value as SHOW gives it (``"$user"`` kept)."""
+    if shown == '""':
+        return []
+    return [n.lower() if not n.startswith('"') else n[1:-1].replace('""', '"')
+            for n in (x.strip() for x in re.findall(r'"(?:[^"]|"")*"|[^,]+', shown))]
+
+
+def _show_ident(name: str) -> str:
+    return name if _PLAIN_IDENT.match(name) else '"' + name.replace('"', '""') + '"'
+
+
 def _check_setting(name: str, raw: str) -> str:
     """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
     if name == "search_path":
-        items = [x.strip() for x in raw.split(",")] if raw.strip() else []
-        return ", ".join(items)
+        return ", ".join(_show_ident(n) for n in _list_items(raw)) or '""'
     value = unquote(raw)
     low = value.strip().lower()
     if name == "application_name":
@@ -136,39 +201,132 @@ def _check_setting(name: str, raw: str) -> str:
         if level in _ISOLATION:
             return level
         raise _bad_value(name, value)
-    if name in ("transaction_read_only", "default_transaction_read_only"):
-        if low in ("off", "false", "no", "0", "f", "n"):
+    if name in ("transaction_read_only", "default_transaction_read_only",
+                "transaction_deferrable", "default_transaction_deferrable"):
+        if low in _FALSE or low in ("of", "fa", "fal", "fals"):
             return "off"
-        raise PgError("read-only transactions are not supported by pgbarrier on DuckDB",
-                      sqlstate="0A000")
+        if low in _TRUE or low in ("tr", "tru", "ye"):
+            return "on"
+        raise InvalidParameterValue(f'parameter "{name}" requires a Boolean value')
     if name == "client_min_messages":
         if low in _MESSAGE_LEVELS:
             return low
         raise _bad_value(name, value)
     if name == "lock_timeout":
         return value
-    raise AssertionError(name)
+    guc = _GENERIC.get(name)
+    return check(guc, raw, value) if guc is not None else value  # else a custom a.b
+
+
+def _in_own_unit(name: str, shown: str) -> str:
+    """``pg_settings.setting`` of a setting kept here (``5s`` of lock_timeout is ``5000``)."""
+    guc = GUCS.get(name.lower())
+    if guc is None:
+        return shown
+    try:
+        return base_value(guc, shown)
+    except PgError:
+        return shown
+
+
+def _default(name: str) -> str:
+    value = _DEFAULTS.get(name)
+    if value is None:
+        value = _READ_ONLY.get(name)
+    return value if value is not None else _GENERIC_DEFAULTS.get(name, "")
 
 
 class ClientSettings:
     """One session's PostgreSQL client settings."""
 
     def __init__(self, on_reset_all: Callable[[], None] = lambda: None,
-                 set_timezone: Callable[[str], None] | None = None) -> None:
+                 set_timezone: Callable[[str], None] | None = None,
+                 set_search_path: Callable[[str], None] | None = None) -> None:
         #: the values this session set (one that went back to its default may stay)
         self._set: dict[str, str] = {}
         self._on_reset_all = on_reset_all
         self._set_timezone = set_timezone
+        self._set_search_path = set_search_path
+        #: the modes of the transaction block in progress (None outside one)
+        self._tx: dict[str, str] | None = None
+        #: a statement has run in the block (its snapshot is taken: modes are fixed)
+        self.tx_queried = False
 
     @property
     def settings(self) -> dict[str, str]:
         """Every setting kept here and its value now (a copy)."""
         return {**_DEFAULTS, **self._set}
 
+    # ------------------------------------------------------------------ transactions
+
+    def begin(self, modes: dict[str, str]) -> None:
+        """A transaction block starts with these modes (the rest are the defaults)."""
+        self._tx = dict(modes)
+        self.tx_queried = False
+
+    def end(self) -> None:
+        """The block ended (COMMIT or ROLLBACK): the defaults apply again."""
+        self._tx = None
+        self.tx_queried = False
+
+    @property
+    def in_block(self) -> bool:
+        """A transaction block is in progress."""
+        return self._tx is not None
+
+    def transaction_modes(self) -> dict[str, str]:
+        """The modes of the block in progress (``AND CHAIN`` starts the next with them)."""
+        return {n: self.get(n) for n in _TX_NAMES}
+
+    @property
+    def read_only(self) -> bool:
+        """The transaction running now (a block, or one statement's) is read-only."""
+        return self.get("transaction_read_only") == "on"
+
+    def _set_in_tx(self, modes: dict[str, str]) -> None:
+        tx = self._tx
+        assert tx is not None
+        if self.tx_queried:
+            for name, value in modes.items():
+                if name == "transaction_isolation" and value != self.get(name):
+                    raise PgError("SET TRANSACTION ISOLATION LEVEL must be called before any "
+                                  "query", sqlstate="25001")
+                if name == "transaction_read_only" and value == "off" and self.read_only:
+                    raise PgError("transaction read-write mode must be set before any query",
+                                  sqlstate="25001")
+                if name == "transaction_deferrable":
+                    raise PgError("SET TRANSACTION [NOT] DEFERRABLE must be called before any "
+                                  "query", sqlstate="25001")
+        tx.update(modes)
+
+    def _transaction(self, stmt: SettingStatement) -> Result:
+        """``SET TRANSACTION modes`` / ``SET SESSION CHARACTERISTICS AS TRANSACTION modes``."""
+        text = stmt.value or ""
+        try:
+            modes = transaction_modes(text)
+        except ModeSyntaxError as exc:
+            raise SyntaxError(f'syntax error at or near "{exc.token}"') from None
+        if not modes:
+            raise SyntaxError('syntax error at or near ";"' if not text.strip() else
+                              f'syntax error at or near "{text.split()[0]}"')
+        if stmt.name == SET_CHARACTERISTICS:
+            changed = {"default_" + n: v for n, v in modes.items()}
+            self._set.update(changed)
+            return self._changed("SET", changed)
+        if self._tx is None:
+            return command("SET", [Notice("SET TRANSACTION can only be used in transaction "
+                                          "blocks", sqlstate="25P01", severity="WARNING")])
+        self._set_in_tx(modes)
+        return command("SET")
+
     def get(self, name: str) -> str:
         """The value now of canonical setting ``name`` (kept here or read-only)."""
+        if name in _TX_NAMES:
+            tx = self._tx
+            value = tx.get(name) if tx is not None else None
+            return value if value is not None else self.get("default_" + name)
         value = self._set.get(name)
-        return value if value is not None else _DEFAULTS.get(name, _READ_ONLY.get(name, ""))
+        return value if value is not None else _default(name)
 
     def _apply_timezone(self, zone: str) -> None:
         if zone in _UTC_NAMES.values() and self._set_timezone is None:
@@ -188,24 +346,51 @@ class ClientSettings:
                           "pgbarrier on DuckDB", sqlstate="0A000",
                           hint="Set parameters with -c name=value.")
         for name, value in startup.items():
-            if name.lower() in _CANONICAL:
+            if name.lower() == "search_path":
+                # a start-up value is the setting's text as given (PostgreSQL shows it so),
+                # not SET's list
+                self._set["search_path"] = value
+                if self._set_search_path is not None:
+                    self._set_search_path(value)
+            elif name.lower() in _CANONICAL:
                 self.handle(SettingStatement("SET", name, value))
 
     def reported(self) -> dict[str, str]:
         """The reported (ParameterStatus) settings kept here, as they are now."""
         return {n: self.get(n) for n in _REPORTED_ORDER}
 
-    @staticmethod
-    def shown(stmt: SettingStatement) -> str | None:
+    def remember(self, name: str, shown: str) -> None:
+        """pgbarrier's own setting ``name`` (lower case) is now ``shown``, for
+        ``current_setting`` and ``pg_settings``."""
+        canonical = _CANONICAL.get(name)
+        if canonical is not None:
+            self._set[canonical] = shown
+
+    def shown(self, stmt: SettingStatement) -> str | None:
         """The canonical name ``SHOW`` answers for here, or None."""
-        return _CANONICAL.get(stmt.name.lower()) if stmt.verb == "SHOW" else None
+        return self._name(stmt.name) if stmt.verb == "SHOW" else None
+
+    def _name(self, name: str, setting: bool = False) -> str | None:
+        """The canonical name of a setting kept here; a custom ``a.b`` one (PostgreSQL's
+        placeholder) once SET, or when ``setting``."""
+        low = name.lower()
+        canonical = _CANONICAL.get(low)
+        if canonical is None and "." in low and (setting or low in self._set):
+            return low
+        return canonical
 
     def handle(self, stmt: SettingStatement) -> Result | None:
         """A SET/SHOW/RESET of a client setting kept here, else None (DuckDB's own)."""
+        if stmt.name in (SET_TRANSACTION, SET_CHARACTERISTICS) and stmt.verb == "SET":
+            return self._transaction(stmt)
         if stmt.verb == "SHOW":
-            name = _CANONICAL.get(stmt.name.lower())
+            if stmt.name.lower() == "all":
+                return rowset([Column("name", pgt.TEXT), Column("setting", pgt.TEXT),
+                               Column("description", pgt.TEXT)],
+                              [(n, self.get(n), d) for n, _, d in self.rows()], "SHOW")
+            name = self._name(stmt.name)
             if name is None:
-                return None
+                return None  # DuckDB's (its settings, SHOW TABLES; else the backend's 42704)
             value = self.get(name)
             return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
         if stmt.verb == "RESET":
@@ -214,33 +399,46 @@ class ClientSettings:
                 self._set.clear()
                 self._on_reset_all()
                 return self._changed("RESET", changed)
-            name = _CANONICAL.get(stmt.name.lower())
+            name = self._name(stmt.name, setting=True)
             if name is None:
                 return None
             if name in _READ_ONLY:
                 raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
+            if name in _TX_NAMES:
+                return command("RESET")
             if name == "TimeZone":
                 self._apply_timezone(_DEFAULTS[name])
-            self._set.pop(name, None)
-            return self._changed("RESET", {name: _DEFAULTS[name]})
-        name = _CANONICAL.get(stmt.name.lower())
+            if name in _CANONICAL.values():
+                self._set.pop(name, None)
+            else:
+                self._set[name] = ""  # a custom setting RESET is empty, not gone
+            if name == "search_path" and self._set_search_path is not None:
+                self._set_search_path(_DEFAULTS[name])
+            return self._changed("RESET", {name: _default(name)})
+        name = self._name(stmt.name, setting=True)
         if name is None:
             return None
         raw = stmt.value or ""
         if name in _READ_ONLY:
             raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
         if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
-            value = _DEFAULTS[name]
+            value = _default(name)
         else:
             value = _check_setting(name, raw)
         if name == "TimeZone":
             self._apply_timezone(value)
+        if name in _TX_NAMES:  # the block's (outside one it changes nothing, as PostgreSQL)
+            if self._tx is not None:
+                self._set_in_tx({name: value})
+            return command("SET")
         self._set[name] = value
+        if name == "search_path" and self._set_search_path is not None:
+            self._set_search_path(value)
         return self._changed("SET", {name: value})
 
     def value(self, name: str) -> str:
         """``current_setting(name)``: 42704 for a setting pgbarrier does not keep."""
-        canonical = _CANONICAL.get(name.lower())
+        canonical = self._name(name)
         if canonical is None:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
         return self.get(canonical)
@@ -248,7 +446,7 @@ class ClientSettings:
     def set_value(self, name: str, value: str) -> str:
         """``set_config(name, value, is_local)``: the value stored (``is_local`` is ignored,
         as for ``SET LOCAL``)."""
-        canonical = _CANONICAL.get(name.lower())
+        canonical = self._name(name, setting=True)
         if canonical is None:
             raise PgError(f'unrecognized configuration parameter "{name}"', sqlstate="42704")
         quoted = "'" + value.replace("'", "''") + "'"
@@ -257,8 +455,11 @@ class ClientSettings:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, setting, short_desc)`` of every setting, for ``pg_settings``."""
-        out = [(n, self.get(n), "kept per session by pgbarrier") for n in _DEFAULTS]
+        out = [(n, _in_own_unit(n, self.get(n)), "kept per session by pgbarrier")
+               for n in _DEFAULTS]
         out += [(n, v, "fixed by pgbarrier") for n, v in _READ_ONLY.items()]
+        out += [(n, base_value(g, self.get(n)), g.description + " (accepted; DuckDB has no use "
+                 "for it)") for n, g in _GENERIC.items()]
         return sorted(out)
 
     @staticmethod

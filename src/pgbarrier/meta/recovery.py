@@ -11,7 +11,10 @@ Rules this module keeps:
 
 * The default database is created only on the first start of a meta store;
   after that the stored databases are exactly the ones that exist (a dropped
-  ``dev`` stays dropped).
+  ``dev`` stays dropped). The maintenance database (``postgres``, when the caller
+  asks for one: the DuckDB backend) is created once per meta store too, on its first
+  start or on the first start of a store made before there was one; after that it is
+  an ordinary database (a dropped ``postgres`` stays dropped).
 * A database marked ``dropping`` (its DROP DATABASE was cut short) is dropped
   from the backend and then forgotten; one whose backend drop fails stays marked
   and out of service, and the next start tries again.
@@ -55,6 +58,8 @@ from pgbarrier.meta.store import DatabaseRecord, JobRecord, MetaStore, RunRecord
 log = logging.getLogger(__name__)
 
 RESTARTED = "process restarted"
+#: the meta store's mark that the maintenance database was created (see the module rules)
+MAINTENANCE_STEP = "maintenance_database"
 #: relations checked by one statement at start (see _present)
 _CHECK_BATCH = 16
 
@@ -95,13 +100,14 @@ class Restored:
 
 
 def recover(store: MetaStore, backend: RecoveryBackend, *, default_database: str,
-            runs_per_job: int = 0, runs_since: dt.datetime | None = None) -> Restored:
+            runs_per_job: int = 0, runs_since: dt.datetime | None = None,
+            maintenance_database: str | None = None) -> Restored:
     """Apply the module rules to ``store`` and ``backend``; return what is restored.
 
     ``runs_per_job`` and ``runs_since`` bound the refresh runs loaded (see
     :meth:`~pgbarrier.meta.store.MetaStore.load_runs`).
     """
-    databases = _databases(store, backend, default_database)
+    databases = _databases(store, backend, default_database, maintenance_database)
     served = {db.name for db in databases}
     runs = _runs(store, runs_per_job, runs_since)
     views = [v for v in store.load_views() if v.database in served]
@@ -113,12 +119,18 @@ def recover(store: MetaStore, backend: RecoveryBackend, *, default_database: str
                     _jobs(store, backend, records, served, present))
 
 
-def _databases(store: MetaStore, backend: RecoveryBackend,
-               default_database: str) -> list[RestoredDatabase]:
+def _databases(store: MetaStore, backend: RecoveryBackend, default_database: str,
+               maintenance_database: str | None = None) -> list[RestoredDatabase]:
     if not store.bootstrapped():
         if not store.load_databases():
             store.put_database(DatabaseRecord(default_database))
         store.mark_bootstrapped()
+    if maintenance_database is not None and not store.marked(MAINTENANCE_STEP):
+        # once per meta store, new or from before there was one: later it is an ordinary
+        # database (a DROP DATABASE of it stays dropped)
+        if maintenance_database not in {r.name for r in store.load_databases()}:
+            store.put_database(DatabaseRecord(maintenance_database))
+        store.mark(MAINTENANCE_STEP)
     restored = []
     # every database's epochs are at or below the lease (see meta/checkpoints.py)
     ceiling = store.load_epoch_ceiling()

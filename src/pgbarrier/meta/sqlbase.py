@@ -175,6 +175,14 @@ class SqlMetaStore:
         self._exec("INSERT INTO {p}meta_info (key, value) VALUES (?, ?) "
                    "ON CONFLICT (key) DO NOTHING", ("bootstrapped", _ts(dt.datetime.now(dt.timezone.utc))))
 
+    def marked(self, key: str) -> bool:
+        return bool(self._query("SELECT value FROM {p}meta_info WHERE key = ?", ("done:" + key,)))
+
+    def mark(self, key: str) -> None:
+        self._exec("INSERT INTO {p}meta_info (key, value) VALUES (?, ?) "
+                   "ON CONFLICT (key) DO NOTHING",
+                   ("done:" + key, _ts(dt.datetime.now(dt.timezone.utc))))
+
     def load_databases(self) -> list[DatabaseRecord]:
         rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch, "
                            "dropping FROM {p}databases ORDER BY name")

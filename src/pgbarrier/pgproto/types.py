@@ -8,7 +8,8 @@ Rules this module keeps:
   (fixed notation for decimal exponents -4..14, else ``1e+15``; ``real`` with
   float4 precision, exponent -4..5); ``Infinity``/``NaN``; numerics never in
   exponent form; timestamps with a space and trailing fractional zeros trimmed;
-  ``timestamptz`` converted to UTC and printed with ``+00``; intervals as
+  ``timestamptz`` printed in the zone the value carries (DuckDB gives values in the
+  session's TimeZone) with its offset (``+09``, ``+05:30``; ``+00`` in UTC); intervals as
   ``1 year 2 mons 3 days 04:05:06.5``; bytea as ``\\x..``; arrays as ``{...}``
   literals (nested lists are multi-dimensional arrays; elements quoted as
   PostgreSQL quotes them).
@@ -172,9 +173,8 @@ def _time_text(v: dt.time) -> str:
 
 
 def _datetime_text(v: dt.datetime) -> str:
-    if v.tzinfo is not None:
-        v = v.astimezone(_UTC)
-        return f"{_date_text(v)} {_time_text(v.time())}+00"
+    if v.tzinfo is not None:  # in its own zone (the session's, from DuckDB), as PostgreSQL
+        return f"{_date_text(v)} {_time_text(v.time())}{_tz_offset(v.utcoffset())}"
     return f"{_date_text(v)} {_time_text(v.time())}"
 
 

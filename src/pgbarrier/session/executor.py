@@ -75,6 +75,7 @@ class StatementExecutor:
                 self.control.dialect == "postgres" and stmt.name == settings.STATEMENT_TIMEOUT):
             self.backend.execute(sql, None)  # lock_timeout: the backend keeps its own copy too
         setattr(info, field, timeout)
+        self.backend.remember_setting(stmt.name, settings.show_timeout(timeout))
         return command(stmt.verb)
 
     def execute(self, sql: str, params: list[Any] | WireParams | None, tx: TxState, *,

@@ -684,7 +684,13 @@ class Session:
             return
         portal = self.portals.get(msg.name)
         if portal is None:
-            raise PgError(f'portal "{msg.name}" does not exist', sqlstate="34000")
+            # a SQL cursor (DECLARE) the backend session keeps: the same names as portals
+            cursor_columns = self.executor.backend.sql_cursor_columns(msg.name) \
+                if msg.name else None
+            if cursor_columns is None:
+                raise PgError(f'portal "{msg.name}" does not exist', sqlstate="34000")
+            self.out.add(self._row_description(cursor_columns, None))
+            return
         if portal.result is not None:
             columns = portal.result.columns
         else:

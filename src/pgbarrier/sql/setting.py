@@ -3,10 +3,10 @@
 Rules: ``SET [SESSION|LOCAL] name {=|TO} value``, ``SET TIME ZONE value`` (name
 ``TimeZone``), ``SET NAMES value`` (name ``client_encoding``), ``RESET name``,
 ``RESET ALL`` (name ``all``), ``SHOW name`` and ``SHOW TIME ZONE``;
-``SET TRANSACTION ISOLATION LEVEL l`` / ``READ ONLY|WRITE`` (names
-``transaction_isolation`` / ``transaction_read_only``, with ``default_`` for
-``SET SESSION CHARACTERISTICS AS TRANSACTION ...``) and ``SHOW TRANSACTION ISOLATION
-LEVEL``. The value is
+``SET TRANSACTION modes`` / ``SET SESSION CHARACTERISTICS AS TRANSACTION modes`` (names
+:data:`SET_TRANSACTION` / :data:`SET_CHARACTERISTICS`, the value the modes' text, read
+by :func:`transaction_modes`, which also reads ``BEGIN``'s) and ``SHOW TRANSACTION
+ISOLATION LEVEL`` (name ``transaction_isolation``). The value is
 the raw text after ``=``/``TO`` (use :func:`unquote` for a literal); names keep
 the case they were written in. Anything else is ``None`` and goes its way.
 Only statements whose first word is SET, RESET or SHOW are looked at.
@@ -47,31 +47,65 @@ class SettingStatement:
     value: str | None = None  # raw text, SET only
 
 
-_LEVEL = r"(READ\s+UNCOMMITTED|READ\s+COMMITTED|REPEATABLE\s+READ|SERIALIZABLE)"
 _SET_TX = re.compile(
-    rf"\s*SET\s+(SESSION\s+CHARACTERISTICS\s+AS\s+)?TRANSACTION\s+(?:ISOLATION\s+LEVEL\s+{_LEVEL}"
-    r"|(READ\s+ONLY|READ\s+WRITE))\s*;?\s*$", re.I | re.S)
+    r"\s*SET\s+(SESSION\s+CHARACTERISTICS\s+AS\s+)?TRANSACTION\b(.*?)\s*;?\s*$", re.I | re.S)
 _SHOW_TX = re.compile(r"\s*SHOW\s+TRANSACTION\s+ISOLATION\s+LEVEL\s*;?\s*$", re.I)
+#: one transaction mode (PostgreSQL's transaction_mode_item), then an optional comma
+_MODE = re.compile(
+    r"\s*(?:ISOLATION\s+LEVEL\s+(READ\s+UNCOMMITTED|READ\s+COMMITTED|REPEATABLE\s+READ"
+    r"|SERIALIZABLE)\b|READ\s+(ONLY|WRITE)\b|(NOT\s+)?DEFERRABLE\b)\s*(,)?", re.I)
+_MODE_PREFIX = re.compile(r"\s*(?:ISOLATION\s+LEVEL\b\s*(?:READ\b\s*|REPEATABLE\b\s*)?"
+                          r"|ISOLATION\b\s*|READ\b\s*|NOT\b\s*)?", re.I)
+#: the pseudo-names of ``SET TRANSACTION ...`` / ``SET SESSION CHARACTERISTICS AS
+#: TRANSACTION ...`` (value: the modes' text, for :func:`transaction_modes`)
+SET_TRANSACTION = "TRANSACTION"
+SET_CHARACTERISTICS = "SESSION CHARACTERISTICS"
 
 
-def _transaction_setting(sql: str) -> SettingStatement | None:
-    """``SET [SESSION CHARACTERISTICS AS] TRANSACTION ISOLATION LEVEL x | READ ONLY|WRITE``."""
-    m = _SET_TX.match(sql)
-    if not m:
-        return None
-    prefix = "default_" if m.group(1) else ""
-    if m.group(2):
-        return SettingStatement("SET", prefix + "transaction_isolation",
-                                "'" + " ".join(m.group(2).lower().split()) + "'")
-    read_only = "on" if "ONLY" in m.group(3).upper() else "off"
-    return SettingStatement("SET", prefix + "transaction_read_only", read_only)
+class ModeSyntaxError(ValueError):
+    """Transaction modes PostgreSQL would not parse: ``offset`` is the offending token's."""
+
+    def __init__(self, offset: int, token: str) -> None:
+        super().__init__(token)
+        self.offset = offset
+        self.token = token
+
+
+def transaction_modes(text: str) -> dict[str, str]:
+    """The modes of ``BEGIN``/``START TRANSACTION``/``SET TRANSACTION`` (the text after
+    those words): ``{"transaction_isolation": "repeatable read", "transaction_read_only":
+    "on", "transaction_deferrable": "off"}`` for those given, in PostgreSQL's syntax
+    (space- or comma-separated; a later mode of the same kind wins, as in PostgreSQL).
+    Not that syntax is :class:`ModeSyntaxError` naming the offending token."""
+    modes: dict[str, str] = {}
+    pos, end = 0, len(text.rstrip().rstrip(";").rstrip())
+    comma = False
+    while pos < end:
+        m = _MODE.match(text, pos)
+        if m is None or m.end() <= pos:
+            # the offending token is the first one no mode can go on with
+            at = _MODE_PREFIX.match(text, pos, end).end()  # type: ignore[union-attr]
+            tok = re.compile(r"\w+|\S").match(text, at, end)
+            raise ModeSyntaxError(at if tok else end, tok.group(0) if tok else ";")
+        if m.group(1):
+            modes["transaction_isolation"] = " ".join(m.group(1).lower().split())
+        elif m.group(2):
+            modes["transaction_read_only"] = "on" if m.group(2).upper() == "ONLY" else "off"
+        else:
+            modes["transaction_deferrable"] = "off" if m.group(3) else "on"
+        comma = m.group(4) is not None
+        pos = m.end()
+    if comma:
+        raise ModeSyntaxError(end, ";")
+    return modes
 
 
 def parse_setting(sql: str, first_word: str | None) -> SettingStatement | None:
     if first_word == "SET":
-        tx = _transaction_setting(sql)
+        tx = _SET_TX.match(sql)
         if tx is not None:
-            return tx
+            return SettingStatement("SET", SET_CHARACTERISTICS if tx.group(1) else
+                                    SET_TRANSACTION, tx.group(2))
         m = _SET.match(sql)
         if not m:
             return None

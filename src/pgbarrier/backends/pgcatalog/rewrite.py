@@ -54,6 +54,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.errors import PgError
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
 from pgbarrier.backends.pgcatalog.unrewritten import (
     CatalogUnparsed,
@@ -90,6 +91,8 @@ class CatalogContext:
     current_setting: Callable[[str], str | None]
     set_config: Callable[[str, str, bool], str]
     settings_table: Callable[[], CatalogTable]
+    #: the schemas the session searches, PostgreSQL's names (``current_schemas(false)``)
+    search_path: Callable[[], Sequence[str]] = lambda: ("public",)
 
 
 @dataclass
@@ -210,16 +213,26 @@ class _Rewriter:
         if isinstance(node, (exp.CurrentUser, exp.SessionUser)):
             return exp.Literal.string(ctx.user)
         if isinstance(node, exp.CurrentSchema):
-            return exp.Literal.string("public")
+            path = ctx.search_path()
+            return _string(path[0] if path else None)
         if isinstance(node, exp.CurrentSchemas):
             implicit = node.this
             with_implicit = not (isinstance(implicit, exp.Boolean) and not implicit.this)
-            names = ["pg_catalog", "public"] if with_implicit else ["public"]
+            names = list(ctx.search_path())
+            if with_implicit and "pg_catalog" not in names:
+                names.insert(0, "pg_catalog")
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
             args = node.expressions
             if name == "current_setting" and args and isinstance(args[0], exp.Literal):
+                if len(args) > 1 and isinstance(args[1], exp.Boolean) and args[1].this:
+                    try:  # current_setting(name, missing_ok => true): NULL when unknown
+                        return _string(ctx.current_setting(args[0].name))
+                    except PgError as exc:
+                        if exc.sqlstate != "42704":
+                            raise
+                        return exp.Null()
                 return _string(ctx.current_setting(args[0].name))
             if name == "set_config" and len(args) == 3 and all(
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
@@ -232,8 +245,11 @@ class _Rewriter:
                     args[0].table in self.pg_class_aliases:
                 # psql's filter on every pg_class row: its namespace is on the search path
                 # (public, pg_catalog, the session's temp schema), no lookup per row
+                visible = {*_VISIBLE_NAMESPACES[1:], *(
+                    {"public": 2200, "pg_catalog": 11}.get(n) or _namespace_oid(n)
+                    for n in ctx.search_path())}
                 return exp.In(this=exp.column("relnamespace", table=args[0].table),
-                              expressions=[exp.Literal.number(o) for o in _VISIBLE_NAMESPACES])
+                              expressions=[exp.Literal.number(o) for o in sorted(visible)])
             if name in FUNCTIONS:
                 return _catalog_func(name, args)
             if name in ("json_build_object", "jsonb_build_object"):
