@@ -67,7 +67,10 @@ SERVER_PARAMETERS = {
 
 
 class ListenError(RuntimeError):
-    """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why."""
+    """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why, and
+    ``port`` which port it was when not the server's own (the metrics port)."""
+
+    port: int | None = None
 
 
 @dataclass
@@ -244,7 +247,9 @@ class App:
                                                     cfg.metrics_port)
             except OSError as exc:
                 self.server.server_close()
-                raise ListenError(f"metrics port {cfg.metrics_port}: {exc}") from exc
+                err = ListenError(f"metrics port {cfg.metrics_port}: {exc}")
+                err.port = cfg.metrics_port
+                raise err from exc
             metrics = f", metrics on {self.metrics_server.host}:{self.metrics_server.port}"
         log.info("pgbarrier %s ready: listening on %s:%d%s (backend %s, databases: %s)",
                  __version__, host, port, metrics, type(self.backend).__name__,

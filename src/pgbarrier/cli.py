@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pgbarrier: {exc}", file=sys.stderr)
         return 2
     except ListenError as exc:
-        print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
+        port = exc.port if exc.port is not None else args.port
+        print(f"pgbarrier: cannot listen on {args.host}:{port}: {exc.__cause__}",
               file=sys.stderr)
         return 1
     # what start-up built lives as long as the process: out of the collector's way, so

@@ -15,6 +15,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -133,7 +134,7 @@ def test_metrics_are_off_by_default(server):
 
 
 def test_metrics_port_out_of_range_is_a_usage_error():
-    proc = subprocess.run([os.sys.executable, "-m", "pgbarrier", "serve", "--metrics-port",
+    proc = subprocess.run([sys.executable, "-m", "pgbarrier", "serve", "--metrics-port",
                            "70000"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "--metrics-port" in proc.stderr
@@ -380,3 +381,36 @@ def test_the_grafana_dashboard_uses_only_served_metrics(metrics):
     inputs = [i["name"] for i in dashboard.get("__inputs", [])]
     variables = [v["name"] for v in dashboard["templating"]["list"] if v["type"] == "datasource"]
     assert "DS_PROMETHEUS" in inputs or variables
+
+
+# ------------------------------------------------------------------ the upstream byte relay
+
+def test_statements_relayed_as_bytes_to_an_upstream_are_counted():
+    from tests.conftest import UPSTREAM, require_postgres, reset_upstream_database
+
+    reset_upstream_database(require_postgres(), "dev")
+    srv = start_server("--metrics-port", "0", "--upstream", UPSTREAM)
+    try:
+        metrics = MetricsServer(srv)
+        total = "pgbarrier_statements_total"
+        before = metrics.scrape()
+        with metrics.connect() as conn:
+            conn.execute("SELECT 1; SELECT 2")  # one relayed Query, two statements
+            conn.execute("SELECT %s::int", (3,))  # a relayed extended-protocol batch
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                conn.execute("SELECT * FROM no_such_table")
+            with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+                conn.execute("SELECT %s::int", ("x",))
+            conn.execute("SHOW DATABASES")  # control: the full path
+        after = metrics.scrape()
+
+        def moved(**labels: str) -> float:
+            return after.value(total, database="dev", **labels) - \
+                before.value(total, database="dev", **labels)
+
+        assert moved(route="relayed", sqlstate_class="00") == 3
+        assert moved(route="relayed", sqlstate_class="42") == 1
+        assert moved(route="relayed", sqlstate_class="22") == 1
+        assert moved(route="control", sqlstate_class="00") == 1
+    finally:
+        assert stop_server(srv) == 0, "server did not exit cleanly:\n" + "".join(srv.log)

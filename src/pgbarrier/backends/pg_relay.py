@@ -270,8 +270,10 @@ class Upstream:
         #: extended-protocol messages completed / failed since the counter was reset
         self.done = 0
         self.failed_at: int | None = None
-        #: the SQLSTATE of the error at ``failed_at`` (metrics)
+        #: the SQLSTATE of the error at ``failed_at``, and CommandCompletes seen since the
+        #: counter was reset (metrics)
         self.failed_sqlstate = ""
+        self.commands = 0
         #: True while this session waits for the upstream (what ``interrupt`` cancels)
         self.busy = False
         self.generation = 0
@@ -438,6 +440,8 @@ class Upstream:
                         continue
                     if t in done_types:
                         self.done += 1
+                        if t == COMMAND_COMPLETE:
+                            self.commands += 1
                         if drain and self.done >= drain:
                             stop = DRAINED
                     elif t == READY_FOR_QUERY:

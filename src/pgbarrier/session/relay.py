@@ -369,14 +369,14 @@ class SessionRelay:
         self.session.skip_until_sync = False
         started = perf_counter()
         up.send(frame)
-        up.done = 0
+        up.commands = 0
         up.failed_at = None
         if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
         stats = self.session.stats
         if stats is not None:
-            self._count(stats, up.done, started)
+            self._count(stats, up.commands, started)
         self._after_ready()
         return True
 

@@ -767,7 +767,10 @@ class Session:
             self.out.add(m.portal_suspended())
 
 
+_PLAIN_KIND, _CONTROL_KIND = Kind.PLAIN, Kind.CONTROL  # an Enum member lookup is slow
+
+
 def _route_number(sql: str) -> int:
     """The ``route`` label of a statement (see :mod:`pgbarrier.metrics.statements`)."""
     kind = route(sql).kind
-    return RELAYED if kind is Kind.PLAIN else CONTROL if kind is Kind.CONTROL else LOCAL
+    return RELAYED if kind is _PLAIN_KIND else CONTROL if kind is _CONTROL_KIND else LOCAL
