@@ -16,11 +16,13 @@ install: $(STAMP)
 
 # Client tools of tests/functional/test_clients_external.py: pgjdbc (Debian's
 # libpostgresql-jdbc-java, via apt-get, only when its jar is missing) and node-postgres
-# (npm ci from tests/clients/package-lock.json, only when the lock file changed).
+# (npm ci from tests/clients/package-lock.json, only when the lock file changed); and
+# Debian's prometheus (prometheus and promtool) for tests/functional/test_metrics.py.
 # Outside CI a tool that cannot be installed is a warning and its tests skip; under
 # CI=true it fails the build.
 CLIENTS := tests/clients
 PGJDBC_JAR := /usr/share/java/postgresql.jar
+PROMETHEUS_BIN := /usr/bin/promtool
 NODE_STAMP := $(CLIENTS)/node_modules/.installed-stamp
 client_missing = if [ "$$CI" = true ]; then echo "make clients: $(1)" >&2; exit 1; \
 	else echo "make clients: warning: $(1); those tests will be skipped" >&2; fi
@@ -41,6 +43,22 @@ $(PGJDBC_JAR):
 		|| { $(call client_missing,apt-get install libpostgresql-jdbc-java failed); }; \
 	fi
 
+$(PROMETHEUS_BIN):
+	@if [ "$$(id -u)" = 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else sudo=none; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		$(call client_missing,apt-get not found: cannot install prometheus); \
+	elif [ "$$sudo" = none ]; then \
+		$(call client_missing,not root and no sudo: cannot apt-get install prometheus); \
+	else \
+		echo "apt-get install prometheus"; \
+		apt="$$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends"; \
+		$$apt install prometheus >/dev/null 2>&1 \
+		|| { $$sudo apt-get -q update >/dev/null && $$apt install prometheus >/dev/null; } \
+		|| { $(call client_missing,apt-get install prometheus failed); }; \
+	fi
+
 $(NODE_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
 	@if ! command -v npm >/dev/null 2>&1; then \
 		$(call client_missing,npm not found: cannot install node-postgres into $(CLIENTS)/node_modules); \
@@ -50,7 +68,7 @@ $(NODE_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
 		|| { $(call client_missing,npm ci in $(CLIENTS) failed); }; \
 	fi
 
-clients: $(PGJDBC_JAR) $(NODE_STAMP)
+clients: $(PGJDBC_JAR) $(NODE_STAMP) $(PROMETHEUS_BIN)
 
 ## install and start the server on 127.0.0.1:4566 (embedded DuckDB, database `dev`)
 run: install

@@ -7,6 +7,8 @@ Compares, side by side in one run, pgbench against:
 * ``pgbarrier``: ``pgbarrier serve --upstream postgresql://postgres@127.0.0.1:5432/
   --database pgbench_bench_<pid>`` (a pgbarrier database is the upstream database of the
   same name; clients connect with ``dbname=pgbench_bench_<pid>``);
+* ``pgbarrier-metrics``: the same with ``--metrics-port 0``, which counts every statement
+  (what recording the statement metrics costs the relay);
 * ``minimal-relay``: ``bench/minimal_relay.py``, a minimal relay on one uvloop event loop
   that frames every client message and reads each Query's first word: the Python ceiling;
 * ``buenavista``: buenavista 0.5.0's own PostgreSQL proxy (``bench/baseline_servers.py
@@ -39,7 +41,8 @@ import common as c  # noqa: E402
 DATABASE = f"pgbench_bench_{os.getpid()}"
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
 SCRIPTS = {"select-only": None, "select1": "SELECT 1;\n"}
-TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-ref", "buenavista"]
+TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-metrics",
+           "pgbarrier-ref", "buenavista"]
 
 
 def _admin(sql: str) -> None:
@@ -129,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
                           {"version": c.main_versions()["pgbarrier"],
                            "command": f"pgbarrier serve --upstream {UPSTREAM} --database "
                                       f"{DATABASE} --data-dir :memory:"}),
+            "pgbarrier-metrics": (
+                lambda: c.start_pgbarrier("--upstream", UPSTREAM, "--database", DATABASE,
+                                          "--metrics-port", "0", name="pgbarrier-metrics"),
+                {"version": c.main_versions()["pgbarrier"],
+                 "command": "the same with --metrics-port 0 (statements counted)"}),
             "pgbarrier-ref": (start_ref,
                               {"version": f"pgbarrier at {args.compare_ref}",
                                "command": "the same, from that commit's tree"}),

@@ -19,12 +19,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
-PT_TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-ref",
-              "buenavista"]
+PT_TARGETS = ["postgresql", "pgbouncer", "minimal-relay", "pgbarrier", "pgbarrier-metrics",
+              "pgbarrier-ref", "buenavista"]
 PT_NAMES = {"postgresql": "PostgreSQL direct", "pgbouncer": "PgBouncer (session)",
             "minimal-relay": "minimal uvloop relay (`bench/minimal_relay.py`)",
             "pgbarrier-ref": "pgbarrier before (`--compare-ref`)",
-            "pgbarrier": "pgbarrier --upstream", "buenavista": "buenavista 0.5.0 proxy"}
+            "pgbarrier": "pgbarrier --upstream",
+            "pgbarrier-metrics": "pgbarrier --upstream --metrics-port 0", "buenavista": "buenavista 0.5.0 proxy"}
 SCRIPT_NAMES = {"select-only": "`pgbench -S`", "select1": "`SELECT 1`"}
 QUERY_NAMES = {"select1": "`SELECT 1`", "rows": "10,000 rows, 8 mixed columns"}
 QK = {v: k for k, v in QUERY_NAMES.items()}

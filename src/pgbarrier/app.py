@@ -10,6 +10,11 @@ the command's issuer hears back) and its epochs as a lease
 every change. :meth:`App.start` recovers it (:mod:`pgbarrier.meta.recovery` finishes or
 undoes in the store and the backend what a crash cut short and returns the records
 restored) and loads those into memory. :meth:`App.stop` flushes and closes it.
+
+Metrics (:mod:`pgbarrier.metrics`): every App has its own registry, and its barrier
+collections, refresh runs and meta-store writes are always recorded (rare events). With
+``metrics_port`` set, ``/metrics`` is served on the listen host and each session counts
+its statements too (only then: the relay's hot path pays nothing when metrics are off).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from pgbarrier.jobs.registry import JobRegistry, StreamingView, job_from_record
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.meta import open_meta_store
 from pgbarrier.meta.checkpoints import CheckpointRecorder
+from pgbarrier.meta.sqlbase import SqlMetaStore
+from pgbarrier.metrics import Metrics
+from pgbarrier.metrics.collector import DatabaseState, StateCollector
+from pgbarrier.metrics.http import MetricsServer
 from pgbarrier.meta.recovery import recover
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
@@ -63,7 +72,10 @@ SERVER_PARAMETERS = {
 
 
 class ListenError(RuntimeError):
-    """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why."""
+    """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why, and
+    ``port`` which port it was when not the server's own (the metrics port)."""
+
+    port: int | None = None
 
 
 @dataclass
@@ -111,6 +123,8 @@ class Config:
     refresh_history_prune_interval_s: float = hist.DEFAULT_PRUNE_INTERVAL_S
     #: statements (batches) that ran at least this long are logged with it (-1: none)
     log_min_duration_statement_ms: int = -1
+    #: serve Prometheus metrics on ``host:metrics_port`` (0 picks a free port; None: off)
+    metrics_port: int | None = None
 
 
 class App:
@@ -121,9 +135,11 @@ class App:
         self.meta = meta or open_meta_store(config.data_dir, config.meta_store)
         self.checkpoints = CheckpointRecorder(self.meta)
         self.backend = backend or self._backend(config)
+        self.metrics = Metrics()
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
-                                      on_commit=self._record_commit)
+                                      on_commit=self._record_commit,
+                                      on_collected=self.metrics.barrier_collected)
         # jobs and their history are written through to the meta store
         self.jobs = JobRegistry(self.meta)
         self.history = RefreshHistory(config.refresh_history_per_job, store=self.meta,
@@ -137,7 +153,26 @@ class App:
         self.barrier.add_listener(self.scheduler.on_barrier)
         self.barrier.add_listener(self.control.on_barrier)
         self.server: PgBarrierServer | None = None
+        self.metrics_server: MetricsServer | None = None
+        self._wire_metrics()
 
+    def _wire_metrics(self) -> None:
+        metrics = self.metrics
+        self.history.on_finished = self._observe_run
+        self.scheduler.on_late = metrics.refresh_started_late
+        if isinstance(self.meta, SqlMetaStore):
+            self.meta.on_written = metrics.meta_written
+        metrics.registry.register(StateCollector(
+            metrics.statements,
+            databases=lambda: [DatabaseState(s.name, s.paused, s.committed_epoch)
+                               for s in self.barrier.snapshots()],
+            connections=lambda: self.server.connection_states() if self.server else [],
+            jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()]))
+
+    def _observe_run(self, run: hist.RefreshRun) -> None:
+        seconds = ((run.finished_at - run.started_at).total_seconds()
+                   if run.finished_at is not None else None)
+        self.metrics.refresh_ended(run.database, run.job, run.trigger, run.status, seconds)
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
         """``on_commit``: what a checkpoint must make durable before it is acknowledged
         (its pause state; its epochs as a lease), see :mod:`pgbarrier.meta.checkpoints`.
@@ -182,7 +217,10 @@ class App:
             self.scheduler.track(job)
 
     def new_session(self) -> Session:
-        return Session(self.control, SERVER_PARAMETERS)
+        session = Session(self.control, SERVER_PARAMETERS)
+        if self.config.metrics_port is not None:
+            session.statement_totals = self.metrics.statements
+        return session
 
     def start(self) -> PgBarrierServer:
         """Start serving; raises ``ConfigError`` (before anything starts) for a refused set-up,
@@ -212,8 +250,19 @@ class App:
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]
-        log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
-                 __version__, host, port, type(self.backend).__name__,
+        metrics = ""
+        if cfg.metrics_port is not None:
+            try:
+                self.metrics_server = MetricsServer(self.metrics.registry, cfg.host,
+                                                    cfg.metrics_port)
+            except OSError as exc:
+                self.server.server_close()
+                err = ListenError(f"metrics port {cfg.metrics_port}: {exc}")
+                err.port = cfg.metrics_port
+                raise err from exc
+            metrics = f", metrics on {self.metrics_server.host}:{self.metrics_server.port}"
+        log.info("pgbarrier %s ready: listening on %s:%d%s (backend %s, databases: %s)",
+                 __version__, host, port, metrics, type(self.backend).__name__,
                  ", ".join(self.barrier.databases()))
         return self.server
 
@@ -237,6 +286,8 @@ class App:
         self.meta.close()
         if self.server is not None:
             self.server.server_close()
+        if self.metrics_server is not None:
+            self.metrics_server.stop()
 
     def _record_final_epochs(self) -> None:
         """After the barrier scheduler stopped: each database's exact state (the highest epoch

@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                        default=float(_env("shutdown-grace-sec", "10") or 10), metavar="SEC",
                        help="on SIGTERM/SIGINT, how long running statements may go on before "
                             "they are cancelled (default 10)")
+    serve.add_argument("--metrics-port", type=int, metavar="N",
+                       default=None if _env("metrics-port", None) in (None, "")
+                       else int(_env("metrics-port", "0") or 0),
+                       help="serve Prometheus metrics at http://HOST:N/metrics on the --host "
+                            "address (off by default; 0 picks a free port, logged when ready)")
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
@@ -167,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         print("pgbarrier: --refresh-history-per-job and --refresh-history-max-age-sec must not "
               "be negative", file=sys.stderr)
         return 2
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        print("pgbarrier: --metrics-port must be between 0 and 65535", file=sys.stderr)
+        return 2
     if args.require_tls and not (args.tls_cert and args.tls_key):
         print("pgbarrier: --require-tls needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
@@ -194,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
                     duckdb_threads=args.duckdb_threads,
                     refresh_history_per_job=args.refresh_history_per_job,
                     refresh_history_max_age_s=args.refresh_history_max_age_sec,
-                    log_min_duration_statement_ms=args.log_min_duration_statement)
+                    log_min_duration_statement_ms=args.log_min_duration_statement,
+                    metrics_port=args.metrics_port)
     # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
     # that starts them, so this comes before any is started) and taken by sigwait below:
     # a signal arriving during start-up shuts down once the server is up, and no other
@@ -214,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pgbarrier: {exc}", file=sys.stderr)
         return 2
     except ListenError as exc:
-        print(f"pgbarrier: cannot listen on {args.host}:{args.port}: {exc.__cause__}",
+        port = exc.port if exc.port is not None else args.port
+        print(f"pgbarrier: cannot listen on {args.host}:{port}: {exc.__cause__}",
               file=sys.stderr)
         return 1
     # what start-up built lives as long as the process: out of the collector's way, so

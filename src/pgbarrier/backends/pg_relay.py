@@ -179,6 +179,19 @@ def _cstrings(payload: bytes) -> list[bytes]:
     return payload.split(b"\0")
 
 
+def _sqlstate(buf: bytes, start: int, end: int) -> str:
+    """The ``C`` field of the ErrorResponse body ``buf[start:end]`` (no dict built)."""
+    i = start
+    while i < end and buf[i]:
+        j = buf.find(b"\0", i + 1, end)
+        if j < 0:
+            break
+        if buf[i] == 67:  # C
+            return buf[i + 1:j].decode("ascii", "replace")
+        i = j + 1
+    return "XX000"
+
+
 def error_fields(payload: bytes) -> dict[str, str]:
     """The fields of an ErrorResponse/NoticeResponse body, by their one-letter code."""
     out: dict[str, str] = {}
@@ -257,6 +270,10 @@ class Upstream:
         #: extended-protocol messages completed / failed since the counter was reset
         self.done = 0
         self.failed_at: int | None = None
+        #: the SQLSTATE of the error at ``failed_at``, and CommandCompletes seen since the
+        #: counter was reset (metrics)
+        self.failed_sqlstate = ""
+        self.commands = 0
         #: True while this session waits for the upstream (what ``interrupt`` cancels)
         self.busy = False
         self.generation = 0
@@ -423,6 +440,8 @@ class Upstream:
                         continue
                     if t in done_types:
                         self.done += 1
+                        if t == COMMAND_COMPLETE:
+                            self.commands += 1
                         if drain and self.done >= drain:
                             stop = DRAINED
                     elif t == READY_FOR_QUERY:
@@ -432,6 +451,7 @@ class Upstream:
                     elif t == ERROR_RESPONSE:
                         if self.failed_at is None:
                             self.failed_at = self.done
+                            self.failed_sqlstate = _sqlstate(buf, pos + 5, end)
                         if drain:
                             stop = DRAINED
                     elif t == PARAMETER_STATUS:

@@ -38,7 +38,7 @@ from pgbarrier.barrier.epoch import epoch_from_unix_ms
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.notifier import Notifier
 from pgbarrier.barrier.pause import PauseState, Running
-from pgbarrier.barrier.scheduler import DEFAULT_COLLECTORS, BarrierScheduler
+from pgbarrier.barrier.scheduler import DEFAULT_COLLECTORS, BarrierScheduler, OnCollected
 from pgbarrier.barrier.worker import DatabaseBarrierState, Listener, OnCommit
 from pgbarrier.errors import DuplicateDatabase, InvalidCatalogName
 
@@ -53,6 +53,7 @@ class BarrierManager:
         checkpoint_frequency: int = 1,
         on_commit: OnCommit | None = None,
         collectors: int = DEFAULT_COLLECTORS,
+        on_collected: OnCollected | None = None,
     ) -> None:
         if barrier_interval_ms < 1:
             raise ValueError(f"barrier_interval_ms must be at least 1, got {barrier_interval_ms}")
@@ -64,7 +65,7 @@ class BarrierManager:
         self._lock = threading.Lock()
         self._names: set[str] = set()
         self._scheduler = BarrierScheduler(clock=clock, on_commit=on_commit,
-                                           collectors=collectors)
+                                           collectors=collectors, on_collected=on_collected)
         self._running = False
         self._stopped = False
         self._generations = itertools.count(1)

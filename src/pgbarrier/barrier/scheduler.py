@@ -67,6 +67,10 @@ log = logging.getLogger(__name__)
 #: takes fewer fsyncs with more of them
 DEFAULT_COLLECTORS = 8
 
+#: ``on_collected(database, kind, seconds)``: a barrier is collected, ``seconds`` after its
+#: injection (metrics; called on the collector thread, must be cheap)
+OnCollected = Callable[[str, str, float], None]
+
 
 #: what a requested checkpoint rides: a checkpoint barrier that changes nothing
 _CHECKPOINT = Custom("RequestedCheckpoint")
@@ -81,6 +85,8 @@ class _Collect:
     result: object
     notifier: Notifier | None
     on_collect: Callable[[BarrierInfo], object] | None
+    #: ``time.perf_counter()`` at injection (the ``on_collected`` hook's start)
+    injected_at: float = 0.0
 
 
 class _Database:
@@ -114,12 +120,14 @@ class BarrierScheduler:
         on_commit: OnCommit | None = None,
         listeners: Iterable[Listener] = (),
         collectors: int = DEFAULT_COLLECTORS,
+        on_collected: OnCollected | None = None,
     ) -> None:
         if collectors < 1:
             raise ValueError(f"collectors must be at least 1, got {collectors}")
         self._clock = clock
         self._on_commit = on_commit
         self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._on_collected = on_collected
         self._n_collectors = collectors
         self._cond = threading.Condition()  # guards everything below, and _Database fields
         self._dbs: dict[str, _Database] = {}
@@ -392,7 +400,8 @@ class BarrierScheduler:
                 snapshot = db.state.snapshot() if info.is_checkpoint else None
             if notifier is not None:
                 notifier.notify_started(info)
-            return _Collect(info, snapshot, result, notifier, _on_collect(command))
+            return _Collect(info, snapshot, result, notifier, _on_collect(command),
+                            time.perf_counter())
         except Exception as exc:  # pragma: no cover - defensive
             log.exception("barrier of database %r failed", db.name)
             if notifier is not None:
@@ -476,6 +485,12 @@ class BarrierScheduler:
                     listener(info)
                 except Exception:
                     log.exception("barrier listener %r failed", listener)
+            if self._on_collected is not None:
+                try:
+                    self._on_collected(info.database, info.kind,
+                                       time.perf_counter() - task.injected_at)
+                except Exception:
+                    log.exception("on_collected failed")
         except Exception as exc:  # pragma: no cover - defensive
             log.exception("collecting a barrier of database %r failed", info.database)
             if notifier is not None:

@@ -79,6 +79,8 @@ class RefreshHistory:
         self.max_age_s = max(max_age_s, 0)
         self.batch = batch
         self._now = now or (lambda: dt.datetime.now(dt.timezone.utc))
+        #: called with each run that ended (metrics), after it is recorded
+        self.on_finished: Callable[[RefreshRun], None] | None = None
 
     def cutoff(self) -> dt.datetime | None:
         """Runs started before this are past the age limit (None: no age limit)."""
@@ -126,7 +128,9 @@ class RefreshHistory:
             for i, r in enumerate(runs):
                 if r.run_id == run.run_id:
                     runs[i] = done
-            return done
+        if self.on_finished is not None:
+            self.on_finished(done)
+        return done
 
     def restore(self, runs: list[RunRecord]) -> None:
         """Load stored runs (oldest first); new run ids continue above the highest."""

@@ -115,6 +115,8 @@ class RefreshScheduler:
         self._stopping = False
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
+        #: called with a scheduled run's lateness (its start minus its due time, seconds)
+        self.on_late: Callable[[float], None] | None = None
 
     def now(self) -> dt.datetime:
         return dt.datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=dt.timezone.utc)
@@ -159,7 +161,7 @@ class RefreshScheduler:
         if not info.is_checkpoint or info.paused or self._stopping:
             return
         committed_ms = epoch_to_unix_ms(info.prev_epoch)
-        due: list[tuple[str, int]] = []
+        due: list[tuple[str, int, int]] = []
         with self._lock:
             heap = self._due.get(info.database)
             if not heap or heap[0][0] > committed_ms:
@@ -175,9 +177,9 @@ class RefreshScheduler:
         with self._lock:
             heap = self._due.get(info.database)
             while heap and heap[0][0] <= committed_ms:
-                _, _, name, base = heapq.heappop(heap)
-                due.append((name, base))
-        for name, base in due:
+                due_ms, _, name, base = heapq.heappop(heap)
+                due.append((name, base, due_ms))
+        for name, base, due_ms in due:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
@@ -187,6 +189,8 @@ class RefreshScheduler:
                 run = self._start(job, info.prev_epoch, "schedule")
             except (js.IllegalTransition, PgError):
                 continue  # a manual run or a drop got there first
+            if self.on_late is not None:
+                self.on_late(run.started_at.timestamp() - due_ms / 1000)
             self._pool.submit(self._execute, job, run)
 
     def _start(self, job: BatchRefreshJob, target_epoch: int, trigger: str) -> RefreshRun:

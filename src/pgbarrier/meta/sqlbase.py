@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, fields
@@ -73,6 +74,8 @@ class SqlMetaStore:
         self._batch_cond = threading.Condition()
         self._pending: list[_Write] = []
         self._leading = False
+        #: called with each write's seconds, from the call to its commit (metrics)
+        self.on_written: Callable[[float], None] | None = None
 
     # -- plumbing --------------------------------------------------------------
 
@@ -99,6 +102,7 @@ class SqlMetaStore:
 
     def _write(self, op: Callable[[Any], None]) -> None:
         """Run ``op(cursor)`` in a committed transaction, shared with concurrent writes."""
+        started = time.perf_counter()
         mine = _Write(op)
         leader = False
         with self._batch_cond:
@@ -117,6 +121,8 @@ class SqlMetaStore:
                     self._batch_cond.notify_all()
         if mine.error is not None:
             raise mine.error
+        if self.on_written is not None:
+            self.on_written(time.perf_counter() - started)
 
     def _commit_batch(self, batch: list[_Write]) -> None:
         try:

@@ -53,6 +53,7 @@ from pgbarrier.errors import AdminShutdown
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
 from pgbarrier.server.pool import WorkerPool
 from pgbarrier.session.session import Session
+from pgbarrier.session.transaction import TxState
 from pgbarrier.server.auth import Authenticator
 from pgbarrier.server.tls import TlsConfig
 
@@ -182,6 +183,23 @@ class PgBarrierServer:
             empty = not self._conns
         if empty and self._empty is not None:
             self._empty.set()
+
+    def connection_states(self) -> list[tuple[str, str]]:
+        """(database, state) of each connection past start-up (any thread; metrics): state
+        ``active`` while a batch of its messages runs, else ``idle`` or ``idle in
+        transaction`` as its session's transaction status says."""
+        with self._lock:
+            conns = list(self._conns)
+        out = []
+        for conn in conns:
+            session = conn.session
+            executor = session.executor if session is not None else None
+            if executor is None or not conn._serving:
+                continue
+            state = ("active" if conn.in_batch else
+                     "idle" if session.tx is TxState.IDLE else "idle in transaction")
+            out.append((executor.info.database, state))
+        return out
 
     # ------------------------------------------------------------------ limits, registry
 

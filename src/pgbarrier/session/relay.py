@@ -48,10 +48,12 @@ frame (type byte, length, payload). Rules it keeps:
 from __future__ import annotations
 
 from collections.abc import Generator
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
+from pgbarrier.metrics.statements import RELAYED
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
 from pgbarrier.sql.route import route
 from pgbarrier.pgproto import messages as m
@@ -99,6 +101,8 @@ class SessionRelay:
         #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
         #: texts again and again, and this spares the decode and the route cache lookup
         self._verdicts: dict[bytes, tuple[bool, str]] = {}
+        #: ``perf_counter()`` when the relayed batch's first message was queued (metrics)
+        self._batch_started = 0.0
 
     # ------------------------------------------------------------------ entry point
 
@@ -137,6 +141,8 @@ class SessionRelay:
         self.up.in_batch = True
         if self.session.skip_until_sync:
             return  # after an error everything up to Sync is skipped, as upstream does
+        if not self.expect:
+            self._batch_started = perf_counter()
         self.wbuf.append(frame)
         self.expect.append((code, name, sql))
 
@@ -303,6 +309,8 @@ class SessionRelay:
         """Account for the replies of ``expect`` read by the last pump (no ReadyForQuery)."""
         s = self.session
         failed_at = self.up.failed_at
+        if s.stats is not None:
+            self._count_batch()
         for i, (code, name, sql) in enumerate(self.expect):
             if failed_at is not None and i >= failed_at:
                 self._forget(code, name)
@@ -325,6 +333,8 @@ class SessionRelay:
     def _after_ready(self) -> None:
         s = self.session
         up = self.up
+        if s.stats is not None and self.expect:
+            self._count_batch()
         if up.failed_at is not None:
             for i, (code, name, _sql) in enumerate(self.expect):
                 if i >= up.failed_at:
@@ -357,13 +367,43 @@ class SessionRelay:
         if not route(sql).relayable:
             return (yield from self._local(_Q, frame))
         self.session.skip_until_sync = False
+        started = perf_counter()
         up.send(frame)
+        up.commands = 0
         up.failed_at = None
         if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
+        stats = self.session.stats
+        if stats is not None:
+            self._count(stats, up.commands, started)
         self._after_ready()
         return True
+
+    def _count(self, stats: Any, ok: int, started: float) -> None:
+        """Metrics: ``ok`` relayed statements succeeded, then one failed if the upstream
+        said so (a relayed Query or batch is one duration observation)."""
+        up = self.up
+        seconds = perf_counter() - started
+        if up.failed_at is not None:
+            if ok:
+                stats.ok_many(RELAYED, ok, seconds)
+            stats.failed(RELAYED, up.failed_sqlstate, seconds)
+        else:
+            stats.ok_many(RELAYED, max(ok, 1), seconds)
+
+    def _count_batch(self) -> None:
+        """Metrics of the relayed extended messages in ``expect``: each Execute is one
+        statement; a failure (of any message of the batch) is one failed statement."""
+        failed_at = self.up.failed_at
+        upto = self.expect if failed_at is None else self.expect[:failed_at]
+        ok = 0
+        for code, _name, _sql in upto:
+            if code == _E:
+                ok += 1
+        stats = self.session.stats
+        if ok or failed_at is not None:
+            self._count(stats, ok, self._batch_started)
 
     def _function_call(self, frame: bytes) -> Steps:
         """FunctionCall (libpq's fast path, large objects) is the upstream's, relayed like

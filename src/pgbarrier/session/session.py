@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from time import perf_counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -111,6 +112,7 @@ from pgbarrier.errors import (
     QueryCanceled,
     as_pg_error,
 )
+from pgbarrier.metrics.statements import CONTROL, LOCAL, RELAYED, SessionStatements, StatementTotals
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.startup_params import startup_settings
 from pgbarrier.session import settings
@@ -167,7 +169,7 @@ class Session:
     __slots__ = ("control", "server_parameters", "process_id", "secret_key", "out", "spill",
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
-                 "_timed_out")
+                 "_timed_out", "statement_totals", "stats")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
@@ -196,6 +198,10 @@ class Session:
         self._ext_failed = False
         #: the running statement was cancelled by statement_timeout, not by its client
         self._timed_out = False
+        #: set by the App when metrics are served: ``stats`` (this session's statement
+        #: counts, :mod:`pgbarrier.metrics.statements`) is opened there at start-up
+        self.statement_totals: StatementTotals | None = None
+        self.stats: SessionStatements | None = None
 
     # ------------------------------------------------------------------ start-up
 
@@ -226,6 +232,8 @@ class Session:
             self.control.close_session(info)
             raise
         self.executor = StatementExecutor(backend, self.control, info)
+        if self.statement_totals is not None:
+            self.stats = self.statement_totals.open(database)
         upstream = getattr(backend, "upstream", None)
         if upstream is not None:
             from pgbarrier.session.relay import SessionRelay
@@ -323,6 +331,8 @@ class Session:
             timer.disarm()
 
     def close(self) -> None:
+        if self.stats is not None and self.statement_totals is not None:
+            self.statement_totals.close(self.stats)
         if self.executor is not None and not self.closed:
             self.closed = True
             self.executor.backend.close()
@@ -330,13 +340,14 @@ class Session:
 
     # ------------------------------------------------------------------ helpers
 
-    def _error(self, exc: BaseException) -> None:
+    def _error(self, exc: BaseException) -> PgError:
         err = as_pg_error(exc)
         if self._timed_out and isinstance(err, QueryCanceled):
             err = QueryCanceled("canceling statement due to statement timeout")
         if not isinstance(exc, PgError) and err.sqlstate == "XX000":
             log.exception("internal error", exc_info=exc)
         self.out.add(m.error_response(err))
+        return err
 
     def _run(self, sql: str, params: Any, result_formats: tuple[int, ...] = (), *,
              in_multi: bool = False) -> Result:
@@ -481,7 +492,11 @@ class Session:
         implicit = False  # a backend transaction pgbarrier opened for this Query's implicit block
         last = len(pieces) - 1
         failed = False
+        stats = self.stats
+        started = 0.0
         for i, piece in enumerate(pieces):
+            if stats is not None:
+                started = perf_counter()
             try:
                 result = None
                 if multi:
@@ -508,10 +523,15 @@ class Session:
                 else:
                     count = 0
                 self._complete(result, count)
+                if stats is not None:
+                    stats.ok_one(_route_number(piece.text), perf_counter() - started)
             except Exception as exc:
                 if isinstance(exc, PgError):
                     exc.with_position_offset(piece.offset)
-                self._error(exc)
+                err = self._error(exc)
+                if stats is not None:
+                    stats.failed(_route_number(piece.text), err.sqlstate,
+                                 perf_counter() - started)
                 failed = True
                 break
         if implicit:
@@ -705,6 +725,21 @@ class Session:
         self.out.add(m.no_data() if columns is None else self._row_description(columns, portal))
 
     def _execute(self, msg: m.Execute) -> None:
+        stats = self.stats
+        if stats is None:
+            self._run_portal(msg)
+            return
+        started = perf_counter()
+        portal = self.portals.get(msg.portal)
+        number = _route_number(portal.statement.sql) if portal is not None else RELAYED
+        try:
+            self._run_portal(msg)
+        except Exception as exc:
+            stats.failed(number, as_pg_error(exc).sqlstate, perf_counter() - started)
+            raise
+        stats.ok_one(number, perf_counter() - started)
+
+    def _run_portal(self, msg: m.Execute) -> None:
         portal = self.portals.get(msg.portal)
         if portal is None:
             raise PgError(f'portal "{msg.portal}" does not exist', sqlstate="34000")
@@ -737,3 +772,12 @@ class Session:
             self._complete(result, portal.sent)
         else:
             self.out.add(m.portal_suspended())
+
+
+_PLAIN_KIND, _CONTROL_KIND = Kind.PLAIN, Kind.CONTROL  # an Enum member lookup is slow
+
+
+def _route_number(sql: str) -> int:
+    """The ``route`` label of a statement (see :mod:`pgbarrier.metrics.statements`)."""
+    kind = route(sql).kind
+    return RELAYED if kind is _PLAIN_KIND else CONTROL if kind is _CONTROL_KIND else LOCAL
