@@ -225,7 +225,7 @@ def test_duckdb_takes_start_up_settings_as_set_would(duck):
 @pytest.mark.parametrize("settings", [
     {"client_encoding": "LATIN1"},
     {"client_encoding": "no_such_encoding"},
-    {"DateStyle": "German"},
+    {"DateStyle": "SQL, German"},
     {"options": "-c statement_timeout=abc"},
 ])
 def test_duckdb_refuses_what_it_cannot_honour_with_postgresqls_fatal(duck, settings):

@@ -169,6 +169,11 @@ class BackendSession(Session, abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def output_styles(self) -> tuple[str, str] | None:
+        """(DateStyle, IntervalStyle) text results are printed in when pgbarrier prints
+        them and they are not the default (``ISO, MDY`` and ``postgres``); None: default."""
+        return None
+
     # buenavista's Session seam
     def execute_sql(self, sql: str, params: Any = None) -> Result:
         return self.execute(sql, params)

@@ -341,6 +341,9 @@ class DuckDBSession(BackendSession):
     def reported_parameters(self) -> dict[str, str]:
         return self.client.reported()
 
+    def output_styles(self) -> tuple[str, str] | None:
+        return self.client.styles()
+
     def remember_setting(self, name: str, shown: str) -> None:
         self.client.remember(name, shown)
 

@@ -4,9 +4,12 @@ Clients send ``SET application_name``, ``extra_float_digits``, ``DateStyle``... 
 connect and expect ``SHOW`` to answer. DuckDB rejects them, so pgbarrier keeps
 them here. Rules this module keeps:
 
-* Only values pgbarrier really honours are accepted: UTF8, ISO dates, the
-  postgres interval style, hex bytea, standard strings on; anything else
-  is 22023 with a DETAIL saying why. ``TimeZone`` takes any zone DuckDB's ICU
+* Only values pgbarrier really honours are accepted: UTF8, hex bytea, standard strings
+  on; anything else is 22023 with a DETAIL saying why. ``DateStyle`` (every style and
+  order, PostgreSQL's rules: :func:`pgbarrier.pgproto.datestyle.parse_datestyle`) and
+  ``IntervalStyle`` (all four) are PostgreSQL's, and text results print in them
+  (:meth:`ClientSettings.styles`); DuckDB itself reads date literals in its own ISO-first
+  way whatever the order says. ``TimeZone`` takes any zone DuckDB's ICU
   knows and is applied to the session's DuckDB connection (``timestamptz`` values
   print in it, as in PostgreSQL); a zone DuckDB rejects is 22023. ``search_path`` is
   kept as PostgreSQL shows it (names folded, quoted where needed) and handed to the
@@ -17,7 +20,7 @@ them here. Rules this module keeps:
   pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped:
   ``client_encoding`` other than UTF8 (or SQL_ASCII, which converts nothing, as in
   PostgreSQL) is ``invalid value for parameter "client_encoding": "LATIN1"`` (DETAIL
-  ``pgbarrier speaks UTF8 only.``), a DateStyle other than ISO is refused likewise. Names
+  ``pgbarrier speaks UTF8 only.``). Names
   DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
   ``--`` are 0A000.
 * Transaction modes: ``BEGIN``/``START TRANSACTION`` modes (:meth:`ClientSettings.begin`),
@@ -61,6 +64,8 @@ from pgbarrier.sql.setting import (
     unquote,
 )
 from pgbarrier.pgproto import types as pgt
+from pgbarrier.pgproto.datestyle import (DEFAULT_DATESTYLE, INTERVAL_STYLES, DateStyleError,
+                                         parse_datestyle)
 
 if TYPE_CHECKING:
     from pgbarrier.sql.startup_params import StartupSettings
@@ -70,8 +75,6 @@ _UTC_NAMES = {n.lower(): n for n in ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", 
                                        "Greenwich", "Etc/Greenwich", "GMT0", "Etc/GMT0",
                                        "GMT+0", "GMT-0", "Etc/GMT+0", "Etc/GMT-0", "Z")}
 _TRUE = ("on", "true", "yes", "1", "t", "y")
-_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuro": "MDY", "noneuropean": "MDY",
-           "dmy": "DMY", "euro": "DMY", "european": "DMY", "ymd": "YMD"}
 #: canonical names of the client settings kept here, and their defaults
 _DEFAULTS = {
     "application_name": "", "extra_float_digits": "1", "client_encoding": "UTF8",
@@ -144,8 +147,9 @@ def _show_ident(name: str) -> str:
     return name if _PLAIN_IDENT.match(name) else '"' + name.replace('"', '""') + '"'
 
 
-def _check_setting(name: str, raw: str) -> str:
-    """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot)."""
+def _check_setting(name: str, raw: str, current: str | None = None) -> str:
+    """The value PostgreSQL would store for ``SET name = raw`` (22023 if pgbarrier cannot);
+    ``current``: the setting's value now (DateStyle keeps the half not given)."""
     if name == "search_path":
         return ", ".join(_show_ident(n) for n in _list_items(raw)) or '""'
     value = unquote(raw)
@@ -173,21 +177,15 @@ def _check_setting(name: str, raw: str) -> str:
             value = value[1:-1]  # SET TIME ZONE "Asia/Shanghai" (pgcli)
         return _UTC_NAMES.get(value.lower(), value)  # DuckDB judges the rest
     if name == "DateStyle":
-        order = None
-        for part in (p.strip().lower() for p in value.split(",")):
-            if part == "iso":
-                continue
-            if part in _ORDERS:
-                order = _ORDERS[part]
-            elif part in ("sql", "postgres", "german"):
-                raise _bad_value(name, value, "pgbarrier prints dates in the ISO style only.")
-            else:
-                raise _bad_value(name, value)
-        return "ISO, " + (order or "MDY")
+        try:
+            text = ", ".join(_list_items(raw)) if raw.count("'") > 2 else value  # 'a', 'b'
+            return parse_datestyle(text, current or DEFAULT_DATESTYLE)
+        except DateStyleError as exc:
+            raise InvalidParameterValue(str(exc), detail=exc.detail) from None
     if name == "IntervalStyle":
-        if low == "postgres":
-            return "postgres"
-        raise _bad_value(name, value, "pgbarrier prints intervals in the postgres style only.")
+        if low in INTERVAL_STYLES:
+            return low
+        raise _bad_value(name, value)
     if name == "standard_conforming_strings":
         if low in _TRUE:
             return "on"
@@ -355,6 +353,13 @@ class ClientSettings:
             elif name.lower() in _CANONICAL:
                 self.handle(SettingStatement("SET", name, value))
 
+    def styles(self) -> tuple[str, str] | None:
+        """(DateStyle, IntervalStyle) when either is not the default, for text output."""
+        datestyle, intervalstyle = self.get("DateStyle"), self.get("IntervalStyle")
+        if datestyle.startswith("ISO") and intervalstyle == "postgres":
+            return None
+        return datestyle, intervalstyle
+
     def reported(self) -> dict[str, str]:
         """The reported (ParameterStatus) settings kept here, as they are now."""
         return {n: self.get(n) for n in _REPORTED_ORDER}
@@ -424,7 +429,7 @@ class ClientSettings:
         if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
             value = _default(name)
         else:
-            value = _check_setting(name, raw)
+            value = _check_setting(name, raw, self.get(name))
         if name == "TimeZone":
             self._apply_timezone(value)
         if name in _TX_NAMES:  # the block's (outside one it changes nothing, as PostgreSQL)

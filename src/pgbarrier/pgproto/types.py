@@ -485,12 +485,20 @@ def _text_encoder(type_oid: int) -> Callable[[Any], bytes]:
     return lambda v: to_text(v).encode("utf-8")
 
 
-def encoder(type_oid: int, fmt: int) -> Callable[[Any], bytes]:
-    """A function encoding one non-NULL value of ``type_oid`` in format ``fmt``."""
+def encoder(type_oid: int, fmt: int, styles: tuple[str, str] | None = None
+            ) -> Callable[[Any], bytes]:
+    """A function encoding one non-NULL value of ``type_oid`` in format ``fmt``;
+    ``styles``: the session's (DateStyle, IntervalStyle) when not the default."""
     if fmt == 1:
         enc = _BINARY_OUT.get(type_oid)
         if enc is not None:
             return enc
+    if styles is not None:
+        from pgbarrier.pgproto.datestyle import text_encoder
+
+        styled = text_encoder(type_oid, *styles)
+        if styled is not None:
+            return styled
     return _text_encoder(type_oid)
 
 

@@ -419,7 +419,9 @@ class Session:
                 else:
                     encs.append(bytes)
             return encs
-        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid))
+        assert self.executor is not None
+        styles = self.executor.backend.output_styles()
+        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid), styles)
                 for i, c in enumerate(columns)]
 
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
