@@ -111,12 +111,15 @@ from pgbarrier.backends.base import (
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
+from pgbarrier.backends.duckdb_dialect import translate as _translate
+from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
+from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -129,6 +132,7 @@ from pgbarrier.backends.duckdb_types import (
 from pgbarrier.errors import PgError, QueryCanceled
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.pgproto import types as pgt
@@ -171,6 +175,15 @@ def _returns_rows(words: tuple[str, ...], sql: str) -> bool:
     if words[0] in _ROW_WORDS:
         return True
     return words[0] in _DML and "RETURNING" in sql.upper()
+
+
+def postgres_to_duckdb(sql: str) -> str:
+    """The DuckDB text of a client statement (:mod:`pgbarrier.backends.duckdb_dialect`),
+    the same object when nothing differs. A statement the catalog rewrite takes is left to
+    it: that rewrite reads PostgreSQL's syntax and writes DuckDB's itself."""
+    if may_touch_catalog(sql):
+        return sql
+    return _translate(sql)
 
 
 def _duck_param(v: Any) -> Any:
@@ -332,6 +345,8 @@ class DuckDBSession(BackendSession):
                 return answered
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
+        sql = postgres_to_duckdb(sql)  # duckdb_dialect: PostgreSQL's semantics
+        translated = sql is not client_sql
         sql, retype = self.catalog.rewrite(sql)
         cur = self._cursor
         try:
@@ -340,17 +355,18 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if _returns_rows(words, sql):
-                columns = self.catalog.retype(self.catalog.rename(client_sql, [
-                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]), retype)
+                columns = self.catalog.retype(self._named(client_sql, [
+                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
+                    translated), retype)
                 tag = words[0] if words[0] in _DML else "SELECT"
                 return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
-            err = to_pg_error(exc, sql)
+            err = to_pg_error(exc, sql, self._constraints)
             if sql is not client_sql:
                 err.position = None  # DuckDB's position is in the rewritten text
             raise err from None
-        tag = command_tag(words, sql)
+        tag = command_tag(words, client_sql)
         if counted is not None:
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
@@ -367,14 +383,45 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        rewritten, retype = self.catalog.rewrite(sql)
+        translated = postgres_to_duckdb(sql)  # duckdb_dialect: PostgreSQL's semantics
+        rewritten, retype = self.catalog.rewrite(translated)
         try:
             columns = self._describe(rewritten, words, params)
         except PgError as err:
             if rewritten is not sql:
                 err.position = None  # DuckDB's position is in the rewritten text
             raise
-        return self.catalog.retype(self.catalog.rename(sql, columns), retype)
+        return self.catalog.retype(self._named(sql, columns, translated is not sql), retype)
+
+    def _named(self, client_sql: str, columns: list[Column], translated: bool) -> list[Column]:
+        """PostgreSQL's column names: DuckDB's names of a translated statement are those
+        of the translation (``CURRENT_TIMESTAMP`` for ``now()``), so they come from the
+        client's text whatever they look like."""
+        if translated:
+            names = postgres_names(client_sql, len(columns))
+            if names is not None:
+                return [Column(n, c.type_oid, c.type_modifier) for n, c in zip(names, columns)]
+        return self.catalog.rename(client_sql, columns)
+
+    def _constraints(self) -> list[ConstraintRow]:
+        """The database's constraints (``duckdb_constraints()``), for constraint-violation
+        messages: read on a connection of its own (the session's transaction has failed by
+        then), so a table created in that uncommitted transaction has none."""
+        try:
+            cur = self._conn.cursor()
+        except duckdb.Error:
+            return []
+        try:
+            rows = cur.execute(
+                "SELECT table_name, constraint_type, constraint_column_names, expression, "
+                "referenced_table, referenced_column_names FROM duckdb_constraints() "
+                "WHERE database_name = current_database() "
+                "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
+        except duckdb.Error:
+            return []
+        finally:
+            cur.close()
+        return [(t, k, list(c or []), e, rt, list(rc or [])) for t, k, c, e, rt, rc in rows]
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:
@@ -411,7 +458,7 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self.catalog.rewrite(sql)
+            sql, _ = self.catalog.rewrite(postgres_to_duckdb(sql))
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
