@@ -111,7 +111,7 @@ from pgbarrier.backends.base import (
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
-from pgbarrier.backends.duckdb_dialect import translate as _translate
+from pgbarrier.backends.duckdb_dialect import may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
@@ -181,7 +181,7 @@ def postgres_to_duckdb(sql: str) -> str:
     """The DuckDB text of a client statement (:mod:`pgbarrier.backends.duckdb_dialect`),
     the same object when nothing differs. A statement the catalog rewrite takes is left to
     it: that rewrite reads PostgreSQL's syntax and writes DuckDB's itself."""
-    if may_touch_catalog(sql):
+    if not may_differ(sql) or may_touch_catalog(sql):
         return sql
     return _translate(sql)
 

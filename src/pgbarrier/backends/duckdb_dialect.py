@@ -3,7 +3,7 @@
 Rules this module keeps:
 
 * :func:`translate` answers the text DuckDB should run for a client statement, or the
-  statement itself when DuckDB runs it the same. A cheap gate (:data:`_GATE`, substrings
+  statement itself when DuckDB runs it the same. A cheap gate (:func:`may_differ`, substrings
   that signal a difference) decides whether a statement is parsed at all; a gated one is
   parsed with sqlglot (``read="postgres"``), transformed here, and generated for DuckDB
   only when a transform fired (:data:`_TRANSLATED` nodes count as one, for sqlglot's own
@@ -66,8 +66,10 @@ __all__ = ["CACHE_SIZE", "translate", "translate_cached", "may_differ"]
 #: statement texts whose translation is remembered
 CACHE_SIZE = 2048
 
-#: substrings (case-insensitive) of a statement DuckDB may run differently
-_GATE = re.compile(r"(?i)bytea|serial|identity|generate_series|#>|to_char|'\s*\{|_build_")
+#: substrings of a statement DuckDB may run differently: characters as written, then words
+#: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
+_GATE_CHARS = ("{", "#>")
+_GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
 _TRANSLATED = (exp.ExplodingGenerateSeries,)
@@ -107,13 +109,20 @@ class _Answer:
 
 def may_differ(sql: str) -> bool:
     """The cheap gate: False means DuckDB runs ``sql`` as PostgreSQL would."""
-    return _GATE.search(sql) is not None
+    for chars in _GATE_CHARS:
+        if chars in sql:
+            return True
+    low = sql.lower()
+    for word in _GATE_WORDS:
+        if word in low:
+            return True
+    return False
 
 
 def translate(sql: str) -> str:
     """The text DuckDB should run for PostgreSQL statement ``sql`` (``sql`` itself, the
     same object, when nothing differs); raises the PgError the client should get."""
-    if _GATE.search(sql) is None:
+    if not may_differ(sql):
         return sql
     answer = translate_cached(sql)
     if answer.error is not None:
