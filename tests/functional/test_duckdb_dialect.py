@@ -30,6 +30,8 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
     ((), "SELECT * FROM generate_series(2, 4)", frozenset({"types"})),  # DuckDB: bigint
     ((), "SELECT '{1,2,3}'::int[], '{\"a b\",NULL,c}'::text[], '{}'::int[]", frozenset()),
     ((), "SELECT ARRAY[1,2,3] @> ARRAY[2], ARRAY[1,2,3] @> ARRAY[5]", frozenset()),
+    ((), "SELECT '{\"a\":[1,2],\"b\":1}'::jsonb @> '{\"a\":[1]}', "
+         "'{\"a\":1}'::jsonb @> '{\"a\":2}', '[1]'::jsonb <@ '[1,2]'::jsonb", frozenset()),
     ((), "SELECT '{\"a\":{\"b\":[1,2]}}'::json #> '{a,b}', "
          "'{\"a\":{\"b\":[1,2]}}'::json #>> '{a,b,1}'", frozenset()),
     ((), "SELECT '{\"a\":1}'::json ->> 'a', '{\"a\":{\"c\":2}}'::json -> 'a' ->> 'c'",
@@ -204,3 +206,38 @@ def test_sqlalchemy_integer_primary_keys_are_sequence_backed(duck):
     finally:
         meta.drop_all(engine)
         engine.dispose()
+
+
+#: statements whose values differ between two servers (clocks): names and types compared
+DESCRIBED = [
+    "SELECT now(), current_timestamp, now() AS n",
+    "SELECT date_trunc('day', now()), date_trunc('hour', timestamp '2024-01-01 10:11:12')",
+    "SELECT row_number() over (), count(*) over (), rank() over (order by 1)",
+    "SELECT to_char(now(), 'YYYY'), generate_series(1, 2)",
+]
+
+
+@pytest.mark.parametrize("sql", DESCRIBED)
+def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
+    with psycopg.connect(pg_admin, autocommit=True) as pg, \
+            psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        expected = [(d.name, d.type_code) for d in pg.execute(sql).description]
+        assert [(d.name, d.type_code) for d in dk.execute(sql).description] == expected
+
+
+@pytest.mark.parametrize("setup, sql, words", [
+    (("CREATE TABLE t (a jsonb, b jsonb)",), "SELECT a @> b FROM t", "jsonb containment (@>)"),
+    ((), "SELECT to_char(now(), 'Month')", 'to_char pattern "Month"'),
+    ((), "SELECT to_char(12.5, '99.9')", "to_char of a number"),
+])
+def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        _clean(dk, ("t",))
+        try:
+            for stmt in setup:
+                dk.execute(stmt)
+            with pytest.raises(psycopg.errors.FeatureNotSupported) as info:
+                dk.execute(sql)
+        finally:
+            _clean(dk, ("t",))
+    assert words in info.value.diag.message_primary

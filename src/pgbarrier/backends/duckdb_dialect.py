@@ -38,6 +38,10 @@ Rules this module keeps:
   - ``#>`` / ``#>>`` with a literal path -> ``json_extract`` / ``json_extract_string``
     with a JSON path (a path element of digits indexes an array); a non-literal path is
     0A000. ``->`` / ``->>`` are sqlglot's translation.
+  - ``a @> b`` / ``a <@ b`` where either side is visibly ``json``/``jsonb`` (a cast) ->
+    ``json_contains`` (PostgreSQL's containment, the other side read as JSON); on two
+    ``jsonb`` columns DuckDB has no such operator: 0A000 (:mod:`.duckdb_errors`). On
+    arrays ``@>`` is DuckDB's own, the same.
   - ``json[b]_build_object`` -> ``json_object``; ``json[b]_build_array`` -> ``json_array``
     (the same values; DuckDB prints JSON without PostgreSQL's blanks).
   - ``to_char(timestamp, 'literal format')`` -> ``strftime`` for the patterns in
@@ -68,7 +72,7 @@ CACHE_SIZE = 2048
 
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
-_GATE_CHARS = ("{", "#>")
+_GATE_CHARS = ("{", "#>", "@>", "<@")
 _GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
@@ -184,12 +188,32 @@ def _rewrite(node: exp.Expr) -> exp.Expr | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() in _JSON_BUILD:
         return exp.Anonymous(this=_JSON_BUILD[node.name.lower()],
                              expressions=[e.copy() for e in node.expressions])
+    if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)) and \
+            (_is_json(node.this) or _is_json(node.expression)):
+        outer, inner = (node.this, node.expression) if isinstance(node, exp.ArrayContainsAll) \
+            else (node.expression, node.this)
+        return exp.Anonymous(this="json_contains", expressions=[_as_json(outer),
+                                                                 _as_json(inner)])
     if isinstance(node, exp.Anonymous) and node.name.lower() == "to_char":
         return _to_char(node)
     if isinstance(node, exp.ExplodingGenerateSeries) and _in_select_list(node) \
             and _int4_args(node):
         return exp.Cast(this=node.copy(), to=exp.DataType.build("INT"))
     return None
+
+
+_JSON_TYPES = (exp.DataType.Type.JSON, exp.DataType.Type.JSONB)
+
+
+def _is_json(node: exp.Expr) -> bool:
+    to = node.args.get("to") if isinstance(node, exp.Cast) else None
+    return isinstance(to, exp.DataType) and to.this in _JSON_TYPES
+
+
+def _as_json(node: exp.Expr) -> exp.Expr:
+    if _is_json(node):
+        return node.copy()
+    return exp.Cast(this=node.copy(), to=exp.DataType.build("JSON"))
 
 
 def _in_select_list(node: exp.Expr) -> bool:

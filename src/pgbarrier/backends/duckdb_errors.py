@@ -55,6 +55,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? already exists'), "42P07",
      'relation "{0}" already exists'),
     (re.compile(r"^Division by zero in expression"), "22012", "division by zero"),
+    (re.compile(r"^No function matches the given name and argument types '(@>|<@)\(\"?JSON"),
+     "0A000", "jsonb containment ({0}) of values not cast to jsonb is not supported by "
+              "pgbarrier on DuckDB"),
     (re.compile(r"^Current transaction is aborted"), "25P02",
      "current transaction is aborted, commands ignored until end of transaction block"),
     (re.compile(r'Referenced column "([^"]+)" not found'), "42703", 'column "{0}" does not exist'),

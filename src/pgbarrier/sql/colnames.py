@@ -37,7 +37,8 @@ PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
                  "TimeToStr": "to_char", "JSONObject": "json_build_object",
                  "ArrayContainsAll": "?column?", "JSONExtract": "?column?",
                  "JSONExtractScalar": "?column?", "JSONBExtract": "?column?",
-                 "JSONBExtractScalar": "?column?"}
+                 "JSONBExtractScalar": "?column?", "ArrayContainedBy": "?column?",
+                 "ArrayOverlaps": "?column?", "JSONBContains": "?column?"}
 
 
 def type_name(dtype: exp.Expr) -> str | None:
