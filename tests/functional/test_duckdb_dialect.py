@@ -24,6 +24,10 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
     ((), "SELECT '\\xdeadbeef'::bytea, '\\xDEADBEEF'::bytea = '\\xdeadbeef'::bytea", frozenset()),
     ((), "SELECT octet_length('\\xdeadbeef'::bytea)", frozenset({"types"})),  # int4 / int8
     ((), "SELECT '\\xabc'::bytea", frozenset()),
+    (("CREATE TABLE t (a int, b bytea, c text)",
+      "INSERT INTO t VALUES (1, '\\xdeadbeef', '\\xdeadbeef'), (2, '\\x00ff', 'x')",
+      "INSERT INTO t (c, b) VALUES ('\\x01', '\\x01')"),
+     "SELECT a, b, octet_length(b), c FROM t ORDER BY a NULLS LAST", frozenset({"types"})),
     ((), "SELECT '\\xabzz'::bytea", frozenset()),
     ((), "SELECT generate_series(1, 3)", frozenset()),
     ((), "SELECT generate_series(1, 3) AS g, 'x' AS k", frozenset()),

@@ -97,3 +97,18 @@ def test_what_cannot_be_done_is_an_error_naming_it(sql, state, words):
         translate(sql)
     assert info.value.sqlstate == state
     assert words in str(info.value)
+
+
+def test_bare_hex_literals_are_bytea_only_in_bytea_columns():
+    def columns(table):
+        return (("id", "INTEGER"), ("data", "BLOB"), ("t", "VARCHAR")) if table == "b" else None
+
+    sql = "INSERT INTO b VALUES (1, '\\xdeadbeef', '\\xdeadbeef')"
+    assert translate(sql, columns) == \
+        "INSERT INTO b VALUES (1, FROM_HEX('deadbeef'), '\\xdeadbeef')"
+    assert translate("INSERT INTO b (t, data) VALUES ('\\x01', '\\x02')", columns) == \
+        "INSERT INTO b (t, data) VALUES ('\\x01', FROM_HEX('02'))"
+    for same in ("INSERT INTO b (t) VALUES ('\\x01')", "INSERT INTO other VALUES ('\\x01')",
+                 "SELECT '\\x01'"):
+        assert translate(same, columns) is same
+    assert translate(sql) is sql  # without the session's column types: DuckDB's reading

@@ -111,7 +111,7 @@ from pgbarrier.backends.base import (
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
-from pgbarrier.backends.duckdb_dialect import may_differ, translate as _translate
+from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
@@ -177,13 +177,13 @@ def _returns_rows(words: tuple[str, ...], sql: str) -> bool:
     return words[0] in _DML and "RETURNING" in sql.upper()
 
 
-def postgres_to_duckdb(sql: str) -> str:
+def postgres_to_duckdb(sql: str, column_types: ColumnTypes | None = None) -> str:
     """The DuckDB text of a client statement (:mod:`pgbarrier.backends.duckdb_dialect`),
     the same object when nothing differs. A statement the catalog rewrite takes is left to
     it: that rewrite reads PostgreSQL's syntax and writes DuckDB's itself."""
     if not may_differ(sql) or may_touch_catalog(sql):
         return sql
-    return _translate(sql)
+    return _translate(sql, column_types)
 
 
 def _duck_param(v: Any) -> Any:
@@ -345,7 +345,7 @@ class DuckDBSession(BackendSession):
                 return answered
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql = postgres_to_duckdb(sql)  # duckdb_dialect: PostgreSQL's semantics
+        sql = postgres_to_duckdb(sql, self._column_types)  # duckdb_dialect: PostgreSQL's
         translated = sql is not client_sql
         sql, retype = self.catalog.rewrite(sql)
         cur = self._cursor
@@ -383,7 +383,7 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        translated = postgres_to_duckdb(sql)  # duckdb_dialect: PostgreSQL's semantics
+        translated = postgres_to_duckdb(sql, self._column_types)  # duckdb_dialect
         rewritten, retype = self.catalog.rewrite(translated)
         try:
             columns = self._describe(rewritten, words, params)
@@ -458,12 +458,19 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self.catalog.rewrite(postgres_to_duckdb(sql))
+            sql, _ = self.catalog.rewrite(postgres_to_duckdb(sql, self._column_types))
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
                     (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
         return oids
+
+    def _column_types(self, table: str) -> tuple[tuple[str, str], ...] | None:
+        """``table``'s (column, DuckDB type) in order, for the dialect translation."""
+        for name, columns in self._table_columns([table]).items():
+            if name.lower() == table.lower():
+                return tuple(columns.items())
+        return None
 
     def _table_columns(self, names: list[str]) -> TableColumns:
         """Ordered column types of the tables and views named ``names`` (``main`` first)."""

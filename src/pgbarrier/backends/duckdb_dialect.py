@@ -24,6 +24,11 @@ Rules this module keeps:
   - ``'\\x...'::bytea`` (PostgreSQL's hex format) -> ``from_hex('...')``; a literal that
     is not valid hex is PostgreSQL's 22023 (``invalid hexadecimal digit: "z"``, ``invalid
     hexadecimal data: odd number of digits``).
+  - ``INSERT INTO t [(cols)] VALUES (..., '\\x...', ...)``: a bare hex literal bound for a
+    ``bytea`` (BLOB) column is read as hex too (DuckDB's own cast would store the text's
+    escapes: ``'\\xdeadbeef'`` as 7 bytes). The column types come from the session at each
+    execution of such a statement (a translation cached per text and types); a bare literal
+    anywhere else (``WHERE b = '\\x..'``) keeps DuckDB's reading.
   - ``'{...}'::T[]`` (PostgreSQL's array text: quotes, NULL, nesting) -> a DuckDB list of
     text literals cast to ``T[]``.
   - ``serial`` / ``bigserial`` / ``smallserial`` and ``GENERATED {ALWAYS|BY DEFAULT} AS
@@ -55,6 +60,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -72,7 +78,7 @@ CACHE_SIZE = 2048
 
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
-_GATE_CHARS = ("{", "#>", "@>", "<@")
+_GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x")
 _GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
@@ -109,6 +115,14 @@ class _PostgresText(Postgres):
 class _Answer:
     sql: str | None = None       # the text to run (None: the client's own)
     error: PgError | None = None  # what the client gets instead
+    #: an INSERT ... VALUES with bare '\x..' literals: the target table, whose column types
+    #: decide which of them are bytea (the translation then depends on them)
+    needs_columns: str | None = None
+
+
+#: a table's (column, DuckDB type) in order, or None when it is not known
+ColumnTypes = Callable[[str], "tuple[tuple[str, str], ...] | None"]
+_BARE_HEX = re.compile(r"\\x[0-9a-fA-F\s]*\Z")
 
 
 def may_differ(sql: str) -> bool:
@@ -123,12 +137,19 @@ def may_differ(sql: str) -> bool:
     return False
 
 
-def translate(sql: str) -> str:
+def translate(sql: str, column_types: ColumnTypes | None = None) -> str:
     """The text DuckDB should run for PostgreSQL statement ``sql`` (``sql`` itself, the
-    same object, when nothing differs); raises the PgError the client should get."""
+    same object, when nothing differs); raises the PgError the client should get.
+    ``column_types`` answers a table's columns, for ``INSERT ... VALUES`` of bare
+    ``'\\x..'`` literals (asked at each such execution; the translation is cached by the
+    text and those types)."""
     if not may_differ(sql):
         return sql
     answer = translate_cached(sql)
+    if answer.needs_columns is not None and column_types is not None:
+        columns = column_types(answer.needs_columns)
+        if columns:
+            answer = _translate_typed(sql, columns)
     if answer.error is not None:
         raise answer.error
     return sql if answer.sql is None else answer.sql
@@ -136,6 +157,15 @@ def translate(sql: str) -> str:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def translate_cached(sql: str) -> _Answer:
+    return _translate(sql, None)
+
+
+@lru_cache(maxsize=256)
+def _translate_typed(sql: str, columns: tuple[tuple[str, str], ...]) -> _Answer:
+    return _translate(sql, columns)
+
+
+def _translate(sql: str, columns: tuple[tuple[str, str], ...] | None) -> _Answer:
     try:
         trees = sqlglot.parse(sql, read=_PostgresText)
     except (ParseError, TokenError):
@@ -145,8 +175,13 @@ def translate_cached(sql: str) -> _Answer:
     tree = trees[0]
     try:
         fired, prelude = _transform(tree)
+        needs = _bare_hex_target(tree) if columns is None else None
+        if columns is not None:
+            fired = _bare_hex(tree, columns) or fired
     except PgError as err:
         return _Answer(error=err)
+    if needs is not None:
+        return _Answer(needs_columns=needs)
     if not fired and not any(_in_select_list(n) for n in tree.find_all(*_TRANSLATED)):
         return _Answer()
     try:
@@ -155,6 +190,37 @@ def translate_cached(sql: str) -> _Answer:
         return _Answer(error=FeatureNotSupported(
             f"{str(err).splitlines()[0]} is not supported by pgbarrier on DuckDB"))
     return _Answer(sql="; ".join([*prelude, out]))
+
+
+def _bare_hex_rows(tree: exp.Expr) -> list[exp.Tuple]:
+    """The VALUES rows of an INSERT holding a bare ``'\\x..'`` string literal."""
+    if not isinstance(tree, exp.Insert) or not isinstance(tree.expression, exp.Values):
+        return []
+    return [row for row in tree.expression.expressions if isinstance(row, exp.Tuple) and any(
+        isinstance(v, exp.Literal) and v.is_string and _BARE_HEX.match(v.this)
+        for v in row.expressions)]
+
+
+def _bare_hex_target(tree: exp.Expr) -> str | None:
+    if not _bare_hex_rows(tree):
+        return None
+    table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return table.name if isinstance(table, exp.Table) else None
+
+
+def _bare_hex(tree: exp.Expr, columns: tuple[tuple[str, str], ...]) -> bool:
+    """Read the bare ``'\\x..'`` literals bound for ``BLOB`` columns as PostgreSQL's hex."""
+    named = tree.this.expressions if isinstance(tree.this, exp.Schema) else []
+    order = [c.name.lower() for c in named] if named else [c.lower() for c, _ in columns]
+    types = {c.lower(): t.upper() for c, t in columns}
+    fired = False
+    for row in _bare_hex_rows(tree):
+        for name, value in zip(order, list(row.expressions)):
+            if types.get(name) == "BLOB" and isinstance(value, exp.Literal) and \
+                    value.is_string and _BARE_HEX.match(value.this):
+                value.replace(_bytea(value.this))
+                fired = True
+    return fired
 
 
 def _transform(tree: exp.Expr) -> tuple[bool, list[str]]:
