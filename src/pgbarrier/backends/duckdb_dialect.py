@@ -37,7 +37,9 @@ Rules this module keeps:
     ``integer``/``bigint``/``smallint DEFAULT nextval('<seq>') NOT NULL``. Choices:
     DuckDB does not drop the sequence with the table, so ``OR REPLACE`` restarts an orphan
     left by an earlier ``DROP TABLE`` (a table still using it makes the create fail, as
-    PostgreSQL's would); ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL
+    PostgreSQL's would); ``CREATE TABLE IF NOT EXISTS`` uses ``CREATE SEQUENCE IF NOT
+    EXISTS`` instead (so an existing table is left alone, and an orphan sequence goes on
+    from where it was); ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL
     refuses it without ``OVERRIDING SYSTEM VALUE``). ``pg_get_serial_sequence`` is not
     provided.
   - ``#>`` / ``#>>`` with a literal path -> ``json_extract`` / ``json_extract_string``
@@ -410,7 +412,10 @@ def _serials(create: exp.Create) -> list[str]:
                         db=table.args.get("db") and table.args["db"].copy(),
                         catalog=table.args.get("catalog") and table.args["catalog"].copy())
         seq_sql = seq.sql(dialect="duckdb")
-        prelude.append(f"CREATE OR REPLACE {'TEMP ' if temp else ''}SEQUENCE {seq_sql}")
+        temp_kw = "TEMP " if temp else ""
+        prelude.append(f"CREATE {temp_kw}SEQUENCE IF NOT EXISTS {seq_sql}"
+                       if create.args.get("exists") else
+                       f"CREATE OR REPLACE {temp_kw}SEQUENCE {seq_sql}")
         nextval = exp.Anonymous(this="nextval", expressions=[exp.Literal.string(seq_sql)])
         constraints = [c for c in col.constraints
                        if not isinstance(c.kind, (exp.DefaultColumnConstraint,
