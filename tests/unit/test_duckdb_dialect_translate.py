@@ -75,6 +75,9 @@ def test_the_same_text_is_translated_once():
     ("CREATE TABLE IF NOT EXISTS s (id serial)",
      "CREATE SEQUENCE IF NOT EXISTS s_id_seq; CREATE TABLE IF NOT EXISTS s (id INT DEFAULT "
      "NEXTVAL('s_id_seq') NOT NULL)"),
+    ("ALTER TABLE s ADD COLUMN id bigserial",
+     "CREATE OR REPLACE SEQUENCE s_id_seq; ALTER TABLE s ADD COLUMN id BIGINT DEFAULT "
+     "NEXTVAL('s_id_seq')"),
     ("CREATE TABLE sch.s (id serial)",
      "CREATE OR REPLACE SEQUENCE sch.s_id_seq; CREATE TABLE sch.s (id INT DEFAULT "
      "NEXTVAL('sch.s_id_seq') NOT NULL)"),

@@ -39,7 +39,8 @@ Rules this module keeps:
     left by an earlier ``DROP TABLE`` (a table still using it makes the create fail, as
     PostgreSQL's would); ``CREATE TABLE IF NOT EXISTS`` uses ``CREATE SEQUENCE IF NOT
     EXISTS`` instead (so an existing table is left alone, and an orphan sequence goes on
-    from where it was); ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL
+    from where it was); ``ALTER TABLE t ADD COLUMN c serial`` likewise, without ``NOT
+    NULL`` (DuckDB cannot add one inside a transaction; every row gets its value); ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL
     refuses it without ``OVERRIDING SYSTEM VALUE``). ``pg_get_serial_sequence`` is not
     provided.
   - ``#>`` / ``#>>`` with a literal path -> ``json_extract`` / ``json_extract_string``
@@ -232,6 +233,9 @@ def _transform(tree: exp.Expr) -> tuple[bool, list[str]]:
     if isinstance(tree, exp.Create) and tree.kind == "TABLE":
         prelude = _serials(tree)
         fired = bool(prelude)
+    elif isinstance(tree, exp.Alter):
+        prelude = _added_serials(tree)
+        fired = bool(prelude)
     for node in list(tree.walk()):
         new = _rewrite(node)
         if new is not None and new is not node:
@@ -387,44 +391,56 @@ def _serials(create: exp.Create) -> list[str]:
     schema = create.this
     if not isinstance(schema, exp.Schema) or not isinstance(schema.this, exp.Table):
         return []
-    table = schema.this
     props = create.args.get("properties")
     temp = props is not None and any(isinstance(p, exp.TemporaryProperty)
                                      for p in props.expressions)
-    prelude = []
-    for col in schema.expressions:
-        if not isinstance(col, exp.ColumnDef) or not isinstance(col.args.get("kind"), exp.DataType):
-            continue
-        kind = col.args["kind"]
-        identity = [c for c in col.constraints
-                    if isinstance(c.kind, exp.GeneratedAsIdentityColumnConstraint)]
-        if kind.this not in _SERIALS and not identity:
-            continue
-        if kind.this in _SERIALS:
-            col.set("kind", exp.DataType(this=_SERIALS[kind.this]))
-        for c in identity:
-            if c.kind.args.get("start") is not None or c.kind.args.get("increment") is not None:
-                raise FeatureNotSupported("identity sequence options are not supported by "
-                                          "pgbarrier on DuckDB")
-            c.pop()
-        seq_name = f"{table.name}_{col.name}_seq"
-        seq = exp.Table(this=exp.to_identifier(seq_name),
-                        db=table.args.get("db") and table.args["db"].copy(),
-                        catalog=table.args.get("catalog") and table.args["catalog"].copy())
-        seq_sql = seq.sql(dialect="duckdb")
-        temp_kw = "TEMP " if temp else ""
-        prelude.append(f"CREATE {temp_kw}SEQUENCE IF NOT EXISTS {seq_sql}"
-                       if create.args.get("exists") else
-                       f"CREATE OR REPLACE {temp_kw}SEQUENCE {seq_sql}")
-        nextval = exp.Anonymous(this="nextval", expressions=[exp.Literal.string(seq_sql)])
-        constraints = [c for c in col.constraints
-                       if not isinstance(c.kind, (exp.DefaultColumnConstraint,
-                                                  exp.NotNullColumnConstraint))]
-        col.set("constraints", [
-            exp.ColumnConstraint(kind=exp.DefaultColumnConstraint(this=nextval)),
-            exp.ColumnConstraint(kind=exp.NotNullColumnConstraint()),
-            *constraints])
-    return prelude
+    made = (_serial_column(col, schema.this, temp, bool(create.args.get("exists")), True)
+            for col in schema.expressions)
+    return [stmt for stmt in made if stmt is not None]
+
+
+def _added_serials(alter: exp.Alter) -> list[str]:
+    """``ALTER TABLE t ADD COLUMN c serial``: the same, without NOT NULL (DuckDB cannot add
+    a NOT NULL column inside a transaction; the default fills every row anyway)."""
+    if alter.args.get("kind") != "TABLE" or not isinstance(alter.this, exp.Table):
+        return []
+    made = (_serial_column(col, alter.this, False, False, False)
+            for col in alter.args.get("actions") or [])
+    return [stmt for stmt in made if stmt is not None]
+
+
+def _serial_column(col: exp.Expr, table: exp.Table, temp: bool, if_not_exists: bool,
+                   not_null: bool) -> str | None:
+    """Make ``col`` a sequence default if it is serial / identity; its CREATE SEQUENCE."""
+    if not isinstance(col, exp.ColumnDef) or not isinstance(col.args.get("kind"), exp.DataType):
+        return None
+    kind = col.args["kind"]
+    identity = [c for c in col.constraints
+                if isinstance(c.kind, exp.GeneratedAsIdentityColumnConstraint)]
+    if kind.this not in _SERIALS and not identity:
+        return None
+    if kind.this in _SERIALS:
+        col.set("kind", exp.DataType(this=_SERIALS[kind.this]))
+    for c in identity:
+        if c.kind.args.get("start") is not None or c.kind.args.get("increment") is not None:
+            raise FeatureNotSupported("identity sequence options are not supported by "
+                                      "pgbarrier on DuckDB")
+        c.pop()
+    seq = exp.Table(this=exp.to_identifier(f"{table.name}_{col.name}_seq"),
+                    db=table.args.get("db") and table.args["db"].copy(),
+                    catalog=table.args.get("catalog") and table.args["catalog"].copy())
+    seq_sql = seq.sql(dialect="duckdb")
+    nextval = exp.Anonymous(this="nextval", expressions=[exp.Literal.string(seq_sql)])
+    constraints = [c for c in col.constraints
+                   if not isinstance(c.kind, (exp.DefaultColumnConstraint,
+                                              exp.NotNullColumnConstraint))]
+    col.set("constraints", [
+        exp.ColumnConstraint(kind=exp.DefaultColumnConstraint(this=nextval)),
+        *([exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())] if not_null else []),
+        *constraints])
+    temp_kw = "TEMP " if temp else ""
+    return (f"CREATE {temp_kw}SEQUENCE IF NOT EXISTS {seq_sql}" if if_not_exists else
+            f"CREATE OR REPLACE {temp_kw}SEQUENCE {seq_sql}")
 
 
 # -- json paths ----------------------------------------------------------------------
