@@ -565,7 +565,8 @@ def _dialect(d: Doc, dl: dict[str, Any] | None) -> None:
       "of a text translated before: gate + LRU look-up), a miss (the whole translation past "
       "the cache: sqlglot parse in PostgreSQL's dialect, pgbarrier's transforms, DuckDB's "
       "SQL), and sqlglot's own share of a miss (`parse_one(read=\"postgres\").sql(\"duckdb\")`) "
-      "with pure-Python sqlglot and with `sqlglotc` (its mypyc build). Integer division needs "
+      "with pure-Python sqlglot and with `sqlglotc` (its mypyc build), the two interpreters taking "
+      "turns round by round (the order rotating; each figure the median of its rounds). Integer division needs "
       "no translation (DuckDB's `integer_division` setting), so `/` is not gated.", "")
     if not dl:
         d("Not run.", "")
@@ -597,6 +598,10 @@ def _dialect(d: Doc, dl: dict[str, Any] | None) -> None:
           f"without a parse; of the gated ones {s['hits']:,} hits and {s['misses']:,} misses "
           f"(hit rate {s['hit_rate_of_gated']:.0%}); {s['parsed_share']:.1%} of all statements "
           "paid a parse.", "")
+    if dl.get("loadavg_start") is not None:
+        d(f"Load average (1 min) at the start: {dl['loadavg_start']:.2f} on this run's cores "
+          "(the box is shared: single figures move by 2× between runs; the ratios of the "
+          "sqlglotc column come from interleaved rounds).", "")
     if other.get("error"):
         d(f"sqlglotc: the comparison run failed: `{other['error'][-300:]}`.", "")
     elif other:
