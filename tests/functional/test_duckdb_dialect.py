@@ -42,6 +42,23 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
      frozenset()),
     # jsonb is DuckDB's JSON: reported as json (OID 114), the same value
     ((), "SELECT jsonb_build_object('a', 1, 'b', 'x')", frozenset({"types"})),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '{\"a\": 1, \"k\": [\"x\", 1]}'), (2, '[\"k\", 2]'), "
+      "(3, '\"k\"'), (4, '5'), (5, NULL), (6, 'null')"),
+     "SELECT a, d ? 'k', d ? 'a', d -> 'k' ? 'x', d -> 'k' ? '1', jsonb_typeof(d) "
+     "FROM t ORDER BY a", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '[1, 2, 3]'), (2, '[]'), (3, NULL)"),
+     "SELECT a, jsonb_array_length(d) FROM t ORDER BY a", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)", "INSERT INTO t VALUES (1, '{\"a\": 1}')"),
+     "SELECT jsonb_array_length(d) FROM t", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)", "INSERT INTO t VALUES (1, '7')"),
+     "SELECT jsonb_array_length(d) FROM t", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '{\"x\": 1}'), (2, '[2]')"),
+     "SELECT jsonb_agg(a), json_agg(d), jsonb_object_agg(a, d), json_object_agg(a, a), "
+     "to_jsonb(1) "
+     "FROM (SELECT * FROM t ORDER BY a) q", frozenset({"types"})),
     ((), "SELECT json_build_array(1, 'a')", frozenset()),
     ((), "SELECT to_char(timestamp '2024-03-05 14:07:09', 'YYYY-MM-DD HH24:MI:SS')", frozenset()),
     ((), "SELECT to_char(timestamp '2024-03-05 04:07:09', 'FMDD Mon YYYY, Dy HH12 AM')",
@@ -224,6 +241,7 @@ DESCRIBED = [
     "SELECT date_trunc('day', now()), date_trunc('hour', timestamp '2024-01-01 10:11:12')",
     "SELECT row_number() over (), count(*) over (), rank() over (order by 1)",
     "SELECT to_char(now(), 'YYYY'), generate_series(1, 2)",
+    "SELECT ('{1,2,3}'::int[])[1], 2 ^ 3, power(2, 3), pow(2, 3), (ARRAY[1])[1]",
 ]
 
 

@@ -55,6 +55,10 @@ def test_the_same_text_is_translated_once():
     ("SELECT '[1]'::json <@ '[1, 2]'",
      "SELECT JSON_CONTAINS(CAST('[1, 2]' AS JSON), CAST('[1]' AS JSON))"),
     ("SELECT json_build_array(1, 'a')", "SELECT JSON_ARRAY(1, 'a')"),
+    ("SELECT json_agg(a), jsonb_agg(a), json_object_agg(k, a), jsonb_object_agg(k, a) FROM t",
+     "SELECT JSON_GROUP_ARRAY(a), JSON_GROUP_ARRAY(a), JSON_GROUP_OBJECT(k, a), "
+     "JSON_GROUP_OBJECT(k, a) FROM t"),
+    ("SELECT to_jsonb(a) FROM t", "SELECT TO_JSON(a) FROM t"),
     ("SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS') FROM t",
      "SELECT STRFTIME(ts, '%Y-%m-%d %H:%M:%S') FROM t"),
     ("SELECT to_char(ts, 'FMDD \"of\" FMMonth YYYY, Dy') FROM t",

@@ -51,7 +51,14 @@ Rules this module keeps:
     ``jsonb`` columns DuckDB has no such operator: 0A000 (:mod:`.duckdb_errors`). On
     arrays ``@>`` is DuckDB's own, the same.
   - ``json[b]_build_object`` -> ``json_object``; ``json[b]_build_array`` -> ``json_array``
-    (the same values; DuckDB prints JSON without PostgreSQL's blanks).
+    (the same values; DuckDB prints JSON without PostgreSQL's blanks);
+    ``json[b]_array_length`` -> ``json_array_length`` of an array, else PostgreSQL's
+    22023 (DuckDB answers 0); ``json[b]_agg`` ->
+    ``json_group_array`` and ``json[b]_object_agg`` -> ``json_group_object`` (with ORDER BY
+    or other options: 0A000); ``to_jsonb`` -> ``to_json``; ``json[b]_typeof`` -> DuckDB's
+    ``json_type`` named as PostgreSQL does (``object``, ``number``...); ``jsonb ? key`` ->
+    a top-level key, string element or the string itself, as PostgreSQL (``?|`` / ``?&``
+    are not translated).
   - ``to_char(timestamp, 'literal format')`` -> ``strftime`` for the patterns in
     :data:`_TO_CHAR`; any other pattern, a non-literal format or a number's ``to_char``
     is 0A000.
@@ -81,8 +88,9 @@ CACHE_SIZE = 2048
 
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
-_GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x")
-_GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_")
+_GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x", "?")
+_GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
+               "json_agg", "json_object_agg", "json_typeof")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
 _TRANSLATED = (exp.ExplodingGenerateSeries,)
@@ -92,7 +100,13 @@ _SERIALS = {exp.DataType.Type.SERIAL: exp.DataType.Type.INT,
             exp.DataType.Type.SMALLSERIAL: exp.DataType.Type.SMALLINT}
 _BINARY = (exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY, exp.DataType.Type.BLOB)
 _JSON_BUILD = {"json_build_object": "json_object", "jsonb_build_object": "json_object",
-               "json_build_array": "json_array", "jsonb_build_array": "json_array"}
+               "json_build_array": "json_array", "jsonb_build_array": "json_array",
+               "jsonb_agg": "json_group_array",
+               "to_jsonb": "to_json"}
+#: DuckDB's json_type -> PostgreSQL's json[b]_typeof
+_JSON_TYPEOF = {"OBJECT": "object", "ARRAY": "array", "VARCHAR": "string",
+                "BOOLEAN": "boolean", "NULL": "null", "BIGINT": "number", "UBIGINT": "number",
+                "DOUBLE": "number", "HUGEINT": "number", "UHUGEINT": "number"}
 
 #: to_char patterns -> strftime (longest first); other letters are 0A000
 _TO_CHAR = [("FMMonth", "%B"), ("FMDay", "%A"), ("FMDD", "%-d"), ("FMMM", "%-m"),
@@ -260,6 +274,32 @@ def _rewrite(node: exp.Expr) -> exp.Expr | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() in _JSON_BUILD:
         return exp.Anonymous(this=_JSON_BUILD[node.name.lower()],
                              expressions=[e.copy() for e in node.expressions])
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("json_typeof", "jsonb_typeof") \
+            and len(node.expressions) == 1:
+        case = exp.Case(this=exp.Anonymous(this="json_type",
+                                           expressions=[node.expressions[0].copy()]))
+        for duck, pg in _JSON_TYPEOF.items():
+            case = case.when(exp.Literal.string(duck), exp.Literal.string(pg))
+        return case
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("json_array_length",
+                                                                 "jsonb_array_length") \
+            and len(node.expressions) == 1:
+        return _array_length(node.expressions[0])
+    if isinstance(node, exp.JSONObjectAgg) and len(node.expressions) == 2 and \
+            not any(v for k, v in node.args.items() if k != "expressions"):
+        return exp.Anonymous(this="json_group_object",
+                             expressions=[e.copy() for e in node.expressions])
+    if isinstance(node, (exp.JSONArrayAgg, exp.JSONBObjectAgg)):
+        plain = {k for k, v in node.args.items() if v is not None and v is not False}
+        if isinstance(node, exp.JSONArrayAgg) and plain == {"this"}:
+            return exp.Anonymous(this="json_group_array", expressions=[node.this.copy()])
+        if isinstance(node, exp.JSONBObjectAgg) and plain == {"this", "expression"}:
+            return exp.Anonymous(this="json_group_object",
+                                 expressions=[node.this.copy(), node.expression.copy()])
+        raise FeatureNotSupported("json_agg / json_object_agg with ORDER BY or options are "
+                                  "not supported by pgbarrier on DuckDB")
+    if isinstance(node, exp.JSONBContainsTopKey):
+        return _key_exists(node.this, node.expression)
     if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)) and \
             (_is_json(node.this) or _is_json(node.expression)):
         outer, inner = (node.this, node.expression) if isinstance(node, exp.ArrayContainsAll) \
@@ -286,6 +326,44 @@ def _as_json(node: exp.Expr) -> exp.Expr:
     if _is_json(node):
         return node.copy()
     return exp.Cast(this=node.copy(), to=exp.DataType.build("JSON"))
+
+
+def _key_exists(value: exp.Expr, key: exp.Expr) -> exp.Expr:
+    """PostgreSQL's ``jsonb ? text``: a top-level key of an object, a string element of an
+    array, or the string itself."""
+    doc = _as_json(value)
+    kind = exp.Anonymous(this="json_type", expressions=[doc.copy()])
+    keys = exp.Anonymous(this="json_keys", expressions=[doc.copy()])
+    elements = exp.Anonymous(this="json_extract", expressions=[doc.copy(),
+                                                               exp.Literal.string("$[*]")])
+    as_json = exp.Anonymous(this="to_json", expressions=[exp.cast(key.copy(), "VARCHAR")])
+    return exp.Case(this=kind).when(
+        exp.Literal.string("OBJECT"),
+        exp.Anonymous(this="list_contains", expressions=[keys, key.copy()])).when(
+        exp.Literal.string("ARRAY"),
+        exp.Anonymous(this="list_contains", expressions=[elements, as_json])).when(
+        exp.Literal.string("VARCHAR"),
+        exp.EQ(this=exp.Anonymous(this="json_extract_string",
+                                  expressions=[doc.copy(), exp.Literal.string("$")]),
+               expression=key.copy())).else_(
+        exp.Case().when(exp.Is(this=doc.copy(), expression=exp.Null()), exp.Null())
+        .else_(exp.false()))
+
+
+def _array_length(value: exp.Expr) -> exp.Expr:
+    """PostgreSQL's json[b]_array_length: an error for anything but an array (DuckDB: 0)."""
+    doc = _as_json(value)
+    kind = exp.Anonymous(this="json_type", expressions=[doc.copy()])
+
+    def error(text: str) -> exp.Expr:
+        return exp.Anonymous(this="error", expressions=[exp.Literal.string(text)])
+
+    return exp.Case(this=kind).when(
+        exp.Literal.string("ARRAY"), exp.cast(
+            exp.Anonymous(this="json_array_length", expressions=[doc.copy()]), "INT")).when(
+        exp.Literal.string("OBJECT"), error("cannot get array length of a non-array")).else_(
+        exp.Case().when(exp.Is(this=doc.copy(), expression=exp.Null()), exp.Null())
+        .else_(error("cannot get array length of a scalar")))
 
 
 def _in_select_list(node: exp.Expr) -> bool:

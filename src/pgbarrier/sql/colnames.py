@@ -38,7 +38,14 @@ PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
                  "ArrayContainsAll": "?column?", "JSONExtract": "?column?",
                  "JSONExtractScalar": "?column?", "JSONBExtract": "?column?",
                  "JSONBExtractScalar": "?column?", "ArrayContainedBy": "?column?",
-                 "ArrayOverlaps": "?column?", "JSONBContains": "?column?"}
+                 "ArrayOverlaps": "?column?", "JSONBContains": "?column?",
+                 "JSONBContainsTopKey": "?column?", "JSONArrayAgg": "json_agg",
+                 "JSONObjectAgg": "json_object_agg", "JSONBObjectAgg": "jsonb_object_agg"}
+
+
+def _called(node: exp.Expr) -> str:
+    """``pow`` or ``power``, as the call was written (its name token's length)."""
+    return "pow" if node.meta.get("end", 0) - node.meta.get("start", 0) == 2 else "power"
 
 
 def type_name(dtype: exp.Expr) -> str | None:
@@ -101,6 +108,10 @@ def figure_colname(node: exp.Expr) -> str | None:
         return figure_colname(node.this)
     if isinstance(node, exp.Window):
         return figure_colname(node.this)
+    if isinstance(node, exp.Bracket):  # a subscript is named by what it subscripts
+        return figure_colname(node.this)
+    if isinstance(node, exp.Pow):  # power(a, b) / pow(a, b) are calls (with a position)
+        return _called(node) if "start" in node.meta else None
     if isinstance(node, exp.CurrentTimestamp):
         # sqlglot reads now() and current_timestamp alike; only the call has a position
         return "now" if "start" in node.meta else "current_timestamp"
