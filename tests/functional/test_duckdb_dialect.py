@@ -269,3 +269,21 @@ def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):
         finally:
             _clean(dk, ("t",))
     assert words in info.value.diag.message_primary
+
+
+@pytest.mark.parametrize("form", ["", " BATCH REFRESH"])
+def test_materialized_view_queries_are_postgresqls_too(duck, form):
+    """The query of a (streaming or batch-refresh) materialized view is the client's
+    PostgreSQL, translated as any statement is."""
+    name = "mv_dialect" + ("_batch" if form else "")
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        dk.execute(f"CREATE MATERIALIZED VIEW {name}{form} AS SELECT generate_series(1, 3) AS g, "
+                   "'\\xdeadbeef'::bytea AS b, 7 / 2 AS q")
+        try:
+            cur = dk.execute(f"SELECT g, b, q FROM {name} ORDER BY g")
+            assert cur.fetchall() == [(g, b"\xde\xad\xbe\xef", 3) for g in (1, 2, 3)]
+            if form:
+                dk.execute(f"REFRESH MATERIALIZED VIEW {name}")
+                assert dk.execute(f"SELECT count(*) FROM {name}").fetchone() == (3,)
+        finally:
+            dk.execute(f"DROP MATERIALIZED VIEW {name}")

@@ -769,8 +769,10 @@ class DuckDBBackend(Backend):
         return [tuple(shown[k] for k in path) for path in walk(starts, step)]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
+        duck_query = postgres_to_duckdb(query)  # the client's PostgreSQL: duckdb_dialect
+
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:
-            return _describe_rows(cur, query, None, positions=False)
+            return _describe_rows(cur, duck_query, None, positions=False)
         return self._run(database, go)
 
     @staticmethod
@@ -785,6 +787,7 @@ class DuckDBBackend(Backend):
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit
         (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+        query = postgres_to_duckdb(query)  # the client's PostgreSQL: duckdb_dialect
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
             cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
@@ -821,6 +824,8 @@ class DuckDBBackend(Backend):
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
+        query = postgres_to_duckdb(query)  # the client's PostgreSQL: duckdb_dialect
+
         def body(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
             self._marked(database, cur, name, "streaming")
