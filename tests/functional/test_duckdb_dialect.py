@@ -17,6 +17,9 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
     ((), "SELECT 7/2, -7/2, 7 % 3, 2147483647/2", frozenset()),
     ((), "SELECT 1/0", frozenset()),
     ((), "SELECT 5 % 0", frozenset()),
+    ((), "SELECT interval '1 day' / 2, '1 day'::interval / 4, "
+         "(interval '3 hours' + interval '1 hour') / 2, interval '1 day' / 2.5, "
+         "age(timestamp '2024-01-03', timestamp '2024-01-01') / 2, 7 / 2", frozenset()),
     ((), "SELECT 1.5/0", frozenset()),
     ((), "SELECT 2.0::float8/0", frozenset()),
     (("CREATE TABLE n (a int, b bigint)", "INSERT INTO n VALUES (7, 2)"),
@@ -256,6 +259,7 @@ def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
 @pytest.mark.parametrize("setup, sql, words", [
     (("CREATE TABLE t (a jsonb, b jsonb)",), "SELECT a @> b FROM t", "jsonb containment (@>)"),
     ((), "SELECT to_char(now(), 'Month')", 'to_char pattern "Month"'),
+    (("CREATE TABLE t (a interval)",), "SELECT a / 2 FROM t", "dividing an interval"),
     ((), "SELECT to_char(12.5, '99.9')", "to_char of a number"),
 ])
 def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):

@@ -20,7 +20,11 @@ Rules this module keeps:
     :mod:`pgbarrier.backends.duckdb_errors` maps the error. This covers every integer
     operand (literals, columns, parameters, expressions) with no type knowledge needed.
     Known difference: ``sum(bigint)`` is ``numeric`` in PostgreSQL but an integer in
-    DuckDB, so ``sum(b) / n`` truncates here.
+    DuckDB, so ``sum(b) / n`` truncates here. DuckDB's ``//`` has no interval form, so a
+    dividend that is visibly an interval (a literal or cast, ``age()``, sums and
+    differences of those) is divided with DuckDB's ``"/"(a, b)`` function; one that is
+    not visibly so (an ``interval`` column, ``max(t) - min(t)``) is 0A000 naming it
+    (:mod:`.duckdb_errors`), with the workaround as HINT.
   - ``'\\x...'::bytea`` (PostgreSQL's hex format) -> ``from_hex('...')``; a literal that
     is not valid hex is PostgreSQL's 22023 (``invalid hexadecimal digit: "z"``, ``invalid
     hexadecimal data: odd number of digits``).
@@ -151,7 +155,7 @@ def may_differ(sql: str) -> bool:
     for word in _GATE_WORDS:
         if word in low:
             return True
-    return False
+    return "/" in sql and ("interval" in low or "age(" in low)
 
 
 def translate(sql: str, column_types: ColumnTypes | None = None) -> str:
@@ -306,6 +310,10 @@ def _rewrite(node: exp.Expr) -> exp.Expr | None:
             else (node.expression, node.this)
         return exp.Anonymous(this="json_contains", expressions=[_as_json(outer),
                                                                  _as_json(inner)])
+    if isinstance(node, exp.Div) and _interval_like(node.this):
+        # integer_division makes `/` DuckDB's `//`, which has no interval form: call `/`
+        return exp.Anonymous(this=exp.to_identifier("/", quoted=True),
+                             expressions=[node.this.copy(), node.expression.copy()])
     if isinstance(node, exp.Anonymous) and node.name.lower() == "to_char":
         return _to_char(node)
     if isinstance(node, exp.ExplodingGenerateSeries) and _in_select_list(node) \
@@ -364,6 +372,23 @@ def _array_length(value: exp.Expr) -> exp.Expr:
         exp.Literal.string("OBJECT"), error("cannot get array length of a non-array")).else_(
         exp.Case().when(exp.Is(this=doc.copy(), expression=exp.Null()), exp.Null())
         .else_(error("cannot get array length of a scalar")))
+
+
+def _interval_like(node: exp.Expr) -> bool:
+    """``node`` is visibly an interval: a literal or cast, ``age()``, or arithmetic on one."""
+    if isinstance(node, exp.Interval):
+        return True
+    if isinstance(node, exp.Cast):
+        to = node.args.get("to")
+        return isinstance(to, exp.DataType) and to.this == exp.DataType.Type.INTERVAL
+    if isinstance(node, exp.Paren):
+        return _interval_like(node.this)
+    if isinstance(node, (exp.Add, exp.Sub)):
+        return _interval_like(node.this) and _interval_like(node.expression)
+    if isinstance(node, (exp.Mul, exp.Div)):
+        return _interval_like(node.this)
+    return isinstance(node, exp.Anonymous) and node.name.lower() in (
+        "age", "justify_days", "justify_hours", "justify_interval")
 
 
 def _in_select_list(node: exp.Expr) -> bool:

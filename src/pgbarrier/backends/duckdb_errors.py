@@ -55,6 +55,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? already exists'), "42P07",
      'relation "{0}" already exists'),
     (re.compile(r"^Division by zero in expression"), "22012", "division by zero"),
+    (re.compile(r"^No function matches the given name and argument types '//\((\"?INTERVAL\"?)"),
+     "0A000", "dividing an interval that is not written as one (a cast to interval, an "
+              "interval literal) is not supported by pgbarrier on DuckDB"),
     (re.compile(r"^No function matches the given name and argument types '(@>|<@)\(\"?JSON"),
      "0A000", "jsonb containment ({0}) of values not cast to jsonb is not supported by "
               "pgbarrier on DuckDB"),
