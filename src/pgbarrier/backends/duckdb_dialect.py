@@ -24,7 +24,7 @@ Rules this module keeps:
     dividend that is visibly an interval (a literal or cast, ``age()``, sums and
     differences of those) is divided with DuckDB's ``"/"(a, b)`` function; one that is
     not visibly so (an ``interval`` column, ``max(t) - min(t)``) is 0A000 naming it
-    (:mod:`.duckdb_errors`), with the workaround as HINT.
+    (:mod:`.duckdb_errors`): the message says to write it as one.
   - ``'\\x...'::bytea`` (PostgreSQL's hex format) -> ``from_hex('...')``; a literal that
     is not valid hex is PostgreSQL's 22023 (``invalid hexadecimal digit: "z"``, ``invalid
     hexadecimal data: odd number of digits``).
@@ -44,12 +44,14 @@ Rules this module keeps:
     PostgreSQL's would); ``CREATE TABLE IF NOT EXISTS`` uses ``CREATE SEQUENCE IF NOT
     EXISTS`` instead (so an existing table is left alone, and an orphan sequence goes on
     from where it was); ``ALTER TABLE t ADD COLUMN c serial`` likewise, without ``NOT
-    NULL`` (DuckDB cannot add one inside a transaction; every row gets its value); ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL
-    refuses it without ``OVERRIDING SYSTEM VALUE``). ``pg_get_serial_sequence`` is not
-    provided.
+    NULL`` (DuckDB cannot add one inside a transaction; every row gets its value);
+    ``GENERATED ALWAYS`` accepts an explicit value (PostgreSQL refuses it without
+    ``OVERRIDING SYSTEM VALUE``). ``pg_get_serial_sequence('t', 'c')`` (the catalog's
+    macro) answers ``public.<t>_<c>_seq`` when that sequence exists.
   - ``#>`` / ``#>>`` with a literal path -> ``json_extract`` / ``json_extract_string``
     with a JSON path (a path element of digits indexes an array); a non-literal path is
-    0A000. ``->`` / ``->>`` are sqlglot's translation.
+    0A000. ``->`` / ``->>`` are DuckDB's own, the same (sqlglot's JSON paths when the
+    statement is translated for something else).
   - ``a @> b`` / ``a <@ b`` where either side is visibly ``json``/``jsonb`` (a cast) ->
     ``json_contains`` (PostgreSQL's containment, the other side read as JSON); on two
     ``jsonb`` columns DuckDB has no such operator: 0A000 (:mod:`.duckdb_errors`). On
