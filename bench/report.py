@@ -556,6 +556,68 @@ def _classifier(d: Doc, cl: dict[str, Any] | None) -> None:
       "cost more than the whole round trip does now.", "")
 
 
+def _dialect(d: Doc, dl: dict[str, Any] | None) -> None:
+    d("## PostgreSQL's dialect on DuckDB: translation cost and cache (issue 15)", "")
+    d("Command: `python bench/dialect.py --compare-python /tmp/venv-sqlglotc/bin/python` (the "
+      "last option only for the sqlglotc column: a throwaway venv with `pip install sqlglotc` "
+      "and pgbarrier's dependencies; `run_all.py` adds it when `.bench/sqlglotc/bin/python` "
+      "exists). In one process, with `timeit` (best of 5 runs; call "
+      "overhead included): the gate every statement pays (`may_differ`), a hit (`translate` "
+      "of a text translated before: gate + LRU look-up), a miss (the whole translation past "
+      "the cache: sqlglot parse in PostgreSQL's dialect, pgbarrier's transforms, DuckDB's "
+      "SQL), and sqlglot's own share of a miss (`parse_one(read=\"postgres\").sql(\"duckdb\")`) "
+      "with pure-Python sqlglot and with `sqlglotc` (its mypyc build), the two interpreters taking "
+      "turns round by round (the order rotating; each figure the median of its rounds). Integer division needs "
+      "no translation (DuckDB's `integer_division` setting), so `/` is not gated.", "")
+    if not dl:
+        d("Not run.", "")
+        return
+    pure = dl["pure"]
+    other = dl.get("other") or {}
+    compiled = {r["label"]: r["sqlglot_ns"] for r in other.get("sqlglot_rows", [])}
+    rows = []
+    for r, sg in zip(pure.get("rows", []), pure["sqlglot_rows"]):
+        c_ns = compiled.get(r["label"])
+        rows.append([r["label"].replace("|", "\\|"), str(r["chars"]),
+                     "yes" if r["gated"] else "no", "yes" if r["rewritten"] else "no",
+                     _num(r["gate_ns"], 0, " ns"), _num(r["hit_ns"], 0, " ns"),
+                     _num(r["miss_ns"] / 1000, 0, " µs") if r["miss_ns"] else "—",
+                     _num(sg["sqlglot_ns"] / 1000, 0, " µs"),
+                     _num(c_ns / 1000, 0, " µs") if c_ns else "—",
+                     f"{sg['sqlglot_ns'] / c_ns:.1f}×" if c_ns else "—"])
+    d.table(["statement", "chars", "gated", "rewritten", "gate", "hit", "miss",
+             f"sqlglot share (sqlglot {pure['sqlglot']})",
+             f"with sqlglotc {other.get('sqlglot', '')}".rstrip(), "sqlglotc speed-up"], rows)
+    s = pure.get("stream")
+    if s:
+        d(f"Hit rate: {s['statements']:,} statements drawn (seed {s['seed']}) from a workload "
+          "(pgbench-style reads and ORM statements with `$n` parameters, reports, JSON, bytea, "
+          "array, `#>>`, `to_char` and `generate_series` statements; "
+          f"{s['inlined_share']:.0%} of those with a literal sent inlined, each such text new) "
+          f"through `translate` with an empty cache of {s['cache_size']:,}: "
+          f"{s['passed_gate']:,} ({s['passed_gate'] / s['statements']:.0%}) passed the gate "
+          f"without a parse; of the gated ones {s['hits']:,} hits and {s['misses']:,} misses "
+          f"(hit rate {s['hit_rate_of_gated']:.0%}); {s['parsed_share']:.1%} of all statements "
+          "paid a parse.", "")
+    if dl.get("loadavg_start") is not None:
+        d(f"Load average (1 min) at the start: {dl['loadavg_start']:.2f} on this run's cores "
+          "(the box is shared: single figures move by 2× between runs; the ratios of the "
+          "sqlglotc column come from interleaved rounds).", "")
+    if other.get("error"):
+        d(f"sqlglotc: the comparison run failed: `{other['error'][-300:]}`.", "")
+    elif other:
+        verdict = ("runs pgbarrier's translator" if not other.get("import_error") else
+                   f"is **not a drop-in**: pgbarrier's own dialects subclass sqlglot's parser "
+                   f"classes (`sql/dialect.py`'s PgBarrier, the translator's Postgres parser), "
+                   f"and mypyc-compiled classes refuse that (`{other['import_error']}`), so the "
+                   f"server cannot parse a statement with it")
+        d(f"sqlglotc {other.get('sqlglot', '')} (it installs compiled modules into sqlglot "
+          f"{other.get('sqlglot', '')} itself and pins that version, one below the "
+          f"{pure['sqlglot']} used here) {verdict}. The sqlglot share column is what it "
+          "would save per miss once those subclasses were replaced by hooks that do not "
+          "subclass.", "")
+
+
 def _profile(d: Doc, pr: dict[str, Any] | None) -> None:
     d("## Where the pass-through path spends its time (item 6)", "")
     d("Command: `python bench/profile_path.py --seconds 6`. pgbench with 4 clients against "
@@ -1067,6 +1129,7 @@ def render(results: Path) -> str:
     ctl = _control(body, results)
     sc_v = _scale(body, sc, mem)
     _classifier(body, cl)
+    _dialect(body, _load(results, "dialect"))
     _profile(body, pr)
     _startup(body, run, results)
     sm = _load(results, "streaming_memory")
@@ -1143,7 +1206,7 @@ def render(results: Path) -> str:
          "then runs `bench/run_all.py`, which runs each script below and renders this file. "
          "It needs the PostgreSQL server on 127.0.0.1:5432 (trust, user `postgres`) and "
          "`pgbench`; what is missing is skipped with the reason in its section. One benchmark: "
-         "`.venv/bin/python bench/run_all.py --only passthrough` (names: classifier, "
+         "`.venv/bin/python bench/run_all.py --only passthrough` (names: classifier, dialect, "
          "control_roundtrip, create_latency, refresh_lateness_1000, refresh_lateness_100, "
          "memory, scale, profile, duckdb, passthrough, startup_time, streaming_memory, connection_flood, history_startup); `--quick` for smaller "
          "sizes. Each script also runs alone (`python bench/<script>.py --help`).", "")

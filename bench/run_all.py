@@ -35,6 +35,9 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
     "classifier": ("classifier.py", {
         "full": [], "quick": ["--number", "1000", "--repeat", "3"],
         "smoke": ["--number", "20", "--repeat", "1", "--parse-number", "2"]}),
+    "dialect": ("dialect.py", {
+        "full": [], "quick": ["--number", "1000", "--repeat", "3", "--miss-number", "50"],
+        "smoke": ["--number", "20", "--repeat", "1", "--miss-number", "2", "--stream", "200"]}),
     "control_roundtrip": ("control_roundtrip.py", {
         "full": ["--rounds", "1000"], "quick": ["--rounds", "300"], "smoke": ["--rounds", "3"]}),
     "create_latency": ("create_latency.py", {
@@ -145,6 +148,9 @@ def run_one(name: str, size: str, results: Path) -> dict[str, Any]:
             args += ["--json", str(out_json)]
     else:
         args += ["--json", str(out_json)]
+    sqlglotc = c.ROOT / ".bench" / "sqlglotc" / "bin" / "python"
+    if name == "dialect" and size != "smoke" and sqlglotc.exists():  # the sqlglotc column
+        args += ["--compare-python", str(sqlglotc)]
     cmd = [sys.executable, str(script), *args]
     shown = " ".join(["python", f"bench/{script_name}", *args]).replace(str(c.ROOT) + "/", "")
     print(f"\n=== {name}: {shown}", flush=True)

@@ -42,7 +42,7 @@ import json  # noqa: E402
 
 import pytest  # noqa: E402
 
-SUITE = ["classifier", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
+SUITE = ["classifier", "dialect", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
          "streaming_memory", "connection_flood", "history_startup", "duckdb_overhead",
          "pause_under_load", "thread_hop"]
 
@@ -72,6 +72,7 @@ def test_bench_report_renders(bench_results, tmp_path):
     text = (tmp_path / "BENCHMARKS.md").read_text()
     for heading in ("## Pass-through overhead", "## Embedded DuckDB", "## Control plane",
                     "## Scale of the barrier manager", "## The classifier on its own",
+                    "## PostgreSQL's dialect on DuckDB",
                     "## Where the pass-through path spends its time",
                     "## Streaming results", "## A flood of connections",
                     "## Start-up with 1,000,000 refresh-history rows",

@@ -64,7 +64,7 @@ def test_discard_all_and_reset_before_any_query(srv: ServerProcess) -> None:
         assert conn.execute(TS).fetchone() == ("2020-01-01 00:00:00+00",)
     with connect(srv) as conn:
         conn.execute("DISCARD ALL")
-        assert conn.execute("SELECT 1 / 2").fetchone() == (0.5,)
+        assert conn.execute("SELECT 1 / 2").fetchone() == (0,)  # integer division, as PostgreSQL
 
 
 def test_a_session_whose_first_statement_is_a_temp_table(srv: ServerProcess) -> None:
@@ -80,9 +80,9 @@ def test_a_session_whose_first_statement_is_a_temp_table(srv: ServerProcess) -> 
 
 def test_a_duckdb_setting_as_the_first_statement_stays_the_sessions(srv: ServerProcess) -> None:
     with connect(srv) as a, connect(srv) as b:
-        a.execute("SET integer_division = true")
-        assert a.execute("SELECT 1 / 2").fetchone() == (0,)
-        assert b.execute("SELECT 1 / 2").fetchone() == (0.5,)
+        a.execute("SET integer_division = false")  # pgbarrier's default is true (PostgreSQL's /)
+        assert a.execute("SELECT 1 / 2").fetchone() == (0.5,)
+        assert b.execute("SELECT 1 / 2").fetchone() == (0,)
 
 
 def test_a_start_up_time_zone_is_in_force(srv: ServerProcess) -> None:

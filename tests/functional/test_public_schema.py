@@ -248,3 +248,19 @@ def test_materialized_views_over_and_named_in_public(backend_server, schema):
         c.execute(f"DROP MATERIALIZED VIEW {schema}.pq_mv_b")
         c.execute(f"DROP MATERIALIZED VIEW {schema}.pq_mv_s")
         c.execute(f"DROP TABLE {schema}.pq_mv_src")
+
+
+@pytest.mark.parametrize("schema", ["public", '"public"'])
+def test_a_serial_column_of_a_public_table(backend_server, schema):
+    """serial's sequence (the dialect translation) lives where the table does."""
+    with _connect(backend_server) as c:
+        c.execute(f"DROP TABLE IF EXISTS {schema}.pub_serial")
+        c.execute(f"CREATE TABLE {schema}.pub_serial (id serial PRIMARY KEY, v text)")
+        try:
+            c.execute(f"INSERT INTO {schema}.pub_serial (v) VALUES ('a'), ('b')")
+            assert c.execute(f"SELECT id, v FROM {schema}.pub_serial ORDER BY id").fetchall() \
+                == [(1, "a"), (2, "b")]
+            assert c.execute("SELECT pg_get_serial_sequence('public.pub_serial', 'id')"
+                             ).fetchone() == ("public.pub_serial_id_seq",)
+        finally:
+            c.execute(f"DROP TABLE {schema}.pub_serial")

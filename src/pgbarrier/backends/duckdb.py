@@ -136,12 +136,15 @@ from pgbarrier.backends.base import (
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
+from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
+from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettings, path_names
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
+from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -161,6 +164,7 @@ from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, Pg
                               QueryCanceled, SyntaxError)
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
@@ -207,6 +211,15 @@ def _returns_rows(words: tuple[str, ...], sql: str) -> bool:
     if words[0] in _ROW_WORDS:
         return True
     return words[0] in _DML and "RETURNING" in sql.upper()
+
+
+def postgres_to_duckdb(sql: str, column_types: ColumnTypes | None = None) -> str:
+    """The DuckDB text of a client statement (:mod:`pgbarrier.backends.duckdb_dialect`),
+    the same object when nothing differs. A statement the catalog rewrite takes is left to
+    it: that rewrite reads PostgreSQL's syntax and writes DuckDB's itself."""
+    if not may_differ(sql) or may_touch_catalog(sql):
+        return sql
+    return _translate(sql, column_types)
 
 
 def _duck_param(v: Any) -> Any:
@@ -444,7 +457,7 @@ class DuckDBSession(BackendSession):
                 raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype = self._rewrite(sql)
+        sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
         try:
             if params:
@@ -452,20 +465,25 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if _returns_rows(words, sql):
-                columns = self.catalog.retype(self.catalog.rename(client_sql, [
-                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]), retype)
+                columns = self.catalog.retype(self._named(client_sql, [
+                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
+                    translated), retype)
                 tag = words[0] if words[0] in _DML else "SELECT"
                 return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
         except duckdb.Error as exc:
-            # DuckDB's position is in the text it ran
-            err = self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql)
+            err = to_pg_error(exc, sql, self._constraints)
+            # DuckDB's position is in the text it ran: mapped back, or dropped
+            if translated:
+                err.position = None
+            else:
+                err = self.catalog.for_client(err, client_sql, sql)
             if setting is not None and setting.verb == "SHOW" and err.sqlstate == "42P01":
                 # DuckDB's SHOW x describes a table x; PostgreSQL's names a setting
                 err = PgError(f'unrecognized configuration parameter "{setting.name.lower()}"',
                               sqlstate="42704")
             raise err from None
-        tag = command_tag(words, sql)
+        tag = command_tag(words, client_sql)
         if self._schemas is not None and words[0] in ("CREATE", "DROP") and \
                 words[1:2] == ("SCHEMA",):
             self._apply_search_path(cur)  # a schema on the path may exist now, or no more
@@ -610,12 +628,45 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        rewritten, retype = self._rewrite(sql)
+        rewritten, retype, translated = self._to_duckdb(sql)
         try:
             columns = self._describe(rewritten, words, params)
         except PgError as err:  # DuckDB's position is in the text it ran
+            if translated:
+                err.position = None
+                raise
             raise self.catalog.for_client(err, sql, rewritten) from None
-        return self.catalog.retype(self.catalog.rename(sql, columns), retype)
+        return self.catalog.retype(self._named(sql, columns, translated), retype)
+
+    def _named(self, client_sql: str, columns: list[Column], translated: bool) -> list[Column]:
+        """PostgreSQL's column names: DuckDB's names of a translated statement are those
+        of the translation (``CURRENT_TIMESTAMP`` for ``now()``), so they come from the
+        client's text whatever they look like."""
+        if translated:
+            names = postgres_names(client_sql, len(columns))
+            if names is not None:
+                return [Column(n, c.type_oid, c.type_modifier) for n, c in zip(names, columns)]
+        return self.catalog.rename(client_sql, columns)
+
+    def _constraints(self) -> list[ConstraintRow]:
+        """The database's constraints (``duckdb_constraints()``), for constraint-violation
+        messages: read on a connection of its own (the session's transaction has failed by
+        then), so a table created in that uncommitted transaction has none."""
+        try:
+            cur = self._conn.cursor()
+        except duckdb.Error:
+            return []
+        try:
+            rows = cur.execute(
+                "SELECT table_name, constraint_type, constraint_column_names, expression, "
+                "referenced_table, referenced_column_names FROM duckdb_constraints() "
+                "WHERE database_name = current_database() "
+                "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
+        except duckdb.Error:
+            return []
+        finally:
+            cur.close()
+        return [(t, k, list(c or []), e, rt, list(rc or [])) for t, k, c, e, rt, rc in rows]
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:
@@ -652,18 +703,28 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self._rewrite(sql)
+            sql, _, _ = self._to_duckdb(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
                     (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
         return oids
 
+    def _to_duckdb(self, sql: str) -> tuple[str, dict[str, int], bool]:
+        """The client's PostgreSQL as DuckDB runs it, one way for every path: PostgreSQL's
+        keywords DuckDB reserves quoted where they are names (duckdb_keywords), PostgreSQL's
+        dialect translated (duckdb_dialect), then ``public`` and the catalog
+        (:meth:`_rewrite`). Also the column type overrides, and whether the first two
+        changed the text (then DuckDB's error positions cannot be mapped back)."""
+        quoted = quote_keyword_names(sql)
+        duck = postgres_to_duckdb(quoted, self._column_types)
+        run, retype = self._rewrite(duck)
+        return run, retype, duck is not sql and duck != sql
+
     def _rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
         """:meth:`SessionCatalog.rewrite`; a catalog statement sqlglot cannot parse is
         DuckDB's syntax error (42601, at its position) when DuckDB's PostgreSQL-derived
         parser refuses it too, else 0A000: it never runs on DuckDB's own catalog."""
-        sql = quote_keyword_names(sql)  # at, by, show as names (duckdb_keywords)
         try:
             return self.catalog.rewrite(sql)
         except CatalogUnparsed as unparsed:
@@ -678,6 +739,13 @@ class DuckDBSession(BackendSession):
                 f"\"{unparsed.relation}\" on the DuckDB backend",
                 detail="pgbarrier rewrites catalog queries for DuckDB, and could not parse "
                        "this one.") from None
+
+    def _column_types(self, table: str) -> tuple[tuple[str, str], ...] | None:
+        """``table``'s (column, DuckDB type) in order, for the dialect translation."""
+        for name, columns in self._table_columns([table]).items():
+            if name.lower() == table.lower():
+                return tuple(columns.items())
+        return None
 
     def _table_columns(self, names: list[str]) -> TableColumns:
         """Ordered column types of the tables and views named ``names`` (``main`` first)."""
@@ -1039,10 +1107,10 @@ class DuckDBBackend(Backend):
         return [tuple(shown[k] for k in path) for path in walk(starts, step)]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
-        query = _with_main(database, query)
+        duck_query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:
-            return _describe_rows(cur, query, None, positions=False)
+            return _describe_rows(cur, duck_query, None, positions=False)
         return self._run(database, go)
 
     @staticmethod
@@ -1057,7 +1125,7 @@ class DuckDBBackend(Backend):
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit
         (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-        query = _with_main(database, query)
+        query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
             cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
@@ -1094,7 +1162,7 @@ class DuckDBBackend(Backend):
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
-        query = _with_main(database, query)
+        query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")

@@ -177,6 +177,7 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
             *([f"SET GLOBAL threads = {int(limits.threads)}"] if limits.threads else []),
             f"SET GLOBAL temp_directory = {literal(temp)}",
             "SET GLOBAL python_enable_replacements = false",
+            "SET GLOBAL integer_division = true",  # PostgreSQL's int / int (duckdb_dialect)
             "SET GLOBAL autoinstall_known_extensions = false",
             "SET GLOBAL autoload_known_extensions = false",
             "SET GLOBAL allow_community_extensions = false",

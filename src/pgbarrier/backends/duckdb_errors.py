@@ -7,6 +7,10 @@ Rules this module keeps:
   so clients get PostgreSQL's codes ``42P01``, ``42P07``, ``23505``, ``23502``.
 * DuckDB's ``Xxx Error:`` prefix is dropped; its ``LINE n:`` caret becomes the
   ErrorResponse position (1-based, in the statement text).
+* Constraint violations are PostgreSQL's (23505, 23514, 23503, 23502, names and DETAIL:
+  :mod:`pgbarrier.backends.duckdb_constraint_errors`); a division by zero is 22012
+  ``division by zero``; the dependency error of re-creating a ``serial`` table that exists
+  (its sequence is replaced first, :mod:`pgbarrier.backends.duckdb_dialect`) is 42P07.
 * What the lock-down of :mod:`pgbarrier.backends.duckdb_config` refuses is 42501 in
   PostgreSQL's shape (:func:`_refusal`): a file or directory outside the allowed ones
   is ``permission denied to read file "x"`` (``write`` for COPY ... TO and EXPORT),
@@ -25,6 +29,7 @@ import re
 
 import duckdb
 
+from pgbarrier.backends.duckdb_constraint_errors import Lookup, constraint_error
 from pgbarrier.errors import PgError, QueryCanceled
 
 _CLASS_STATE: list[tuple[type[BaseException], str]] = [
@@ -49,10 +54,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
      'relation "{0}" does not exist'),
     (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? already exists'), "42P07",
      'relation "{0}" already exists'),
-    (re.compile(r"duplicate key \"?(.*?)\"?$", re.I), "23505",
-     "duplicate key value violates unique constraint (key {0})"),
-    (re.compile(r"NOT NULL constraint failed: (\S+)"), "23502",
-     'null value in column "{0}" violates not-null constraint'),
+    (re.compile(r"^Division by zero in expression"), "22012", "division by zero"),
+    (re.compile(r"^No function matches the given name and argument types '//\((\"?INTERVAL\"?)"),
+     "0A000", "dividing an interval that is not written as one (a cast to interval, an "
+              "interval literal) is not supported by pgbarrier on DuckDB"),
+    (re.compile(r"^No function matches the given name and argument types '(@>|<@)\(\"?JSON"),
+     "0A000", "jsonb containment ({0}) of values not cast to jsonb is not supported by "
+              "pgbarrier on DuckDB"),
     (re.compile(r"^Current transaction is aborted"), "25P02",
      "current transaction is aborted, commands ignored until end of transaction block"),
     (re.compile(r'Referenced column "([^"]+)" not found'), "42703", 'column "{0}" does not exist'),
@@ -145,8 +153,16 @@ _SYSTEM_SUGGESTION = re.compile(r'"(?:pg_|duckdb_|pgbarrier_catalog|information_
                                 r'main\.pg_|pg_catalog\.)|Candidate macros', re.I)
 
 
-def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
-    """The PgError a client should see for a DuckDB exception."""
+_SERIAL_TABLE = re.compile(r'depends on sequence "[^"]*"')
+_CREATE_TABLE = re.compile(r"(?is)^\s*CREATE OR REPLACE (?:TEMP )?SEQUENCE .*?; CREATE "
+                           r"(?:TEMPORARY )?TABLE\s+(?:IF NOT EXISTS\s+)?(?:\S+\.)?(\S+)")
+
+
+def to_pg_error(exc: BaseException, sql: str | None = None,
+                constraints: Lookup | None = None) -> PgError:
+    """The PgError a client should see for a DuckDB exception (``constraints`` lists the
+    database's constraints, for a constraint violation's names: see
+    :mod:`pgbarrier.backends.duckdb_constraint_errors`)."""
     if isinstance(exc, duckdb.InterruptException):
         return QueryCanceled()
     text = str(exc)
@@ -155,6 +171,14 @@ def to_pg_error(exc: BaseException, sql: str | None = None) -> PgError:
     refused = _refusal(exc, message, sql)
     if refused is not None:
         return refused
+    if isinstance(exc, duckdb.ConstraintException):
+        violated = constraint_error(message, sql, constraints)
+        if violated is not None:
+            return violated
+    m = _CREATE_TABLE.match(sql or "") if isinstance(exc, duckdb.DependencyException) else None
+    if m and _SERIAL_TABLE.search(text):  # a serial table's sequence is the table's own
+        return PgError.by_sqlstate("42P07")(f'relation "{m.group(1).strip(chr(34))}" '
+                                            "already exists", sqlstate="42P07")
     detail_lines = [ln for ln in text.split("\n")[1:] if ln and not ln.startswith("LINE ")
                     and not ln.strip().startswith("^")]
     hint = detail_lines[0] if detail_lines and detail_lines[0].startswith(("Did you mean", "Candidate")) else None

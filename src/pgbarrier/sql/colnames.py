@@ -2,7 +2,8 @@
 
 Rules this module keeps:
 
-* A column reference is named by its column, a function call by its function, a cast by
+* A column reference is named by its column, a function call by its function (a window
+  call by its function; ``now()`` ``now``, ``current_timestamp`` its own name), a cast by
   what it casts (or else the type), ``CASE`` by its ``ELSE`` result when that is a column
   or a function (else ``case``), ``ARRAY[...]``/``ARRAY(...)`` ``array``, ``EXISTS``
   ``exists``, a scalar subquery by its own first column; anything else is ``?column?``.
@@ -31,7 +32,20 @@ PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
                  "ArrayAgg": "array_agg", "ExplodingGenerateSeries": "generate_series",
                  "Explode": "unnest", "Unnest": "unnest", "Substring": "substring",
                  "Count": "count", "Coalesce": "coalesce", "Nullif": "nullif", "Max": "max",
-                 "Min": "min", "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?"}
+                 "Min": "min", "Sum": "sum", "Avg": "avg", "RegexpLike": "?column?",
+                 "TimestampTrunc": "date_trunc", "DateTrunc": "date_trunc",
+                 "TimeToStr": "to_char", "JSONObject": "json_build_object",
+                 "ArrayContainsAll": "?column?", "JSONExtract": "?column?",
+                 "JSONExtractScalar": "?column?", "JSONBExtract": "?column?",
+                 "JSONBExtractScalar": "?column?", "ArrayContainedBy": "?column?",
+                 "ArrayOverlaps": "?column?", "JSONBContains": "?column?",
+                 "JSONBContainsTopKey": "?column?", "JSONArrayAgg": "json_agg",
+                 "JSONObjectAgg": "json_object_agg", "JSONBObjectAgg": "jsonb_object_agg"}
+
+
+def _called(node: exp.Expr) -> str:
+    """``pow`` or ``power``, as the call was written (its name token's length)."""
+    return "pow" if node.meta.get("end", 0) - node.meta.get("start", 0) == 2 else "power"
 
 
 def type_name(dtype: exp.Expr) -> str | None:
@@ -74,7 +88,7 @@ def figure_colname(node: exp.Expr) -> str | None:
         name = name[:-2] if name.endswith("[]") else name
         return {"int4": "int4", "integer": "int4", "int": "int4", "bigint": "int8",
                 "smallint": "int2", "varchar": "varchar", "boolean": "bool",
-                "double": "float8", "float": "float4"}.get(name, name)
+                "double": "float8", "float": "float4", "varbinary": "bytea"}.get(name, name)
     if isinstance(node, exp.Case):
         default = node.args.get("default")
         strong = default is not None and not isinstance(default, (exp.Literal, exp.Null)) and \
@@ -92,6 +106,15 @@ def figure_colname(node: exp.Expr) -> str | None:
         return None
     if isinstance(node, exp.Paren):
         return figure_colname(node.this)
+    if isinstance(node, exp.Window):
+        return figure_colname(node.this)
+    if isinstance(node, exp.Bracket):  # a subscript is named by what it subscripts
+        return figure_colname(node.this)
+    if isinstance(node, exp.Pow):  # power(a, b) / pow(a, b) are calls (with a position)
+        return _called(node) if "start" in node.meta else None
+    if isinstance(node, exp.CurrentTimestamp):
+        # sqlglot reads now() and current_timestamp alike; only the call has a position
+        return "now" if "start" in node.meta else "current_timestamp"
     if isinstance(node, exp.Func):
         name = PG_FUNC_NAMES.get(type(node).__name__)
         return name if name is not None else node.sql_name().lower()

@@ -472,7 +472,14 @@ CREATE MACRO @C@.pgcat.regnamespace_name(nspoid) AS
 CREATE MACRO @C@.pgcat.to_regclass(nm) AS @C@.pgcat.regclass_oid(nm);
 CREATE MACRO @C@.pgcat.to_regtype(nm) AS @C@.pgcat.regtype_oid(nm);
 CREATE MACRO @C@.pgcat.to_regnamespace(nm) AS @C@.pgcat.regnamespace_oid(nm);
-CREATE MACRO @C@.pgcat.pg_get_serial_sequence(tbl, col) AS CAST(NULL AS VARCHAR);
+-- the sequence a serial / identity column's default uses (duckdb_dialect names it so)
+CREATE MACRO @C@.pgcat.pg_get_serial_sequence(tbl, col) AS
+    (SELECT CASE WHEN s.schema_name = 'main' THEN 'public' ELSE s.schema_name END
+            || '.' || s.sequence_name
+     FROM duckdb_sequences() s
+     WHERE s.database_name = current_database() AND NOT s.temporary
+       AND s.sequence_name = lower(string_split(tbl, '.')[-1]) || '_' || lower(col) || '_seq'
+     ORDER BY s.schema_name <> 'main' LIMIT 1);
 CREATE MACRO @C@.pgcat._pg_expandarray(arr) AS
     list_transform(generate_series(1, len(arr)), lambda i: {'x': arr[i], 'n': CAST(i AS INTEGER)});
 CREATE MACRO @C@.pgcat.pg_get_keywords() AS TABLE

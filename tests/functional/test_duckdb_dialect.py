@@ -1,0 +1,293 @@
+"""PostgreSQL's dialect on the DuckDB backend: each case runs through a DuckDB-backed
+pgbarrier server and directly on PostgreSQL 15 (127.0.0.1:5432), and the answers (rows,
+column names, column types) or errors (SQLSTATE, message, DETAIL) must be the same."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from tests.conftest import postgres_dsn, require_postgres, start_server, stop_server
+
+#: (setup statements, statement, what may differ: "types" = column types, "detail")
+CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
+    ((), "SELECT 7/2, -7/2, 7 % 3, 2147483647/2", frozenset()),
+    ((), "SELECT 1/0", frozenset()),
+    ((), "SELECT 5 % 0", frozenset()),
+    ((), "SELECT interval '1 day' / 2, '1 day'::interval / 4, "
+         "(interval '3 hours' + interval '1 hour') / 2, interval '1 day' / 2.5, "
+         "age(timestamp '2024-01-03', timestamp '2024-01-01') / 2, 7 / 2", frozenset()),
+    ((), "SELECT 1.5/0", frozenset()),
+    ((), "SELECT 2.0::float8/0", frozenset()),
+    (("CREATE TABLE n (a int, b bigint)", "INSERT INTO n VALUES (7, 2)"),
+     "SELECT a / b, b / a, a / 2, -a / b FROM n", frozenset()),
+    ((), "SELECT '\\xdeadbeef'::bytea, '\\xDEADBEEF'::bytea = '\\xdeadbeef'::bytea", frozenset()),
+    ((), "SELECT octet_length('\\xdeadbeef'::bytea)", frozenset({"types"})),  # int4 / int8
+    ((), "SELECT '\\xabc'::bytea", frozenset()),
+    (("CREATE TABLE t (a int, b bytea, c text)",
+      "INSERT INTO t VALUES (1, '\\xdeadbeef', '\\xdeadbeef'), (2, '\\x00ff', 'x')",
+      "INSERT INTO t (c, b) VALUES ('\\x01', '\\x01')"),
+     "SELECT a, b, octet_length(b), c FROM t ORDER BY a NULLS LAST", frozenset({"types"})),
+    ((), "SELECT '\\xabzz'::bytea", frozenset()),
+    ((), "SELECT generate_series(1, 3)", frozenset()),
+    ((), "SELECT generate_series(1, 3) AS g, 'x' AS k", frozenset()),
+    ((), "SELECT * FROM generate_series(2, 4)", frozenset({"types"})),  # DuckDB: bigint
+    ((), "SELECT '{1,2,3}'::int[], '{\"a b\",NULL,c}'::text[], '{}'::int[]", frozenset()),
+    ((), "SELECT ARRAY[1,2,3] @> ARRAY[2], ARRAY[1,2,3] @> ARRAY[5]", frozenset()),
+    ((), "SELECT '{\"a\":[1,2],\"b\":1}'::jsonb @> '{\"a\":[1]}', "
+         "'{\"a\":1}'::jsonb @> '{\"a\":2}', '[1]'::jsonb <@ '[1,2]'::jsonb", frozenset()),
+    ((), "SELECT '{\"a\":{\"b\":[1,2]}}'::json #> '{a,b}', "
+         "'{\"a\":{\"b\":[1,2]}}'::json #>> '{a,b,1}'", frozenset()),
+    ((), "SELECT '{\"a\":1}'::json ->> 'a', '{\"a\":{\"c\":2}}'::json -> 'a' ->> 'c'",
+     frozenset()),
+    # jsonb is DuckDB's JSON: reported as json (OID 114), the same value
+    ((), "SELECT jsonb_build_object('a', 1, 'b', 'x')", frozenset({"types"})),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '{\"a\": 1, \"k\": [\"x\", 1]}'), (2, '[\"k\", 2]'), "
+      "(3, '\"k\"'), (4, '5'), (5, NULL), (6, 'null')"),
+     "SELECT a, d ? 'k', d ? 'a', d -> 'k' ? 'x', d -> 'k' ? '1', jsonb_typeof(d) "
+     "FROM t ORDER BY a", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '[1, 2, 3]'), (2, '[]'), (3, NULL)"),
+     "SELECT a, jsonb_array_length(d) FROM t ORDER BY a", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)", "INSERT INTO t VALUES (1, '{\"a\": 1}')"),
+     "SELECT jsonb_array_length(d) FROM t", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)", "INSERT INTO t VALUES (1, '7')"),
+     "SELECT jsonb_array_length(d) FROM t", frozenset()),
+    (("CREATE TABLE t (a int, d jsonb)",
+      "INSERT INTO t VALUES (1, '{\"x\": 1}'), (2, '[2]')"),
+     "SELECT jsonb_agg(a), json_agg(d), jsonb_object_agg(a, d), json_object_agg(a, a), "
+     "to_jsonb(1) "
+     "FROM (SELECT * FROM t ORDER BY a) q", frozenset({"types"})),
+    ((), "SELECT json_build_array(1, 'a')", frozenset()),
+    ((), "SELECT to_char(timestamp '2024-03-05 14:07:09', 'YYYY-MM-DD HH24:MI:SS')", frozenset()),
+    ((), "SELECT to_char(timestamp '2024-03-05 04:07:09', 'FMDD Mon YYYY, Dy HH12 AM')",
+     frozenset()),
+    ((), "SELECT now() IS NOT NULL, date_trunc('day', timestamp '2024-03-05 14:07:09'), "
+         "row_number() over ()", frozenset()),
+    ((), "SELECT count(*) FROM (SELECT now(), current_timestamp) q", frozenset()),
+    (("CREATE TABLE s (id serial PRIMARY KEY, v text)",
+      "INSERT INTO s (v) VALUES ('a'), ('b')"),
+     "INSERT INTO s (v) VALUES ('c') RETURNING id, v", frozenset()),
+    (("CREATE TABLE s (id serial PRIMARY KEY, v text)",), "CREATE TABLE s (id serial, v text)",
+     frozenset()),
+    (("CREATE TABLE s (id serial PRIMARY KEY, v text)", "INSERT INTO s (v) VALUES ('a')",
+      "CREATE TABLE IF NOT EXISTS s (id serial, v text)"),
+     "INSERT INTO s (v) VALUES ('b') RETURNING id", frozenset()),
+    (("CREATE TABLE s (v text)", "INSERT INTO s VALUES ('a'), ('b')",
+      "ALTER TABLE s ADD COLUMN id serial"),
+     "INSERT INTO s (v) VALUES ('c') RETURNING id, v", frozenset()),
+    (("CREATE TABLE s (id bigserial, v text)", "DROP TABLE s",
+      "CREATE TABLE s (id bigserial, v text)"),
+     "INSERT INTO s (v) VALUES ('a') RETURNING id", frozenset()),
+    (("CREATE TABLE s (id serial PRIMARY KEY, v text)",),
+     "SELECT pg_get_serial_sequence('s', 'id'), pg_get_serial_sequence('public.s', 'id'), "
+     "pg_get_serial_sequence('s', 'v')", frozenset()),
+    (("CREATE TABLE s (id smallint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, v text)",),
+     "INSERT INTO s (v) VALUES ('a'), ('b') RETURNING *", frozenset()),
+    (("CREATE TABLE s (id int GENERATED ALWAYS AS IDENTITY, v text)",),
+     "INSERT INTO s (v) VALUES ('a') RETURNING *", frozenset()),
+    (("CREATE TABLE t (a int PRIMARY KEY, v text)", "INSERT INTO t VALUES (1, 'x')"),
+     "INSERT INTO t VALUES (1, 'y')", frozenset()),
+    (("CREATE TABLE t (a int, b text, PRIMARY KEY (a, b))", "INSERT INTO t VALUES (1, 'x')"),
+     "INSERT INTO t VALUES (1, 'x')", frozenset()),
+    (("CREATE TABLE t (a int, e int UNIQUE)", "INSERT INTO t VALUES (1, 1)"),
+     "INSERT INTO t VALUES (2, 1)", frozenset()),
+    (("CREATE TABLE t (a int, e int UNIQUE)",), "INSERT INTO t VALUES (1, 7), (2, 7)",
+     frozenset()),
+    (("CREATE TABLE t (a int, c int CHECK (c > 0))",), "INSERT INTO t VALUES (1, 0)",
+     frozenset({"detail"})),  # PostgreSQL's DETAIL: Failing row contains (...)
+    (("CREATE TABLE t (a int, c int, CHECK (a > c), CHECK (c > 0), CHECK (c < 10))",),
+     "INSERT INTO t VALUES (30, 20)", frozenset({"detail"})),  # the third: t_c_check1
+    (("CREATE TABLE t (a int, d int NOT NULL)",), "INSERT INTO t VALUES (1, NULL)",
+     frozenset({"detail"})),
+    (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+      "CREATE TABLE t (a int, b int REFERENCES p (id))"),
+     "INSERT INTO t VALUES (1, 5)", frozenset()),
+    (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+      "CREATE TABLE t (a int, b int REFERENCES p (id))", "INSERT INTO t VALUES (1, 1)"),
+     "DELETE FROM p", frozenset()),
+]
+
+
+@pytest.fixture(scope="module")
+def pg_admin() -> Iterator[str]:
+    """A scratch PostgreSQL database of this module's (dropped at the end)."""
+    dsn = require_postgres()
+    name = "pgb_dialect_" + uuid.uuid4().hex[:8]
+    base = postgres_dsn().rsplit("/", 1)[0]
+    with psycopg.connect(dsn, autocommit=True) as adm:
+        adm.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as adm:
+            adm.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def duck():
+    srv = start_server()
+    yield srv
+    assert stop_server(srv) == 0, "".join(srv.log)
+
+
+def _answer(conn: psycopg.Connection, setup: tuple[str, ...], sql: str, differ: frozenset[str]):
+    for stmt in setup:
+        conn.execute(stmt)
+    try:
+        cur = conn.execute(sql)
+    except psycopg.Error as exc:
+        detail = None if "detail" in differ else exc.diag.message_detail
+        return ("error", exc.sqlstate, exc.diag.message_primary, detail)
+    columns = [(d.name, None if "types" in differ else d.type_code)
+               for d in cur.description or ()]
+    rows = cur.fetchall() if cur.description else cur.statusmessage
+    return ("rows", columns, rows)
+
+
+def _clean(conn: psycopg.Connection, tables: tuple[str, ...]) -> None:
+    for t in tables:
+        conn.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+@pytest.mark.parametrize("setup, sql, differ", CASES, ids=[c[1][:60] for c in CASES])
+def test_duckdb_answers_as_postgresql(duck, pg_admin, setup, sql, differ):
+    with psycopg.connect(pg_admin, autocommit=True) as pg, \
+            psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        tables = ("t", "p", "s", "n")
+        for conn in (pg, dk):
+            _clean(conn, tables)
+        try:
+            expected = _answer(pg, setup, sql, differ)
+            got = _answer(dk, setup, sql, differ)
+        finally:
+            for conn in (pg, dk):
+                _clean(conn, tables)
+    assert got == expected
+
+
+#: (setup, statement with %s placeholders, parameters): through the extended protocol,
+#: named prepared statements (Parse/Describe before Bind, then Execute)
+PREPARED = [
+    ((), "SELECT %s::int / 2, %s::bigint / %s::int", [7, 9, 2]),
+    ((), "SELECT %s::int / 0", [7]),
+    ((), "SELECT generate_series(1, 3) AS g, %s::text AS k", ["x"]),
+    ((), "SELECT '\\xdeadbeef'::bytea = %s", [b"\xde\xad\xbe\xef"]),
+    ((), "SELECT %s::json #>> '{a,b}'", ['{"a": {"b": "c"}}']),
+    (("CREATE TABLE s (id serial PRIMARY KEY, v text)",),
+     "INSERT INTO s (v) VALUES (%s) RETURNING id, v", ["a"]),
+    (("CREATE TABLE t (a int PRIMARY KEY)", "INSERT INTO t VALUES (1)"),
+     "INSERT INTO t VALUES (%s)", [1]),
+]
+
+
+@pytest.mark.parametrize("setup, sql, params", PREPARED, ids=[c[1][:60] for c in PREPARED])
+def test_prepared_statements_answer_as_postgresql(duck, pg_admin, setup, sql, params):
+    def answer(conn: psycopg.Connection):
+        for stmt in setup:
+            conn.execute(stmt)
+        cur = conn.cursor()
+        try:
+            cur.execute(sql, params, prepare=True)
+        except psycopg.Error as exc:
+            return ("error", exc.sqlstate, exc.diag.message_primary, exc.diag.message_detail)
+        return ("rows", [(d.name, d.type_code) for d in cur.description or ()],
+                cur.fetchall() if cur.description else cur.statusmessage)
+
+    with psycopg.connect(pg_admin, autocommit=True) as pg, \
+            psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        for conn in (pg, dk):
+            _clean(conn, ("t", "s"))
+        try:
+            expected, got = answer(pg), answer(dk)
+        finally:
+            for conn in (pg, dk):
+                _clean(conn, ("t", "s"))
+    assert got == expected
+
+
+def test_sqlalchemy_integer_primary_keys_are_sequence_backed(duck):
+    """SQLAlchemy's default integer primary key (SERIAL) and Identity() columns: created,
+    filled by their sequences, returned by INSERT ... RETURNING."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"postgresql+psycopg://root@{duck.host}:{duck.port}/dev")
+    meta = sa.MetaData()
+    plain = sa.Table("sa_plain", meta, sa.Column("id", sa.Integer, primary_key=True),
+                     sa.Column("name", sa.String))
+    ident = sa.Table("sa_ident", meta, sa.Column("id", sa.BigInteger, sa.Identity(),
+                                                 primary_key=True),
+                     sa.Column("name", sa.String))
+    try:
+        meta.create_all(engine)
+        with engine.begin() as conn:
+            for table in (plain, ident):
+                ids = conn.execute(table.insert().returning(table.c.id),
+                                   [{"name": "a"}, {"name": "b"}]).scalars().all()
+                assert sorted(ids) == [1, 2]
+                row = conn.execute(sa.insert(table).values(name="c")).inserted_primary_key
+                assert row == (3,)
+                assert conn.execute(sa.select(table.c.id, table.c.name).order_by(table.c.id)
+                                    ).all() == [(1, "a"), (2, "b"), (3, "c")]
+    finally:
+        meta.drop_all(engine)
+        engine.dispose()
+
+
+#: statements whose values differ between two servers (clocks): names and types compared
+DESCRIBED = [
+    "SELECT now(), current_timestamp, now() AS n",
+    "SELECT date_trunc('day', now()), date_trunc('hour', timestamp '2024-01-01 10:11:12')",
+    "SELECT row_number() over (), count(*) over (), rank() over (order by 1)",
+    "SELECT to_char(now(), 'YYYY'), generate_series(1, 2)",
+    "SELECT ('{1,2,3}'::int[])[1], 2 ^ 3, power(2, 3), pow(2, 3), (ARRAY[1])[1]",
+]
+
+
+@pytest.mark.parametrize("sql", DESCRIBED)
+def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
+    with psycopg.connect(pg_admin, autocommit=True) as pg, \
+            psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        expected = [(d.name, d.type_code) for d in pg.execute(sql).description]
+        assert [(d.name, d.type_code) for d in dk.execute(sql).description] == expected
+
+
+@pytest.mark.parametrize("setup, sql, words", [
+    (("CREATE TABLE t (a jsonb, b jsonb)",), "SELECT a @> b FROM t", "jsonb containment (@>)"),
+    ((), "SELECT to_char(now(), 'Month')", 'to_char pattern "Month"'),
+    (("CREATE TABLE t (a interval)",), "SELECT a / 2 FROM t", "dividing an interval"),
+    ((), "SELECT to_char(12.5, '99.9')", "to_char of a number"),
+])
+def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        _clean(dk, ("t",))
+        try:
+            for stmt in setup:
+                dk.execute(stmt)
+            with pytest.raises(psycopg.errors.FeatureNotSupported) as info:
+                dk.execute(sql)
+        finally:
+            _clean(dk, ("t",))
+    assert words in info.value.diag.message_primary
+
+
+@pytest.mark.parametrize("form", ["", " BATCH REFRESH"])
+def test_materialized_view_queries_are_postgresqls_too(duck, form):
+    """The query of a (streaming or batch-refresh) materialized view is the client's
+    PostgreSQL, translated as any statement is."""
+    name = "mv_dialect" + ("_batch" if form else "")
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        dk.execute(f"CREATE MATERIALIZED VIEW {name}{form} AS SELECT generate_series(1, 3) AS g, "
+                   "'\\xdeadbeef'::bytea AS b, 7 / 2 AS q")
+        try:
+            cur = dk.execute(f"SELECT g, b, q FROM {name} ORDER BY g")
+            assert cur.fetchall() == [(g, b"\xde\xad\xbe\xef", 3) for g in (1, 2, 3)]
+            if form:
+                dk.execute(f"REFRESH MATERIALIZED VIEW {name}")
+                assert dk.execute(f"SELECT count(*) FROM {name}").fetchone() == (3,)
+        finally:
+            dk.execute(f"DROP MATERIALIZED VIEW {name}")
