@@ -291,6 +291,82 @@ def test_program_and_server_files_are_refused_as_for_a_non_superuser(servers, tm
         assert not (tmp_path / "out.csv").exists()
 
 
+_EXTENDED = """
+import sys
+from psycopg import pq
+port, db, t = sys.argv[1:]
+pg = pq.PGconn.connect(f"host=127.0.0.1 port={port} user=root dbname={db}".encode())
+out = []
+def run(sql, data=None, fail=None):
+    pg.send_query_params(sql.encode(), None)  # Parse/Bind/Describe/Execute/Sync
+    res = pg.get_result()
+    if res.status == pq.ExecStatus.COPY_IN:
+        pg.put_copy_data(data)
+        pg.put_copy_end(fail)
+        res = pg.get_result()
+    elif res.status == pq.ExecStatus.COPY_OUT:
+        while True:
+            n, row = pg.get_copy_data(0)
+            if n < 0:
+                break
+            out.append(bytes(row).decode())
+        res = pg.get_result()
+    assert pg.get_result() is None
+    err = res.error_field(pq.DiagnosticField.SQLSTATE)
+    out.append(err.decode() if err else res.command_status.decode())
+run(f"COPY {t} FROM STDIN (FORMAT csv)", b"1,a\\n2,b\\n")
+run(f"COPY {t} FROM STDIN (FORMAT csv)", b"3,c\\nx,d\\n")
+run(f"COPY {t} FROM STDIN", b"4\\td\\n", b"stop")
+run("BEGIN")
+run(f"COPY {t} FROM STDIN", b"5\\te\\n")
+run("ROLLBACK")
+run(f"COPY (SELECT * FROM {t} ORDER BY a) TO STDOUT (FORMAT csv)")
+print("|".join(out), end="")
+"""
+
+
+def test_copy_through_the_extended_protocol(servers):
+    """libpq's PQsendQueryParams: COPY in Parse/Bind/Execute, with the Sync libpq sends
+    during COPY and the one after CopyDone; the implicit block's rollback on bad data.
+    (DuckDB only: the upstream relay refuses an extended-protocol COPY FROM STDIN.)"""
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} (a int, b text)")
+        res = subprocess.run([sys.executable, "-c", _EXTENDED, str(srv.port), srv.database, t],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split("|")
+
+    assert run(servers["duckdb"]) == ["COPY 2", "22P02", "57014", "BEGIN", "COPY 1", "ROLLBACK",
+                                  "1,a\n", "2,b\n", "COPY 2"]
+
+
+def test_large_input_streams_in_many_copydata_messages(servers):
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} (a bigint, b text, c float8)")
+            with c.cursor().copy(f"COPY {t} FROM STDIN (FORMAT csv)") as cp:
+                for start in range(0, 120_000, 1000):
+                    cp.write("".join(f"{i},\"r{i},x\",{i / 4}\n"
+                                     for i in range(start, start + 1000)))
+            return c.execute(f"SELECT count(*), sum(a), count(DISTINCT b), sum(c) FROM {t}"
+                             ).fetchone()
+
+    assert each(servers, run) == (120_000, 7_199_940_000, 120_000, 1_799_985_000.0)
+
+
+def test_copy_to_in_a_multi_statement_query_and_copy_from_refused_there(servers):
+    def run(srv: Srv):
+        res = srv.psql("-c", "CREATE TABLE m (a int); INSERT INTO m VALUES (1), (2); "
+                             "COPY m TO STDOUT; SELECT 3")
+        return res.stdout, res.returncode
+
+    out, code = each(servers, run)
+    assert code == 0 and out.split()[:2] == ["1", "2"]
+
+
 # --------------------------------------------------------------------------- psql
 
 
