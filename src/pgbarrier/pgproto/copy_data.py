@@ -210,9 +210,36 @@ class CsvReader(_LineReader):
         self.force_null = set(force_null)
         self.pending: list[str] = []  # lines of a record whose quote is still open
         self.start_line = 0
+        q, d = re.escape(quote), re.escape(delimiter)
+        #: a whole field, quoted or not (ESCAPE = QUOTE only); other shapes take _parse_chars
+        self._field = re.compile(f"(?:{q}((?:[^{q}]|{q}{q})*){q}|([^{q}{d}]*))", re.S) \
+            if escape == quote else None
 
     def _parse(self, s: str) -> list[tuple[str, bool]] | None:
         """Fields (value, quoted) of record ``s``, or None while a quote is open."""
+        rx = self._field
+        if rx is None:
+            return self._parse_chars(s)
+        fields: list[tuple[str, bool]] = []
+        q, d = self.quote, self.delim
+        pos, n = 0, len(s)
+        while True:
+            m = rx.match(s, pos)
+            assert m is not None  # the unquoted form matches the empty string
+            quoted = m.group(1)
+            if quoted is not None:
+                fields.append((quoted.replace(q + q, q), True))
+            else:
+                fields.append((m.group(2), False))
+            pos = m.end()
+            if pos == n:
+                return fields
+            if s[pos] != d:  # a field partly quoted, or a quote still open
+                return self._parse_chars(s)
+            pos += 1
+
+    def _parse_chars(self, s: str) -> list[tuple[str, bool]] | None:
+        """:meth:`_parse` a character at a time (any ESCAPE, fields partly quoted)."""
         delim, quote, esc = self.delim, self.quote, self.escape
         fields: list[tuple[str, bool]] = []
         i, n = 0, len(s)
