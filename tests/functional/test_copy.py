@@ -10,6 +10,8 @@ process of its own shows that DuckDB never writes to the server's stdout.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import os
 import subprocess
 import sys
@@ -168,6 +170,46 @@ def test_write_row_read_row_and_binary(servers):
     text_rows, bin_rows, back = each(servers, run)
     assert text_rows[0] == ("0", None, "2024-01-01") and text_rows[1][1] == "n1\t,"
     assert bin_rows[1][1] == "n1\t," and back[0] == 2500 and back[1] == 2500 - 358
+
+
+TYPED_COLUMNS = ("a timestamptz, b numeric(10,3), c int[], d text[], e bytea, f uuid, "
+                 "g interval, h float8, i bool, k timestamp, l time, m smallint, n bigint, "
+                 "o real")
+TYPED_ROW = (dt.datetime(2024, 1, 2, 3, 4, 5, 123000, tzinfo=dt.timezone.utc),
+             decimal.Decimal("-12.500"), [1, None, 3], ["a b", 'q"', "x,y", None], b"\x00\xff",
+             uuid.UUID(int=5), dt.timedelta(days=1, seconds=5), float("inf"), False,
+             dt.datetime(2020, 2, 29, 1, 2, 3), dt.time(4, 5, 6), -3, 2**40, 1.25)
+TYPE_NAMES = ["timestamptz", "numeric", "int4[]", "text[]", "bytea", "uuid", "interval",
+              "float8", "bool", "timestamp", "time", "int2", "int8", "float4"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv", "binary"])
+def test_every_common_type_both_ways(servers, fmt):
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} ({TYPED_COLUMNS})")
+            with c.cursor().copy(f"COPY {t} FROM STDIN (FORMAT {fmt})") as cp:
+                if fmt == "binary":
+                    cp.set_types(TYPE_NAMES)
+                    cp.write_row(TYPED_ROW)
+                else:
+                    cp.write_row(TYPED_ROW) if fmt == "text" else cp.write(
+                        b'2024-01-02 03:04:05+00,1,"{1,2}","{""a b"",c}",\\x01,'
+                        b"00000000-0000-0000-0000-000000000001,1 day,NaN,yes,2020-01-01,"
+                        b"00:00:01,1,2,-Infinity\n")
+            rows = c.execute(f"SELECT * FROM {t}").fetchall()
+            with c.cursor().copy(f"COPY {t} TO STDOUT (FORMAT {fmt})") as cp:
+                if fmt == "binary":
+                    cp.set_types(TYPE_NAMES)
+                    out = list(cp.rows())
+                else:
+                    out = b"".join(bytes(b) for b in cp)
+        return [tuple(str(v) for v in r) for r in rows], out
+
+    rows, out = each(servers, run)
+    if fmt != "csv":
+        assert rows == [tuple(str(v) for v in TYPED_ROW)]
 
 
 def test_copy_via_extended_protocol_and_in_a_transaction(servers):

@@ -176,10 +176,7 @@ class CopyIn:
                     raise
                 if isinstance(v, (bytes, bytearray, memoryview)):
                     texts.append("\\x" + bytes(v).hex())
-                elif isinstance(v, list):
-                    texts.append("[" + ", ".join("NULL" if x is None else pgt.to_text(x)
-                                                 for x in v) + "]")
-                else:
+                else:  # arrays too: PostgreSQL's {...} text, read as text COPY reads it
                     texts.append(pgt.to_text(v, oid))
             out.append((line, texts))
         self.add(out)
