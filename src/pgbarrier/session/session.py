@@ -68,6 +68,11 @@ writes them. Rules this module keeps:
 * Any error in the extended protocol inside a block aborts it (E), as in PostgreSQL.
   A message whose text is not UTF-8 is ERROR 22021 (an :class:`~m.Undecodable`), and
   CopyData/CopyDone/CopyFail outside COPY are ignored.
+* COPY FROM STDIN / TO STDOUT on a backend that ``copies_locally`` (DuckDB) run here, in
+  the simple and the extended protocol (:mod:`pgbarrier.session.copy`): during COPY FROM
+  STDIN every message goes to it until CopyDone or CopyFail (or an error); the statement
+  is recognised by its first word and ``STDIN``/``STDOUT``/``PROGRAM`` in its text (no
+  parse on the fast path); a COPY of a file is the backend's statement.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
