@@ -286,6 +286,21 @@ print(res.error_field(pq.DiagnosticField.SQLSTATE).decode(),
 """
 
 
+def test_bad_row_after_whole_batches_were_loaded_leaves_the_table_unchanged(servers):
+    """More rows than one load batch (duckdb_copy.BATCH_ROWS) before the bad one."""
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} (a int)")
+            with pytest.raises(pgerr.InvalidTextRepresentation) as info:
+                with c.cursor().copy(f"COPY {t} FROM STDIN") as cp:
+                    cp.write("".join(f"{i}\n" for i in range(45_000)) + "oops\n")
+            return info.value.diag.context.replace(t, "T"), \
+                c.execute(f"SELECT count(*) FROM {t}").fetchone()
+
+    assert each(servers, run) == ('COPY T, line 45001, column a: "oops"', (0,))
+
+
 def test_copy_fail_and_unknown_names(servers):
     def run(srv: Srv):
         t = _t()

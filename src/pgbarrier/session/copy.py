@@ -11,6 +11,7 @@ Rules this module keeps:
   PostgreSQL drops it); Sync and Flush during COPY are ignored (libpq sends them behind
   an extended-protocol COPY); any other message is 08P01 ``unexpected message type
   0x51 during COPY from stdin``. On any error the loader is aborted: the table is as before.
+  A cancel (CancelRequest, statement_timeout) ends it with 57014 at its next message.
 * ``COPY ... TO STDOUT``: :func:`copy_out` runs the rows' SELECT through the session (so
   its values are exactly a SELECT's text or binary result: the same encoders), and sends
   CopyOutResponse, one CopyData per row (written out as rows are produced), CopyDone and
@@ -65,6 +66,8 @@ class CopyInState:
         self.st = st
         self.loader = loader
         self.extended = extended
+        #: set by a cancel (another thread): the next CopyData ends the COPY with 57014
+        self.cancelled = False
         names = [c for c, _ in loader.columns]
         relation = loader.relation
         if st.format == "binary":
@@ -83,9 +86,13 @@ class CopyInState:
             self.add = loader.add
 
     def data(self, payload: bytes) -> None:
+        if self.cancelled:
+            raise QueryCanceled("canceling statement due to user request")
         self.add(self.reader.feed(payload))
 
     def done(self) -> int:
+        if self.cancelled:
+            raise QueryCanceled("canceling statement due to user request")
         self.add(self.reader.finish())
         return int(self.loader.finish())
 

@@ -304,6 +304,9 @@ class Session:
 
     def cancel(self) -> None:
         """Cancel the running statement (called from another thread)."""
+        state = self._copy_in
+        if state is not None:  # a COPY FROM STDIN ends at its next CopyData
+            state.cancelled = True
         if self.executor is not None:
             self.executor.backend.interrupt()
             self.control.cancel(self.executor.info)
