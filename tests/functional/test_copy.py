@@ -141,6 +141,31 @@ def test_csv_both_ways_with_header_quotes_and_force_quote(servers):
     assert '"a\tb\\c\nd"' in outs[0]
 
 
+@pytest.mark.parametrize("opts, data", [
+    ("FORMAT csv, FORCE_NOT_NULL (b), FORCE_NULL (c)", b'1,,""\n2,"",x\n'),
+    ("FORMAT csv, NULL 'x', DELIMITER ';', QUOTE '''', ESCAPE '\\'", b"1;'a;\\'b';x\n"),
+    ("FORMAT csv, HEADER match", b"a,b,c\n1,2,3\n"),
+    ("FORMAT csv, HEADER match", b"a,c,b\n1,2,3\n"),
+    ("FORMAT csv, HEADER", b"whatever\n1,2,3\n"),
+    ("FORMAT text, HEADER match", b"a\tb\tc\n1\t2\t3\n"),
+    ("DELIMITER ',', NULL ''", b"1,,\\N\n"),
+    ("FORMAT csv", b'1,"a""b",c\r\n2,"x\r\ny",z\r\n'),
+])
+def test_copy_from_options_as_postgresql(servers, opts, data):
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} (a int, b text, c text)")
+            try:
+                with c.cursor().copy(f"COPY {t} FROM STDIN ({opts})") as cp:
+                    cp.write(data)
+            except psycopg.Error as exc:
+                return exc.diag.sqlstate, exc.diag.message_primary
+            return c.execute(f"SELECT * FROM {t} ORDER BY a").fetchall()
+
+    each(servers, run)
+
+
 def test_write_row_read_row_and_binary(servers):
     def run(srv: Srv):
         t = _t()

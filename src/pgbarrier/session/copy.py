@@ -126,9 +126,11 @@ def select_for(st: CopyStatement) -> str:
     return f"SELECT {cols} FROM {st.table}"
 
 
-def copy_out(st: CopyStatement, result: Result, out: m.Outbox,
-             spill: Callable[[bytes], None] | None) -> int:
-    """Send ``result``'s rows as COPY TO STDOUT's data; returns the row count."""
+def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
+             out: m.Outbox, spill: Callable[[bytes], None] | None) -> int:
+    """Send ``result``'s rows as COPY TO STDOUT's data; returns the row count.
+    ``text_encoders``: the session's encoders of a text-format SELECT result (so COPY
+    prints each value as that SELECT would), one per column."""
     columns = result.columns
     if columns is None:
         raise PgError("COPY query must have a RETURNING clause" if st.query else
@@ -142,7 +144,7 @@ def copy_out(st: CopyStatement, result: Result, out: m.Outbox,
                               "supported by pgbarrier", sqlstate="0A000")
         encoders = [pgt.encoder(c.type_oid, 1) for c in columns]
     else:
-        encoders = [pgt.encoder(c.type_oid, 0) for c in columns]
+        encoders = text_encoders or [pgt.encoder(c.type_oid, 0) for c in columns]
     if st.format == "csv":
         force = list(range(len(names))) if st.force_quote is True else \
             _indexes(list(st.force_quote or []), names, "FORCE_QUOTE")  # type: ignore[arg-type]

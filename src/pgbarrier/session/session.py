@@ -513,7 +513,9 @@ class Session:
             raise
         result = self._run(copy.select_for(st), None)
         try:
-            n = copy.copy_out(st, result, self.out, self.spill)
+            encoders = None if st.format == "binary" or result.columns is None \
+                else self._encoders(result, None)
+            n = copy.copy_out(st, result, encoders, self.out, self.spill)
         except Exception:
             self.tx = after_error(self.tx)
             raise
