@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import READY, inprocess_app, postgres_dsn
+from conftest import READY, compile_java, inprocess_app, postgres_dsn
 
 COLUMNS = "a int, b text, c date, d boolean, e numeric(6,2), f bytea, g float8"
 #: one data set in PostgreSQL's text format: escapes, NULLs, an empty string, bytea
@@ -492,6 +492,23 @@ def test_psql_copy_from_stdin_inline_in_a_script(servers):
     assert out.split() == ["1|one", "2|", "3|th,ree", "3"]
     assert 'invalid input syntax for type integer: "bad"' in err
     assert 'COPY T, line 2, column a: "bad"' in err
+
+
+# --------------------------------------------------------------------------- pgjdbc
+
+
+def test_pgjdbc_copy_manager(servers, tmp_path_factory):
+    classpath = compile_java(tmp_path_factory, "PgbarrierCopy.java")
+
+    def run(srv: Srv):
+        url = f"jdbc:postgresql://127.0.0.1:{srv.port}/{srv.database}?user=root&socketTimeout=60"
+        res = subprocess.run(["java", "-cp", classpath, "PgbarrierCopy", url, _t()],
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        return res.stdout.splitlines()
+
+    assert each(servers, run) == ["in: 3", "out: 1\tone|2\tt,wo|3\t\\N|", "bad: 22P02",
+                                  "count: 3"]
 
 
 # --------------------------------------------------------------------------- the server's stdout
