@@ -494,6 +494,33 @@ def test_psql_copy_from_stdin_inline_in_a_script(servers):
     assert 'COPY T, line 2, column a: "bad"' in err
 
 
+# --------------------------------------------------------------------------- asyncpg
+
+
+def test_asyncpg_copy_records_source_and_out(servers):
+    import asyncio
+    import io
+
+    import asyncpg
+
+    async def go(srv: Srv):
+        t = _t()
+        c = await asyncpg.connect(host="127.0.0.1", port=srv.port, user="root",
+                                  database=srv.database, ssl=False)
+        try:
+            await c.execute(f"CREATE TABLE {t} (a int, b text)")
+            tags = [await c.copy_records_to_table(t, records=[(1, "x"), (2, None)]),
+                    await c.copy_to_table(t, source=io.BytesIO(b"3\ty\n"), format="text")]
+            buf = io.BytesIO()
+            tags.append(await c.copy_from_table(t, output=buf, format="csv"))
+            return tags, buf.getvalue()
+        finally:
+            await c.close()
+
+    assert each(servers, lambda srv: asyncio.run(go(srv))) == (
+        ["COPY 2", "COPY 1", "COPY 3"], b"1,x\n2,\n3,y\n")
+
+
 # --------------------------------------------------------------------------- pgjdbc
 
 
