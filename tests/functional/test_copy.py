@@ -117,6 +117,21 @@ def test_text_round_trip_is_postgresqls(servers):
         "3\tx\\by\\fzAB\t2021-12-31\tf\t-2.00\t\\\\x\t1e+20\n"
 
 
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo"])
+def test_copy_to_prints_values_as_a_select_prints_them(servers, zone):
+    """Each backend's COPY text is its own SELECT's text, TimeZone included."""
+    query = ("SELECT 1.5::float8, 2::numeric(4,2), true, DATE '2024-02-29', "
+             "TIMESTAMP '2024-01-02 03:04:05.5', TIMESTAMPTZ '2024-01-02 03:04:05+00', "
+             "INTERVAL '1 day 2 hours', 'x'::text, NULL::int")
+    for srv in servers.values():
+        sel = srv.psql("-At", "-F", "\t", "-P", "null=\\N", "-c", f"SET TimeZone = '{zone}'",
+                       "-c", query)
+        cp = srv.psql("-At", "-c", f"SET TimeZone = '{zone}'",
+                      "-c", f"COPY ({query}) TO STDOUT")
+        assert sel.returncode == cp.returncode == 0, (sel.stderr, cp.stderr)
+        assert cp.stdout.splitlines()[-1] == sel.stdout.splitlines()[-1]
+
+
 def test_csv_both_ways_with_header_quotes_and_force_quote(servers):
     def run(srv: Srv):
         t = _t()
