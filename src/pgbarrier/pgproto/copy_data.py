@@ -71,11 +71,7 @@ def _utf8(raw: bytes, context: str) -> str:
         err = PgError('invalid byte sequence for encoding "UTF8": '
                       + " ".join(f"0x{b:02x}" for b in bad), sqlstate="22021")
         err.fields["W"] = context
-        return _raise(err)
-
-
-def _raise(err: PgError) -> str:
-    raise err
+        raise err from None
 
 
 class _LineReader:

@@ -544,7 +544,7 @@ class Session:
             if isinstance(msg, m.CopyOutsideCopy):
                 raise state.fail(msg.payload)
             code = {m.Query: 0x51, m.Parse: 0x50, m.Bind: 0x42, m.Execute: 0x45,
-                    m.Describe: 0x44, m.Close: 0x43, m.Terminate: 0x58}.get(type(msg), 0)
+                    m.Describe: 0x44, m.Close: 0x43}.get(type(msg), 0)
             raise PgError(f"unexpected message type 0x{code:02X} during COPY from stdin",
                           sqlstate="08P01")
         except Exception as exc:
