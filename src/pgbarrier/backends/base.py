@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from buenavista.core import Connection, Session
 
-from pgbarrier.errors import FeatureNotSupported, QueryCanceled
+from pgbarrier.errors import FeatureNotSupported, PgError, QueryCanceled
 from pgbarrier.result import Column, Result
 
 if TYPE_CHECKING:
@@ -126,6 +126,13 @@ class BackendSession(Session, abc.ABC):
     implicit_extended_transactions: bool = False
     #: True: Bind parameters are passed on as :class:`WireParams`, never decoded
     relays_wire_params: bool = False
+    #: True: COPY FROM STDIN / TO STDOUT run in pgbarrier (``copy_in``, the session's
+    #: COPY sub-protocol), not as statements of the backend
+    copies_locally: bool = False
+
+    def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> Any:
+        """A loader for COPY ``table`` FROM STDIN (see :mod:`pgbarrier.backends.duckdb_copy`)."""
+        raise PgError("COPY FROM STDIN is not supported by this backend", sqlstate="0A000")
 
     @abc.abstractmethod
     def execute(self, sql: str, params: list[Any] | WireParams | None = None,

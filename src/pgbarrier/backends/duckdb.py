@@ -135,6 +135,7 @@ from pgbarrier.backends.base import (
     WireParams,
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
+from pgbarrier.backends.duckdb_copy import CopyIn, target_columns
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
@@ -233,6 +234,12 @@ def _duck_param(v: Any) -> Any:
 
 class DuckDBSession(BackendSession):
     implicit_extended_transactions = True
+    copies_locally = True
+
+    def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> CopyIn:
+        """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`)."""
+        cur = self._cursor
+        return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "") -> None:

@@ -18,8 +18,9 @@ Rules this module keeps:
   it (DuckDB's own directories, such as its extension directory, are not revealed);
   INSTALL/LOAD, persistent secrets and a locked setting (``permission denied to set
   parameter "x"``; 42704 ``unrecognized configuration parameter`` for a name DuckDB
-  does not have) likewise. COPY FROM STDIN / TO STDOUT (DuckDB would use the server
-  process's own stdin/stdout) is 0A000. DuckDB's out-of-memory error is 53200 ``out of memory``
+  does not have) likewise. COPY FROM STDIN / TO STDOUT never reach DuckDB (the session runs
+  them, :mod:`pgbarrier.session.copy`); a COPY of ``/dev/stdin`` or ``/dev/stdout`` that does
+  (DuckDB would use the server process's own streams) is 0A000. DuckDB's out-of-memory error is 53200 ``out of memory``
   with DuckDB's text as DETAIL.
 """
 

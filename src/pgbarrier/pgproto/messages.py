@@ -150,9 +150,11 @@ class FunctionCall:
 
 @dataclass(frozen=True)
 class CopyOutsideCopy:
-    """CopyData, CopyDone or CopyFail when no COPY runs: PostgreSQL ignores them."""
+    """CopyData, CopyDone or CopyFail: PostgreSQL ignores them when no COPY runs; during
+    COPY FROM STDIN the session reads ``payload`` (the data, or CopyFail's message)."""
 
     type_code: bytes
+    payload: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,7 @@ def _decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
     elif type_code == ClientCommand.PASSWORD_MESSAGE:
         return PasswordMessage(r.rest())
     elif type_code in _COPY_CODES:
-        return CopyOutsideCopy(type_code)
+        return CopyOutsideCopy(type_code, bytes(payload))
     elif type_code == _FUNCTION_CALL:
         return FunctionCall(r.int32() & 0xFFFFFFFF)  # arguments are not read: it is refused
     else:
@@ -390,6 +392,26 @@ def portal_suspended() -> bytes:
 
 def empty_query_response() -> bytes:
     return _frame(ServerResponse.EMPTY_QUERY_RESPONSE)
+
+
+def _copy_response(code: bytes, fmt: int, ncols: int) -> bytes:
+    return _frame(code, struct.pack("!bh", fmt, ncols) + struct.pack("!h", fmt) * ncols)
+
+
+def copy_in_response(fmt: int, ncols: int) -> bytes:
+    return _copy_response(b"G", fmt, ncols)
+
+
+def copy_out_response(fmt: int, ncols: int) -> bytes:
+    return _copy_response(b"H", fmt, ncols)
+
+
+def copy_data(data: bytes) -> bytes:
+    return _frame(b"d", data)
+
+
+def copy_done() -> bytes:
+    return _frame(b"c")
 
 
 def command_complete(tag: str) -> bytes:

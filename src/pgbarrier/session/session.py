@@ -68,6 +68,11 @@ writes them. Rules this module keeps:
 * Any error in the extended protocol inside a block aborts it (E), as in PostgreSQL.
   A message whose text is not UTF-8 is ERROR 22021 (an :class:`~m.Undecodable`), and
   CopyData/CopyDone/CopyFail outside COPY are ignored.
+* COPY FROM STDIN / TO STDOUT on a backend that ``copies_locally`` (DuckDB) run here, in
+  the simple and the extended protocol (:mod:`pgbarrier.session.copy`): during COPY FROM
+  STDIN every message goes to it until CopyDone or CopyFail (or an error); the statement
+  is recognised by its first word and ``STDIN``/``STDOUT``/``PROGRAM`` in its text (no
+  parse on the fast path); a COPY of a file is the backend's statement.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
@@ -115,7 +120,9 @@ from pgbarrier.errors import (
 from pgbarrier.metrics.statements import CONTROL, LOCAL, RELAYED, SessionStatements, StatementTotals
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.startup_params import startup_settings
-from pgbarrier.session import settings
+from pgbarrier.session import copy, settings
+from pgbarrier.session.copy import CopyInState
+from pgbarrier.sql.copy_options import parse_copy
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
 from pgbarrier.session.timeouts import TIMERS
@@ -169,7 +176,7 @@ class Session:
     __slots__ = ("control", "server_parameters", "process_id", "secret_key", "out", "spill",
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
-                 "_timed_out", "statement_totals", "stats")
+                 "_timed_out", "statement_totals", "stats", "_copy_in")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
@@ -202,6 +209,8 @@ class Session:
         #: counts, :mod:`pgbarrier.metrics.statements`) is opened there at start-up
         self.statement_totals: StatementTotals | None = None
         self.stats: SessionStatements | None = None
+        #: a COPY FROM STDIN waiting for its data (:mod:`pgbarrier.session.copy`)
+        self._copy_in: CopyInState | None = None
 
     # ------------------------------------------------------------------ start-up
 
@@ -255,7 +264,9 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def handle(self, msg: m.FrontendMessage) -> None:
-        if isinstance(msg, m.Query):
+        if self._copy_in is not None:
+            self._copy_message(msg)
+        elif isinstance(msg, m.Query):
             self._end_extended_implicit()
             with self._statement_timeout():
                 self._simple_query(msg.sql)
@@ -302,6 +313,9 @@ class Session:
 
     def cancel(self) -> None:
         """Cancel the running statement (called from another thread)."""
+        state = self._copy_in
+        if state is not None:  # a COPY FROM STDIN ends at its next CopyData
+            state.cancelled = True
         if self.executor is not None:
             self.executor.backend.interrupt()
             self.control.cancel(self.executor.info)
@@ -478,6 +492,86 @@ class Session:
             self._report(result.parameter_status)
         self.out.add(m.command_complete(result.completion_tag(count)))
 
+    # ------------------------------------------------------------------ COPY
+
+    def _local_copy(self, sql: str) -> bool:
+        """COPY run here (:mod:`pgbarrier.session.copy`): a cheap gate on the first word."""
+        if sql.lstrip()[:4].upper() != "COPY" or self.executor is None \
+                or not self.executor.backend.copies_locally:
+            return False
+        upper = sql.upper()  # a file's COPY stays DuckDB's, its options too
+        return "STDIN" in upper or "STDOUT" in upper or "PROGRAM" in upper
+
+    def _copy(self, sql: str, *, extended: bool, alone: bool) -> str | None:
+        """Start COPY ``sql``: ``"in"`` when it waits for COPY FROM STDIN's data, ``"out"``
+        when a COPY TO STDOUT is done (CommandComplete sent); None: a COPY of a file, for
+        the backend to run as a statement."""
+        assert self.executor is not None
+        try:
+            st = parse_copy(sql)
+            copy.refuse_program(st)
+            if not st.stdio:
+                return None
+            if self.tx is TxState.FAILED:
+                raise InFailedSqlTransaction()
+            if st.is_from:
+                if not alone:
+                    raise PgError("COPY FROM STDIN in a Query message with other statements "
+                                  "is not supported by pgbarrier", sqlstate="0A000")
+                own = self.tx is TxState.IDLE and not self._ext_implicit
+                self._copy_in = copy.start_copy_in(st, self.executor.backend, own, extended,
+                                                   self.out)
+                return "in"
+        except BaseException:
+            self.tx = after_error(self.tx)
+            raise
+        result = self._run(copy.select_for(st), None)
+        try:
+            encoders = None if st.format == "binary" or result.columns is None \
+                else self._encoders(result, None)
+            n = copy.copy_out(st, result, encoders, self.out, self.spill)
+        except Exception:
+            self.tx = after_error(self.tx)
+            raise
+        self.out.add(m.command_complete(f"COPY {n}"))
+        return "out"
+
+    def _copy_message(self, msg: m.FrontendMessage) -> None:
+        """A message during COPY FROM STDIN (see :mod:`pgbarrier.session.copy`)."""
+        state = self._copy_in
+        assert state is not None
+        if isinstance(msg, (m.Sync, m.Flush)):
+            return
+        try:
+            if isinstance(msg, m.CopyOutsideCopy) and msg.type_code == b"d":
+                with self._statement_timeout():
+                    state.data(msg.payload)
+                return
+            if isinstance(msg, m.CopyOutsideCopy) and msg.type_code == b"c":
+                with self._statement_timeout():
+                    n = state.done()
+                self._copy_in = None
+                self.out.add(m.command_complete(f"COPY {n}"))
+                if not state.extended:
+                    self.out.add(m.ready_for_query(self.tx.value))
+                return
+            if isinstance(msg, m.CopyOutsideCopy):
+                raise state.fail(msg.payload)
+            code = {m.Query: 0x51, m.Parse: 0x50, m.Bind: 0x42, m.Execute: 0x45,
+                    m.Describe: 0x44, m.Close: 0x43}.get(type(msg), 0)
+            raise PgError(f"unexpected message type 0x{code:02X} during COPY from stdin",
+                          sqlstate="08P01")
+        except Exception as exc:
+            self._copy_in = None
+            state.abort()
+            self.tx = after_error(self.tx)
+            self._error(exc)
+            if state.extended:
+                self.skip_until_sync = True
+                self._ext_failed = self._ext_implicit
+            else:
+                self.out.add(m.ready_for_query(self.tx.value))
+
     # ------------------------------------------------------------------ simple query
 
     def _backend_tx(self, sql: str) -> Result:
@@ -516,6 +610,12 @@ class Session:
                     elif not implicit and self.tx is TxState.IDLE and kind is None and i < last:
                         self._backend_tx("BEGIN")
                         implicit = True
+                if result is None and self._local_copy(piece.text):
+                    ran = self._copy(piece.text, extended=False, alone=not multi)
+                    if ran == "in":
+                        return  # COPY FROM STDIN: its data comes next
+                    if ran == "out":
+                        continue
                 if result is None:
                     result = self._run(piece.text, None, in_multi=multi)
                 if result.columns is not None:
@@ -754,6 +854,10 @@ class Session:
             return
         if portal.result is None:
             portal.result = self._begin_extended_implicit(portal.statement.sql)
+        if portal.result is None and self._local_copy(portal.statement.sql) and \
+                self._copy(portal.statement.sql, extended=True, alone=True):
+            portal.done = True
+            return
         if portal.result is None:
             portal.result = self._run(portal.statement.sql, portal.params or None,
                                       portal.result_formats, in_multi=self._ext_implicit)
