@@ -117,6 +117,21 @@ def test_text_round_trip_is_postgresqls(servers):
         "3\tx\\by\\fzAB\t2021-12-31\tf\t-2.00\t\\\\x\t1e+20\n"
 
 
+@pytest.mark.parametrize("schema", ["public", '"public"'])
+def test_a_public_qualified_table_is_copied_both_ways(servers, schema):
+    """pg_dump writes ``COPY public.t (...) FROM stdin``: public is the default schema."""
+    def run(srv: Srv):
+        t = _t()
+        with srv.connect() as c:
+            c.execute(f"CREATE TABLE {t} (a int, b text)")
+            with c.cursor().copy(f"COPY {schema}.{t} (a, b) FROM STDIN") as cp:
+                cp.write(b"1\tx\n2\t\\N\n")
+            with c.cursor().copy(f"COPY {schema}.{t} TO STDOUT") as cp:
+                return b"".join(bytes(b) for b in cp)
+
+    assert each(servers, run) == b"1\tx\n2\t\\N\n"
+
+
 @pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo"])
 def test_copy_to_prints_values_as_a_select_prints_them(servers, zone):
     """Each backend's COPY text is its own SELECT's text, TimeZone included."""

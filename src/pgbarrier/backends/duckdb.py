@@ -238,6 +238,7 @@ class DuckDBSession(BackendSession):
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> CopyIn:
         """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`)."""
+        table = self.catalog.relation_name(table)
         cur = self._cursor
         return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
 

@@ -122,6 +122,17 @@ class SessionCatalog:
         self.installer.ensure()
         return rewritten.sql, rewritten.column_types
 
+    def relation_name(self, name: str) -> str:
+        """A relation's name as the client wrote it (quoting kept), as DuckDB names it:
+        ``public`` is ``main`` (COPY's table, which no statement text carries)."""
+        mapped = map_public(name, self._database) if may_name_public(name) else None
+        if mapped is None:
+            return name
+        if mapped.cross_database is not None:
+            raise FeatureNotSupported(
+                f'cross-database references are not implemented: "{mapped.cross_database[0]}"')
+        return mapped.sql
+
     def for_client(self, err: PgError, client_sql: str, run_sql: str) -> PgError:
         """DuckDB's error on ``run_sql`` as the client's: its position mapped back after a
         ``public`` substitution (dropped after a catalog rewrite, which has no such
