@@ -40,14 +40,40 @@ WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
 UNION ALL
 SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary, x.is_unique,
        x.column_names, NULL,
-       (SELECT list(c.column_index - 1 ORDER BY u.pos)
+       -- an expression (no column of that name) is -1: attnum 0, as PostgreSQL has it
+       (SELECT list(coalesce(c.column_index, 0) - 1 ORDER BY u.pos)
         FROM (SELECT unnest(x.column_names) AS col, generate_subscripts(x.column_names, 1) AS pos) u
-        JOIN duckdb_columns() c ON c.database_name = x.database_name
+        LEFT JOIN duckdb_columns() c ON c.database_name = x.database_name
              AND c.schema_name = x.schema_name AND c.table_name = x.table_name
              AND c.column_name = u.col)
 FROM (SELECT *, list_transform(string_split(trim(expressions, '[]'), ', '),
                                lambda e: trim(e, '"')) AS column_names
       FROM duckdb_indexes()) x;
+
+-- PostgreSQL 15's default btree operator classes (pg_opclass) of the types pgbarrier
+-- sends: (oid, opcname, opcfamily, opcintype, opckeytype)
+CREATE TABLE @C@.pgb.opclasses AS SELECT * FROM (VALUES
+    (10003, 'bool_ops', 424, 16, 0), (10006, 'bytea_ops', 428, 17, 0),
+    (10007, 'char_ops', 429, 18, 0), (10028, 'name_ops', 1994, 19, 2275),
+    (3124, 'int8_ops', 1976, 20, 0), (1979, 'int2_ops', 1976, 21, 0),
+    (1978, 'int4_ops', 1976, 23, 0), (3126, 'text_ops', 1994, 25, 0),
+    (1981, 'oid_ops', 1989, 26, 0), (10012, 'float4_ops', 1970, 700, 0),
+    (3123, 'float8_ops', 1970, 701, 0), (10004, 'bpchar_ops', 426, 1042, 0),
+    (3122, 'date_ops', 434, 1082, 0), (10038, 'time_ops', 1996, 1083, 0),
+    (3128, 'timestamp_ops', 434, 1114, 0), (3127, 'timestamptz_ops', 434, 1184, 0),
+    (10022, 'interval_ops', 1982, 1186, 0), (10041, 'timetz_ops', 2000, 1266, 0),
+    (3125, 'numeric_ops', 1988, 1700, 0), (10000, 'array_ops', 397, 2277, 0),
+    (10065, 'uuid_ops', 2968, 2950, 0), (10088, 'jsonb_ops', 4033, 3802, 0))
+    AS o(oid, opcname, opcfamily, opcintype, opckeytype);
+
+-- the default btree operator class of a column's type (varchar uses text_ops, arrays
+-- array_ops); 0 where PostgreSQL has none (json) or for an expression
+CREATE MACRO @C@.pgb.opclass_oid(typoid) AS
+    coalesce((SELECT o.oid FROM @C@.pgb.opclasses o
+              WHERE o.opcintype = CASE WHEN typoid = 1043 THEN 25
+                                       WHEN typoid IN (SELECT t.oid FROM @C@.pgb.types t
+                                                       WHERE t.typcategory = 'A') THEN 2277
+                                       ELSE typoid END), 0);
 
 CREATE MACRO @C@.pgb.view_body(sql) AS
     CASE WHEN sql IS NULL THEN NULL
@@ -67,21 +93,31 @@ WITH objs AS (
            index_count > 0 OR has_primary_key AS relhasindex,
            check_constraint_count AS relchecks, temporary, comment,
            estimated_size AS reltuples, CAST(NULL AS VARCHAR) AS viewdef,
-           CAST(NULL AS VARCHAR) AS indtable
-    FROM duckdb_tables()
+           CAST(NULL AS VARCHAR) AS indtable,
+           -- PostgreSQL enforces foreign keys with triggers on both tables
+           EXISTS (SELECT 1 FROM duckdb_constraints() f
+                   WHERE f.constraint_type = 'FOREIGN KEY' AND f.database_name = t.database_name
+                     AND f.schema_name = t.schema_name
+                     AND t.table_name IN (f.table_name, f.referenced_table)) AS hastriggers
+    FROM duckdb_tables() t
     UNION ALL
     SELECT database_name, schema_name, view_name, 'v', column_count, false, 0, temporary,
-           comment, 0, sql, NULL
+           comment, 0, sql, NULL, false
     FROM duckdb_views() WHERE database_name IN ('@UNAME@', '@CNAME@', 'temp')
     UNION ALL
     SELECT database_name, schema_name, index_name, 'i', len(column_names), false, 0, false,
-           NULL, 0, NULL, table_name
-    FROM @C@.pgb.indexes),
+           NULL, 0, NULL, table_name, false
+    FROM @C@.pgb.indexes
+    UNION ALL
+    SELECT database_name, schema_name, sequence_name, 'S', 3, false, 0, temporary, comment,
+           1, NULL, NULL, false
+    FROM duckdb_sequences()),
 mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
 SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnamespace,
        n.nspname, o.duck_db, o.duck_schema,
        CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE o.kind0 END AS relkind, o.relnatts,
        o.relhasindex, o.relchecks, o.temporary, o.comment, o.reltuples, o.viewdef,
+       o.hastriggers,
        CASE WHEN o.indtable IS NOT NULL THEN @C@.pgb.reloid(n.nspname, o.indtable) END
            AS indrelid
 FROM objs o
@@ -96,7 +132,14 @@ SELECT r.oid AS attrelid, c.column_name AS attname,
        CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
             THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END::INTEGER
            AS atttypmod,
-       NOT c.is_nullable AS attnotnull, c.column_default, c.comment, c.data_type,
+       NOT c.is_nullable AS attnotnull,
+       -- a string literal default as PostgreSQL decompiles it: 'x'::text
+       CASE WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
+            THEN c.column_default || '::' || coalesce(
+                 (SELECT t.fmt FROM @C@.pgb.types t
+                  WHERE t.oid = @C@.pgb.type_oid(c.data_type)), 'text')
+            ELSE c.column_default END AS column_default,
+       c.comment, c.data_type,
        r.relkind
 FROM duckdb_columns() c
 JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
@@ -104,7 +147,10 @@ JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
+       -- PostgreSQL's default names (DuckDB's foreign-key name adds the referenced columns)
        CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+            WHEN k.constraint_type = 'FOREIGN KEY'
+            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
             ELSE k.constraint_name END AS conname,
        n.oid AS connamespace,
        CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
@@ -112,7 +158,15 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
        @C@.pgb.reloid(n.nspname, k.table_name) AS conrelid,
        CASE WHEN k.constraint_type IN ('PRIMARY KEY', 'UNIQUE') THEN @C@.pgb.reloid(n.nspname,
             CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-                 ELSE k.constraint_name END) ELSE 0 END AS conindid,
+                 ELSE k.constraint_name END)
+            -- a foreign key's: the referenced table's index on the referenced columns
+            WHEN k.constraint_type = 'FOREIGN KEY' THEN coalesce(
+                (SELECT @C@.pgb.reloid(n.nspname, x.index_name) FROM @C@.pgb.indexes x
+                 WHERE x.database_name = k.database_name AND x.schema_name = k.schema_name
+                   AND x.table_name = k.referenced_table AND x.is_unique
+                   AND list_sort(x.column_names) = list_sort(k.referenced_column_names)
+                 ORDER BY x.is_primary DESC LIMIT 1), 0)
+            ELSE 0 END AS conindid,
        CASE WHEN k.referenced_table IS NOT NULL THEN @C@.pgb.reloid(n.nspname, k.referenced_table)
             ELSE 0 END AS confrelid,
        list_transform(k.constraint_column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS conkey,
@@ -129,7 +183,9 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
             WHEN 'FOREIGN KEY' THEN 'FOREIGN KEY (' || array_to_string(k.constraint_column_names, ', ')
                  || ') REFERENCES ' || k.referenced_table || '('
                  || array_to_string(k.referenced_column_names, ', ') || ')'
-            ELSE 'CHECK (' || k.expression || ')' END AS condef,
+            -- DuckDB prints a comparison or boolean expression in parentheses already
+            ELSE CASE WHEN regexp_full_match(k.expression, '\(.*\)') THEN 'CHECK ' || k.expression
+                      ELSE 'CHECK (' || k.expression || ')' END END AS condef,
        k.expression AS conbin
 FROM duckdb_constraints() k
 JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
@@ -165,7 +221,7 @@ SELECT CAST(r.oid AS BIGINT) AS oid, r.relname, CAST(r.relnamespace AS BIGINT) A
        r.relhasindex, false AS relisshared,
        CASE WHEN r.temporary THEN 't' ELSE 'p' END AS relpersistence, r.relkind,
        CAST(r.relnatts AS SMALLINT) AS relnatts, CAST(r.relchecks AS SMALLINT) AS relchecks,
-       false AS relhasrules, false AS relhastriggers, false AS relhassubclass,
+       false AS relhasrules, r.hastriggers AS relhastriggers, false AS relhassubclass,
        false AS relrowsecurity, false AS relforcerowsecurity, true AS relispopulated,
        CASE WHEN r.relkind IN ('r', 'm') THEN 'd' ELSE 'n' END AS relreplident,
        false AS relispartition, CAST(0 AS BIGINT) AS relrewrite,
@@ -188,7 +244,25 @@ SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIG
            AS attcollation,
        CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
        CAST(NULL AS VARCHAR[]) AS attfdwoptions, CAST(NULL AS VARCHAR) AS attmissingval
-FROM @C@.pgb.cols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid;
+FROM @C@.pgb.cols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
+UNION ALL
+-- an index's columns: the indexed column's name and type, or "expr" for an expression
+SELECT CAST(@C@.pgb.reloid(u.nspname, u.index_name) AS BIGINT), coalesce(c.attname, 'expr'),
+       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(coalesce(t.typlen, -1) AS SMALLINT),
+       CAST(u.pos AS SMALLINT), CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1),
+       CAST(0 AS SMALLINT), t.typlen > 0 AND t.typlen <= 8, 'i',
+       CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END, '', false, false, false, '', '', false,
+       true, CAST(0 AS INTEGER), CAST(-1 AS INTEGER),
+       CAST(CASE WHEN c.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT),
+       CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
+       CAST(NULL AS VARCHAR)
+FROM (SELECT x.*, n.nspname, unnest(x.column_indexes) AS i,
+             generate_subscripts(x.column_indexes, 1) AS pos
+      FROM @C@.pgb.indexes x
+      JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name) u
+LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
+     AND c.attnum = u.i + 1
+LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid;
 
 CREATE VIEW @C@.pgcat.pg_attrdef AS
 SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
@@ -221,8 +295,17 @@ SELECT CAST(@C@.pgb.reloid(n.nspname, x.index_name) AS BIGINT) AS indexrelid,
        true AS indisvalid, false AS indcheckxmin, true AS indisready, true AS indislive,
        false AS indisreplident,
        list_transform(x.column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS indkey,
-       CAST(NULL AS BIGINT[]) AS indcollation, CAST(NULL AS BIGINT[]) AS indclass,
-       CAST(NULL AS SMALLINT[]) AS indoption, CAST(NULL AS VARCHAR) AS indexprs,
+       (SELECT list(CAST(CASE WHEN c.atttypid IN (25, 1043, 1042) THEN 100 ELSE 0 END
+                         AS BIGINT) ORDER BY u.pos)
+        FROM (SELECT unnest(x.column_indexes) AS i, generate_subscripts(x.column_indexes, 1) AS pos) u
+        LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(n.nspname, x.table_name)
+             AND c.attnum = u.i + 1) AS indcollation,
+       (SELECT list(CAST(coalesce(@C@.pgb.opclass_oid(c.atttypid), 0) AS BIGINT) ORDER BY u.pos)
+        FROM (SELECT unnest(x.column_indexes) AS i, generate_subscripts(x.column_indexes, 1) AS pos) u
+        LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(n.nspname, x.table_name)
+             AND c.attnum = u.i + 1) AS indclass,
+       list_transform(x.column_indexes, lambda i: CAST(0 AS SMALLINT)) AS indoption,
+       CAST(NULL AS VARCHAR) AS indexprs,
        CAST(NULL AS VARCHAR) AS indpred
 FROM @C@.pgb.indexes x
 JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
@@ -252,6 +335,13 @@ FROM @C@.pgb.cols c WHERE c.comment IS NOT NULL
 UNION ALL
 SELECT CAST(n.oid AS BIGINT), CAST(2615 AS BIGINT), CAST(0 AS INTEGER), n.comment
 FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL;
+
+CREATE VIEW @C@.pgcat.pg_opclass AS
+SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opcmethod, opcname,
+       CAST(11 AS BIGINT) AS opcnamespace, CAST(10 AS BIGINT) AS opcowner,
+       CAST(opcfamily AS BIGINT) AS opcfamily, CAST(opcintype AS BIGINT) AS opcintype,
+       true AS opcdefault, CAST(opckeytype AS BIGINT) AS opckeytype
+FROM @C@.pgb.opclasses;
 
 CREATE VIEW @C@.pgcat.pg_am AS
 SELECT * FROM (VALUES (CAST(2 AS BIGINT), 'heap', 'heap_tableam_handler', 't'),
@@ -345,22 +435,34 @@ SELECT * FROM (VALUES (CAST(1663 AS BIGINT), 'pg_default', CAST(10 AS BIGINT),
                        CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[])))
     AS t(oid, spcname, spcowner, spcacl, spcoptions);
 
+-- no user triggers (DuckDB has none); the internal ones PostgreSQL's foreign keys use are
+-- not listed (psql hides them)
 CREATE VIEW @C@.pgcat.pg_trigger AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS tgrelid,
+       CAST(NULL AS BIGINT) AS tgparentid,
        CAST(NULL AS VARCHAR) AS tgname, CAST(NULL AS BIGINT) AS tgfoid,
        CAST(NULL AS SMALLINT) AS tgtype, CAST(NULL AS VARCHAR) AS tgenabled,
-       CAST(NULL AS BOOLEAN) AS tgisinternal WHERE false;
+       CAST(NULL AS BOOLEAN) AS tgisinternal, CAST(NULL AS BIGINT) AS tgconstrrelid,
+       CAST(NULL AS BIGINT) AS tgconstrindid, CAST(NULL AS BIGINT) AS tgconstraint,
+       CAST(NULL AS BOOLEAN) AS tgdeferrable, CAST(NULL AS BOOLEAN) AS tginitdeferred,
+       CAST(NULL AS SMALLINT) AS tgnargs, CAST(NULL AS SMALLINT[]) AS tgattr,
+       CAST(NULL AS BLOB) AS tgargs, CAST(NULL AS VARCHAR) AS tgqual,
+       CAST(NULL AS VARCHAR) AS tgoldtable, CAST(NULL AS VARCHAR) AS tgnewtable WHERE false;
+CREATE MACRO @C@.pgcat.pg_get_triggerdef(trigoid) AS CAST(NULL AS VARCHAR),
+    (trigoid, pretty) AS CAST(NULL AS VARCHAR);
 
 CREATE VIEW @C@.pgcat.pg_sequence AS
-SELECT CAST(NULL AS BIGINT) AS seqrelid, CAST(NULL AS BIGINT) AS seqtypid,
-       CAST(NULL AS BIGINT) AS seqstart, CAST(NULL AS BIGINT) AS seqincrement,
-       CAST(NULL AS BIGINT) AS seqmax, CAST(NULL AS BIGINT) AS seqmin,
-       CAST(NULL AS BIGINT) AS seqcache, CAST(NULL AS BOOLEAN) AS seqcycle WHERE false;
+SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid,
+       CAST(20 AS BIGINT) AS seqtypid, s.start_value AS seqstart,
+       s.increment_by AS seqincrement, s.max_value AS seqmax, s.min_value AS seqmin,
+       CAST(1 AS BIGINT) AS seqcache, s.cycle AS seqcycle
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
 
 CREATE VIEW @C@.pgcat.pg_tables AS
 SELECT r.nspname AS schemaname, r.relname AS tablename, getvariable('pgbarrier_user') AS tableowner,
        CAST(NULL AS VARCHAR) AS tablespace, r.relhasindex AS hasindexes, false AS hasrules,
-       false AS hastriggers, false AS rowsecurity
+       r.hastriggers, false AS rowsecurity
 FROM @C@.pgb.rels r WHERE r.relkind = 'r';
 
 CREATE VIEW @C@.pgcat.pg_views AS
@@ -413,14 +515,25 @@ CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
 CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
     (SELECT indexdef FROM @C@.pgcat.pg_indexes i
      WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid),
+    -- column n's name or expression ('' past the last), the whole definition for 0
     (idxoid, col, pretty) AS
-    (SELECT indexdef FROM @C@.pgcat.pg_indexes i
-     WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid);
+    (SELECT CASE WHEN col = 0 THEN @C@.pgb.indexdef(x.is_unique, x.index_name, n.nspname,
+                                                    x.table_name, x.column_names)
+                 ELSE coalesce(x.column_names[col], '') END
+     FROM @C@.pgb.indexes x
+     JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name
+     WHERE @C@.pgb.reloid(n.nspname, x.index_name) = idxoid);
 CREATE MACRO @C@.pgcat.pg_get_viewdef(viewoid) AS
     (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid),
     (viewoid, pretty) AS
     (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid);
 CREATE MACRO @C@.pgcat.pg_get_partkeydef(reloid) AS CAST(NULL AS VARCHAR);
+-- no partitions: a relation's only ancestor is itself (psql's \d foreign-key queries). The
+-- table form has a second column, depth 1: DuckDB ignores WITH ORDINALITY on a table macro,
+-- and psql writes ``pg_partition_ancestors(x) WITH ORDINALITY AS a(relid, depth)``
+CREATE MACRO @C@.pgcat.pg_partition_ancestors(reloid) AS CAST(reloid AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_partition_ancestors(reloid) AS TABLE
+    SELECT CAST(reloid AS BIGINT) AS relid, CAST(1 AS BIGINT) AS depth;
 CREATE MACRO @C@.pgcat.pg_get_statisticsobjdef_columns(statoid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_function_result(procoid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_function_arguments(procoid) AS CAST(NULL AS VARCHAR);

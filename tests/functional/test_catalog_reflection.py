@@ -1,0 +1,161 @@
+"""Reflection of keys, indexes and sequences gives PostgreSQL's answers on the DuckDB backend.
+
+One schema, created through pgbarrier on both data backends (embedded DuckDB, and an upstream
+PostgreSQL 15 as the reference): ``customers`` (primary key, a UNIQUE varchar(120), a
+varchar(50), jsonb, timestamp), ``orders`` (a foreign key to customers, a CHECK, a text default,
+a plain and a two-column unique index) and a sequence. Real clients reflect it on both and the
+answers must be equal:
+
+* SQLAlchemy 2 ``inspect()``: get_columns, get_pk_constraint, get_foreign_keys, get_indexes,
+  get_unique_constraints, get_check_constraints, get_sequence_names, and ``MetaData.reflect``;
+* pgjdbc ``DatabaseMetaData`` (``tests/clients/PgbarrierKeys.java``): getImportedKeys,
+  getExportedKeys, getCrossReference, getIndexInfo, getTables of SEQUENCE;
+* psql 15: ``\\d orders`` / ``\\d customers`` (foreign-key and "Referenced by" sections), ``\\d``
+  of an index, ``\\ds``.
+
+The CHECK compares a numeric column with ``0.0``: PostgreSQL decompiles ``amount >= 0`` as
+``amount >= 0::numeric`` (an implicit cast DuckDB does not record), ``0.0`` the same on both.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import CLIENT_TIMEOUT_S, compile_java, inprocess_app, missing_client_tool
+
+DATABASE = "cat_reflect"
+SCHEMA = [
+    "CREATE TABLE customers (id integer PRIMARY KEY, email varchar(120) NOT NULL UNIQUE, "
+    "name varchar(50), meta jsonb, created timestamp)",
+    "CREATE TABLE orders (id integer PRIMARY KEY, customer_id integer NOT NULL "
+    "REFERENCES customers(id), amount numeric(10,2) CHECK (amount >= 0.0), status text DEFAULT 'new')",
+    "CREATE INDEX orders_status_idx ON orders (status)",
+    "CREATE UNIQUE INDEX orders_cust_status ON orders (customer_id, status)",
+    "CREATE SEQUENCE order_seq",
+]
+BACKENDS = ("duckdb", "postgres")
+
+
+@pytest.fixture(scope="module")
+def ports() -> Iterator[dict[str, int]]:
+    import psycopg
+
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        found = {}
+        for backend in BACKENDS:
+            app = stack.enter_context(inprocess_app(backend, DATABASE))
+            port = app.server.port
+            with psycopg.connect(f"host=127.0.0.1 port={port} dbname={DATABASE} user=postgres",
+                                 autocommit=True) as conn:
+                for sql in SCHEMA:
+                    conn.execute(sql)
+            found[backend] = port
+        yield found
+
+
+# --------------------------------------------------------------------------- SQLAlchemy
+
+
+@pytest.fixture(scope="module")
+def inspectors(ports):
+    sa = pytest.importorskip("sqlalchemy")
+    engines = {b: sa.create_engine(f"postgresql+psycopg://postgres@127.0.0.1:{p}/{DATABASE}")
+               for b, p in ports.items()}
+    yield {b: sa.inspect(e) for b, e in engines.items()}
+    for e in engines.values():
+        e.dispose()
+
+
+def _plain(value):
+    """Reflection results with type objects as their repr (TypeEngine has no equality)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "compile") and hasattr(value, "python_type"):
+        return repr(value)
+    return value
+
+
+@pytest.mark.parametrize("call", ["get_pk_constraint", "get_foreign_keys", "get_indexes",
+                                  "get_unique_constraints"])
+@pytest.mark.parametrize("table", ["customers", "orders"])
+def test_sqlalchemy_reflects_as_postgres(inspectors, call, table):
+    got = {b: _plain(getattr(i, call)(table)) for b, i in inspectors.items()}
+    assert got["duckdb"] == got["postgres"]
+
+
+@pytest.mark.parametrize("table", ["customers", "orders"])
+def test_sqlalchemy_check_constraints(inspectors, table):
+    got = {b: i.get_check_constraints(table) for b, i in inspectors.items()}
+    assert got["duckdb"] == got["postgres"]
+
+
+def test_sqlalchemy_sequence_names(inspectors):
+    got = {b: i.get_sequence_names() for b, i in inspectors.items()}
+    assert got["duckdb"] == got["postgres"] == ["order_seq"]
+
+
+def test_sqlalchemy_metadata_reflect(ports):
+    sa = pytest.importorskip("sqlalchemy")
+    shapes = {}
+    for backend, port in ports.items():
+        engine = sa.create_engine(f"postgresql+psycopg://postgres@127.0.0.1:{port}/{DATABASE}")
+        meta = sa.MetaData()
+        meta.reflect(engine)
+        shapes[backend] = {
+            name: (sorted(c.name for c in t.columns),
+                   sorted(fk.target_fullname for fk in t.foreign_keys),
+                   sorted(ix.name for ix in t.indexes))
+            for name, t in meta.tables.items()}
+        engine.dispose()
+    assert shapes["duckdb"] == shapes["postgres"]
+    assert shapes["duckdb"]["orders"][1] == ["customers.id"]
+
+
+# --------------------------------------------------------------------------- pgjdbc
+
+
+@pytest.fixture(scope="module")
+def jdbc_keys(ports, tmp_path_factory) -> dict[str, list[str]]:
+    classpath = compile_java(tmp_path_factory, "PgbarrierKeys.java")
+    out = {}
+    for backend, port in ports.items():
+        url = f"jdbc:postgresql://127.0.0.1:{port}/{DATABASE}?user=postgres"
+        proc = subprocess.run(["java", "-cp", classpath, "PgbarrierKeys", url, "customers",
+                               "orders"], capture_output=True, text=True,
+                              timeout=CLIENT_TIMEOUT_S)
+        out[backend] = proc.stdout.splitlines()
+    return out
+
+
+def test_pgjdbc_keys_indexes_and_sequences_match_postgres(jdbc_keys):
+    assert "done: keys" in jdbc_keys["postgres"], jdbc_keys["postgres"]
+    assert jdbc_keys["duckdb"] == jdbc_keys["postgres"]
+    assert any(line.startswith("imported: customers|id|orders|customer_id|1|")
+               for line in jdbc_keys["duckdb"])
+
+
+# --------------------------------------------------------------------------- psql
+
+
+def _psql(port: int, command: str) -> str:
+    if shutil.which("psql") is None:
+        missing_client_tool("psql not found")
+    proc = subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
+                           "-d", DATABASE, "-c", command], capture_output=True, text=True,
+                          timeout=CLIENT_TIMEOUT_S)
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("command", [r"\d orders", r"\d orders_status_idx",
+                                     r"\d orders_cust_status", r"\ds"])
+def test_psql_describe_sections_match_postgres(ports, command):
+    got = {b: _psql(p, command) for b, p in ports.items()}
+    assert got["duckdb"] == got["postgres"]
