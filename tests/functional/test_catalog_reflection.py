@@ -83,7 +83,7 @@ def _plain(value):
     return value
 
 
-@pytest.mark.parametrize("call", ["get_pk_constraint", "get_foreign_keys", "get_indexes",
+@pytest.mark.parametrize("call", ["get_columns", "get_pk_constraint", "get_foreign_keys", "get_indexes",
                                   "get_unique_constraints"])
 @pytest.mark.parametrize("table", ["customers", "orders"])
 def test_sqlalchemy_reflects_as_postgres(inspectors, call, table):
@@ -154,8 +154,32 @@ def _psql(port: int, command: str) -> str:
     return proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("command", [r"\d orders", r"\d orders_status_idx",
+@pytest.mark.parametrize("command", [r"\d orders", r"\d customers", r"\d orders_status_idx",
                                      r"\d orders_cust_status", r"\ds"])
 def test_psql_describe_sections_match_postgres(ports, command):
     got = {b: _psql(p, command) for b, p in ports.items()}
     assert got["duckdb"] == got["postgres"]
+
+
+def test_altered_and_renamed_columns_keep_postgres_types(ports):
+    """ADD COLUMN, ALTER COLUMN TYPE, RENAME COLUMN and RENAME TO keep varchar(n) / jsonb."""
+    import psycopg
+
+    steps = ["CREATE TABLE cat_alter (a varchar(10), b varchar(4), c jsonb)",
+             "ALTER TABLE cat_alter ADD COLUMN d char(3)",
+             "ALTER TABLE cat_alter ALTER COLUMN b TYPE text",
+             "ALTER TABLE cat_alter RENAME COLUMN a TO a2",
+             "ALTER TABLE cat_alter RENAME TO cat_altered"]
+    got = {}
+    for backend, port in ports.items():
+        with psycopg.connect(f"host=127.0.0.1 port={port} dbname={DATABASE} user=postgres",
+                             autocommit=True) as conn:
+            for sql in steps:
+                conn.execute(sql)
+            got[backend] = conn.execute(
+                "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                "JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = 'cat_altered' "
+                "AND a.attnum > 0 ORDER BY a.attnum").fetchall()
+            conn.execute("DROP TABLE cat_altered")
+    assert got["duckdb"] == got["postgres"]
+    assert ("a2", "character varying(10)") in got["duckdb"]

@@ -19,11 +19,14 @@ Rules this module keeps:
   ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
   are the wire session's; SQL ``PREPARE``d ones are DuckDB's and ``DEALLOCATE name`` goes
   there.)
+* After a CREATE / ALTER / DROP TABLE succeeds, :meth:`SessionCatalog.after_ddl` records
+  the declared ``varchar(n)`` / ``char(n)`` / ``jsonb`` types DuckDB forgets
+  (:mod:`pgbarrier.backends.pgcatalog.declared`), on the session's cursor.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import re
 from collections.abc import Callable
@@ -38,6 +41,8 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     rewrite_pg_catalog,
     settings_table,
 )
+from pgbarrier.backends.pgcatalog import MARKER_SCHEMA
+from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
 
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.duckdb_settings import ClientSettings
     from pgbarrier.backends.pgcatalog import CatalogInstaller
 
+_DDL_WORDS = frozenset({"CREATE", "ALTER", "DROP"})
 _INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
 _TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
 
@@ -104,6 +110,15 @@ class SessionCatalog:
             return sql, {}
         self.installer.ensure()
         return rewritten.sql, rewritten.column_types
+
+    def after_ddl(self, cur: Any, sql: str, words: tuple[str, ...]) -> None:
+        """Keep the declared column types DuckDB forgets (``pgcatalog.declared``) in step
+        with a CREATE / ALTER / DROP TABLE that just succeeded on ``cur``."""
+        if self.installer is None or len(words) < 2 or words[0] not in _DDL_WORDS:
+            return
+        changes = declared_changes(sql, words)
+        if changes:
+            apply_changes(cur, MARKER_SCHEMA, changes)
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:

@@ -25,6 +25,9 @@ Rules this package keeps:
 * One role: the session's user (``getvariable('pgbarrier_user')``, set per DuckDB
   connection), OID 10, owner of every object.
 * ``pg_database`` lists pgbarrier's databases (:meth:`CatalogInstaller.set_databases`).
+* Declared ``varchar(n)``, ``char(n)`` and ``jsonb`` column types, which DuckDB stores as
+  ``VARCHAR`` / ``JSON``, come from the hidden ``pgbarrier.column_types``
+  (:mod:`pgbarrier.backends.pgcatalog.declared`), created with the marker table.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from importlib import resources
 import duckdb
 
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
+from pgbarrier.backends.pgcatalog.declared import COLUMN_TYPES_TABLE
 from pgbarrier.backends.pgcatalog.types import pg_type_rows, type_oid_sql
 
 __all__ = ["CATALOG_DB", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
@@ -98,6 +102,10 @@ class CatalogInstaller:
         cur.execute(f"CREATE SCHEMA IF NOT EXISTS {MARKER_SCHEMA}")
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.materialized_views "
                     "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL)")
+        # declared types DuckDB forgets (varchar(n), char(n), jsonb): declared.py
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
+                    "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "
+                    "type_oid INTEGER, typmod INTEGER)")
 
     def set_databases(self, names: list[str]) -> None:
         self._databases = sorted(set(names))

@@ -125,25 +125,35 @@ JOIN @C@.pgb.nsps n ON n.duck_db = o.duck_db AND n.duck_schema = o.duck_schema
 LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = 'main' AND o.kind0 <> 'i'
             AND mv.name = o.relname;
 
+-- a column's type: DuckDB's, or the declared varchar(n) / char(n) / jsonb DuckDB forgets
+-- (pgbarrier.column_types, declared.py) while DuckDB's type is still the one it is stored as
 CREATE VIEW @C@.pgb.cols AS
 SELECT r.oid AS attrelid, c.column_name AS attname,
-       @C@.pgb.type_oid(c.data_type) AS atttypid,
+       coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) AS atttypid,
        CAST(c.column_index AS SMALLINT) AS attnum,
-       CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
-            THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END::INTEGER
+       coalesce(d.typmod,
+                CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
+                     THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END)::INTEGER
            AS atttypmod,
        NOT c.is_nullable AS attnotnull,
        -- a string literal default as PostgreSQL decompiles it: 'x'::text
        CASE WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
             THEN c.column_default || '::' || coalesce(
                  (SELECT t.fmt FROM @C@.pgb.types t
-                  WHERE t.oid = @C@.pgb.type_oid(c.data_type)), 'text')
+                  WHERE t.oid = coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type))), 'text')
             ELSE c.column_default END AS column_default,
        c.comment, c.data_type,
        r.relkind
 FROM duckdb_columns() c
 JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
-                   AND r.relname = c.table_name AND r.relkind <> 'i';
+                   AND r.relname = c.table_name AND r.relkind <> 'i'
+LEFT JOIN @U@.pgbarrier.column_types d
+       ON c.database_name = '@UNAME@' AND d.schema_name = c.schema_name
+      AND d.table_name = c.table_name AND d.column_name = c.column_name
+      AND c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
+                             WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
+                             WHEN d.type_oid = 3802 THEN 'JSON'
+                             WHEN d.type_oid = 3807 THEN 'JSON[]' END;
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
@@ -280,7 +290,8 @@ SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
        '-' AS typmodout, '-' AS typanalyze, 'i' AS typalign, 'p' AS typstorage,
        false AS typnotnull, CAST(0 AS BIGINT) AS typbasetype, CAST(-1 AS INTEGER) AS typtypmod,
        CAST(0 AS INTEGER) AS typndims,
-       CAST(CASE WHEN oid IN (25, 1043, 1042, 19) THEN 100 ELSE 0 END AS BIGINT) AS typcollation,
+       CAST(CASE WHEN oid IN (25, 1043, 1042, 19, 1009, 1015, 1014) THEN 100 ELSE 0 END AS BIGINT)
+           AS typcollation,
        CAST(NULL AS VARCHAR) AS typdefaultbin, CAST(NULL AS VARCHAR) AS typdefault,
        CAST(NULL AS VARCHAR[]) AS typacl
 FROM @C@.pgb.types;
@@ -505,6 +516,9 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')'
          WHEN typoid = 1231 AND typmod > 4
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')[]'
+         WHEN typoid IN (1043, 1042, 1015, 1014) AND typmod > 4
+         THEN CASE WHEN typoid IN (1043, 1015) THEN 'character varying(' ELSE 'character(' END
+              || (typmod - 4) || ')' || CASE WHEN typoid IN (1015, 1014) THEN '[]' ELSE '' END
          ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
 CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
     (expr, relid, pretty) AS expr;
@@ -635,11 +649,14 @@ SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_na
        CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
             ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
             END AS data_type,
-       CAST(NULL AS INTEGER) AS character_maximum_length,
-       CAST(NULL AS INTEGER) AS character_octet_length,
-       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) >> 16 END AS numeric_precision,
-       CASE WHEN c.atttypmod > 4 THEN 10 END AS numeric_precision_radix,
-       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) & 65535 END AS numeric_scale,
+       CASE WHEN c.atttypid IN (1043, 1042) AND c.atttypmod > 4 THEN c.atttypmod - 4 END
+           AS character_maximum_length,
+       CASE WHEN c.atttypid IN (1043, 1042) AND c.atttypmod > 4 THEN (c.atttypmod - 4) * 4
+            WHEN c.atttypid IN (25, 1043, 1042) THEN 1073741824 END AS character_octet_length,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN (c.atttypmod - 4) >> 16 END
+           AS numeric_precision,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN 10 END AS numeric_precision_radix,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN (c.atttypmod - 4) & 65535 END AS numeric_scale,
        CAST(NULL AS INTEGER) AS datetime_precision,
        CAST(NULL AS VARCHAR) AS interval_type, CAST(NULL AS INTEGER) AS interval_precision,
        CAST(NULL AS VARCHAR) AS character_set_catalog, CAST(NULL AS VARCHAR) AS character_set_schema,
