@@ -183,3 +183,38 @@ def test_altered_and_renamed_columns_keep_postgres_types(ports):
             conn.execute("DROP TABLE cat_altered")
     assert got["duckdb"] == got["postgres"]
     assert ("a2", "character varying(10)") in got["duckdb"]
+
+
+def _rows(ports, sql):
+    import psycopg
+
+    out = {}
+    for backend, port in ports.items():
+        with psycopg.connect(f"host=127.0.0.1 port={port} dbname={DATABASE} user=postgres",
+                             autocommit=True) as conn:
+            try:
+                out[backend] = conn.execute(sql).fetchall()
+            except psycopg.Error as exc:
+                out[backend] = exc.sqlstate
+    return out
+
+
+@pytest.mark.parametrize("sql", [
+    # Metabase's describe-fields builds the regclass of each table with format('%I.%I')
+    "SELECT format('%I.%I', n.nspname, c.relname), format('%I', 'Mixed Case'), "
+    "format('%L', 'it''s'), format('%L', NULL), format('%s|%s', 1, NULL), "
+    "format('%2$s %1$s %s', 'a', 'b'), format('100%%'), "
+    "CAST(CAST(format('%I.%I', n.nspname, c.relname) AS regclass) AS oid) = c.oid "
+    "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relname IN ('customers', 'orders') ORDER BY c.relname",
+    "SELECT format('%s %s', 'one') FROM pg_namespace",
+    "SELECT format('%d', 1) FROM pg_namespace",
+    # Metabase's table list
+    "SELECT schemaname, relname FROM pg_stat_user_tables ORDER BY relname",
+    "SELECT schemaname, relname FROM pg_statio_user_tables ORDER BY relname",
+    "SELECT relname, indexrelname FROM pg_stat_user_indexes ORDER BY indexrelname",
+])
+def test_metabase_functions_and_statistics_views_answer_as_postgres(ports, sql):
+    """Values, not just shapes (the counters are left out: DuckDB keeps none)."""
+    got = _rows(ports, sql)
+    assert got["duckdb"] == got["postgres"]

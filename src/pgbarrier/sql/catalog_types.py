@@ -32,7 +32,9 @@ _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam",
              "adrelid", "pronamespace", "prorettype", "proowner", "prolang", "collnamespace",
              "collowner", "extowner", "extnamespace", "spcowner", "dattablespace", "roleid",
              "member", "grantor", "inhrelid", "inhparent", "enumtypid", "polrelid",
-             "stxrelid", "stxnamespace", "usesysid", "amhandler_oid"}
+             "stxrelid", "stxnamespace", "usesysid", "amhandler_oid", "relid",
+             "opcmethod", "opcnamespace", "opcowner", "opcfamily", "opcintype", "opckeytype",
+             "seqrelid", "seqtypid", "tgrelid", "tgparentid", "tgfoid"}
 _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
@@ -44,6 +46,28 @@ _XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid"}
 _ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl"}
 _OID_ARRAY_COLS = {"conpfeqop", "conppeqop", "conffeqop", "conexclop", "proallargtypes",
                    "polroles", "extconfig"}
+#: information_schema's sql_identifier columns (a domain over name: sent as name) and its
+#: character_data / yes_or_no ones (domains over varchar: sent as varchar)
+_SQL_IDENTIFIER_COLS = {
+    "catalog_name", "character_set_catalog", "character_set_name", "character_set_schema",
+    "collation_catalog", "collation_name", "collation_schema", "column_name",
+    "constraint_catalog", "constraint_name", "constraint_schema",
+    "default_character_set_catalog", "default_character_set_name",
+    "default_character_set_schema", "domain_catalog", "domain_name", "domain_schema",
+    "dtd_identifier", "schema_name", "schema_owner", "scope_catalog", "scope_name",
+    "scope_schema", "self_referencing_column_name", "table_catalog", "table_name",
+    "table_schema", "udt_catalog", "udt_name", "udt_schema", "user_defined_type_catalog",
+    "user_defined_type_name", "user_defined_type_schema", "specific_catalog",
+    "specific_schema", "specific_name", "routine_catalog", "routine_schema", "routine_name"}
+_CHARACTER_DATA_COLS = {
+    "check_option", "column_default", "commit_action", "constraint_type", "data_type",
+    "enforced", "generation_expression", "identity_cycle", "identity_generation",
+    "identity_increment", "identity_maximum", "identity_minimum", "identity_start",
+    "initially_deferred", "interval_type", "is_deferrable", "is_generated", "is_identity",
+    "is_insertable_into", "is_nullable", "is_self_referencing", "is_trigger_deletable",
+    "is_trigger_insertable_into", "is_trigger_updatable", "is_typed", "is_updatable",
+    "nulls_distinct", "reference_generation", "routine_type", "sql_path", "table_type",
+    "view_definition"}
 _VECTOR_COLS = {"indkey": 22, "indoption": 22, "indcollation": 30, "indclass": 30,
                 "proargtypes": 30}
 COLUMN_TYPES: dict[str, int] = {
@@ -53,6 +77,8 @@ COLUMN_TYPES: dict[str, int] = {
                         "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults")},
     "typsubscript": 24, "relrewrite": pgt.OID, "proargmodes": 1002, "stxkind": 1002,
     "memberof": 1003,
+    **{c: pgt.VARCHAR for c in _CHARACTER_DATA_COLS},
+    **{c: pgt.NAME for c in _SQL_IDENTIFIER_COLS},
     **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},
     **{c: pgt.CHAR for c in _CHAR_COLS}, **{c: 24 for c in _REGPROC_COLS},
 }

@@ -495,6 +495,53 @@ SELECT n.nspname AS schemaname, x.table_name AS tablename, x.index_name AS index
 FROM @C@.pgb.indexes x
 JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
 
+-- statistics views: DuckDB keeps no scan or tuple counters, so they are 0 (and the
+-- timestamps NULL); n_live_tup is DuckDB's estimated row count (Metabase's table sync)
+CREATE VIEW @C@.pgcat.pg_stat_all_tables AS
+SELECT CAST(r.oid AS BIGINT) AS relid, r.nspname AS schemaname, r.relname,
+       CAST(0 AS BIGINT) AS seq_scan, CAST(0 AS BIGINT) AS seq_tup_read,
+       CAST(0 AS BIGINT) AS idx_scan, CAST(0 AS BIGINT) AS idx_tup_fetch,
+       CAST(0 AS BIGINT) AS n_tup_ins, CAST(0 AS BIGINT) AS n_tup_upd,
+       CAST(0 AS BIGINT) AS n_tup_del, CAST(0 AS BIGINT) AS n_tup_hot_upd,
+       CAST(r.reltuples AS BIGINT) AS n_live_tup, CAST(0 AS BIGINT) AS n_dead_tup,
+       CAST(0 AS BIGINT) AS n_mod_since_analyze, CAST(0 AS BIGINT) AS n_ins_since_vacuum,
+       CAST(NULL AS TIMESTAMPTZ) AS last_vacuum, CAST(NULL AS TIMESTAMPTZ) AS last_autovacuum,
+       CAST(NULL AS TIMESTAMPTZ) AS last_analyze, CAST(NULL AS TIMESTAMPTZ) AS last_autoanalyze,
+       CAST(0 AS BIGINT) AS vacuum_count, CAST(0 AS BIGINT) AS autovacuum_count,
+       CAST(0 AS BIGINT) AS analyze_count, CAST(0 AS BIGINT) AS autoanalyze_count
+FROM @C@.pgb.rels r WHERE r.relkind IN ('r', 'm');
+
+CREATE VIEW @C@.pgcat.pg_stat_user_tables AS
+SELECT * FROM @C@.pgcat.pg_stat_all_tables
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_stat_sys_tables AS
+SELECT * FROM @C@.pgcat.pg_stat_all_tables
+WHERE schemaname IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_statio_all_tables AS
+SELECT relid, schemaname, relname, CAST(0 AS BIGINT) AS heap_blks_read,
+       CAST(0 AS BIGINT) AS heap_blks_hit, CAST(0 AS BIGINT) AS idx_blks_read,
+       CAST(0 AS BIGINT) AS idx_blks_hit, CAST(0 AS BIGINT) AS toast_blks_read,
+       CAST(0 AS BIGINT) AS toast_blks_hit, CAST(0 AS BIGINT) AS tidx_blks_read,
+       CAST(0 AS BIGINT) AS tidx_blks_hit
+FROM @C@.pgcat.pg_stat_all_tables;
+
+CREATE VIEW @C@.pgcat.pg_statio_user_tables AS
+SELECT * FROM @C@.pgcat.pg_statio_all_tables
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_stat_all_indexes AS
+SELECT CAST(r.indrelid AS BIGINT) AS relid, CAST(r.oid AS BIGINT) AS indexrelid,
+       r.nspname AS schemaname, t.relname, r.relname AS indexrelname,
+       CAST(0 AS BIGINT) AS idx_scan, CAST(0 AS BIGINT) AS idx_tup_read,
+       CAST(0 AS BIGINT) AS idx_tup_fetch
+FROM @C@.pgb.rels r JOIN @C@.pgb.rels t ON t.oid = r.indrelid WHERE r.relkind = 'i';
+
+CREATE VIEW @C@.pgcat.pg_stat_user_indexes AS
+SELECT * FROM @C@.pgcat.pg_stat_all_indexes
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
 CREATE VIEW @C@.pgcat.pg_stat_activity AS
 SELECT CAST(NULL AS BIGINT) AS datid, CAST(NULL AS VARCHAR) AS datname,
        CAST(NULL AS INTEGER) AS pid, CAST(NULL AS VARCHAR) AS usename,
@@ -577,10 +624,12 @@ CREATE MACRO @C@.pgcat.quote_ident(nm) AS
               AND nm NOT IN (SELECT keyword_name FROM duckdb_keywords()
                                WHERE keyword_category = 'reserved')
          THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
+-- a name as text, qualified or not, quoted or not ("a"."b": the quotes are dropped)
 CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
     (SELECT r.k_oid FROM @C@.pgb.k_rels r
-     WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN split_part(nm, '.', 2) ELSE nm END
-       AND (NOT contains(nm, '.') OR r.k_nspname = split_part(nm, '.', 1))
+     WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN replace(split_part(nm, '.', 2), '"', '')
+                              ELSE replace(nm, '"', '') END
+       AND (NOT contains(nm, '.') OR r.k_nspname = replace(split_part(nm, '.', 1), '"', ''))
      ORDER BY r.k_nspname = 'pg_catalog' DESC, r.k_nspname = 'public' DESC LIMIT 1);
 CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
     coalesce((SELECT CASE WHEN r.k_nspname IN ('public', 'pg_catalog') THEN r.k_relname

@@ -28,7 +28,8 @@ Rules this module keeps:
     becomes a DuckDB list; ``OPERATOR(pg_catalog.op)`` becomes the plain operator;
     ``COLLATE pg_catalog.default``/``"C"`` is dropped;
   - ``information_schema._pg_expandarray(a)`` (pgjdbc) becomes ``unnest`` of a list of
-    ``{x, n}`` structs.
+    ``{x, n}`` structs;
+  - ``format('%I.%I', ...)`` is PostgreSQL's format() (:mod:`.pgformat`), not DuckDB's.
 
 * Every unaliased output column of the top-level query gets the name PostgreSQL would
   give it (its column, function or type name, ``case``, ``array``, ``exists``, else
@@ -48,6 +49,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
+from pgbarrier.backends.pgcatalog.pgformat import pg_format
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
 from pgbarrier.sql.colnames import first_select, output_names, parse_single, type_name
@@ -200,6 +202,9 @@ class _Rewriter:
             with_implicit = not (isinstance(implicit, exp.Boolean) and not implicit.this)
             names = ["pg_catalog", "public"] if with_implicit else ["public"]
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
+        if isinstance(node, exp.Format):  # PostgreSQL's format(): pgformat.py
+            return pg_format([node.this, *node.expressions],
+                             lambda e: _catalog_func("quote_ident", [e]))
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
             args = node.expressions
@@ -244,6 +249,11 @@ class _Rewriter:
             if (isinstance(inner, exp.Literal) and inner.is_string) or \
                     isinstance(inner, (exp.Placeholder, exp.Parameter)):
                 return _catalog_func(f"reg{kind}_oid", [inner])
+            if _is_text(inner):  # a name built as text (format('%I.%I', s, t)::regclass)
+                found = _catalog_func(f"reg{kind}_oid", [inner])
+                if isinstance(node.parent, (*_COMPARISONS, exp.Cast)):
+                    return found
+                return _catalog_func(f"reg{kind}_name", [found])
             if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
                 return inner
             return _catalog_func(f"reg{kind}_name", [inner])
@@ -321,6 +331,16 @@ class _Rewriter:
             self.changed = True
             return node.this
         return node
+
+
+def _is_text(node: exp.Expr) -> bool:
+    """Whether ``node`` makes a string: a concatenation (``||``, ``concat``, a rewritten
+    ``format()``) or a cast to text."""
+    if isinstance(node, (exp.DPipe, exp.Concat)):
+        return True
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "concat":
+        return True
+    return isinstance(node, exp.Cast) and type_name(node.args["to"]) in ("text", "varchar")
 
 
 def _operator(op: str, left: exp.Expr, right: exp.Expr) -> exp.Expr | None:
