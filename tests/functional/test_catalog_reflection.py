@@ -218,3 +218,22 @@ def test_metabase_functions_and_statistics_views_answer_as_postgres(ports, sql):
     """Values, not just shapes (the counters are left out: DuckDB keeps none)."""
     got = _rows(ports, sql)
     assert got["duckdb"] == got["postgres"]
+
+
+def _grafana_queries() -> list[str]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "client-queries" / "grafana.json"
+    return json.loads(path.read_text())["queries"][2:]  # after the version probes
+
+
+@pytest.mark.parametrize("sql", _grafana_queries())
+def test_grafana_pickers_answer_as_postgres(ports, sql):
+    """Grafana's schema, table and column pickers list what PostgreSQL lists (values)."""
+    got = _rows(ports, sql)
+    # pgbarrier's own system views (schema rw_catalog, and pg_temp_1) are listed on DuckDB
+    # on purpose; PostgreSQL has neither
+    got["duckdb"] = [r for r in got["duckdb"]
+                     if not str(r[0]).startswith(("rw_catalog", "pg_temp_1"))]
+    assert got["duckdb"] == got["postgres"]

@@ -625,6 +625,16 @@ CREATE MACRO @C@.pgcat.quote_ident(nm) AS
                                WHERE keyword_category = 'reserved')
          THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
 -- a name as text, qualified or not, quoted or not ("a"."b": the quotes are dropped)
+-- a qualified name split into its identifiers: unquoted ones folded to lower case, quoted
+-- ones kept with "" undoubled (Grafana's column picker)
+CREATE MACRO @C@.pgcat.parse_ident(nm) AS
+    list_transform(regexp_extract_all(nm, '"(?:[^"]|"")*"|[^".]+'),
+                   lambda p: CASE WHEN starts_with(p, '"') THEN replace(p[2:-2], '""', '"')
+                                  ELSE lower(trim(p)) END),
+    (nm, strict) AS
+    list_transform(regexp_extract_all(nm, '"(?:[^"]|"")*"|[^".]+'),
+                   lambda p: CASE WHEN starts_with(p, '"') THEN replace(p[2:-2], '""', '"')
+                                  ELSE lower(trim(p)) END);
 CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
     (SELECT r.k_oid FROM @C@.pgb.k_rels r
      WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN replace(split_part(nm, '.', 2), '"', '')

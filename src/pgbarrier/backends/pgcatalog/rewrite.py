@@ -29,7 +29,9 @@ Rules this module keeps:
     ``COLLATE pg_catalog.default``/``"C"`` is dropped;
   - ``information_schema._pg_expandarray(a)`` (pgjdbc) becomes ``unnest`` of a list of
     ``{x, n}`` structs;
-  - ``format('%I.%I', ...)`` is PostgreSQL's format() (:mod:`.pgformat`), not DuckDB's.
+  - ``format('%I.%I', ...)`` is PostgreSQL's format() (:mod:`.pgformat`), not DuckDB's;
+  - a scalar function in FROM (``string_to_array(...) AS s``, ``parse_ident(...)``) is a
+    one-row derived table whose column is named by the alias, as in PostgreSQL.
 
 * Every unaliased output column of the top-level query gets the name PostgreSQL would
   give it (its column, function or type name, ``case``, ``array``, ``exists``, else
@@ -85,6 +87,9 @@ class Rewritten:
     column_types: dict[str, int] = field(default_factory=dict)
 
 
+#: scalar functions PostgreSQL accepts in FROM (a one-row table) that clients put there
+_SCALARS_IN_FROM = frozenset({"string_to_array", "regexp_split_to_array", "parse_ident",
+                              "current_schemas", "split"})
 _REG_TYPES = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regoper",
               "regoperator", "regconfig", "regdictionary", "regrole", "regcollation"}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Any, exp.All,
@@ -147,7 +152,32 @@ class _Rewriter:
 
     # ---------------------------------------------------------------- tables
 
+    def scalar_in_from(self, node: exp.Table) -> exp.Expr | None:
+        """``FROM string_to_array(...) AS s`` (PostgreSQL: one row, column ``s``) as a
+        derived table; DuckDB has no table function of that name (Grafana's pickers)."""
+        fn = node.this
+        if isinstance(fn, exp.Anonymous):
+            name = fn.name.lower()
+        elif isinstance(fn, exp.Func):
+            name = fn.sql_name().lower()
+        else:
+            return None
+        if name not in _SCALARS_IN_FROM:
+            return None
+        alias = node.args.get("alias")
+        alias_name = alias.name if alias is not None and alias.name else name
+        columns = alias.args.get("columns") if alias is not None else None
+        column = columns[0].name if columns else alias_name
+        value = self.function(fn) or fn
+        self.changed = True
+        return exp.Subquery(
+            this=exp.select(exp.alias_(value, exp.to_identifier(column, quoted=True))),
+            alias=exp.TableAlias(this=exp.to_identifier(alias_name)))
+
     def table(self, node: exp.Table, ctes: set[str]) -> exp.Expr:
+        as_derived = self.scalar_in_from(node)
+        if as_derived is not None:
+            return as_derived
         schema = folded(node.args.get("db"))
         name = folded(node.this) if isinstance(node.this, exp.Identifier) else None
         if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
@@ -202,6 +232,8 @@ class _Rewriter:
             with_implicit = not (isinstance(implicit, exp.Boolean) and not implicit.this)
             names = ["pg_catalog", "public"] if with_implicit else ["public"]
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
+        if isinstance(node, exp.ArraySize):  # array_length() is integer, DuckDB's BIGINT
+            return exp.Cast(this=node.copy(), to=exp.DataType.build("INTEGER"))
         if isinstance(node, exp.Format):  # PostgreSQL's format(): pgformat.py
             return pg_format([node.this, *node.expressions],
                              lambda e: _catalog_func("quote_ident", [e]))
