@@ -11,7 +11,9 @@ answers must be equal:
 * pgjdbc ``DatabaseMetaData`` (``tests/clients/PgbarrierKeys.java``): getImportedKeys,
   getExportedKeys, getCrossReference, getIndexInfo, getTables of SEQUENCE;
 * psql 15: ``\\d orders`` / ``\\d customers`` (foreign-key and "Referenced by" sections), ``\\d``
-  of an index, ``\\ds``.
+  of an index, ``\\ds``, ``\\dd``, ``\\do``, ``\\dL``, ``\\dC``, ``\\dconfig`` and the listings of
+  objects DuckDB has none of (event triggers, foreign servers, conversions...);
+* Metabase's and Grafana's catalog functions (format(), parse_ident, pg_stat_user_tables).
 
 The CHECK compares a numeric column with ``0.0``: PostgreSQL decompiles ``amount >= 0`` as
 ``amount >= 0::numeric`` (an implicit cast DuckDB does not record), ``0.0`` the same on both.
@@ -19,6 +21,7 @@ The CHECK compares a numeric column with ``0.0``: PostgreSQL decompiles ``amount
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -155,7 +158,9 @@ def _psql(port: int, command: str) -> str:
 
 
 @pytest.mark.parametrize("command", [r"\d orders", r"\d customers", r"\d orders_status_idx",
-                                     r"\d orders_cust_status", r"\ds"])
+                                     r"\d orders_cust_status", r"\ds", r"\dd", r"\do",
+                                     r"\dL", r"\dy", r"\des", r"\dc", r"\drds", r"\ddp",
+                                     r"\dconfig nonesuch*"])
 def test_psql_describe_sections_match_postgres(ports, command):
     got = {b: _psql(p, command) for b, p in ports.items()}
     assert got["duckdb"] == got["postgres"]
@@ -237,3 +242,20 @@ def test_grafana_pickers_answer_as_postgres(ports, sql):
     got["duckdb"] = [r for r in got["duckdb"]
                      if not str(r[0]).startswith(("rw_catalog", "pg_temp_1"))]
     assert got["duckdb"] == got["postgres"]
+
+
+def test_psql_dC_lists_postgres_casts_between_the_types_it_has(ports):
+    """Every cast \\dC lists on DuckDB is one PostgreSQL lists, with the same columns
+    (PostgreSQL also lists casts to types pgbarrier does not have: bit, money, reg*...)."""
+    got = {b: _psql(p, r"\dC").splitlines() for b, p in ports.items()}
+    duck, pg = got["duckdb"], got["postgres"]
+    assert duck[:3] == pg[:3], duck[:3]
+    rows = [line for line in duck[3:] if "|" in line]
+    assert len(rows) > 50
+    assert set(rows) <= set(pg)
+
+
+def test_psql_dconfig_lists_settings(ports):
+    out = _psql(ports["duckdb"], r"\dconfig *")
+    assert "List of configuration parameters" in out, out
+    assert re.search(r"^ DateStyle +\| ISO, MDY", out, re.M), out

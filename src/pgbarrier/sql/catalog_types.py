@@ -23,7 +23,9 @@ from pgbarrier.pgproto import types as pgt
 _NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", "rolname",
               "proname", "amname", "collname", "extname", "spcname", "usename", "polname",
               "stxname", "pubname", "tgname", "enumlabel", "schemaname", "tablename",
-              "viewname", "indexname", "matviewname", "tableowner", "viewowner"}
+              "viewname", "indexname", "matviewname", "tableowner", "viewowner", "lanname",
+              "oprname", "opcname", "opfname", "indexrelname", "evtname",
+              "fdwname", "srvname"}
 _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam", "relfilenode",
              "reltablespace", "reltoastrelid", "attrelid", "atttypid", "attcollation",
              "typnamespace", "typowner", "typrelid", "typelem", "typarray", "typbasetype",
@@ -34,12 +36,17 @@ _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam",
              "member", "grantor", "inhrelid", "inhparent", "enumtypid", "polrelid",
              "stxrelid", "stxnamespace", "usesysid", "amhandler_oid", "relid",
              "opcmethod", "opcnamespace", "opcowner", "opcfamily", "opcintype", "opckeytype",
-             "seqrelid", "seqtypid", "tgrelid", "tgparentid", "tgfoid"}
+             "seqrelid", "seqtypid", "tgrelid", "tgparentid", "tgfoid", "tableoid",
+             "castsource", "casttarget", "castfunc", "lanowner", "lanplcallfoid", "laninline",
+             "lanvalidator", "oprnamespace", "oprowner", "oprleft", "oprright", "oprresult",
+             "opfmethod", "opfnamespace", "opfowner", "ev_class"}
 _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
               "confmatchtype", "typalign", "typstorage", "typdelim", "datlocprovider",
-              "polcmd", "collprovider", "deptype", "attcompression"}
+              "polcmd", "collprovider", "deptype", "attcompression", "castcontext",
+              "castmethod", "oprkind", "evtenabled",
+              "defaclobjtype"}
 _REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
                  "typanalyze"}
 _XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid"}

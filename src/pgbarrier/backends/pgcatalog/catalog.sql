@@ -345,7 +345,9 @@ SELECT CAST(c.attrelid AS BIGINT), CAST(1259 AS BIGINT), CAST(c.attnum AS INTEGE
 FROM @C@.pgb.cols c WHERE c.comment IS NOT NULL
 UNION ALL
 SELECT CAST(n.oid AS BIGINT), CAST(2615 AS BIGINT), CAST(0 AS INTEGER), n.comment
-FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL;
+FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL
+UNION ALL
+SELECT l.oid, CAST(2612 AS BIGINT), CAST(0 AS INTEGER), l.description FROM @C@.pgb.languages l;
 
 CREATE VIEW @C@.pgcat.pg_opclass AS
 SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opcmethod, opcname,
@@ -420,22 +422,91 @@ SELECT CAST(NULL AS BIGINT) AS classid, CAST(NULL AS BIGINT) AS objid,
        CAST(NULL AS BIGINT) AS refobjid, CAST(NULL AS INTEGER) AS refobjsubid,
        CAST(NULL AS VARCHAR) AS deptype WHERE false;
 
+-- the functions of PostgreSQL's built-in casts (builtins.py): what \dC names
 CREATE VIEW @C@.pgcat.pg_proc AS
-SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS proname,
-       CAST(NULL AS BIGINT) AS pronamespace, CAST(NULL AS BIGINT) AS proowner,
-       CAST(NULL AS BIGINT) AS prolang, CAST(NULL AS FLOAT) AS procost,
-       CAST(NULL AS FLOAT) AS prorows, CAST(NULL AS BIGINT) AS provariadic,
-       CAST(NULL AS VARCHAR) AS prosupport, CAST(NULL AS VARCHAR) AS prokind,
-       CAST(NULL AS BOOLEAN) AS prosecdef, CAST(NULL AS BOOLEAN) AS proleakproof,
-       CAST(NULL AS BOOLEAN) AS proisstrict, CAST(NULL AS BOOLEAN) AS proretset,
-       CAST(NULL AS VARCHAR) AS provolatile, CAST(NULL AS VARCHAR) AS proparallel,
-       CAST(NULL AS SMALLINT) AS pronargs, CAST(NULL AS SMALLINT) AS pronargdefaults,
-       CAST(NULL AS BIGINT) AS prorettype, CAST(NULL AS BIGINT[]) AS proargtypes,
-       CAST(NULL AS BIGINT[]) AS proallargtypes, CAST(NULL AS VARCHAR[]) AS proargmodes,
-       CAST(NULL AS VARCHAR[]) AS proargnames, CAST(NULL AS VARCHAR) AS proargdefaults,
-       CAST(NULL AS BIGINT[]) AS protrftypes, CAST(NULL AS VARCHAR) AS prosrc,
-       CAST(NULL AS VARCHAR) AS probin, CAST(NULL AS VARCHAR) AS prosqlbody,
-       CAST(NULL AS VARCHAR[]) AS proconfig, CAST(NULL AS VARCHAR[]) AS proacl WHERE false;
+SELECT CAST(p.oid AS BIGINT) AS oid, p.proname, CAST(11 AS BIGINT) AS pronamespace,
+       CAST(10 AS BIGINT) AS proowner, CAST(12 AS BIGINT) AS prolang,
+       CAST(1 AS FLOAT) AS procost, CAST(0 AS FLOAT) AS prorows,
+       CAST(0 AS BIGINT) AS provariadic, '-' AS prosupport, 'f' AS prokind,
+       false AS prosecdef, false AS proleakproof, true AS proisstrict, false AS proretset,
+       'i' AS provolatile, 's' AS proparallel, CAST(len(p.proargtypes) AS SMALLINT) AS pronargs,
+       CAST(0 AS SMALLINT) AS pronargdefaults, CAST(p.prorettype AS BIGINT) AS prorettype,
+       p.proargtypes, CAST(NULL AS BIGINT[]) AS proallargtypes,
+       CAST(NULL AS VARCHAR[]) AS proargmodes, CAST(NULL AS VARCHAR[]) AS proargnames,
+       CAST(NULL AS VARCHAR) AS proargdefaults, CAST(NULL AS BIGINT[]) AS protrftypes,
+       p.proname AS prosrc, CAST(NULL AS VARCHAR) AS probin,
+       CAST(NULL AS VARCHAR) AS prosqlbody, CAST(NULL AS VARCHAR[]) AS proconfig,
+       CAST(NULL AS VARCHAR[]) AS proacl
+FROM @C@.pgb.procs p;
+
+CREATE VIEW @C@.pgcat.pg_cast AS
+SELECT CAST(@C@.pgb.hash_oid('cast', CAST(castsource AS VARCHAR), CAST(casttarget AS VARCHAR))
+            AS BIGINT) AS oid,
+       castsource, casttarget, castfunc, castcontext, castmethod
+FROM @C@.pgb.casts;
+
+CREATE VIEW @C@.pgcat.pg_language AS
+SELECT oid, lanname, CAST(10 AS BIGINT) AS lanowner, lanispl, lanpltrusted, lanplcallfoid,
+       laninline, lanvalidator, CAST(NULL AS VARCHAR[]) AS lanacl
+FROM @C@.pgb.languages;
+
+-- no operators of pgbarrier's own; PostgreSQL's built-in ones are not listed (\do lists
+-- those of other schemas than pg_catalog only)
+CREATE VIEW @C@.pgcat.pg_operator AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS oprname,
+       CAST(NULL AS BIGINT) AS oprnamespace, CAST(NULL AS BIGINT) AS oprowner,
+       CAST(NULL AS VARCHAR) AS oprkind, CAST(NULL AS BOOLEAN) AS oprcanmerge,
+       CAST(NULL AS BOOLEAN) AS oprcanhash, CAST(NULL AS BIGINT) AS oprleft,
+       CAST(NULL AS BIGINT) AS oprright, CAST(NULL AS BIGINT) AS oprresult,
+       CAST(NULL AS BIGINT) AS oprcom, CAST(NULL AS BIGINT) AS oprnegate,
+       CAST(NULL AS VARCHAR) AS oprcode, CAST(NULL AS VARCHAR) AS oprrest,
+       CAST(NULL AS VARCHAR) AS oprjoin WHERE false;
+
+-- the btree operator families of pgb.opclasses
+CREATE VIEW @C@.pgcat.pg_opfamily AS
+SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opfmethod, opfname,
+       CAST(11 AS BIGINT) AS opfnamespace, CAST(10 AS BIGINT) AS opfowner
+FROM (VALUES (397, 'array_ops'), (424, 'bool_ops'), (426, 'bpchar_ops'), (428, 'bytea_ops'),
+             (429, 'char_ops'), (434, 'datetime_ops'), (1970, 'float_ops'),
+             (1976, 'integer_ops'), (1982, 'interval_ops'), (1988, 'numeric_ops'),
+             (1989, 'oid_ops'), (1994, 'text_ops'), (1996, 'time_ops'), (2000, 'timetz_ops'),
+             (2968, 'uuid_ops'), (4033, 'jsonb_ops')) AS f(oid, opfname);
+
+-- objects DuckDB has none of: event triggers, foreign servers and wrappers, conversions,
+-- per-role settings, default privileges
+CREATE VIEW @C@.pgcat.pg_event_trigger AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS evtname,
+       CAST(NULL AS VARCHAR) AS evtevent, CAST(NULL AS BIGINT) AS evtowner,
+       CAST(NULL AS BIGINT) AS evtfoid, CAST(NULL AS VARCHAR) AS evtenabled,
+       CAST(NULL AS VARCHAR[]) AS evttags WHERE false;
+CREATE VIEW @C@.pgcat.pg_foreign_data_wrapper AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS fdwname,
+       CAST(NULL AS BIGINT) AS fdwowner, CAST(NULL AS BIGINT) AS fdwhandler,
+       CAST(NULL AS BIGINT) AS fdwvalidator, CAST(NULL AS VARCHAR[]) AS fdwacl,
+       CAST(NULL AS VARCHAR[]) AS fdwoptions WHERE false;
+CREATE VIEW @C@.pgcat.pg_foreign_server AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS srvname,
+       CAST(NULL AS BIGINT) AS srvowner, CAST(NULL AS BIGINT) AS srvfdw,
+       CAST(NULL AS VARCHAR) AS srvtype, CAST(NULL AS VARCHAR) AS srvversion,
+       CAST(NULL AS VARCHAR[]) AS srvacl, CAST(NULL AS VARCHAR[]) AS srvoptions WHERE false;
+CREATE VIEW @C@.pgcat.pg_conversion AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS conname,
+       CAST(NULL AS BIGINT) AS connamespace, CAST(NULL AS BIGINT) AS conowner,
+       CAST(NULL AS INTEGER) AS conforencoding, CAST(NULL AS INTEGER) AS contoencoding,
+       CAST(NULL AS VARCHAR) AS conproc, CAST(NULL AS BOOLEAN) AS condefault WHERE false;
+CREATE VIEW @C@.pgcat.pg_db_role_setting AS
+SELECT CAST(NULL AS BIGINT) AS setdatabase, CAST(NULL AS BIGINT) AS setrole,
+       CAST(NULL AS VARCHAR[]) AS setconfig WHERE false;
+CREATE VIEW @C@.pgcat.pg_default_acl AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS defaclrole,
+       CAST(NULL AS BIGINT) AS defaclnamespace, CAST(NULL AS VARCHAR) AS defaclobjtype,
+       CAST(NULL AS VARCHAR[]) AS defaclacl WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_rewrite AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,
+       CAST(NULL AS BIGINT) AS ev_class, CAST(NULL AS VARCHAR) AS ev_type,
+       CAST(NULL AS VARCHAR) AS ev_enabled, CAST(NULL AS BOOLEAN) AS is_instead,
+       CAST(NULL AS VARCHAR) AS ev_qual, CAST(NULL AS VARCHAR) AS ev_action WHERE false;
 
 CREATE VIEW @C@.pgcat.pg_auth_members AS
 SELECT CAST(NULL AS BIGINT) AS roleid, CAST(NULL AS BIGINT) AS member,
@@ -556,6 +627,15 @@ CREATE MACRO @C@.pgcat.pg_table_is_visible(reloid) AS
     coalesce((SELECT r.k_nspname IN ('public', 'pg_catalog', 'pg_temp_1')
               FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), false);
 CREATE MACRO @C@.pgcat.pg_type_is_visible(typoid) AS true;
+CREATE MACRO @C@.pgcat.pg_opclass_is_visible(opcoid) AS true;
+CREATE MACRO @C@.pgcat.pg_opfamily_is_visible(opfoid) AS true;
+CREATE MACRO @C@.pgcat.pg_operator_is_visible(oproid) AS true;
+CREATE MACRO @C@.pgcat.pg_collation_is_visible(colloid) AS true;
+CREATE MACRO @C@.pgcat.pg_conversion_is_visible(convoid) AS true;
+CREATE MACRO @C@.pgcat.pg_statistics_obj_is_visible(stxoid) AS true;
+CREATE MACRO @C@.pgcat.pg_ts_config_is_visible(cfgoid) AS true;
+CREATE MACRO @C@.pgcat.pg_tablespace_location(spcoid) AS '';
+CREATE MACRO @C@.pgcat.getdatabaseencoding() AS 'UTF8';
 CREATE MACRO @C@.pgcat.pg_function_is_visible(procoid) AS true;
 CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
     CASE WHEN typoid IS NULL THEN NULL

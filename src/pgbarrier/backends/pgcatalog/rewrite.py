@@ -30,6 +30,7 @@ Rules this module keeps:
   - ``information_schema._pg_expandarray(a)`` (pgjdbc) becomes ``unnest`` of a list of
     ``{x, n}`` structs;
   - ``format('%I.%I', ...)`` is PostgreSQL's format() (:mod:`.pgformat`), not DuckDB's;
+  - ``x.tableoid`` of a catalog relation with a fixed OID is that OID;
   - a scalar function in FROM (``string_to_array(...) AS s``, ``parse_ident(...)``) is a
     one-row derived table whose column is named by the alias, as in PostgreSQL.
 
@@ -50,7 +51,13 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
+from pgbarrier.backends.pgcatalog import (
+    CATALOG_DB,
+    FIXED_OIDS,
+    FUNCTIONS,
+    RELATIONS,
+    SCHEMA_FOR,
+)
 from pgbarrier.backends.pgcatalog.pgformat import pg_format
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
@@ -145,10 +152,13 @@ def _pg_array_literal(text: str) -> exp.Expr | None:
 
 
 class _Rewriter:
-    def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str]) -> None:
+    def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str],
+                 catalog_aliases: dict[str, str] | None = None) -> None:
         self.ctx = ctx
         self.changed = False
         self.pg_class_aliases = pg_class_aliases
+        #: alias -> pg_catalog relation with a fixed OID (for ``alias.tableoid``)
+        self.catalog_aliases = catalog_aliases or {}
 
     # ---------------------------------------------------------------- tables
 
@@ -242,6 +252,15 @@ class _Rewriter:
             args = node.expressions
             if name == "current_setting" and args and isinstance(args[0], exp.Literal):
                 return _string(ctx.current_setting(args[0].name))
+            if name == "current_setting" and len(args) in (1, 2):
+                # a setting named by an expression (psql's \dconfig: current_setting(s.name)):
+                # looked up in the session's settings; an unknown name is NULL
+                settings = exp.Subquery(this=_derived_select(ctx.settings_table(), "duckdb"),
+                                        alias=exp.TableAlias(this=exp.to_identifier("pgb_set")))
+                lookup = exp.select(exp.column("setting", table="pgb_set")).from_(settings).where(
+                    exp.EQ(this=exp.Lower(this=exp.column("name", table="pgb_set")),
+                           expression=exp.Lower(this=args[0].copy())))
+                return exp.Subquery(this=lookup)
             if name == "set_config" and len(args) == 3 and all(
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
                 local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
@@ -331,6 +350,11 @@ class _Rewriter:
                 self.changed = True
                 return replaced
             return node
+        if isinstance(node, exp.Column) and node.name.lower() == "tableoid" and \
+                node.table.lower() in self.catalog_aliases:
+            # the system column: the OID of the catalog relation the row is from
+            self.changed = True
+            return exp.Literal.number(FIXED_OIDS[self.catalog_aliases[node.table.lower()]])
         if isinstance(node, exp.Column) and folded(node.args.get("db")) in (
                 "pg_catalog", "information_schema", "public"):
             self.changed = True  # pg_catalog.pg_class.relname -> pg_class.relname (the alias)
@@ -418,6 +442,15 @@ def _pg_class_aliases(tree: exp.Expr) -> set[str]:
     return out
 
 
+def _catalog_aliases(tree: exp.Expr) -> dict[str, str]:
+    out = {}
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier) and table.name.lower() in FIXED_OIDS and \
+                folded(table.args.get("db")) in (None, "pg_catalog"):
+            out[(table.alias or table.name).lower()] = table.name.lower()
+    return out
+
+
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     tree = parse_single(sql)
@@ -431,7 +464,7 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     # names and types come from the query as the client wrote it
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
-    rewriter = _Rewriter(ctx, _pg_class_aliases(tree))
+    rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
     if not rewriter.changed:
         return None
