@@ -51,14 +51,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from pgbarrier.backends.pgcatalog import (
-    CATALOG_DB,
-    FIXED_OIDS,
-    FUNCTIONS,
-    RELATIONS,
-    SCHEMA_FOR,
-)
-from pgbarrier.backends.pgcatalog.pgformat import pg_format
+from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
 from pgbarrier.sql.colnames import first_select, output_names, parse_single, type_name
@@ -153,11 +146,11 @@ def _pg_array_literal(text: str) -> exp.Expr | None:
 
 class _Rewriter:
     def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str],
-                 catalog_aliases: dict[str, str] | None = None) -> None:
+                 catalog_aliases: dict[str, int] | None = None) -> None:
         self.ctx = ctx
         self.changed = False
         self.pg_class_aliases = pg_class_aliases
-        #: alias -> pg_catalog relation with a fixed OID (for ``alias.tableoid``)
+        #: alias -> OID of the pg_catalog relation it names (for ``alias.tableoid``)
         self.catalog_aliases = catalog_aliases or {}
 
     # ---------------------------------------------------------------- tables
@@ -245,6 +238,8 @@ class _Rewriter:
         if isinstance(node, exp.ArraySize):  # array_length() is integer, DuckDB's BIGINT
             return exp.Cast(this=node.copy(), to=exp.DataType.build("INTEGER"))
         if isinstance(node, exp.Format):  # PostgreSQL's format(): pgformat.py
+            from pgbarrier.backends.pgcatalog.pgformat import pg_format
+
             return pg_format([node.this, *node.expressions],
                              lambda e: _catalog_func("quote_ident", [e]))
         if isinstance(node, exp.Anonymous):
@@ -354,7 +349,7 @@ class _Rewriter:
                 node.table.lower() in self.catalog_aliases:
             # the system column: the OID of the catalog relation the row is from
             self.changed = True
-            return exp.Literal.number(FIXED_OIDS[self.catalog_aliases[node.table.lower()]])
+            return exp.Literal.number(self.catalog_aliases[node.table.lower()])
         if isinstance(node, exp.Column) and folded(node.args.get("db")) in (
                 "pg_catalog", "information_schema", "public"):
             self.changed = True  # pg_catalog.pg_class.relname -> pg_class.relname (the alias)
@@ -442,12 +437,15 @@ def _pg_class_aliases(tree: exp.Expr) -> set[str]:
     return out
 
 
-def _catalog_aliases(tree: exp.Expr) -> dict[str, str]:
+def _catalog_aliases(tree: exp.Expr) -> dict[str, int]:
+    """alias -> OID of the pg_catalog relation with a fixed OID it names."""
+    from pgbarrier.backends.pgcatalog import FIXED_OIDS
+
     out = {}
     for table in tree.find_all(exp.Table):
         if isinstance(table.this, exp.Identifier) and table.name.lower() in FIXED_OIDS and \
                 folded(table.args.get("db")) in (None, "pg_catalog"):
-            out[(table.alias or table.name).lower()] = table.name.lower()
+            out[(table.alias or table.name).lower()] = FIXED_OIDS[table.name.lower()]
     return out
 
 
