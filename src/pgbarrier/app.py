@@ -104,6 +104,8 @@ class Config:
     refresh_history_per_job: int = hist.DEFAULT_PER_JOB
     refresh_history_max_age_s: float = hist.DEFAULT_MAX_AGE_S
     refresh_history_prune_interval_s: float = hist.DEFAULT_PRUNE_INTERVAL_S
+    #: statements (batches) that ran at least this long are logged with it (-1: none)
+    log_min_duration_statement_ms: int = -1
 
 
 class App:
@@ -198,7 +200,8 @@ class App:
                                           max_message_bytes=self.config.max_message_bytes,
                                           max_connections=cfg.max_connections,
                                           authentication_timeout_s=cfg.authentication_timeout_s,
-                                          require_tls=cfg.require_tls and tls is not None)
+                                          require_tls=cfg.require_tls and tls is not None,
+                                          log_min_duration_ms=cfg.log_min_duration_statement_ms)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]

@@ -1,4 +1,5 @@
 """``pgbarrier serve``: flags, environment variables, start-up and shutdown. No logic.
+(``pgbarrier status | pause | resume | refresh`` are clients: :mod:`pgbarrier.admin`.)
 
 Every flag also reads from ``PGBARRIER_<FLAG>`` (``--barrier-interval-ms`` from
 ``PGBARRIER_BARRIER_INTERVAL_MS``); a flag on the command line wins; a switch
@@ -23,7 +24,7 @@ import signal
 import sys
 import threading
 
-from pgbarrier import __version__
+from pgbarrier import __version__, admin, logs
 from pgbarrier.app import App, Config, ListenError
 from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.jobs import history as hist
@@ -70,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
     serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    serve.add_argument("--log-format", default=_env("log-format", "text"), choices=logs.FORMATS,
+                       help="text (default) or json: one JSON object per line")
+    serve.add_argument("--log-min-duration-statement", type=int, metavar="MS",
+                       default=int(_env("log-min-duration-statement", "-1") or -1),
+                       help="log each statement (batch) that ran at least MS milliseconds, "
+                            "with its duration, as PostgreSQL's setting does; 0 logs all, "
+                            "-1 (default) none")
     serve.add_argument("--max-connections", type=int,
                        default=int(_env("max-connections", "100") or 100), metavar="N",
                        help="sessions at most (default 100, PostgreSQL's); one more gets "
@@ -130,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     auth.add_argument("--require-tls", action="store_true", default=_env_switch("require-tls"),
                       help="refuse plaintext connections (FATAL 28000), as a pg_hba.conf "
                            "with only hostssl lines; needs --tls-cert and --tls-key")
+    admin.add_parsers(sub)
     return parser
 
 
@@ -138,8 +147,9 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command in admin.COMMANDS:
+        return admin.run(args)
+    logs.configure(args.log_level, args.log_format)
     # sqlglot warns when it falls back to a Command; pgbarrier turns those into 42601 itself
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     if args.barrier_interval_ms <= 0 or args.checkpoint_frequency <= 0:
@@ -183,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                     duckdb_memory_limit=args.duckdb_memory_limit,
                     duckdb_threads=args.duckdb_threads,
                     refresh_history_per_job=args.refresh_history_per_job,
-                    refresh_history_max_age_s=args.refresh_history_max_age_sec)
+                    refresh_history_max_age_s=args.refresh_history_max_age_sec,
+                    log_min_duration_statement_ms=args.log_min_duration_statement)
     # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
     # that starts them, so this comes before any is started) and taken by sigwait below:
     # a signal arriving during start-up shuts down once the server is up, and no other

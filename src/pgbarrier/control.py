@@ -47,6 +47,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
@@ -60,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 from pgbarrier.backends.base import PassThrough, RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
+from pgbarrier.barrier.pause import Paused, PauseState, Running
 from pgbarrier.errors import (
     DuplicateDatabase,
     DuplicateTable,
@@ -79,6 +81,7 @@ from pgbarrier.jobs.namelocks import NameLocks
 from pgbarrier.jobs.history import RefreshHistory
 from pgbarrier.jobs.registry import BatchRefreshJob, JobRegistry, StreamingView
 from pgbarrier.jobs.scheduler import RefreshScheduler
+from pgbarrier.logs import session_fields
 from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
@@ -104,6 +107,8 @@ class SessionInfo:
     user: str
     database: str
     application_name: str = ""
+    #: the process id of the session's BackendKeyData (its pid in logs)
+    process_id: int = 0
     when_paused: str = "error"
     statement_timeout_ms: int = 0
     #: bounds a wait for another session's DDL on the same view name (55P03)
@@ -186,8 +191,10 @@ class ControlPlane:
     def database_exists(self, name: str) -> bool:
         return self.barrier.has_database(name)
 
-    def open_session(self, *, user: str, database: str, application_name: str = "") -> SessionInfo:
-        info = SessionInfo(user=user, database=database, application_name=application_name)
+    def open_session(self, *, user: str, database: str, application_name: str = "",
+                     process_id: int = 0) -> SessionInfo:
+        info = SessionInfo(user=user, database=database, application_name=application_name,
+                           process_id=process_id)
         with self._lock:
             self._sessions.setdefault(database, set()).add(id(info))
         return info
@@ -282,6 +289,7 @@ class ControlPlane:
             st.AlterMaterializedViewAs: "ALTER MATERIALIZED VIEW",
             st.AlterMaterializedViewName: "ALTER MATERIALIZED VIEW",
             st.CreateDatabase: "CREATE DATABASE", st.DropDatabase: "DROP DATABASE",
+            st.RenameDatabase: "ALTER DATABASE",
         }[type(stmt)]
 
     @staticmethod
@@ -328,6 +336,8 @@ class ControlPlane:
         if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs,
                              st.AlterMaterializedViewName)):
             return not self._ours(db, self._name(info, stmt.name, session))
+        if isinstance(stmt, st.RenameDatabase):
+            return not self.barrier.has_database(stmt.name)  # not pgbarrier's: PostgreSQL's
         return False
 
     def execute(self, stmt: st.ControlStatement, info: SessionInfo,
@@ -365,6 +375,8 @@ class ControlPlane:
                           "SHOW")
         if isinstance(stmt, st.AlterMaterializedViewName):
             name = self._name(info, stmt.name, session)
+            if self.jobs.get(db, name) is not None and self.upstream and session is not None:
+                return self._rename_mv(dataclasses.replace(stmt, name=name), info, session)
             if self.jobs.get(db, name) is not None:
                 kind = "batch refresh"
             elif self.jobs.streaming_view(db, name) is not None:
@@ -384,6 +396,8 @@ class ControlPlane:
             return self._create_database(stmt, info, session)
         if isinstance(stmt, st.DropDatabase):
             return self._drop_database(stmt, info, session)
+        if isinstance(stmt, st.RenameDatabase):
+            return self._rename_database(stmt, info, session)
         raise AssertionError(f"unhandled control statement {stmt!r}")
 
     # -- databases -----------------------------------------------------------
@@ -396,7 +410,11 @@ class ControlPlane:
         self.backend.require_database_right("alter", database, info.user, session)
         outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
         notices = []
-        if not outcome.changed:
+        if outcome.changed:
+            log.info('database "%s" %s by %s', database, target, info.user,
+                     extra={"event": "pause" if target == "paused" else "resume",
+                            **session_fields(info), "database": database})
+        else:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
@@ -440,11 +458,7 @@ class ControlPlane:
         self.backend.require_database_right("drop", name, info.user, session)
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
-        with self._lock:
-            # like PostgreSQL, give sessions that are disconnecting up to 5 s to go
-            if not (stmt.force and self.upstream):
-                self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
-            others = len(self._sessions.get(name, ()))
+        others = self._others(name, wait=not (stmt.force and self.upstream))
         if others and stmt.force and self.upstream:
             # PostgreSQL's FORCE: the upstream's DROP ... WITH (FORCE) below terminates their
             # upstream sessions, and each client gets PostgreSQL's FATAL 57P01 at once
@@ -475,6 +489,53 @@ class ControlPlane:
         if self.meta is not None:
             self.meta.delete_database(name)
         return command("DROP DATABASE")
+
+    def _others(self, name: str, wait: bool = True) -> int:
+        """How many sessions use database ``name``, after giving sessions that are
+        disconnecting up to 5 s to go (as PostgreSQL does) when ``wait``."""
+        with self._lock:
+            if wait:
+                self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
+            return len(self._sessions.get(name, ()))
+
+    def _rename_database(self, stmt: st.RenameDatabase, info: SessionInfo,
+                         session: BackendSession | None = None) -> Result:
+        """PostgreSQL's checks in its order, then the backend's rename, then pgbarrier's
+        record (its pause state and epochs go with the name). A database with batch-refresh
+        or streaming views is refused (0A000): their jobs are keyed by the database's name
+        and rename is not built for them. A crash between the backend's rename and the
+        record's leaves the record under the old name (recovery then creates an empty
+        database of that name; the data is under the new one)."""
+        old, new = stmt.name, stmt.new_name
+        if not self.barrier.has_database(old):
+            raise InvalidCatalogName(f'database "{old}" does not exist')
+        self.backend.require_database_right("alter", old, info.user, session)
+        if self.barrier.has_database(new):
+            raise DuplicateDatabase(f'database "{new}" already exists')
+        if old == info.database:
+            raise FeatureNotSupported("current database cannot be renamed")
+        if self.jobs.jobs(old) or self.jobs.streaming_views(old):
+            raise FeatureNotSupported(
+                "ALTER DATABASE ... RENAME TO is not supported for a database with batch "
+                "refresh or streaming materialized views",
+                detail=f'Database "{old}" has pgbarrier materialized views, which are '
+                       "recorded under its name.",
+                hint="Drop them, rename the database, then create them again.")
+        others = self._others(old)
+        if others:
+            raise ObjectInUse(f'database "{old}" is being accessed by other users',
+                              detail=f"There {'is' if others == 1 else 'are'} {others} other "
+                                     f"session{'' if others == 1 else 's'} using the database.")
+        snap = self.barrier.snapshot(old)
+        self.backend.rename_database(old, new, session)
+        self.barrier.remove_database(old)
+        if self.meta is not None:
+            self.meta.rename_database(old, new)
+        pause: PauseState = Paused(at=snap.paused_at or dt.datetime.now(dt.timezone.utc),
+                                   by=snap.paused_by or info.user) if snap.paused else Running()
+        self.barrier.add_database(new, prev_epoch=snap.prev_epoch, pause=pause,
+                                  committed_epoch=snap.committed_epoch)
+        return command("ALTER DATABASE")
 
     # -- materialized views --------------------------------------------------
 
@@ -617,6 +678,9 @@ class ControlPlane:
             if job is None:  # only DROP DATABASE gets past the name lock, and it waits for us
                 raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
+            log.info('batch refresh job "%s" created in database "%s" by %s (every %d s)',
+                     stmt.name, db, info.user, job.refresh_interval_sec,
+                     extra={"event": "job_created", **session_fields(info)})
         except BaseException:
             cleaned = True
             if built:  # the backend has it: drop it first, then the "creating" record
@@ -691,6 +755,8 @@ class ControlPlane:
             self.backend.require_owner(db, "materialized view", name, info.user)
             # dropping (durable), its backend table, then the job: see RefreshScheduler.drop
             self.scheduler.drop(db, name, lambda f: self._wait(f, info), cascade=stmt.cascade)
+            log.info('batch refresh job "%s" dropped from database "%s" by %s', name, db,
+                     info.user, extra={"event": "job_dropped", **session_fields(info)})
             return command(tag)
         if self.jobs.streaming_view(db, name) is not None:
             # a streaming view is a plain view upstream; its record goes after it
@@ -706,6 +772,30 @@ class ControlPlane:
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
         raise UndefinedTable(f'materialized view "{name}" does not exist')
+
+    def _rename_mv(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
+                   session: BackendSession) -> Result:
+        """Upstream, ``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``SET SCHEMA s`` of a
+        batch-refresh view: PostgreSQL renames it in the client's session (its rules:
+        owner, the target schema's CREATE right, a free name) and the job follows under
+        pgbarrier's name for the result (see :meth:`RefreshScheduler.rename`)."""
+        db, old = info.database, stmt.name
+        backend: Any = self.backend
+        new = backend.name_after(old, stmt.action, stmt.target)
+
+        def rename() -> None:
+            backend.alter_view_name(session, old, stmt.action, stmt.target)
+
+        with contextlib.ExitStack() as locks:
+            for name in sorted({old, new}):  # one order, so two renames cannot deadlock
+                locks.enter_context(self._name_lock(info, name, "alter"))
+            if self.jobs.get(db, old) is None:
+                raise PassThrough()  # dropped meanwhile: PostgreSQL's own answer
+            if new == old:  # PostgreSQL's answer: its 42P07, or a no-op (SET SCHEMA to its own)
+                rename()
+                return command("ALTER MATERIALIZED VIEW")
+            self.scheduler.rename(db, old, new, lambda f: self._wait(f, info), rename)
+        return command("ALTER MATERIALIZED VIEW")
 
     def _alter_mv(self, stmt: st.AlterMaterializedViewAs, info: SessionInfo) -> Result:
         db = info.database

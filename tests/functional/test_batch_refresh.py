@@ -190,6 +190,10 @@ def test_rules_drop_and_show(h):
             "ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views"
         with pytest.raises(pgerr.UndefinedTable):
             c.execute(f"CREATE MATERIALIZED VIEW {_n('x')} BATCH REFRESH AS SELECT * FROM no_such_input")
+        if not upstream:  # upstream the job follows the rename (test_upstream_matviews)
+            for view, kind in ((v, "batch refresh"), (s, "streaming")):
+                with pytest.raises(pgerr.FeatureNotSupported, match=f"for {kind} materialized"):
+                    c.execute(f"ALTER MATERIALIZED VIEW {view} RENAME TO {view}_2")
         shown = [r[0] for r in c.execute("SHOW MATERIALIZED VIEWS").fetchall()]
         assert v in shown and (s in shown) is not upstream  # upstream: PostgreSQL's, not ours
         c.execute(f"DROP MATERIALIZED VIEW {v}")

@@ -155,3 +155,75 @@ def test_database_options_on_duckdb_are_refused_naming_the_option(server):
                 c.execute("DROP DATABASE force_db WITH (FORCE)")
         c.execute("DROP DATABASE force_db (FORCE)")  # nobody else there: it just drops
         assert ("force_db",) not in c.execute("SHOW DATABASES").fetchall()
+
+
+def test_alter_database_rename_moves_the_database_and_pgbarriers_record(backend_server):
+    """ALTER DATABASE ... RENAME TO on both backends: the data, the pause state (when and
+    by whom) and the epochs go with the name; PostgreSQL's refusals in PostgreSQL's order."""
+    a, b = f"ren_{uuid.uuid4().hex[:8]}", f"ren_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(backend_server.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {a}")
+        try:
+            with psycopg.connect(backend_server.dsn(a), autocommit=True) as c:
+                c.execute("CREATE TABLE t (x INT)")
+                c.execute("INSERT INTO t VALUES (1), (2)")
+                c.execute(f"ALTER DATABASE {a} PAUSE")
+                *before, epoch = c.execute("SELECT paused_at, paused_by, committed_epoch FROM "
+                                           "rw_catalog.rw_databases WHERE name = %s",
+                                           [a]).fetchone()
+                with pytest.raises(pgerr.FeatureNotSupported, match="current database cannot be renamed"):
+                    c.execute(f"ALTER DATABASE {a} RENAME TO {b}")
+                with pytest.raises(pgerr.ObjectInUse, match=f'database "{a}" is being accessed') as busy:
+                    admin.execute(f"ALTER DATABASE {a} RENAME TO {b}")
+                assert busy.value.diag.message_detail == "There is 1 other session using the database."
+            with pytest.raises(pgerr.DuplicateDatabase, match='database "dev" already exists'):
+                admin.execute(f"ALTER DATABASE {a} RENAME TO dev")
+            with pytest.raises(pgerr.InvalidCatalogName, match=f'database "{b}" does not exist'):
+                admin.execute(f"ALTER DATABASE {b} RENAME TO {a}")
+            assert admin.execute(f"ALTER DATABASE {a} RENAME TO {b}").statusmessage == "ALTER DATABASE"
+            names = [n for (n,) in admin.execute("SHOW DATABASES").fetchall()]
+            assert b in names and a not in names
+            listed = [n for (n,) in admin.execute("SELECT datname FROM pg_database").fetchall()]
+            assert b in listed and a not in listed
+            *after, epoch_after = admin.execute(
+                "SELECT paused, paused_at, paused_by, committed_epoch FROM "
+                "rw_catalog.rw_databases WHERE name = %s", [b]).fetchone()
+            assert after == [True, *before]
+            assert epoch_after >= epoch, "epochs go on from the old name's"
+            with psycopg.connect(backend_server.dsn(b), autocommit=True) as c:
+                assert c.execute("SELECT sum(x) FROM t").fetchone() == (3,)
+                with pytest.raises(pgerr.ObjectNotInPrerequisiteState):
+                    c.execute("CREATE MATERIALIZED VIEW m WITH (refresh.interval.sec = 60) "
+                              "AS SELECT x FROM t")  # still paused under its new name
+                c.execute(f"ALTER DATABASE {b} RESUME")
+                c.execute("CREATE MATERIALIZED VIEW m WITH (refresh.interval.sec = 3600) AS "
+                          "SELECT x FROM t")
+            with pytest.raises(pgerr.FeatureNotSupported, match="batch refresh or streaming"):
+                admin.execute(f"ALTER DATABASE {b} RENAME TO {a}")
+            with pytest.raises(psycopg.OperationalError):
+                psycopg.connect(backend_server.dsn(a), connect_timeout=10)
+        finally:
+            admin.execute(f"DROP DATABASE IF EXISTS {a}")
+            admin.execute(f"DROP DATABASE IF EXISTS {b}")
+
+
+def test_a_renamed_database_keeps_its_name_and_data_across_a_restart(tmp_path):
+    data = str(tmp_path / "data")
+    srv = start_server("--data-dir", data)
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            c.execute("CREATE DATABASE old_name")
+            with psycopg.connect(srv.dsn("old_name"), autocommit=True) as o:
+                o.execute("CREATE TABLE t AS SELECT 42 AS x")
+            c.execute("ALTER DATABASE old_name RENAME TO new_name")
+    finally:
+        assert stop_server(srv) == 0, "".join(srv.log)
+    srv = start_server("--data-dir", data)
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            names = [n for (n,) in c.execute("SHOW DATABASES").fetchall()]
+            assert "new_name" in names and "old_name" not in names
+        with psycopg.connect(srv.dsn("new_name"), autocommit=True) as o:
+            assert o.execute("SELECT x FROM t").fetchone() == (42,)
+    finally:
+        assert stop_server(srv) == 0, "".join(srv.log)

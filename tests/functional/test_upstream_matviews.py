@@ -314,24 +314,81 @@ def test_a_scheduled_run_of_a_vanished_view_drops_its_job(env):
         assert [r[:2] for r in runs[1:-1]] == [("schedule", "failed")], runs
 
 
-def test_renaming_a_batch_view_is_refused_and_a_plain_one_is_postgresqls(env):
-    """A batch-refresh view's job keeps its name, so RENAME TO / SET SCHEMA of one is 0A000
-    (its schedule would be lost); of PostgreSQL's own view it is PostgreSQL's statement."""
+def _job(c: psycopg.Connection, name: str) -> tuple | None:
+    return c.execute("SELECT name, refresh_interval_sec, status FROM "
+                     "rw_catalog.rw_batch_refresh_jobs WHERE name = %s", [name]).fetchone()
+
+
+def test_renaming_a_batch_view_keeps_its_job_in_step(env):
+    """Issue 14 item 3: RENAME TO / SET SCHEMA of a batch-refresh view are PostgreSQL's,
+    in the client's session, and the job follows: its runs, its schedule and REFRESH /
+    DROP under the new name; PostgreSQL's refusals leave it as it was."""
     sfx = uuid.uuid4().hex[:6]
-    batch, plain = f"bren_{sfx}", f"pren_{sfx}"
+    batch, plain, schema = f"bren_{sfx}", f"pren_{sfx}", f"sren_{sfx}"
     with _conn(env) as c:
+        c.execute(f"CREATE TABLE base_{sfx} AS SELECT 1 AS a")
+        c.execute(f"CREATE SCHEMA {schema}")
         c.execute(f"CREATE MATERIALIZED VIEW {batch} WITH (refresh.interval.sec = 3600) "
-                  "AS SELECT 1 AS x")
+                  f"AS SELECT count(*) AS n FROM base_{sfx}")
         c.execute(f"CREATE MATERIALIZED VIEW {plain} AS SELECT 1 AS x")
-        for action in (f"RENAME TO {batch}_2", "SET SCHEMA pg_temp"):
-            with pytest.raises(psycopg.errors.FeatureNotSupported,
-                               match=f"ALTER MATERIALIZED VIEW ... {action.split()[0]}"):
-                c.execute(f"ALTER MATERIALIZED VIEW {batch} {action}")
-        assert (batch,) in c.execute("SHOW MATERIALIZED VIEWS").fetchall()
-        c.execute(f"ALTER MATERIALIZED VIEW {batch} RENAME COLUMN x TO y")  # PostgreSQL's
+        # PostgreSQL's refusal (the name is taken) changes nothing
+        with pytest.raises(psycopg.errors.DuplicateTable, match=f'relation "{plain}" already exists'):
+            c.execute(f"ALTER MATERIALIZED VIEW {batch} RENAME TO {plain}")
+        assert _job(c, batch) is not None
+        assert c.execute(f"ALTER MATERIALIZED VIEW {batch} RENAME TO {batch}_2"
+                         ).statusmessage == "ALTER MATERIALIZED VIEW"
+        assert _job(c, batch) is None and _job(c, f"{batch}_2") == (f"{batch}_2", 3600, "idle")
+        assert [r[:2] for r in _history(c, f"{batch}_2")] == [("create", "succeeded")]
+        c.execute(f"INSERT INTO base_{sfx} VALUES (2)")
+        c.execute(f"REFRESH MATERIALIZED VIEW {batch}_2")
+        assert c.execute(f"SELECT n FROM {batch}_2").fetchone() == (2,)
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute(f"REFRESH MATERIALIZED VIEW {batch}")
+        # into another schema: pgbarrier names it schema.view, and finds it by search_path
+        c.execute(f"ALTER MATERIALIZED VIEW IF EXISTS {batch}_2 SET SCHEMA {schema}")
+        assert _job(c, f"{schema}.{batch}_2") is not None and _job(c, f"{batch}_2") is None
+        assert (f"{schema}.{batch}_2",) in c.execute("SHOW MATERIALIZED VIEWS").fetchall()
+        c.execute(f"INSERT INTO base_{sfx} VALUES (3)")
+        c.execute(f"REFRESH MATERIALIZED VIEW {schema}.{batch}_2")
+        assert c.execute(f"SELECT n FROM {schema}.{batch}_2").fetchone() == (3,)
+        c.execute(f"ALTER MATERIALIZED VIEW {schema}.{batch}_2 SET SCHEMA public")
+        assert _job(c, f"{batch}_2") is not None
+        assert [r[:2] for r in _history(c, f"{batch}_2")] == [
+            ("create", "succeeded"), ("manual", "succeeded"), ("manual", "succeeded")]
+        c.execute(f"ALTER MATERIALIZED VIEW {batch}_2 RENAME COLUMN n TO m")  # PostgreSQL's
+        # PostgreSQL's own view: its statement
         c.execute(f"ALTER MATERIALIZED VIEW {plain} RENAME TO {plain}_2")
         assert c.execute(f"SELECT x FROM {plain}_2").fetchone() == (1,)
         with pytest.raises(psycopg.errors.UndefinedTable):
             c.execute(f"ALTER MATERIALIZED VIEW {plain} RENAME TO {plain}_3")
+        notices: list[str] = []
+        c.add_notice_handler(lambda d: notices.append(d.message_primary))
+        c.execute(f"ALTER MATERIALIZED VIEW IF EXISTS {plain} RENAME TO {plain}_3")
+        assert notices == [f'relation "{plain}" does not exist, skipping']
         c.execute(f"DROP MATERIALIZED VIEW {plain}_2")
-        c.execute(f"DROP MATERIALIZED VIEW {batch}")
+        c.execute(f"DROP MATERIALIZED VIEW {batch}_2")
+        assert _job(c, f"{batch}_2") is None
+        c.execute(f"DROP SCHEMA {schema}")
+        c.execute(f"DROP TABLE base_{sfx}")
+
+
+def test_a_renamed_batch_view_keeps_its_job_across_a_restart(tmp_path):
+    dsn = require_postgres()
+    db = f"pgb_mvrn_{uuid.uuid4().hex[:8]}"
+    args = ("--database", db, "--upstream", dsn.rsplit("/", 1)[0] + "/",
+            "--data-dir", str(tmp_path / "data"))
+    srv = start_server(*args)
+    try:
+        with psycopg.connect(srv.dsn(db, "postgres"), autocommit=True) as c:
+            c.execute("CREATE MATERIALIZED VIEW r1 WITH (refresh.interval.sec = 3600) AS SELECT 1 AS x")
+            c.execute("ALTER MATERIALIZED VIEW r1 RENAME TO r2")
+        assert stop_server(srv) == 0, "".join(srv.log)
+        srv = start_server(*args)
+        with psycopg.connect(srv.dsn(db, "postgres"), autocommit=True) as c:
+            assert c.execute("SHOW MATERIALIZED VIEWS").fetchall() == [("r2",)]
+            assert [r[:2] for r in _history(c, "r2")] == [("create", "succeeded")]
+            c.execute("REFRESH MATERIALIZED VIEW r2")
+    finally:
+        assert stop_server(srv) == 0, "".join(srv.log)
+        with psycopg.connect(dsn, autocommit=True) as adm:
+            adm.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')

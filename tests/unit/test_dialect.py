@@ -301,6 +301,28 @@ def test_parse_pause_and_resume() -> None:
     assert parse_control("/* why */ ALTER DATABASE d -- note\n PAUSE ;") == PauseDatabase("d")
 
 
+def test_parse_alter_materialized_view_name() -> None:
+    name = statements.AlterMaterializedViewName
+    assert parse_control("ALTER MATERIALIZED VIEW public.v RENAME TO W") == name("v", "RENAME TO", "w")
+    assert parse_control('alter materialized view if exists s.v set schema "T";') == \
+        name("s.v", "SET SCHEMA", "T", if_exists=True)
+    for sql in ("ALTER MATERIALIZED VIEW v RENAME TO", "ALTER MATERIALIZED VIEW v RENAME TO w x",
+                "ALTER MATERIALIZED VIEW v SET SCHEMA 's'"):
+        with pytest.raises(errors.SyntaxError):
+            parse_control(sql)
+
+
+def test_parse_rename_database() -> None:
+    assert parse_control("ALTER DATABASE Old RENAME TO New;") == statements.RenameDatabase("old", "new")
+    assert parse_control('alter database "A b" rename to "C"') == \
+        statements.RenameDatabase("A b", "C")
+    for sql, position in (("ALTER DATABASE a RENAME TO", 27), ("ALTER DATABASE a RENAME TO b c", 30),
+                          ("ALTER DATABASE a RENAME TO 'b'", 28)):
+        with pytest.raises(errors.SyntaxError) as err:
+            parse_control(sql)
+        assert err.value.position == position, sql
+
+
 def test_parse_flush() -> None:
     assert parse_control("FLUSH") == Flush()
     assert parse_control("  flush ;") == Flush()

@@ -30,7 +30,7 @@ route_module = importlib.import_module("pgbarrier.sql.route")
         ("RESET ALL", Kind.PLAIN),
         ("SET TIME ZONE 'UTC'", Kind.PLAIN),
         ("ALTER DATABASE d SET x = 1", Kind.PLAIN),
-        ("ALTER DATABASE d RENAME TO e", Kind.PLAIN),
+        ("ALTER DATABASE d OWNER TO e", Kind.PLAIN),
         ("CREATE OR REPLACE MATERIALIZED VIEW v AS SELECT 1", Kind.PLAIN),
         ("DROP TABLE t", Kind.PLAIN),
         ("COMMIT", Kind.PLAIN),

@@ -199,6 +199,11 @@ class Backend(Connection, abc.ABC):
         what it creates to be owned as PostgreSQL would own it; None without roles."""
         return None
 
+    def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
+        """``ALTER DATABASE old RENAME TO new`` in the data plane (nobody is connected to
+        ``old``; with the client's ``session`` where the backend judges the client's rights)."""
+        raise FeatureNotSupported("ALTER DATABASE ... RENAME TO is not supported")
+
     @abc.abstractmethod
     def drop_database(self, name: str) -> None:
         """Remove ``name`` and its data from the data plane (no sessions may be open)."""

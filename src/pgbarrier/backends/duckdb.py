@@ -19,6 +19,11 @@ Rules this module keeps:
   no DuckDB connection (a DuckDB connection with its temp catalog is tens of KB).
   A ``TimeZone`` other than ``UTC`` opens it at once (DuckDB judges the zone), and a
   failed set-up is that first statement's error (the next one tries again).
+* PostgreSQL's ``public`` is DuckDB's ``main``: a ``public`` qualifier in any statement
+  (and in a materialized view's query) is substituted token by token
+  (:mod:`pgbarrier.sql.public_schema`), and DuckDB's error positions are mapped back to
+  the client's text. ``CREATE SCHEMA [IF NOT EXISTS] public`` answers as PostgreSQL does
+  (42P06, or its NOTICE); ``DROP SCHEMA public`` is 0A000 (``main`` cannot be dropped).
 * Statements are classified by their leading keywords to produce PostgreSQL's
   command tags (``INSERT 0 3``, ``UPDATE 2``, ``SELECT 1``, ``CREATE TABLE``...).
 * ``describe`` builds a lazy relation (``cursor.sql()``), which binds the query
@@ -116,7 +121,7 @@ from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import ClientSettings
 from pgbarrier.sql.startup_params import StartupSettings
-from pgbarrier.backends.pgcatalog import MARKER_SCHEMA, CatalogInstaller
+from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -126,10 +131,12 @@ from pgbarrier.backends.duckdb_types import (
     pg_type_oid,
     type_introspection_rows,
 )
-from pgbarrier.errors import PgError, QueryCanceled
+from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
+from pgbarrier.errors import DuplicateDatabase, FeatureNotSupported, Notice, PgError, QueryCanceled
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.dependencies import view_inputs, walk
+from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import parse_setting
 from pgbarrier.pgproto import types as pgt
 
@@ -275,10 +282,8 @@ class DuckDBSession(BackendSession):
                 return exc
             if not isinstance(exc, duckdb.Error):
                 raise exc
-            err = to_pg_error(exc, sql)
-            if sql is not client_sql:
-                err.position = None  # DuckDB's position is in the rewritten text
-            return err
+            # DuckDB's position is in the text it ran
+            return self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql)
 
         def fetch(n: int) -> list[tuple[Any, ...]]:
             self._fetching = True
@@ -330,9 +335,13 @@ class DuckDBSession(BackendSession):
             answered = self.catalog.session_command(words)
             if answered is not None:
                 return answered
+        elif words[1:2] == ("SCHEMA",) and words[0] in ("CREATE", "DROP"):
+            own_schema = _public_schema_command(sql)
+            if own_schema is not None:
+                return own_schema
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype = self.catalog.rewrite(sql)
+        sql, retype = self._rewrite(sql)
         cur = self._cursor
         try:
             if params:
@@ -347,10 +356,8 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = to_pg_error(exc, sql)
-            if sql is not client_sql:
-                err.position = None  # DuckDB's position is in the rewritten text
-            raise err from None
+            # DuckDB's position is in the text it ran
+            raise self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql) from None
         tag = command_tag(words, sql)
         if counted is not None:
             n = counted[0][0] if counted else 0
@@ -368,13 +375,11 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
-        rewritten, retype = self.catalog.rewrite(sql)
+        rewritten, retype = self._rewrite(sql)
         try:
             columns = self._describe(rewritten, words, params)
-        except PgError as err:
-            if rewritten is not sql:
-                err.position = None  # DuckDB's position is in the rewritten text
-            raise
+        except PgError as err:  # DuckDB's position is in the text it ran
+            raise self.catalog.for_client(err, sql, rewritten) from None
         return self.catalog.retype(self.catalog.rename(sql, columns), retype)
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
@@ -412,12 +417,31 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
-            sql, _ = self.catalog.rewrite(sql)
+            sql, _ = self._rewrite(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
             oids = [oids[i] if i < len(oids) and oids[i] else
                     (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
         return oids
+
+    def _rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
+        """:meth:`SessionCatalog.rewrite`; a catalog statement sqlglot cannot parse is
+        DuckDB's syntax error (42601, at its position) when DuckDB's PostgreSQL-derived
+        parser refuses it too, else 0A000: it never runs on DuckDB's own catalog."""
+        try:
+            return self.catalog.rewrite(sql)
+        except CatalogUnparsed as unparsed:
+            try:
+                self._cursor.extract_statements(sql)
+            except duckdb.ParserException as exc:
+                raise to_pg_error(exc, sql) from None
+            except duckdb.Error:
+                pass
+            raise FeatureNotSupported(
+                f"this statement's syntax is not supported in a query naming "
+                f"\"{unparsed.relation}\" on the DuckDB backend",
+                detail="pgbarrier rewrites catalog queries for DuckDB, and could not parse "
+                       "this one.") from None
 
     def _table_columns(self, names: list[str]) -> TableColumns:
         """Ordered column types of the tables and views named ``names`` (``main`` first)."""
@@ -479,6 +503,24 @@ class DuckDBSession(BackendSession):
             pass
 
 
+def _public_schema_command(sql: str) -> Result | None:
+    """``CREATE SCHEMA public`` (PostgreSQL's answers: it exists) and ``DROP SCHEMA
+    public`` (0A000: DuckDB's ``main`` cannot be dropped); None for other schemas."""
+    found = schema_command(sql)
+    if found is None:
+        return None
+    verb, guarded = found
+    if verb == "CREATE":
+        if guarded:
+            return command("CREATE SCHEMA", [Notice(
+                'schema "public" already exists, skipping', sqlstate="42P06")])
+        raise PgError.by_sqlstate("42P06")('schema "public" already exists', sqlstate="42P06")
+    raise FeatureNotSupported(
+        "DROP SCHEMA public is not supported on the DuckDB backend",
+        detail="PostgreSQL's public schema is DuckDB's main schema, which cannot be dropped.",
+        hint="Drop the schema's tables and views one by one instead.")
+
+
 _DESCRIBE = "DESCRIBE "
 #: the functions a lazy relation would run while binding: described with DESCRIBE instead
 _SEQUENCE_FN = re.compile(r"(?i)(?:nextval|setval|currval)\s*\(")
@@ -522,6 +564,18 @@ def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] |
                 err.position = None
         raise err from None
     return [Column(name, pg_type_oid(typ)) for name, typ, *_ in rows]
+
+
+def _with_main(database: str, query: str) -> str:
+    """A materialized view's query (pgbarrier's control plane) with ``public``
+    qualifiers as DuckDB's ``main``, as every client statement has them."""
+    mapped = map_public(query, database) if may_name_public(query) else None
+    if mapped is None:
+        return query
+    if mapped.cross_database is not None:
+        raise FeatureNotSupported("cross-database references are not implemented: "
+                                  f'"{mapped.cross_database[0]}"')
+    return mapped.sql
 
 
 #: how many times a create/drop transaction is retried after a write-write conflict
@@ -609,6 +663,37 @@ class DuckDBBackend(Backend):
             for p in (path, path + ".wal"):
                 if os.path.exists(p):
                     os.remove(p)
+
+    def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
+        """Close ``old``'s DuckDB and rename its files; it opens again under ``new``. In
+        memory, the open database is kept under its new name, with its catalog anew."""
+        if self.data_dir == ":memory:":
+            with self._lock:
+                conn = self._dbs.pop(old)
+                if self._catalogs.pop(old).installed:
+                    conn.execute(f"DETACH {CATALOG_DB}")  # it names the database: installed anew
+                catalog = CatalogInstaller(conn, new)
+                catalog.set_system_views(self._system_views)
+                self._dbs[new], self._catalogs[new] = conn, catalog
+                self._marker_locks[new] = self._marker_locks.pop(old)
+                self._publish_databases()
+            return
+        source, target = self._path(old), self._path(new)
+        if os.path.exists(target):
+            raise DuplicateDatabase(f'database "{new}" already exists',
+                                    detail="Its file is already in the data directory.")
+        with self._lock:
+            conn = self._dbs.pop(old, None)
+            self._catalogs.pop(old, None)
+            self._marker_locks.pop(old, None)
+            self._publish_databases()
+        if conn is not None:
+            conn.close()
+        if os.path.exists(source + ".wal"):
+            os.rename(source + ".wal", target + ".wal")
+        if os.path.exists(source):
+            os.rename(source, target)
+        self._db(new)  # open again: every open database is in pg_database
 
     def connect(self, database: str, user: str, password: str | None = None,
                 startup: StartupSettings | None = None) -> DuckDBSession:
@@ -698,8 +783,10 @@ class DuckDBBackend(Backend):
 
         def resolve(name: str, schema: str) -> tuple[str, str] | None:
             parts = name.lower().split(".")
-            if len(parts) == 3 and parts[0] == db.lower():
+            if len(parts) == 3 and parts[0] in (db.lower(), database.lower()):
                 parts = parts[1:]
+            if len(parts) == 2 and parts[0] == "public":  # PostgreSQL's name for main
+                parts = ["main", parts[1]]
             candidates = [tuple(parts)] if len(parts) == 2 else \
                 [(schema, parts[0]), ("main", parts[0])] if len(parts) == 1 else []
             return next((k for k in candidates if k in known), None)  # type: ignore[misc]
@@ -716,6 +803,8 @@ class DuckDBBackend(Backend):
         return [tuple(shown[k] for k in path) for path in walk(starts, step)]
 
     def describe_query(self, database: str, query: str) -> list[Column]:
+        query = _with_main(database, query)
+
         def go(cur: duckdb.DuckDBPyConnection) -> list[Column]:
             return _describe_rows(cur, query, None, positions=False)
         return self._run(database, go)
@@ -732,6 +821,7 @@ class DuckDBBackend(Backend):
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit
         (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+        query = _with_main(database, query)
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
             cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
@@ -768,6 +858,8 @@ class DuckDBBackend(Backend):
 
     def create_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                     query: str, owner: str | None = None) -> None:
+        query = _with_main(database, query)
+
         def body(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
             self._marked(database, cur, name, "streaming")

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from pgbarrier.errors import FeatureNotSupported
+from pgbarrier.errors import FeatureNotSupported, PgError
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.backends.pgcatalog.rewrite import (
@@ -41,6 +41,7 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     rewrite_pg_catalog,
     settings_table,
 )
+from pgbarrier.sql.public_schema import map_public, may_name_public
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA
 from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
 from pgbarrier.sql.setting import SettingStatement
@@ -67,6 +68,7 @@ def _fits(pg_oid: int, carried_oid: int) -> bool:
     return carried_oid in _CARRIERS.get(pg_oid, frozenset())
 
 
+_MISSING = re.compile(r'relation "([^"]+)" does not exist')
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$ ]*\Z")
 
 
@@ -102,7 +104,19 @@ class SessionCatalog:
         return context
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
-        """The SQL to run and the column type overrides (empty when not a catalog query)."""
+        """The SQL to run and the column type overrides (empty when not a catalog query):
+        ``public`` qualifiers become ``main`` first (:mod:`pgbarrier.sql.public_schema`),
+        then a catalog query is rewritten. Raises ``CatalogUnparsed`` for a statement that
+        names a catalog relation but cannot be parsed, FeatureNotSupported for one that
+        cannot be rewritten."""
+        mapped = map_public(sql, self._database) if may_name_public(sql) else None
+        if mapped is not None:
+            if mapped.cross_database is not None:
+                name, position = mapped.cross_database
+                raise FeatureNotSupported(
+                    f'cross-database references are not implemented: "{name}"',
+                    position=position)
+            sql = mapped.sql
         if self.installer is None or not may_touch_catalog(sql):
             return sql, {}
         rewritten = rewrite_pg_catalog(sql, self.context)
@@ -110,6 +124,24 @@ class SessionCatalog:
             return sql, {}
         self.installer.ensure()
         return rewritten.sql, rewritten.column_types
+
+    def for_client(self, err: PgError, client_sql: str, run_sql: str) -> PgError:
+        """DuckDB's error on ``run_sql`` as the client's: its position mapped back after a
+        ``public`` substitution (dropped after a catalog rewrite, which has no such
+        mapping), and a missing relation the client qualified with ``public`` named so, as
+        PostgreSQL names it."""
+        position = err.position
+        if position is None or run_sql is client_sql:
+            return err
+        mapped = map_public(client_sql, self._database) if may_name_public(client_sql) else None
+        if mapped is None or mapped.sql != run_sql:
+            err.position = None
+            return err
+        err.position = mapped.client_position(position)
+        m = _MISSING.fullmatch(err.message)
+        if m and err.sqlstate == "42P01" and run_sql.startswith("main.", position - 1):
+            err.message = f'relation "public.{m.group(1)}" does not exist'
+        return err
 
     def after_ddl(self, cur: Any, sql: str, words: tuple[str, ...]) -> None:
         """Keep the declared column types DuckDB forgets (``pgcatalog.declared``) in step

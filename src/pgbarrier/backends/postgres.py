@@ -672,6 +672,25 @@ class PostgresBackend(Backend):
             except psycopg.Error as exc:
                 raise _error_from_psycopg(exc) from None
 
+    def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
+        """PostgreSQL's own rename, in the client's ``session`` (its rules: owner and
+        CREATEDB, nobody else connected), after pgbarrier's idle connections to ``old``
+        are closed so they are not the ones in the way."""
+        with self._lock:
+            pool = self._pools.pop(old, None)
+        if pool is not None:
+            pool.close()
+        sql = pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+            pgsql.Identifier(old), pgsql.Identifier(new)).as_string(None)
+        if session is not None:
+            session.execute(sql)
+            return
+        with self._admin() as conn:
+            try:
+                conn.execute(sql)
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+
     def create_database_in_session(self, session: BackendSession, name: str, options: str,
                                    options_at: int) -> None:
         """PostgreSQL's own CREATE DATABASE with the client's options, as the client's
@@ -864,6 +883,23 @@ class PostgresBackend(Backend):
         if session is not None:
             found[:0] = [(shown[o],) for o in sorted(set(starts))]
         return found
+
+    def alter_view_name(self, session: BackendSession, name: str, action: str,
+                        target: str) -> None:
+        """``ALTER MATERIALIZED VIEW <name> RENAME TO / SET SCHEMA <target>`` of the view
+        pgbarrier names ``name`` (:func:`_canonical`), in the client's ``session``."""
+        schema, _, rel = name.rpartition(".")
+        assert action in ("RENAME TO", "SET SCHEMA")
+        session.execute(pgsql.SQL("ALTER MATERIALIZED VIEW {} " + action + " {}").format(
+            pgsql.Identifier(schema or "public", rel), pgsql.Identifier(target)).as_string(None))
+
+    @staticmethod
+    def name_after(name: str, action: str, target: str) -> str:
+        """pgbarrier's name for view ``name`` after ``RENAME TO`` / ``SET SCHEMA target``."""
+        schema, _, rel = name.rpartition(".")
+        if action == "RENAME TO":
+            return _canonical(schema or "public", target)
+        return _canonical(target, rel)
 
     def relation_name(self, session: BackendSession, name: str) -> str | None:
         """pgbarrier's name (:func:`_canonical`) of the relation ``name`` means in the

@@ -138,6 +138,14 @@ class RefreshHistory:
                 top = max(top, run.run_id)
             self._ids = itertools.count(top + 1)
 
+    def rename(self, database: str, old: str, new: str) -> None:
+        """The job's runs are under its new name (the meta store's were renamed with it)."""
+        with self._lock:
+            runs = self._runs.pop((database, old), None)
+            if runs is not None:
+                self._runs[(database, new)] = deque((replace(r, job=new) for r in runs),
+                                                    maxlen=runs.maxlen)
+
     def forget(self, database: str, job: str) -> None:
         with self._lock:
             self._runs.pop((database, job), None)

@@ -143,6 +143,22 @@ class JobRegistry:
                 self._jobs[(database, name)] = new
             return new
 
+    def rename(self, database: str, old: str, new: str) -> BatchRefreshJob:
+        """The job ``old`` is ``new`` from now on (durably, with its runs); ``new`` must be
+        free (the caller holds both names)."""
+        first, second = sorted((old, new))
+        with self._key_lock(database, first), self._key_lock(database, second):
+            job = self.get(database, old)
+            if job is None:
+                raise UndefinedTable(f'materialized view "{old}" does not exist')
+            if self._store is not None:
+                self._store.rename_job(database, old, new)
+            renamed = replace(job, name=new)
+            with self._lock:
+                del self._jobs[(database, old)]
+                self._jobs[(database, new)] = renamed
+            return renamed
+
     def get(self, database: str, name: str) -> BatchRefreshJob | None:
         with self._lock:
             return self._jobs.get((database, name))

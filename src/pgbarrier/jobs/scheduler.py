@@ -110,6 +110,8 @@ class RefreshScheduler:
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
         self._latest: dict[tuple[str, str], Future[Any]] = {}
+        #: jobs no scheduled run may start for, nor the vanished check forget (a rename)
+        self._held: set[tuple[str, str]] = set()
         self._stopping = False
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
@@ -179,6 +181,8 @@ class RefreshScheduler:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
+            if (info.database, name) in self._held:
+                continue  # tracked again when the hold ends
             try:
                 run = self._start(job, info.prev_epoch, "schedule")
             except (js.IllegalTransition, PgError):
@@ -219,7 +223,10 @@ class RefreshScheduler:
             done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, error),
                                 status, error=error)
             if done.status == "failed":
-                log.warning("refresh of %s.%s failed: %s", job.database, job.name, err.message)
+                log.warning('refresh run %d of "%s" in database "%s" (%s) failed: %s',
+                            run.run_id, job.name, job.database, run.trigger, err.message,
+                            extra={"event": "refresh_failed", "database": job.database,
+                                   "sqlstate": err.sqlstate})
         else:
             done = self._finish(job, run, lambda s: js.refresh_committed(s, run.run_id),
                                 "succeeded", rows=rows)
@@ -375,6 +382,42 @@ class RefreshScheduler:
         with self._lock:
             self._latest.pop((database, name), None)
 
+    # ------------------------------------------------------------------ rename
+
+    def rename(self, database: str, old: str, new: str, wait: Wait,
+               backend: Callable[[], None]) -> BatchRefreshJob:
+        """ALTER MATERIALIZED VIEW ... RENAME TO / SET SCHEMA of a job's view (the caller
+        holds both names' locks, so no manual refresh, drop or create runs meanwhile): no
+        scheduled run starts while ``backend()`` renames the view, a run under way is
+        waited for first; then the job and its runs are ``new``'s, durably, and it is
+        scheduled under that name. If ``backend()`` fails nothing changed. A crash between
+        the backend's rename and the record's leaves a job whose view has vanished (its
+        schedule is lost, the view and its data stay under the new name)."""
+        key = (database, old)
+        with self._lock:
+            self._held.add(key)
+            running = self._running.get(key)
+        try:
+            if running is not None:
+                wait(running)
+            backend()
+            job = self.registry.rename(database, old, new)
+        except BaseException:
+            with self._lock:
+                self._held.discard(key)
+            job = self.registry.get(database, old)
+            if job is not None:
+                self.track(job)
+            raise
+        self.history.rename(database, old, new)
+        with self._lock:
+            self._held.discard(key)
+            latest = self._latest.pop(key, None)
+            if latest is not None:
+                self._latest[(database, new)] = latest
+        self.track(job)
+        return job
+
     # ------------------------------------------------------------------ vanished views
 
     def vanished(self, job: BatchRefreshJob) -> bool:
@@ -390,9 +433,10 @@ class RefreshScheduler:
         ``vanished``, status ``cancelled``), then drop the job as DROP does, the backend
         untouched. True when it had (the name is free again)."""
         job = self.registry.get(database, name)
-        if job is None or not self.vanished(job):
+        if job is None or (database, name) in self._held or not self.vanished(job):
             return False
-        log.warning("batch refresh job %s.%s: %s", database, name, VANISHED)
+        log.warning('batch refresh job "%s" in database "%s": %s', name, database, VANISHED,
+                    extra={"event": "job_vanished", "database": database})
         now = self.now()
         run = self.history.start(database, name, "vanished",
                                  js.last_committed_epoch(job.status) or job.snapshot_epoch, now)

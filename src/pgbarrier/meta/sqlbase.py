@@ -205,6 +205,28 @@ class SqlMetaStore:
                 cur.execute(text, (name,))
         self._write(op)
 
+    def rename_database(self, old: str, new: str) -> None:
+        statements = [self._sql(f"UPDATE {{p}}{table} SET {col} = ? WHERE {col} = ?")
+                      for table, col in (("refresh_history", "database"),
+                                         ("batch_refresh_jobs", "database"),
+                                         ("streaming_views", "database"), ("databases", "name"))]
+
+        def op(cur: Any) -> None:
+            for text in statements:
+                cur.execute(text, (new, old))
+        self._write(op)
+
+    def rename_job(self, database: str, old: str, new: str) -> None:
+        statements = [self._sql("UPDATE {p}batch_refresh_jobs SET name = ? "
+                                "WHERE database = ? AND name = ?"),
+                      self._sql("UPDATE {p}refresh_history SET job = ? "
+                                "WHERE database = ? AND job = ?")]
+
+        def op(cur: Any) -> None:
+            for text in statements:
+                cur.execute(text, (new, database, old))
+        self._write(op)
+
     _JOB_COLS = [f.name for f in fields(JobRecord)]
 
     def load_jobs(self) -> list[JobRecord]:

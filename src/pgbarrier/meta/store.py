@@ -99,9 +99,18 @@ class MetaStore(Protocol):
         """Forget the database and its jobs, views and runs."""
         ...
 
+    def rename_database(self, old: str, new: str) -> None:
+        """``ALTER DATABASE old RENAME TO new``: the database's record and everything of
+        it, in one transaction."""
+        ...
+
     def load_jobs(self) -> list[JobRecord]: ...
 
     def put_job(self, rec: JobRecord) -> None: ...
+
+    def rename_job(self, database: str, old: str, new: str) -> None:
+        """The job ``old`` and its runs are ``new``'s now, in one transaction."""
+        ...
 
     def delete_job(self, database: str, name: str) -> None:
         """Forget the job and its runs."""

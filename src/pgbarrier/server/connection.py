@@ -46,6 +46,7 @@ import functools
 import logging
 import socket
 import struct
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +69,9 @@ from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
+from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
+from pgbarrier.server.statement_text import statement_text
 from pgbarrier.sql.startup_params import check_startup_parameters
 
 if TYPE_CHECKING:
@@ -116,7 +119,7 @@ class Connection(asyncio.Protocol):
                  "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
                  "batches", "upstream_io", "_want", "_waiter", "_serving", "_busy", "_done",
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
-                 "_on_writable", "_drain_waiters", "_batch", "_next", "_steps")
+                 "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -167,6 +170,8 @@ class Connection(asyncio.Protocol):
         self._batch: list[bytes] = []
         self._next = 0
         self._steps: Any = None
+        #: with log_min_duration_statement: when the running batch began, and its frames
+        self._timing: tuple[float, list[bytes]] | None = None
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -511,6 +516,8 @@ class Connection(asyncio.Protocol):
                 return
             self.in_batch = True
             self.batches += 1
+            if self.server.log_min_duration_ms >= 0:
+                self._timing = (time.monotonic(), batch)
             if self.eof:  # it hung up before this batch began (behind its start-up, say)
                 self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
             if session.relay is not None:
@@ -531,6 +538,22 @@ class Connection(asyncio.Protocol):
             raise self.server.admin_shutdown()
         self._write(out)
         self._idle = idle
+        if self._timing is not None:
+            self._log_duration(session, *self._timing)
+            self._timing = None
+
+    def _log_duration(self, session: Session, began: float, batch: list[bytes]) -> None:
+        """log_min_duration_statement: a batch (a Query, or extended messages up to their
+        Sync) that took at least the setting is logged as PostgreSQL logs a statement,
+        ``duration: 1.234 ms  statement: ...`` (``execute <name>: ...`` for a Bind and
+        Execute of a statement parsed before)."""
+        ms = (time.monotonic() - began) * 1000
+        if ms < self.server.log_min_duration_ms:
+            return
+        info = session.executor.info if session.executor is not None else None
+        fields = session_fields(info) if info is not None else {"pid": session.process_id}
+        log.info("duration: %.3f ms  %s", ms, statement_text(batch, session),
+                 extra={"event": "statement", "duration_ms": round(ms, 3), **fields})
 
     def _arm_idle_timer(self, session: Session) -> None:
         limit = _idle_limit(session)

@@ -88,8 +88,10 @@ class PgBarrierServer:
                  tls: TlsConfig | None = None,
                  max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  authentication_timeout_s: float = STARTUP_TIMEOUT_S,
-                 require_tls: bool = False) -> None:
+                 require_tls: bool = False, log_min_duration_ms: int = -1) -> None:
         self.session_factory = session_factory
+        #: log_min_duration_statement (see Connection._log_duration); -1: off
+        self.log_min_duration_ms = log_min_duration_ms
         self.max_message_bytes = max_message_bytes
         self.authenticator = authenticator
         self.tls = tls

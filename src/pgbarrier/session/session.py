@@ -213,7 +213,8 @@ class Session:
             raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
         startup = startup_settings(params)
         info = self.control.open_session(user=user, database=database,
-                                         application_name=startup.get("application_name") or "")
+                                         application_name=startup.get("application_name") or "",
+                                         process_id=self.process_id)
         try:
             for_backend = settings.for_backend(startup)
             backend = self.control.connect_backend(database, user, password, for_backend)

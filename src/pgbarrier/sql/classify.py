@@ -29,15 +29,17 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   - ``CREATE DATABASE ...`` and ``DROP DATABASE ...`` (options are the parser's 0A000);
   - ``SHOW DATABASES`` and ``SHOW MATERIALIZED VIEWS`` with nothing after them but
     whitespace, comments or ``;``;
-  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``;
+  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``, and ``ALTER MATERIALIZED VIEW
+    [IF EXISTS] <qualified name> RENAME TO ... / SET SCHEMA ...`` (the view's own name);
   - ``ALTER DATABASE <name> PAUSE ...`` and ``ALTER DATABASE <name> RESUME ...``;
+  - ``ALTER DATABASE <name> RENAME TO ...`` (pgbarrier's record of it is renamed too);
   - ``ALTER DATABASE <name> <one word>`` with nothing after that word but whitespace,
     comments or ``;`` (so a typo such as ``PAUZE`` becomes a 42601 instead of reaching
     the backend; PostgreSQL has no one-word ``ALTER DATABASE`` action).
 
   ``<name>`` is a word or a double-quoted identifier; a ``<qualified name>`` is names
   joined by ``.`` (whitespace and comments allowed around it). Everything else
-  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d RENAME TO e``, ``CREATE OR REPLACE
+  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d OWNER TO r``, ``CREATE OR REPLACE
   MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v RENAME TO w``, ``SHOW search_path``,
   ``SHOW TABLES``, ``SHOW DATABASES LIKE 'x'``, ``DROP TABLE t``, ``DROP VIEW v``...) is
   ``False`` and passes through. The first two characters settle most statements:
@@ -380,13 +382,20 @@ def is_control(sql: str) -> bool:
         word, j = _word_after(sql, j)
         if word != "VIEW":
             return False
+        if_exists = False
+        word, k = _word_after(sql, j)
+        if word == "IF":
+            word, k = _word_after(sql, k)
+            if word != "EXISTS":
+                return False
+            j, if_exists = k, True
         i = _skip_space_and_comments(sql, j)
         j = _qualified_name(sql, i)
         if j == i:
             return False
         action, k = _word_after(sql, j)
         if action == "AS":
-            return True
+            return not if_exists
         # renaming or moving the view itself (not a column): pgbarrier's views refuse it
         return (action, _word_after(sql, k)[0]) in (("RENAME", "TO"), ("SET", "SCHEMA"))
     if second != "DATABASE":
@@ -399,8 +408,11 @@ def is_control(sql: str) -> bool:
     j = _word_at(sql, i)
     if j == i:
         return False
-    if sql[i:j].upper() in ("PAUSE", "RESUME"):
+    word = sql[i:j].upper()
+    if word in ("PAUSE", "RESUME"):
         return True
+    if word == "RENAME":  # pgbarrier's record of the database follows it
+        return _word_after(sql, j)[0] == "TO"
     return _at_end(sql, j)
 
 

@@ -113,6 +113,7 @@ __all__ = [
     "DropMaterializedView",
     "Flush",
     "PauseDatabase",
+    "RenameDatabase",
     "RefreshMaterializedView",
     "ResumeDatabase",
     "ShowDatabases",
@@ -196,10 +197,13 @@ class DropMaterializedView:
 @dataclass(frozen=True)
 class AlterMaterializedViewName:
     """``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``... SET SCHEMA s``: ``action`` is
-    ``"RENAME TO"`` or ``"SET SCHEMA"``."""
+    ``"RENAME TO"`` or ``"SET SCHEMA"``, ``target`` the new name or schema as PostgreSQL
+    reads it."""
 
     name: str
     action: str
+    target: str = ""
+    if_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,14 @@ class DropDatabase:
     force: bool = False
 
 
+@dataclass(frozen=True)
+class RenameDatabase:
+    """``ALTER DATABASE d RENAME TO e``."""
+
+    name: str
+    new_name: str
+
+
 ControlStatement = (
     PauseDatabase
     | ResumeDatabase
@@ -252,6 +264,7 @@ ControlStatement = (
     | ShowDatabases
     | CreateDatabase
     | DropDatabase
+    | RenameDatabase
 )
 
 _DIALECT = PgBarrier()
@@ -287,7 +300,10 @@ def truncation_notices(sql: str) -> list[Notice]:
 
 
 def _table_name(table: exp.Table) -> str:
-    return ".".join(normalize_identifier(p) for p in table.parts)
+    """pgbarrier's name of a materialized view: ``v``, or ``schema.v`` outside ``public``
+    (``public.v`` and ``"public".v`` are ``v``)."""
+    parts = [normalize_identifier(p) for p in table.parts]
+    return parts[-1] if parts[:-1] == ["public"] else ".".join(parts)
 
 
 # -- syntax errors ------------------------------------------------------------------------
@@ -441,7 +457,7 @@ def parse_control(sql: str) -> ControlStatement:
         assert isinstance(head, DropDatabase)
         return DropDatabase(head.name, head.if_exists, force)
 
-    renamed = _alter_mv_name(blame)
+    renamed = _alter_mv_name(blame) or _rename_database(blame)
     if renamed is not None:
         return renamed
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
@@ -655,7 +671,11 @@ def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
     if len(t) < 6 or not (_is_word(t[0], "ALTER") and _is_word(t[1], "MATERIALIZED")
                           and _is_word(t[2], "VIEW")):
         return None
-    i = 4
+    first = 3
+    if_exists = _is_word(t[3], "IF") and _is_word(t[4], "EXISTS")
+    if if_exists:
+        first = 5
+    i = first + 1
     while i + 1 < len(t) and t[i].token_type == TokenType.DOT:
         i += 2
     if i + 1 >= len(t):
@@ -663,9 +683,31 @@ def _alter_mv_name(blame: _Blame) -> AlterMaterializedViewName | None:
     pair = (t[i].text.upper(), t[i + 1].text.upper())
     if pair not in (("RENAME", "TO"), ("SET", "SCHEMA")):
         return None
-    parts = [_ident_text(tok) for tok in t[3:i:2]]
+    parts = [_ident_text(tok) for tok in t[first:i:2]]
     name = parts[-1] if parts[:-1] in ([], ["public"]) else ".".join(parts)  # pgbarrier's naming
-    return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}")
+    if len(t) != i + 3:
+        raise blame.at(min(i + 3, len(t)) if len(t) > i + 2 else i + 2)
+    if t[i + 2].token_type not in _NAME_TOKENS:
+        raise blame.at(i + 2)
+    return AlterMaterializedViewName(name, f"{pair[0]} {pair[1]}", _ident_text(t[i + 2]),
+                                     if_exists)
+
+
+def _rename_database(blame: _Blame) -> RenameDatabase | None:
+    """``ALTER DATABASE d RENAME TO e``, read from the tokens; None for any other text
+    (a bad name after ``TO`` is PostgreSQL's 42601 at that token)."""
+    t = blame.tokens
+    if not (len(t) >= 5 and _is_word(t[0], "ALTER") and _is_word(t[1], "DATABASE")
+            and _is_word(t[3], "RENAME") and _is_word(t[4], "TO")):
+        return None
+    if len(t) == 5:
+        raise blame.at(5)
+    if len(t) > 6:
+        raise blame.at(6)
+    for i in (2, 5):
+        if t[i].token_type not in _NAME_TOKENS:
+            raise blame.at(i)
+    return RenameDatabase(_ident_text(t[2]), _ident_text(t[5]))
 
 
 def _ident_text(token: Token) -> str:

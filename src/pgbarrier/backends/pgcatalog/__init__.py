@@ -90,6 +90,10 @@ class CatalogInstaller:
         self._databases: list[str] = [database]
         self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
 
+    @property
+    def installed(self) -> bool:
+        return self._installed
+
     def ensure(self) -> None:
         if self._installed:
             return

@@ -4,8 +4,15 @@ Rules this module keeps:
 
 * :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
   the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
-  ``current_setting``, ``public.``...). Only SQL that passes it is parsed; SQL that parses
-  but names no catalog object comes back as ``None`` and runs unchanged, byte for byte.
+  ``current_setting``...). Only SQL that passes it is parsed; SQL that parses but names no
+  catalog object comes back as ``None`` and runs unchanged, byte for byte. (``public``
+  qualifiers are the caller's, before this: :mod:`pgbarrier.sql.public_schema`.)
+* A statement that names a catalog relation never runs on DuckDB's own catalog
+  (:mod:`pgbarrier.backends.pgcatalog.unrewritten`): keyword column labels (``AS
+  select``) are quoted so it parses; if it still does not, :class:`CatalogUnparsed` is
+  raised (the backend asks DuckDB's parser whether it is a syntax error); a statement other
+  than a query that names one is 0A000 (``CREATE VIEW ... FROM pg_class``, ``EXPLAIN``);
+  a query naming a catalog relation pgbarrier does not emulate is 0A000 naming it.
 * Parsing uses pgbarrier's dialect (PostgreSQL's syntax); output is DuckDB SQL. Rewrites:
 
   - table references ``pg_catalog.<r>`` (or a bare ``pg_<r>`` that no CTE shadows) and
@@ -52,14 +59,23 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, FUNCTIONS, RELATIONS, SCHEMA_FOR
+from pgbarrier.backends.pgcatalog.unrewritten import (
+    CatalogUnparsed,
+    catalog_relation_in_tokens,
+    quote_keyword_aliases,
+    unemulated_relation,
+)
+from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
+from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.colnames import first_select, output_names, parse_single, type_name
 
-__all__ = ["CatalogContext", "Rewritten", "may_touch_catalog", "rewrite_pg_catalog"]
+__all__ = ["CatalogContext", "CatalogUnparsed", "Rewritten", "may_touch_catalog",
+           "rewrite_pg_catalog"]
 
 _TRIGGERS = ("pg_", "information_schema", "regclass", "regtype", "regproc", "regnamespace",
-             "current_setting", "set_config", "public.", "current_schema", "current_database",
+             "current_setting", "set_config", "current_schema", "current_database",
              "current_user", "session_user", "quote_ident", "format_type", "obj_description",
              "col_description")
 
@@ -452,9 +468,25 @@ def _catalog_aliases(tree: exp.Expr) -> dict[str, int]:
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     tree = parse_single(sql)
-    if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
-        return None
+    if tree is None:
+        quoted = quote_keyword_aliases(sql)
+        tree = parse_single(quoted) if quoted is not None else None
+        if tree is None:
+            named = catalog_relation_in_tokens(sql)
+            if named is not None:
+                raise CatalogUnparsed(named)
+            return None
     ctes = {folded(c.args["alias"].this) or "" for c in tree.find_all(exp.CTE)}
+    if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
+        named = unemulated_relation(tree, ctes, any_catalog=True) if not isinstance(
+            tree, exp.Command) else catalog_relation_in_tokens(sql)
+        if named is not None:
+            raise FeatureNotSupported(
+                f"{_statement_kind(tree, sql)} naming \"{named}\" is not supported on the DuckDB "
+                "backend",
+                detail="pgbarrier's PostgreSQL catalog on DuckDB answers queries (SELECT) "
+                       "only.")
+        return None
     for ident in tree.find_all(exp.Identifier):  # PostgreSQL folds unquoted names to lower
         if not ident.quoted:
             ident.set("this", ident.name.lower())
@@ -464,6 +496,12 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     types = column_types(first) if first is not None else {}
     rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
+    named = unemulated_relation(tree, ctes, any_catalog=False)
+    if named is not None:  # never DuckDB's own pg_catalog / information_schema
+        raise FeatureNotSupported(
+            f"relation \"{named}\" is not supported on the DuckDB backend",
+            detail="pgbarrier emulates part of PostgreSQL's catalog on DuckDB; this "
+                   "relation is not part of it.")
     if not rewriter.changed:
         return None
     if first is not None:
@@ -471,6 +509,14 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
             first.expressions[i] = exp.alias_(first.expressions[i],
                                               exp.to_identifier(name, quoted=True))
     return Rewritten(tree.sql(dialect="duckdb"), types)
+
+
+def _statement_kind(tree: exp.Expr, sql: str) -> str:
+    words = [w for w in leading_words(sql, 6)
+             if w not in ("OR", "REPLACE", "TEMP", "TEMPORARY", "UNLOGGED")]
+    if words[:1] in (["CREATE"], ["DROP"], ["ALTER"]) and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0] if words else "statement"
 
 
 def settings_table(rows: list[tuple[Any, ...]]) -> CatalogTable:

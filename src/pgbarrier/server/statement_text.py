@@ -1,0 +1,47 @@
+"""What a batch of client messages ran, as PostgreSQL's statement log names it.
+
+``statement: <text>`` for simple Queries and Parses (several joined by ``; ``), else
+``execute <name>: <text>`` for a Bind of a statement parsed in an earlier batch (the text
+from the relay's or the session's prepared statements; ``<unnamed>`` for the unnamed one).
+Texts are cut at :data:`MAX_CHARS` characters so one huge statement cannot flood the log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pgbarrier.session.session import Session
+
+MAX_CHARS = 4096
+
+_QUERY, _PARSE, _BIND = 0x51, 0x50, 0x42
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + "..."
+
+
+def statement_text(batch: list[bytes], session: Session) -> str:
+    texts: list[str] = []
+    bound: bytes | None = None
+    for frame in batch:
+        code = frame[0]
+        if code == _QUERY:
+            texts.append(frame[5:-1].decode("utf-8", "replace"))
+        elif code == _PARSE or (code == _BIND and bound is None):
+            i = frame.find(b"\0", 5)
+            j = frame.find(b"\0", i + 1) if i >= 0 else -1
+            if j > i and code == _PARSE:
+                texts.append(frame[i + 1:j].decode("utf-8", "replace"))
+            elif j > i:
+                bound = frame[i + 1:j]
+    if texts or bound is None:
+        return "statement: " + _cut("; ".join(texts))
+    relay = session.relay
+    sql = relay.stmts.get(bound) if relay is not None else None
+    name = bound.decode("utf-8", "replace")
+    if not sql:
+        statement = session.statements.get(name)
+        sql = statement.sql if statement is not None else ""
+    return f"execute {name or '<unnamed>'}: {_cut(sql)}"
