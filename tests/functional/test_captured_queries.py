@@ -38,8 +38,6 @@ SETUP = [
 KNOWN_DIFFERENCES = {
     ("grafana", 0): "SELECT current_setting('server_version_num')::int/100 is a double on "
                     "DuckDB: integer division is the dialect translation's (branch i15-dialect)",
-    ("metabase", 4): "keywords as column aliases (AS select, AS update) make the catalog "
-                     "rewrite skip the query (issue 15 item 2, branch i15-public)",
 }
 #: on the upstream backend a streaming view is a plain view (backends/postgres.py), on
 #: DuckDB a materialized view (issue 6: \dm lists it): view listings differ on purpose

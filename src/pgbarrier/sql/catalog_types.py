@@ -6,7 +6,7 @@ Rules this module keeps:
   ``aclitem`` or vector types: the emulated catalog holds their values as text, integers
   and lists. :func:`column_types` tells, for the top-level select list of a catalog query
   as the client wrote it, which output columns PostgreSQL would type so: catalog columns
-  by their (unique) names, followed through aliases, derived tables, scalar subqueries,
+  by their (unique) names, followed through aliases, derived tables, CTEs, scalar subqueries,
   ``CASE``, ``ARRAY(...)``, ``array_agg`` and ``unnest``; ``reg*`` casts; and the few
   functions returning ``name``. The DuckDB session relabels those columns when the values
   DuckDB produced can carry the type.
@@ -102,8 +102,18 @@ def _derived_types(select: exp.Select) -> dict[tuple[str, str], int]:
     found: dict[tuple[str, str], int] = {}
     sources = [select.args.get("from_") or select.args.get("from")]
     sources += [j for j in select.args.get("joins") or []]
+    with_ = select.args.get("with_") or select.args.get("with")
+    ctes = {c.alias.lower(): c.this for c in (with_.expressions if with_ else [])
+            if isinstance(c, exp.CTE) and c.alias}
     for source in sources:
         sub = source.this if source is not None else None
+        if isinstance(sub, exp.Table) and not sub.args.get("db") and \
+                sub.name.lower() in ctes:  # a CTE: typed as its query
+            inner = first_select(ctes[sub.name.lower()])
+            if inner is not None:
+                for (name, oid) in column_types(inner).items():
+                    found[((sub.alias or sub.name).lower(), name)] = oid
+            continue
         if not isinstance(sub, exp.Subquery) or not sub.alias:
             continue
         inner = first_select(sub.this)
