@@ -259,3 +259,36 @@ def test_psql_dconfig_lists_settings(ports):
     out = _psql(ports["duckdb"], r"\dconfig *")
     assert "List of configuration parameters" in out, out
     assert re.search(r"^ DateStyle +\| ISO, MDY", out, re.M), out
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM information_schema.referential_constraints",
+    "SELECT * FROM information_schema.constraint_column_usage WHERE table_schema = 'public' "
+    "ORDER BY table_name, column_name, constraint_name",
+    "SELECT * FROM information_schema.constraint_table_usage WHERE table_schema = 'public' "
+    "ORDER BY table_name, constraint_name",
+    "SELECT constraint_schema, check_clause FROM information_schema.check_constraints "
+    "WHERE constraint_schema = 'public' AND constraint_name LIKE '%not_null' ORDER BY 2",
+    "SELECT * FROM information_schema.sequences",
+    "SELECT grantee, table_schema, table_name, privilege_type, is_grantable, with_hierarchy "
+    "FROM information_schema.table_privileges WHERE table_name = 'orders' ORDER BY 4",
+    "SELECT * FROM information_schema.triggers",
+    "SELECT schemaname, sequencename, start_value, min_value, max_value, increment_by, cycle, "
+    "cache_size, last_value FROM pg_sequences",
+    "SELECT * FROM pg_locks WHERE false",
+    "SELECT * FROM pg_policies",
+])
+def test_information_schema_keys_and_sequences_answer_as_postgres(ports, sql):
+    """What BI tools read for foreign keys, checks, sequences and grants: the same columns,
+    types and rows (the database's own name aside)."""
+    import psycopg
+
+    got = {}
+    for backend, port in ports.items():
+        with psycopg.connect(f"host=127.0.0.1 port={port} dbname={DATABASE} user=postgres",
+                             autocommit=True) as conn:
+            cur = conn.execute(sql)
+            got[backend] = ([(d.name, d.type_code) for d in cur.description],
+                            [tuple("<db>" if v == DATABASE else v for v in row)
+                             for row in cur.fetchall()])
+    assert got["duckdb"] == got["postgres"]

@@ -25,7 +25,8 @@ _NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", 
               "stxname", "pubname", "tgname", "enumlabel", "schemaname", "tablename",
               "viewname", "indexname", "matviewname", "tableowner", "viewowner", "lanname",
               "oprname", "opcname", "opfname", "indexrelname", "evtname",
-              "fdwname", "srvname"}
+              "fdwname", "srvname",
+              "sequencename", "sequenceowner", "policyname", "rulename"}
 _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam", "relfilenode",
              "reltablespace", "reltoastrelid", "attrelid", "atttypid", "attcollation",
              "typnamespace", "typowner", "typrelid", "typelem", "typarray", "typbasetype",
@@ -39,7 +40,8 @@ _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam",
              "seqrelid", "seqtypid", "tgrelid", "tgparentid", "tgfoid", "tableoid",
              "castsource", "casttarget", "castfunc", "lanowner", "lanplcallfoid", "laninline",
              "lanvalidator", "oprnamespace", "oprowner", "oprleft", "oprright", "oprresult",
-             "opfmethod", "opfnamespace", "opfowner", "ev_class"}
+             "opfmethod", "opfnamespace", "opfowner", "ev_class", "datid", "classid", "objid",
+             "refclassid", "refobjid", "relation", "database"}
 _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
@@ -49,7 +51,8 @@ _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "defaclobjtype"}
 _REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
                  "typanalyze"}
-_XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid"}
+_XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid", "transactionid",
+             "backend_xid", "backend_xmin"}
 _ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl"}
 _OID_ARRAY_COLS = {"conpfeqop", "conppeqop", "conffeqop", "conexclop", "proallargtypes",
                    "polroles", "extconfig"}
@@ -65,7 +68,12 @@ _SQL_IDENTIFIER_COLS = {
     "scope_schema", "self_referencing_column_name", "table_catalog", "table_name",
     "table_schema", "udt_catalog", "udt_name", "udt_schema", "user_defined_type_catalog",
     "user_defined_type_name", "user_defined_type_schema", "specific_catalog",
-    "specific_schema", "specific_name", "routine_catalog", "routine_schema", "routine_name"}
+    "specific_schema", "specific_name", "routine_catalog", "routine_schema", "routine_name",
+    "unique_constraint_catalog", "unique_constraint_schema", "unique_constraint_name",
+    "sequence_catalog", "sequence_schema", "sequence_name", "grantee",
+    "trigger_catalog", "trigger_schema", "trigger_name", "event_object_catalog",
+    "event_object_schema", "event_object_table", "action_reference_old_table",
+    "action_reference_new_table", "action_reference_old_row", "action_reference_new_row"}
 _CHARACTER_DATA_COLS = {
     "check_option", "column_default", "commit_action", "constraint_type", "data_type",
     "enforced", "generation_expression", "identity_cycle", "identity_generation",
@@ -74,7 +82,10 @@ _CHARACTER_DATA_COLS = {
     "is_insertable_into", "is_nullable", "is_self_referencing", "is_trigger_deletable",
     "is_trigger_insertable_into", "is_trigger_updatable", "is_typed", "is_updatable",
     "nulls_distinct", "reference_generation", "routine_type", "sql_path", "table_type",
-    "view_definition"}
+    "view_definition", "match_option", "update_rule", "delete_rule", "check_clause",
+    "start_value", "minimum_value", "maximum_value", "increment", "cycle_option",
+    "privilege_type", "is_grantable", "with_hierarchy", "event_manipulation",
+    "action_condition", "action_statement", "action_orientation", "action_timing"}
 _VECTOR_COLS = {"indkey": 22, "indoption": 22, "indcollation": 30, "indclass": 30,
                 "proargtypes": 30}
 COLUMN_TYPES: dict[str, int] = {
@@ -83,7 +94,7 @@ COLUMN_TYPES: dict[str, int] = {
     **{c: 194 for c in ("typdefaultbin", "relpartbound", "indexprs", "indpred", "conbin",
                         "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults")},
     "typsubscript": 24, "relrewrite": pgt.OID, "proargmodes": 1002, "stxkind": 1002,
-    "memberof": 1003,
+    "memberof": 1003, "roles": 1003,
     **{c: pgt.VARCHAR for c in _CHARACTER_DATA_COLS},
     **{c: pgt.NAME for c in _SQL_IDENTIFIER_COLS},
     **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},

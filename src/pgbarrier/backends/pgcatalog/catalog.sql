@@ -615,9 +615,44 @@ WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
 
 CREATE VIEW @C@.pgcat.pg_stat_activity AS
 SELECT CAST(NULL AS BIGINT) AS datid, CAST(NULL AS VARCHAR) AS datname,
-       CAST(NULL AS INTEGER) AS pid, CAST(NULL AS VARCHAR) AS usename,
-       CAST(NULL AS VARCHAR) AS application_name, CAST(NULL AS VARCHAR) AS state,
-       CAST(NULL AS VARCHAR) AS query WHERE false;
+       CAST(NULL AS INTEGER) AS pid, CAST(NULL AS INTEGER) AS leader_pid,
+       CAST(NULL AS BIGINT) AS usesysid, CAST(NULL AS VARCHAR) AS usename,
+       CAST(NULL AS VARCHAR) AS application_name, CAST(NULL AS VARCHAR) AS client_addr,
+       CAST(NULL AS VARCHAR) AS client_hostname, CAST(NULL AS INTEGER) AS client_port,
+       CAST(NULL AS TIMESTAMPTZ) AS backend_start, CAST(NULL AS TIMESTAMPTZ) AS xact_start,
+       CAST(NULL AS TIMESTAMPTZ) AS query_start, CAST(NULL AS TIMESTAMPTZ) AS state_change,
+       CAST(NULL AS VARCHAR) AS wait_event_type, CAST(NULL AS VARCHAR) AS wait_event,
+       CAST(NULL AS VARCHAR) AS state, CAST(NULL AS BIGINT) AS backend_xid,
+       CAST(NULL AS BIGINT) AS backend_xmin, CAST(NULL AS BIGINT) AS query_id,
+       CAST(NULL AS VARCHAR) AS query, CAST(NULL AS VARCHAR) AS backend_type WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_locks AS
+SELECT CAST(NULL AS VARCHAR) AS locktype, CAST(NULL AS BIGINT) AS database,
+       CAST(NULL AS BIGINT) AS relation, CAST(NULL AS INTEGER) AS page,
+       CAST(NULL AS SMALLINT) AS tuple, CAST(NULL AS VARCHAR) AS virtualxid,
+       CAST(NULL AS BIGINT) AS transactionid, CAST(NULL AS BIGINT) AS classid,
+       CAST(NULL AS BIGINT) AS objid, CAST(NULL AS SMALLINT) AS objsubid,
+       CAST(NULL AS VARCHAR) AS virtualtransaction, CAST(NULL AS INTEGER) AS pid,
+       CAST(NULL AS VARCHAR) AS mode, CAST(NULL AS BOOLEAN) AS granted,
+       CAST(NULL AS BOOLEAN) AS fastpath, CAST(NULL AS TIMESTAMPTZ) AS waitstart WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_sequences AS
+SELECT n.nspname AS schemaname, s.sequence_name AS sequencename,
+       getvariable('pgbarrier_user') AS sequenceowner, 'bigint' AS data_type,
+       s.start_value, s.min_value, s.max_value, s.increment_by, s.cycle,
+       CAST(1 AS BIGINT) AS cache_size, s.last_value
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+
+CREATE VIEW @C@.pgcat.pg_policies AS
+SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
+       CAST(NULL AS VARCHAR) AS policyname, CAST(NULL AS VARCHAR) AS permissive,
+       CAST(NULL AS VARCHAR[]) AS roles, CAST(NULL AS VARCHAR) AS cmd,
+       CAST(NULL AS VARCHAR) AS qual, CAST(NULL AS VARCHAR) AS with_check WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_rules AS
+SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
+       CAST(NULL AS VARCHAR) AS rulename, CAST(NULL AS VARCHAR) AS definition WHERE false;
 
 -- ------------------------------------------------------------------ functions (schema pgcat)
 
@@ -836,6 +871,83 @@ FROM (SELECT k.*, unnest(k.conkey) AS attnum, generate_subscripts(k.conkey, 1) A
 JOIN @C@.pgb.cons k ON k.oid = u.oid
 JOIN @C@.pgb.rels r ON r.oid = u.conrelid
 JOIN @C@.pgb.cols a ON a.attrelid = u.conrelid AND a.attnum = u.attnum;
+
+CREATE VIEW @C@.infoschema.referential_constraints AS
+SELECT '@DB@' AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       '@DB@' AS unique_constraint_catalog, n.nspname AS unique_constraint_schema,
+       u.conname AS unique_constraint_name, 'NONE' AS match_option,
+       'NO ACTION' AS update_rule, 'NO ACTION' AS delete_rule
+FROM @C@.pgb.cons k JOIN @C@.pgb.nsps n ON n.oid = k.connamespace
+LEFT JOIN @C@.pgb.cons u ON u.conindid = k.conindid AND u.contype IN ('p', 'u')
+WHERE k.contype = 'f';
+
+-- the columns a constraint uses: a foreign key's are the referenced ones, as in PostgreSQL
+CREATE VIEW @C@.infoschema.constraint_column_usage AS
+SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       a.attname AS column_name, '@DB@' AS constraint_catalog, r.nspname AS constraint_schema,
+       u.conname AS constraint_name
+FROM (SELECT k.conname, CASE WHEN k.contype = 'f' THEN k.confrelid ELSE k.conrelid END AS relid,
+             unnest(CASE WHEN k.contype = 'f' THEN k.confkey ELSE k.conkey END) AS attnum
+      FROM @C@.pgb.cons k) u
+JOIN @C@.pgb.rels r ON r.oid = u.relid
+JOIN @C@.pgb.cols a ON a.attrelid = u.relid AND a.attnum = u.attnum;
+
+CREATE VIEW @C@.infoschema.constraint_table_usage AS
+SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       '@DB@' AS constraint_catalog, r.nspname AS constraint_schema, k.conname AS constraint_name
+FROM @C@.pgb.cons k
+JOIN @C@.pgb.rels r ON r.oid = CASE WHEN k.contype = 'f' THEN k.confrelid ELSE k.conrelid END
+WHERE k.contype IN ('p', 'u', 'f');
+
+-- CHECK constraints, and each NOT NULL column as PostgreSQL lists it (named
+-- <namespace oid>_<table oid>_<column number>_not_null)
+CREATE VIEW @C@.infoschema.check_constraints AS
+SELECT '@DB@' AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       '(' || substr(k.condef, 7) || ')' AS check_clause
+FROM @C@.pgb.cons k JOIN @C@.pgb.nsps n ON n.oid = k.connamespace WHERE k.contype = 'c'
+UNION ALL
+SELECT '@DB@', r.nspname, r.relnamespace || '_' || r.oid || '_' || a.attnum || '_not_null',
+       a.attname || ' IS NOT NULL'
+FROM @C@.pgb.cols a JOIN @C@.pgb.rels r ON r.oid = a.attrelid
+WHERE a.attnotnull AND r.relkind = 'r';
+
+CREATE VIEW @C@.infoschema.sequences AS
+SELECT '@DB@' AS sequence_catalog, n.nspname AS sequence_schema, s.sequence_name,
+       'bigint' AS data_type, CAST(64 AS INTEGER) AS numeric_precision,
+       CAST(2 AS INTEGER) AS numeric_precision_radix, CAST(0 AS INTEGER) AS numeric_scale,
+       CAST(s.start_value AS VARCHAR) AS start_value,
+       CAST(s.min_value AS VARCHAR) AS minimum_value,
+       CAST(s.max_value AS VARCHAR) AS maximum_value,
+       CAST(s.increment_by AS VARCHAR) AS increment,
+       CASE WHEN s.cycle THEN 'YES' ELSE 'NO' END AS cycle_option
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+
+-- the session's user owns everything, so holds every privilege on every table
+CREATE VIEW @C@.infoschema.table_privileges AS
+SELECT getvariable('pgbarrier_user') AS grantor, getvariable('pgbarrier_user') AS grantee,
+       '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       p.privilege_type, 'YES' AS is_grantable,
+       CASE WHEN p.privilege_type = 'SELECT' THEN 'YES' ELSE 'NO' END AS with_hierarchy
+FROM @C@.pgb.rels r,
+     (VALUES ('INSERT'), ('SELECT'), ('UPDATE'), ('DELETE'), ('TRUNCATE'), ('REFERENCES'),
+             ('TRIGGER')) AS p(privilege_type)
+WHERE r.relkind IN ('r', 'v', 'm')
+  AND r.nspname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.infoschema.triggers AS
+SELECT CAST(NULL AS VARCHAR) AS trigger_catalog, CAST(NULL AS VARCHAR) AS trigger_schema,
+       CAST(NULL AS VARCHAR) AS trigger_name, CAST(NULL AS VARCHAR) AS event_manipulation,
+       CAST(NULL AS VARCHAR) AS event_object_catalog,
+       CAST(NULL AS VARCHAR) AS event_object_schema,
+       CAST(NULL AS VARCHAR) AS event_object_table, CAST(NULL AS INTEGER) AS action_order,
+       CAST(NULL AS VARCHAR) AS action_condition, CAST(NULL AS VARCHAR) AS action_statement,
+       CAST(NULL AS VARCHAR) AS action_orientation, CAST(NULL AS VARCHAR) AS action_timing,
+       CAST(NULL AS VARCHAR) AS action_reference_old_table,
+       CAST(NULL AS VARCHAR) AS action_reference_new_table,
+       CAST(NULL AS VARCHAR) AS action_reference_old_row,
+       CAST(NULL AS VARCHAR) AS action_reference_new_row,
+       CAST(NULL AS TIMESTAMPTZ) AS created WHERE false;
 
 CREATE VIEW @C@.infoschema.routines AS
 SELECT CAST(NULL AS VARCHAR) AS specific_catalog, CAST(NULL AS VARCHAR) AS specific_schema,
