@@ -160,7 +160,8 @@ def _psql(port: int, command: str) -> str:
 @pytest.mark.parametrize("command", [r"\d orders", r"\d customers", r"\d orders_status_idx",
                                      r"\d orders_cust_status", r"\ds", r"\dd", r"\do",
                                      r"\dL", r"\dy", r"\des", r"\dc", r"\drds", r"\ddp",
-                                     r"\dconfig nonesuch*"])
+                                     r"\dconfig nonesuch*", r"\dx", r"\dRs",
+                                     r"\dAc btree int4"])
 def test_psql_describe_sections_match_postgres(ports, command):
     got = {b: _psql(p, command) for b, p in ports.items()}
     assert got["duckdb"] == got["postgres"]

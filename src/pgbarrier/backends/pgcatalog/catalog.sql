@@ -246,7 +246,8 @@ SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIG
        a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
            AS attndims,
        t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
-       CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END AS attstorage, '' AS attcompression,
+       CASE WHEN a.atttypid IN (1700, 1231) THEN 'm' WHEN t.typlen = -1 THEN 'x' ELSE 'p' END
+           AS attstorage, '' AS attcompression,
        a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
        '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
        CAST(0 AS INTEGER) AS attinhcount, CAST(-1 AS INTEGER) AS attstattarget,
@@ -347,7 +348,10 @@ UNION ALL
 SELECT CAST(n.oid AS BIGINT), CAST(2615 AS BIGINT), CAST(0 AS INTEGER), n.comment
 FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL
 UNION ALL
-SELECT l.oid, CAST(2612 AS BIGINT), CAST(0 AS INTEGER), l.description FROM @C@.pgb.languages l;
+SELECT l.oid, CAST(2612 AS BIGINT), CAST(0 AS INTEGER), l.description FROM @C@.pgb.languages l
+UNION ALL
+SELECT CAST(13500 AS BIGINT), CAST(3079 AS BIGINT), CAST(0 AS INTEGER),
+       'PL/pgSQL procedural language';
 
 CREATE VIEW @C@.pgcat.pg_opclass AS
 SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opcmethod, opcname,
@@ -501,6 +505,16 @@ CREATE VIEW @C@.pgcat.pg_default_acl AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS defaclrole,
        CAST(NULL AS BIGINT) AS defaclnamespace, CAST(NULL AS VARCHAR) AS defaclobjtype,
        CAST(NULL AS VARCHAR[]) AS defaclacl WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_subscription AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS subdbid,
+       CAST(NULL AS VARCHAR) AS subskiplsn, CAST(NULL AS VARCHAR) AS subname,
+       CAST(NULL AS BIGINT) AS subowner, CAST(NULL AS BOOLEAN) AS subenabled,
+       CAST(NULL AS BOOLEAN) AS subbinary, CAST(NULL AS BOOLEAN) AS substream,
+       CAST(NULL AS VARCHAR) AS subtwophasestate, CAST(NULL AS BOOLEAN) AS subdisableonerr,
+       CAST(NULL AS VARCHAR) AS subconninfo, CAST(NULL AS VARCHAR) AS subslotname,
+       CAST(NULL AS VARCHAR) AS subsynccommit, CAST(NULL AS VARCHAR[]) AS subpublications
+WHERE false;
 
 CREATE VIEW @C@.pgcat.pg_rewrite AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,

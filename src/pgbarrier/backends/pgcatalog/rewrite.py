@@ -253,11 +253,13 @@ class _Rewriter:
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
         if isinstance(node, exp.ArraySize):  # array_length() is integer, DuckDB's BIGINT
             return exp.Cast(this=node.copy(), to=exp.DataType.build("INTEGER"))
-        if isinstance(node, exp.Format):  # PostgreSQL's format(): pgformat.py
+        if isinstance(node, exp.Format) or (  # PostgreSQL's format(): pgformat.py
+                isinstance(node, exp.Anonymous) and node.name.lower() == "format"):
             from pgbarrier.backends.pgcatalog.pgformat import pg_format
 
-            return pg_format([node.this, *node.expressions],
-                             lambda e: _catalog_func("quote_ident", [e]))
+            args = [node.this, *node.expressions] if isinstance(node, exp.Format) \
+                else list(node.expressions)
+            return pg_format(args, lambda e: _catalog_func("quote_ident", [e]))
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
             args = node.expressions
