@@ -41,7 +41,7 @@ import duckdb
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
 from pgbarrier.backends.pgcatalog.declared import COLUMN_TYPES_TABLE
-from pgbarrier.backends.pgcatalog.types import pg_type_rows, type_oid_sql
+from pgbarrier.backends.pgcatalog.types import opclass_case_sql, pg_type_rows, type_oid_sql
 
 __all__ = ["CATALOG_DB", "FIXED_OIDS", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
            "MARKER_SCHEMA"]
@@ -163,7 +163,8 @@ class CatalogInstaller:
                    .replace("@U@", quote_ident(uname))
                    .replace("@UNAME@", uname.replace("'", "''"))
                    .replace("@DB@", self.database.replace("'", "''"))
-                   .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm")))
+                   .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm"))
+                   .replace("@OPCLASS_CASE@", opclass_case_sql("dt")))
             cur.execute(sql)
             for name, columns in self._system_views.items():
                 cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {quote_ident(n)}"

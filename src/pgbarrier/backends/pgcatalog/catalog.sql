@@ -66,14 +66,12 @@ CREATE TABLE @C@.pgb.opclasses AS SELECT * FROM (VALUES
     (10065, 'uuid_ops', 2968, 2950, 0), (10088, 'jsonb_ops', 4033, 3802, 0))
     AS o(oid, opcname, opcfamily, opcintype, opckeytype);
 
--- the default btree operator class of a column's type (varchar uses text_ops, arrays
--- array_ops); 0 where PostgreSQL has none (json) or for an expression
-CREATE MACRO @C@.pgb.opclass_oid(typoid) AS
-    coalesce((SELECT o.oid FROM @C@.pgb.opclasses o
-              WHERE o.opcintype = CASE WHEN typoid = 1043 THEN 25
-                                       WHEN typoid IN (SELECT t.oid FROM @C@.pgb.types t
-                                                       WHERE t.typcategory = 'A') THEN 2277
-                                       ELSE typoid END), 0);
+-- the default btree operator class of a column's DuckDB type (varchar uses text_ops, arrays
+-- array_ops); 0 where PostgreSQL has none (json) or for an expression. A constant CASE:
+-- pg_index computes it for every index column
+CREATE MACRO @C@.pgb.opclass_of(dt) AS
+    CASE WHEN dt IS NULL THEN 0 WHEN ends_with(dt, '[]') THEN 10000
+         WHEN starts_with(dt, 'DECIMAL') THEN 3125 ELSE @OPCLASS_CASE@ END;
 
 CREATE MACRO @C@.pgb.view_body(sql) AS
     CASE WHEN sql IS NULL THEN NULL
@@ -95,11 +93,12 @@ WITH objs AS (
            estimated_size AS reltuples, CAST(NULL AS VARCHAR) AS viewdef,
            CAST(NULL AS VARCHAR) AS indtable,
            -- PostgreSQL enforces foreign keys with triggers on both tables
-           EXISTS (SELECT 1 FROM duckdb_constraints() f
-                   WHERE f.constraint_type = 'FOREIGN KEY' AND f.database_name = t.database_name
-                     AND f.schema_name = t.schema_name
-                     AND t.table_name IN (f.table_name, f.referenced_table)) AS hastriggers
+           fk.tbl IS NOT NULL AS hastriggers
     FROM duckdb_tables() t
+    LEFT JOIN (SELECT DISTINCT database_name AS db, schema_name AS sch,
+                      unnest([table_name, referenced_table]) AS tbl
+               FROM duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY') fk
+           ON fk.db = t.database_name AND fk.sch = t.schema_name AND fk.tbl = t.table_name
     UNION ALL
     SELECT database_name, schema_name, view_name, 'v', column_count, false, 0, temporary,
            comment, 0, sql, NULL, false
@@ -240,7 +239,9 @@ SELECT CAST(r.oid AS BIGINT) AS oid, r.relname, CAST(r.relnamespace AS BIGINT) A
        CAST(NULL AS VARCHAR) AS relpartbound
 FROM @C@.pgb.rels r;
 
+-- pgb.cols once for the table columns and the index columns
 CREATE VIEW @C@.pgcat.pg_attribute AS
+WITH allcols AS MATERIALIZED (SELECT * FROM @C@.pgb.cols)
 SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIGINT) AS atttypid,
        CAST(t.typlen AS SMALLINT) AS attlen, a.attnum, CAST(-1 AS INTEGER) AS attcacheoff,
        a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
@@ -255,7 +256,7 @@ SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIG
            AS attcollation,
        CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
        CAST(NULL AS VARCHAR[]) AS attfdwoptions, CAST(NULL AS VARCHAR) AS attmissingval
-FROM @C@.pgb.cols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
+FROM allcols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
 UNION ALL
 -- an index's columns: the indexed column's name and type, or "expr" for an expression
 SELECT CAST(@C@.pgb.reloid(u.nspname, u.index_name) AS BIGINT), coalesce(c.attname, 'expr'),
@@ -271,7 +272,7 @@ FROM (SELECT x.*, n.nspname, unnest(x.column_indexes) AS i,
              generate_subscripts(x.column_indexes, 1) AS pos
       FROM @C@.pgb.indexes x
       JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name) u
-LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
+LEFT JOIN allcols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
      AND c.attnum = u.i + 1
 LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid;
 
@@ -307,20 +308,22 @@ SELECT CAST(@C@.pgb.reloid(n.nspname, x.index_name) AS BIGINT) AS indexrelid,
        true AS indisvalid, false AS indcheckxmin, true AS indisready, true AS indislive,
        false AS indisreplident,
        list_transform(x.column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS indkey,
-       (SELECT list(CAST(CASE WHEN c.atttypid IN (25, 1043, 1042) THEN 100 ELSE 0 END
-                         AS BIGINT) ORDER BY u.pos)
-        FROM (SELECT unnest(x.column_indexes) AS i, generate_subscripts(x.column_indexes, 1) AS pos) u
-        LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(n.nspname, x.table_name)
-             AND c.attnum = u.i + 1) AS indcollation,
-       (SELECT list(CAST(coalesce(@C@.pgb.opclass_oid(c.atttypid), 0) AS BIGINT) ORDER BY u.pos)
-        FROM (SELECT unnest(x.column_indexes) AS i, generate_subscripts(x.column_indexes, 1) AS pos) u
-        LEFT JOIN @C@.pgb.cols c ON c.attrelid = @C@.pgb.reloid(n.nspname, x.table_name)
-             AND c.attnum = u.i + 1) AS indclass,
+       -- from the table's column types (a join, no subquery per index)
+       list_transform(x.column_indexes, lambda i: CAST(
+           CASE WHEN tc.types[i + 1] IN ('VARCHAR', 'VARCHAR[]') THEN 100 ELSE 0 END AS BIGINT))
+           AS indcollation,
+       list_transform(x.column_indexes,
+                      lambda i: CAST(@C@.pgb.opclass_of(tc.types[i + 1]) AS BIGINT)) AS indclass,
        list_transform(x.column_indexes, lambda i: CAST(0 AS SMALLINT)) AS indoption,
        CAST(NULL AS VARCHAR) AS indexprs,
        CAST(NULL AS VARCHAR) AS indpred
 FROM @C@.pgb.indexes x
-JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name
+LEFT JOIN (SELECT database_name, schema_name, table_name,
+                  list(data_type ORDER BY column_index) AS types
+           FROM duckdb_columns() GROUP BY ALL) tc
+       ON tc.database_name = x.database_name AND tc.schema_name = x.schema_name
+      AND tc.table_name = x.table_name;
 
 CREATE VIEW @C@.pgcat.pg_constraint AS
 SELECT CAST(oid AS BIGINT) AS oid, conname, CAST(connamespace AS BIGINT) AS connamespace,
