@@ -1,7 +1,7 @@
 """Captured client catalog traffic runs on the DuckDB backend with PostgreSQL's result shape.
 
-Every query in ``tests/data/client-queries/*.json`` (psql 15, DBeaver, pgcli, pgAdmin, and
-pgjdbc / SQLAlchemy when present) runs through pgbarrier twice, with the same objects
+Every query in ``tests/data/client-queries/*.json`` (psql 15, DBeaver, pgcli, pgAdmin,
+Metabase, Grafana, and pgjdbc / SQLAlchemy when present) runs through pgbarrier twice, with the same objects
 created first: over the embedded DuckDB backend and over an upstream PostgreSQL 15 (the
 reference). The DuckDB run must succeed where PostgreSQL succeeds (or fail with the same
 SQLSTATE where PostgreSQL fails), return the same column names and type OIDs, and list
@@ -35,8 +35,7 @@ SETUP = [
 ]
 
 #: the queries the DuckDB backend answers differently on purpose, with the reason
-KNOWN_DIFFERENCES = {
-}
+KNOWN_DIFFERENCES: dict[tuple[str, int], str] = {}
 #: on the upstream backend a streaming view is a plain view (backends/postgres.py), on
 #: DuckDB a materialized view (issue 6: \dm lists it): view listings differ on purpose
 NOT_COMPARED = {"cq_stream"}

@@ -479,6 +479,7 @@ class DuckDBSession(BackendSession):
                 tag = words[0] if words[0] in _DML else "SELECT"
                 return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
             counted = cur.fetchall() if words and words[0] in _DML else None
+            self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
             err = to_pg_error(exc, sql, self._constraints)
             # DuckDB's position is in the text it ran: mapped back, or dropped

@@ -19,11 +19,14 @@ Rules this module keeps:
   ``DISCARD ALL`` also resets the client settings. (Protocol-level prepared statements
   are the wire session's; SQL ``PREPARE``d ones are the DuckDB session's,
   :mod:`pgbarrier.backends.duckdb_prepared`, which also answers ``DEALLOCATE name``.)
+* After a CREATE / ALTER / DROP TABLE succeeds, :meth:`SessionCatalog.after_ddl` records
+  the declared ``varchar(n)`` / ``char(n)`` / ``jsonb`` types DuckDB forgets
+  (:mod:`pgbarrier.backends.pgcatalog.declared`), on the session's cursor.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import re
 from collections.abc import Callable
@@ -39,6 +42,8 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     settings_table,
 )
 from pgbarrier.sql.public_schema import map_public, may_name_public
+from pgbarrier.backends.pgcatalog import MARKER_SCHEMA
+from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
 
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.duckdb_settings import ClientSettings
     from pgbarrier.backends.pgcatalog import CatalogInstaller
 
+_DDL_WORDS = frozenset({"CREATE", "ALTER", "DROP"})
 _INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
 _TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
 
@@ -55,7 +61,7 @@ _CARRIERS = {pgt.OID: _INTEGER_OIDS, 28: _INTEGER_OIDS, pgt.NAME: _TEXT_OIDS,
              pgt.CHAR: _TEXT_OIDS, 24: _TEXT_OIDS | _INTEGER_OIDS,
              1034: frozenset({1009}), 1028: frozenset({1016, 1007}), 1002: frozenset({1009}),
              1003: frozenset({1009}), 22: frozenset({1005}), 30: frozenset({1016, 1007}),
-             194: _TEXT_OIDS, 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
+             194: _TEXT_OIDS, pgt.VARCHAR: frozenset({pgt.TEXT}), 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
 
 
 def _fits(pg_oid: int, carried_oid: int) -> bool:
@@ -150,6 +156,15 @@ class SessionCatalog:
         if m and err.sqlstate == "42P01" and run_sql.startswith("main.", position - 1):
             err.message = f'relation "public.{m.group(1)}" does not exist'
         return err
+
+    def after_ddl(self, cur: Any, sql: str, words: tuple[str, ...]) -> None:
+        """Keep the declared column types DuckDB forgets (``pgcatalog.declared``) in step
+        with a CREATE / ALTER / DROP TABLE that just succeeded on ``cur``."""
+        if self.installer is None or len(words) < 2 or words[0] not in _DDL_WORDS:
+            return
+        changes = declared_changes(sql, words)
+        if changes:
+            apply_changes(cur, MARKER_SCHEMA, changes)
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:

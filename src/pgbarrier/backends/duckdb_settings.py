@@ -95,7 +95,8 @@ DEFAULT_SEARCH_PATH = _DEFAULTS["search_path"]
 _READ_ONLY = {"server_version": "15.0", "server_version_num": "150000",
               "server_encoding": "UTF8", "integer_datetimes": "on",
               "max_identifier_length": "63", "lc_collate": "C.UTF-8", "lc_ctype": "C.UTF-8",
-              "is_superuser": "on", "block_size": "8192"}
+              "is_superuser": "on", "block_size": "8192",
+              "max_index_keys": "32", "max_function_args": "100"}
 _ISOLATION = ("read uncommitted", "read committed", "repeatable read", "serializable")
 _MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice",
                    "warning", "error")

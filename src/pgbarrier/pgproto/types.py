@@ -480,7 +480,7 @@ for _elem, _arr in ARRAY_OF.items():
 
 
 def _text_encoder(type_oid: int) -> Callable[[Any], bytes]:
-    if type_oid in (FLOAT4, NUMERIC) or type_oid in ELEMENT_OF:
+    if type_oid in (FLOAT4, NUMERIC, INT2VECTOR, OIDVECTOR) or type_oid in ELEMENT_OF:
         return lambda v: to_text(v, type_oid).encode("utf-8")
     return lambda v: to_text(v).encode("utf-8")
 

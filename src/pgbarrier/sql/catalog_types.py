@@ -6,7 +6,7 @@ Rules this module keeps:
   ``aclitem`` or vector types: the emulated catalog holds their values as text, integers
   and lists. :func:`column_types` tells, for the top-level select list of a catalog query
   as the client wrote it, which output columns PostgreSQL would type so: catalog columns
-  by their (unique) names, followed through aliases, derived tables, scalar subqueries,
+  by their (unique) names, followed through aliases, derived tables, CTEs, scalar subqueries,
   ``CASE``, ``ARRAY(...)``, ``array_agg`` and ``unnest``; ``reg*`` casts; and the few
   functions returning ``name``. The DuckDB session relabels those columns when the values
   DuckDB produced can carry the type.
@@ -23,7 +23,10 @@ from pgbarrier.pgproto import types as pgt
 _NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", "rolname",
               "proname", "amname", "collname", "extname", "spcname", "usename", "polname",
               "stxname", "pubname", "tgname", "enumlabel", "schemaname", "tablename",
-              "viewname", "indexname", "matviewname", "tableowner", "viewowner"}
+              "viewname", "indexname", "matviewname", "tableowner", "viewowner", "lanname",
+              "oprname", "opcname", "opfname", "indexrelname", "evtname",
+              "fdwname", "srvname",
+              "sequencename", "sequenceowner", "policyname", "rulename"}
 _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam", "relfilenode",
              "reltablespace", "reltoastrelid", "attrelid", "atttypid", "attcollation",
              "typnamespace", "typowner", "typrelid", "typelem", "typarray", "typbasetype",
@@ -32,18 +35,57 @@ _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam",
              "adrelid", "pronamespace", "prorettype", "proowner", "prolang", "collnamespace",
              "collowner", "extowner", "extnamespace", "spcowner", "dattablespace", "roleid",
              "member", "grantor", "inhrelid", "inhparent", "enumtypid", "polrelid",
-             "stxrelid", "stxnamespace", "usesysid", "amhandler_oid"}
+             "stxrelid", "stxnamespace", "usesysid", "amhandler_oid", "relid",
+             "opcmethod", "opcnamespace", "opcowner", "opcfamily", "opcintype", "opckeytype",
+             "seqrelid", "seqtypid", "tgrelid", "tgparentid", "tgfoid", "tableoid",
+             "castsource", "casttarget", "castfunc", "lanowner", "lanplcallfoid", "laninline",
+             "lanvalidator", "oprnamespace", "oprowner", "oprleft", "oprright", "oprresult",
+             "opfmethod", "opfnamespace", "opfowner", "ev_class", "datid", "classid", "objid",
+             "refclassid", "refobjid", "relation", "database"}
 _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
               "confmatchtype", "typalign", "typstorage", "typdelim", "datlocprovider",
-              "polcmd", "collprovider", "deptype", "attcompression"}
+              "polcmd", "collprovider", "deptype", "attcompression", "castcontext",
+              "castmethod", "oprkind", "evtenabled",
+              "defaclobjtype"}
 _REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
                  "typanalyze"}
-_XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid"}
+_XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid", "transactionid",
+             "backend_xid", "backend_xmin"}
 _ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl"}
 _OID_ARRAY_COLS = {"conpfeqop", "conppeqop", "conffeqop", "conexclop", "proallargtypes",
                    "polroles", "extconfig"}
+#: information_schema's sql_identifier columns (a domain over name: sent as name) and its
+#: character_data / yes_or_no ones (domains over varchar: sent as varchar)
+_SQL_IDENTIFIER_COLS = {
+    "catalog_name", "character_set_catalog", "character_set_name", "character_set_schema",
+    "collation_catalog", "collation_name", "collation_schema", "column_name",
+    "constraint_catalog", "constraint_name", "constraint_schema",
+    "default_character_set_catalog", "default_character_set_name",
+    "default_character_set_schema", "domain_catalog", "domain_name", "domain_schema",
+    "dtd_identifier", "schema_name", "schema_owner", "scope_catalog", "scope_name",
+    "scope_schema", "self_referencing_column_name", "table_catalog", "table_name",
+    "table_schema", "udt_catalog", "udt_name", "udt_schema", "user_defined_type_catalog",
+    "user_defined_type_name", "user_defined_type_schema", "specific_catalog",
+    "specific_schema", "specific_name", "routine_catalog", "routine_schema", "routine_name",
+    "unique_constraint_catalog", "unique_constraint_schema", "unique_constraint_name",
+    "sequence_catalog", "sequence_schema", "sequence_name", "grantee",
+    "trigger_catalog", "trigger_schema", "trigger_name", "event_object_catalog",
+    "event_object_schema", "event_object_table", "action_reference_old_table",
+    "action_reference_new_table", "action_reference_old_row", "action_reference_new_row"}
+_CHARACTER_DATA_COLS = {
+    "check_option", "column_default", "commit_action", "constraint_type", "data_type",
+    "enforced", "generation_expression", "identity_cycle", "identity_generation",
+    "identity_increment", "identity_maximum", "identity_minimum", "identity_start",
+    "initially_deferred", "interval_type", "is_deferrable", "is_generated", "is_identity",
+    "is_insertable_into", "is_nullable", "is_self_referencing", "is_trigger_deletable",
+    "is_trigger_insertable_into", "is_trigger_updatable", "is_typed", "is_updatable",
+    "nulls_distinct", "reference_generation", "routine_type", "sql_path", "table_type",
+    "view_definition", "match_option", "update_rule", "delete_rule", "check_clause",
+    "start_value", "minimum_value", "maximum_value", "increment", "cycle_option",
+    "privilege_type", "is_grantable", "with_hierarchy", "event_manipulation",
+    "action_condition", "action_statement", "action_orientation", "action_timing"}
 _VECTOR_COLS = {"indkey": 22, "indoption": 22, "indcollation": 30, "indclass": 30,
                 "proargtypes": 30}
 COLUMN_TYPES: dict[str, int] = {
@@ -52,7 +94,9 @@ COLUMN_TYPES: dict[str, int] = {
     **{c: 194 for c in ("typdefaultbin", "relpartbound", "indexprs", "indpred", "conbin",
                         "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults")},
     "typsubscript": 24, "relrewrite": pgt.OID, "proargmodes": 1002, "stxkind": 1002,
-    "memberof": 1003,
+    "memberof": 1003, "roles": 1003,
+    **{c: pgt.VARCHAR for c in _CHARACTER_DATA_COLS},
+    **{c: pgt.NAME for c in _SQL_IDENTIFIER_COLS},
     **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},
     **{c: pgt.CHAR for c in _CHAR_COLS}, **{c: 24 for c in _REGPROC_COLS},
 }
@@ -69,8 +113,18 @@ def _derived_types(select: exp.Select) -> dict[tuple[str, str], int]:
     found: dict[tuple[str, str], int] = {}
     sources = [select.args.get("from_") or select.args.get("from")]
     sources += [j for j in select.args.get("joins") or []]
+    with_ = select.args.get("with_") or select.args.get("with")
+    ctes = {c.alias.lower(): c.this for c in (with_.expressions if with_ else [])
+            if isinstance(c, exp.CTE) and c.alias}
     for source in sources:
         sub = source.this if source is not None else None
+        if isinstance(sub, exp.Table) and not sub.args.get("db") and \
+                sub.name.lower() in ctes:  # a CTE: typed as its query
+            inner = first_select(ctes[sub.name.lower()])
+            if inner is not None:
+                for (name, oid) in column_types(inner).items():
+                    found[((sub.alias or sub.name).lower(), name)] = oid
+            continue
         if not isinstance(sub, exp.Subquery) or not sub.alias:
             continue
         inner = first_select(sub.this)

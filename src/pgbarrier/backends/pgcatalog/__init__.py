@@ -25,6 +25,9 @@ Rules this package keeps:
 * One role: the session's user (``getvariable('pgbarrier_user')``, set per DuckDB
   connection), OID 10, owner of every object.
 * ``pg_database`` lists pgbarrier's databases (:meth:`CatalogInstaller.set_databases`).
+* Declared ``varchar(n)``, ``char(n)`` and ``jsonb`` column types, which DuckDB stores as
+  ``VARCHAR`` / ``JSON``, come from the hidden ``pgbarrier.column_types``
+  (:mod:`pgbarrier.backends.pgcatalog.declared`), created with the marker table.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ from importlib import resources
 import duckdb
 
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
-from pgbarrier.backends.pgcatalog.types import pg_type_rows, type_oid_sql
+from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
+from pgbarrier.backends.pgcatalog.declared import COLUMN_TYPES_TABLE
+from pgbarrier.backends.pgcatalog.types import opclass_case_sql, pg_type_rows, type_oid_sql
 
-__all__ = ["CATALOG_DB", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
+__all__ = ["CATALOG_DB", "FIXED_OIDS", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
            "MARKER_SCHEMA"]
 
 CATALOG_DB = "pgbarrier_catalog"
@@ -55,7 +60,9 @@ FIXED_OIDS = {"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class"
               "pg_collation": 3456, "pg_tablespace": 1213, "pg_auth_members": 1261,
               "pg_policy": 3256, "pg_publication": 6104, "pg_statistic_ext": 3381,
               "pg_sequence": 2224, "pg_publication_rel": 6106,
-              "pg_publication_namespace": 6237}
+              "pg_publication_namespace": 6237, "pg_cast": 2605, "pg_operator": 2617,
+              "pg_opclass": 2616, "pg_opfamily": 2753, "pg_language": 2612,
+              "pg_rewrite": 2618}
 
 _SQL = resources.files(__package__).joinpath("catalog.sql").read_text(encoding="utf-8")
 
@@ -102,6 +109,10 @@ class CatalogInstaller:
         cur.execute(f"CREATE SCHEMA IF NOT EXISTS {MARKER_SCHEMA}")
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.materialized_views "
                     "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL)")
+        # declared types DuckDB forgets (varchar(n), char(n), jsonb): declared.py
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
+                    "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "
+                    "type_oid INTEGER, typmod INTEGER)")
 
     def set_databases(self, names: list[str]) -> None:
         self._databases = sorted(set(names))
@@ -132,6 +143,19 @@ class CatalogInstaller:
                         "typarray BIGINT, typinput VARCHAR, typoutput VARCHAR, fmt VARCHAR)")
             cur.executemany(f"INSERT INTO {c}.pgb.types VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [list(r) for r in pg_type_rows()])
+            cur.execute(f"CREATE TABLE {c}.pgb.casts (castsource BIGINT, casttarget BIGINT, "
+                        "castfunc BIGINT, castcontext VARCHAR, castmethod VARCHAR)")
+            cur.executemany(f"INSERT INTO {c}.pgb.casts VALUES (?, ?, ?, ?, ?)",
+                            [list(r) for r in CASTS])
+            cur.execute(f"CREATE TABLE {c}.pgb.procs (oid BIGINT, proname VARCHAR, "
+                        "prorettype BIGINT, proargtypes BIGINT[])")
+            cur.executemany(f"INSERT INTO {c}.pgb.procs VALUES (?, ?, ?, ?)",
+                            [[o, n, r, list(a)] for o, n, r, a in CAST_FUNCTIONS])
+            cur.execute(f"CREATE TABLE {c}.pgb.languages (oid BIGINT, lanname VARCHAR, "
+                        "lanispl BOOLEAN, lanpltrusted BOOLEAN, lanplcallfoid BIGINT, "
+                        "laninline BIGINT, lanvalidator BIGINT, description VARCHAR)")
+            cur.executemany(f"INSERT INTO {c}.pgb.languages VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [list(r) for r in LANGUAGES])
             cur.execute(f"CREATE TABLE {c}.pgb.databases (name VARCHAR)")
             self._write_databases(cur)
             cur.execute(f"CREATE MACRO {c}.pgb.type_oid(dt) AS {type_oid_sql('dt')}")
@@ -139,7 +163,8 @@ class CatalogInstaller:
                    .replace("@U@", quote_ident(uname))
                    .replace("@UNAME@", uname.replace("'", "''"))
                    .replace("@DB@", self.database.replace("'", "''"))
-                   .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm")))
+                   .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm"))
+                   .replace("@OPCLASS_CASE@", opclass_case_sql("dt")))
             cur.execute(sql)
             for name, columns in self._system_views.items():
                 cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {quote_ident(n)}"

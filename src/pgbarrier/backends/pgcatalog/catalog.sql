@@ -40,14 +40,38 @@ WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
 UNION ALL
 SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary, x.is_unique,
        x.column_names, NULL,
-       (SELECT list(c.column_index - 1 ORDER BY u.pos)
+       -- an expression (no column of that name) is -1: attnum 0, as PostgreSQL has it
+       (SELECT list(coalesce(c.column_index, 0) - 1 ORDER BY u.pos)
         FROM (SELECT unnest(x.column_names) AS col, generate_subscripts(x.column_names, 1) AS pos) u
-        JOIN duckdb_columns() c ON c.database_name = x.database_name
+        LEFT JOIN duckdb_columns() c ON c.database_name = x.database_name
              AND c.schema_name = x.schema_name AND c.table_name = x.table_name
              AND c.column_name = u.col)
 FROM (SELECT *, list_transform(string_split(trim(expressions, '[]'), ', '),
                                lambda e: trim(e, '"')) AS column_names
       FROM duckdb_indexes()) x;
+
+-- PostgreSQL 15's default btree operator classes (pg_opclass) of the types pgbarrier
+-- sends: (oid, opcname, opcfamily, opcintype, opckeytype)
+CREATE TABLE @C@.pgb.opclasses AS SELECT * FROM (VALUES
+    (10003, 'bool_ops', 424, 16, 0), (10006, 'bytea_ops', 428, 17, 0),
+    (10007, 'char_ops', 429, 18, 0), (10028, 'name_ops', 1994, 19, 2275),
+    (3124, 'int8_ops', 1976, 20, 0), (1979, 'int2_ops', 1976, 21, 0),
+    (1978, 'int4_ops', 1976, 23, 0), (3126, 'text_ops', 1994, 25, 0),
+    (1981, 'oid_ops', 1989, 26, 0), (10012, 'float4_ops', 1970, 700, 0),
+    (3123, 'float8_ops', 1970, 701, 0), (10004, 'bpchar_ops', 426, 1042, 0),
+    (3122, 'date_ops', 434, 1082, 0), (10038, 'time_ops', 1996, 1083, 0),
+    (3128, 'timestamp_ops', 434, 1114, 0), (3127, 'timestamptz_ops', 434, 1184, 0),
+    (10022, 'interval_ops', 1982, 1186, 0), (10041, 'timetz_ops', 2000, 1266, 0),
+    (3125, 'numeric_ops', 1988, 1700, 0), (10000, 'array_ops', 397, 2277, 0),
+    (10065, 'uuid_ops', 2968, 2950, 0), (10088, 'jsonb_ops', 4033, 3802, 0))
+    AS o(oid, opcname, opcfamily, opcintype, opckeytype);
+
+-- the default btree operator class of a column's DuckDB type (varchar uses text_ops, arrays
+-- array_ops); 0 where PostgreSQL has none (json) or for an expression. A constant CASE:
+-- pg_index computes it for every index column
+CREATE MACRO @C@.pgb.opclass_of(dt) AS
+    CASE WHEN dt IS NULL THEN 0 WHEN ends_with(dt, '[]') THEN 10000
+         WHEN starts_with(dt, 'DECIMAL') THEN 3125 ELSE @OPCLASS_CASE@ END;
 
 CREATE MACRO @C@.pgb.view_body(sql) AS
     CASE WHEN sql IS NULL THEN NULL
@@ -67,21 +91,32 @@ WITH objs AS (
            index_count > 0 OR has_primary_key AS relhasindex,
            check_constraint_count AS relchecks, temporary, comment,
            estimated_size AS reltuples, CAST(NULL AS VARCHAR) AS viewdef,
-           CAST(NULL AS VARCHAR) AS indtable
-    FROM duckdb_tables()
+           CAST(NULL AS VARCHAR) AS indtable,
+           -- PostgreSQL enforces foreign keys with triggers on both tables
+           fk.tbl IS NOT NULL AS hastriggers
+    FROM duckdb_tables() t
+    LEFT JOIN (SELECT DISTINCT database_name AS db, schema_name AS sch,
+                      unnest([table_name, referenced_table]) AS tbl
+               FROM duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY') fk
+           ON fk.db = t.database_name AND fk.sch = t.schema_name AND fk.tbl = t.table_name
     UNION ALL
     SELECT database_name, schema_name, view_name, 'v', column_count, false, 0, temporary,
-           comment, 0, sql, NULL
+           comment, 0, sql, NULL, false
     FROM duckdb_views() WHERE database_name IN ('@UNAME@', '@CNAME@', 'temp')
     UNION ALL
     SELECT database_name, schema_name, index_name, 'i', len(column_names), false, 0, false,
-           NULL, 0, NULL, table_name
-    FROM @C@.pgb.indexes),
+           NULL, 0, NULL, table_name, false
+    FROM @C@.pgb.indexes
+    UNION ALL
+    SELECT database_name, schema_name, sequence_name, 'S', 3, false, 0, temporary, comment,
+           1, NULL, NULL, false
+    FROM duckdb_sequences()),
 mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
 SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnamespace,
        n.nspname, o.duck_db, o.duck_schema,
        CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE o.kind0 END AS relkind, o.relnatts,
        o.relhasindex, o.relchecks, o.temporary, o.comment, o.reltuples, o.viewdef,
+       o.hastriggers,
        CASE WHEN o.indtable IS NOT NULL THEN @C@.pgb.reloid(n.nspname, o.indtable) END
            AS indrelid
 FROM objs o
@@ -89,22 +124,42 @@ JOIN @C@.pgb.nsps n ON n.duck_db = o.duck_db AND n.duck_schema = o.duck_schema
 LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = 'main' AND o.kind0 <> 'i'
             AND mv.name = o.relname;
 
+-- a column's type: DuckDB's, or the declared varchar(n) / char(n) / jsonb DuckDB forgets
+-- (pgbarrier.column_types, declared.py) while DuckDB's type is still the one it is stored as
 CREATE VIEW @C@.pgb.cols AS
 SELECT r.oid AS attrelid, c.column_name AS attname,
-       @C@.pgb.type_oid(c.data_type) AS atttypid,
+       coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) AS atttypid,
        CAST(c.column_index AS SMALLINT) AS attnum,
-       CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
-            THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END::INTEGER
+       coalesce(d.typmod,
+                CASE WHEN starts_with(c.data_type, 'DECIMAL') AND NOT ends_with(c.data_type, '[]')
+                     THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END)::INTEGER
            AS atttypmod,
-       NOT c.is_nullable AS attnotnull, c.column_default, c.comment, c.data_type,
+       NOT c.is_nullable AS attnotnull,
+       -- a string literal default as PostgreSQL decompiles it: 'x'::text
+       CASE WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
+            THEN c.column_default || '::' || coalesce(
+                 (SELECT t.fmt FROM @C@.pgb.types t
+                  WHERE t.oid = coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type))), 'text')
+            ELSE c.column_default END AS column_default,
+       c.comment, c.data_type,
        r.relkind
 FROM duckdb_columns() c
 JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
-                   AND r.relname = c.table_name AND r.relkind <> 'i';
+                   AND r.relname = c.table_name AND r.relkind <> 'i'
+LEFT JOIN @U@.pgbarrier.column_types d
+       ON c.database_name = '@UNAME@' AND d.schema_name = c.schema_name
+      AND d.table_name = c.table_name AND d.column_name = c.column_name
+      AND c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
+                             WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
+                             WHEN d.type_oid = 3802 THEN 'JSON'
+                             WHEN d.type_oid = 3807 THEN 'JSON[]' END;
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
+       -- PostgreSQL's default names (DuckDB's foreign-key name adds the referenced columns)
        CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+            WHEN k.constraint_type = 'FOREIGN KEY'
+            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
             ELSE k.constraint_name END AS conname,
        n.oid AS connamespace,
        CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
@@ -112,7 +167,15 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
        @C@.pgb.reloid(n.nspname, k.table_name) AS conrelid,
        CASE WHEN k.constraint_type IN ('PRIMARY KEY', 'UNIQUE') THEN @C@.pgb.reloid(n.nspname,
             CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-                 ELSE k.constraint_name END) ELSE 0 END AS conindid,
+                 ELSE k.constraint_name END)
+            -- a foreign key's: the referenced table's index on the referenced columns
+            WHEN k.constraint_type = 'FOREIGN KEY' THEN coalesce(
+                (SELECT @C@.pgb.reloid(n.nspname, x.index_name) FROM @C@.pgb.indexes x
+                 WHERE x.database_name = k.database_name AND x.schema_name = k.schema_name
+                   AND x.table_name = k.referenced_table AND x.is_unique
+                   AND list_sort(x.column_names) = list_sort(k.referenced_column_names)
+                 ORDER BY x.is_primary DESC LIMIT 1), 0)
+            ELSE 0 END AS conindid,
        CASE WHEN k.referenced_table IS NOT NULL THEN @C@.pgb.reloid(n.nspname, k.referenced_table)
             ELSE 0 END AS confrelid,
        list_transform(k.constraint_column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS conkey,
@@ -129,7 +192,9 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
             WHEN 'FOREIGN KEY' THEN 'FOREIGN KEY (' || array_to_string(k.constraint_column_names, ', ')
                  || ') REFERENCES ' || k.referenced_table || '('
                  || array_to_string(k.referenced_column_names, ', ') || ')'
-            ELSE 'CHECK (' || k.expression || ')' END AS condef,
+            -- DuckDB prints a comparison or boolean expression in parentheses already
+            ELSE CASE WHEN regexp_full_match(k.expression, '\(.*\)') THEN 'CHECK ' || k.expression
+                      ELSE 'CHECK (' || k.expression || ')' END END AS condef,
        k.expression AS conbin
 FROM duckdb_constraints() k
 JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
@@ -165,7 +230,7 @@ SELECT CAST(r.oid AS BIGINT) AS oid, r.relname, CAST(r.relnamespace AS BIGINT) A
        r.relhasindex, false AS relisshared,
        CASE WHEN r.temporary THEN 't' ELSE 'p' END AS relpersistence, r.relkind,
        CAST(r.relnatts AS SMALLINT) AS relnatts, CAST(r.relchecks AS SMALLINT) AS relchecks,
-       false AS relhasrules, false AS relhastriggers, false AS relhassubclass,
+       false AS relhasrules, r.hastriggers AS relhastriggers, false AS relhassubclass,
        false AS relrowsecurity, false AS relforcerowsecurity, true AS relispopulated,
        CASE WHEN r.relkind IN ('r', 'm') THEN 'd' ELSE 'n' END AS relreplident,
        false AS relispartition, CAST(0 AS BIGINT) AS relrewrite,
@@ -174,13 +239,16 @@ SELECT CAST(r.oid AS BIGINT) AS oid, r.relname, CAST(r.relnamespace AS BIGINT) A
        CAST(NULL AS VARCHAR) AS relpartbound
 FROM @C@.pgb.rels r;
 
+-- pgb.cols once for the table columns and the index columns
 CREATE VIEW @C@.pgcat.pg_attribute AS
+WITH allcols AS MATERIALIZED (SELECT * FROM @C@.pgb.cols)
 SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIGINT) AS atttypid,
        CAST(t.typlen AS SMALLINT) AS attlen, a.attnum, CAST(-1 AS INTEGER) AS attcacheoff,
        a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
            AS attndims,
        t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
-       CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END AS attstorage, '' AS attcompression,
+       CASE WHEN a.atttypid IN (1700, 1231) THEN 'm' WHEN t.typlen = -1 THEN 'x' ELSE 'p' END
+           AS attstorage, '' AS attcompression,
        a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
        '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
        CAST(0 AS INTEGER) AS attinhcount, CAST(-1 AS INTEGER) AS attstattarget,
@@ -188,7 +256,25 @@ SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIG
            AS attcollation,
        CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
        CAST(NULL AS VARCHAR[]) AS attfdwoptions, CAST(NULL AS VARCHAR) AS attmissingval
-FROM @C@.pgb.cols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid;
+FROM allcols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
+UNION ALL
+-- an index's columns: the indexed column's name and type, or "expr" for an expression
+SELECT CAST(@C@.pgb.reloid(u.nspname, u.index_name) AS BIGINT), coalesce(c.attname, 'expr'),
+       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(coalesce(t.typlen, -1) AS SMALLINT),
+       CAST(u.pos AS SMALLINT), CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1),
+       CAST(0 AS SMALLINT), t.typlen > 0 AND t.typlen <= 8, 'i',
+       CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END, '', false, false, false, '', '', false,
+       true, CAST(0 AS INTEGER), CAST(-1 AS INTEGER),
+       CAST(CASE WHEN c.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT),
+       CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
+       CAST(NULL AS VARCHAR)
+FROM (SELECT x.*, n.nspname, unnest(x.column_indexes) AS i,
+             generate_subscripts(x.column_indexes, 1) AS pos
+      FROM @C@.pgb.indexes x
+      JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name) u
+LEFT JOIN allcols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
+     AND c.attnum = u.i + 1
+LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid;
 
 CREATE VIEW @C@.pgcat.pg_attrdef AS
 SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
@@ -206,7 +292,8 @@ SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
        '-' AS typmodout, '-' AS typanalyze, 'i' AS typalign, 'p' AS typstorage,
        false AS typnotnull, CAST(0 AS BIGINT) AS typbasetype, CAST(-1 AS INTEGER) AS typtypmod,
        CAST(0 AS INTEGER) AS typndims,
-       CAST(CASE WHEN oid IN (25, 1043, 1042, 19) THEN 100 ELSE 0 END AS BIGINT) AS typcollation,
+       CAST(CASE WHEN oid IN (25, 1043, 1042, 19, 1009, 1015, 1014) THEN 100 ELSE 0 END AS BIGINT)
+           AS typcollation,
        CAST(NULL AS VARCHAR) AS typdefaultbin, CAST(NULL AS VARCHAR) AS typdefault,
        CAST(NULL AS VARCHAR[]) AS typacl
 FROM @C@.pgb.types;
@@ -221,11 +308,22 @@ SELECT CAST(@C@.pgb.reloid(n.nspname, x.index_name) AS BIGINT) AS indexrelid,
        true AS indisvalid, false AS indcheckxmin, true AS indisready, true AS indislive,
        false AS indisreplident,
        list_transform(x.column_indexes, lambda i: CAST(i + 1 AS SMALLINT)) AS indkey,
-       CAST(NULL AS BIGINT[]) AS indcollation, CAST(NULL AS BIGINT[]) AS indclass,
-       CAST(NULL AS SMALLINT[]) AS indoption, CAST(NULL AS VARCHAR) AS indexprs,
+       -- from the table's column types (a join, no subquery per index)
+       list_transform(x.column_indexes, lambda i: CAST(
+           CASE WHEN tc.types[i + 1] IN ('VARCHAR', 'VARCHAR[]') THEN 100 ELSE 0 END AS BIGINT))
+           AS indcollation,
+       list_transform(x.column_indexes,
+                      lambda i: CAST(@C@.pgb.opclass_of(tc.types[i + 1]) AS BIGINT)) AS indclass,
+       list_transform(x.column_indexes, lambda i: CAST(0 AS SMALLINT)) AS indoption,
+       CAST(NULL AS VARCHAR) AS indexprs,
        CAST(NULL AS VARCHAR) AS indpred
 FROM @C@.pgb.indexes x
-JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
+JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name
+LEFT JOIN (SELECT database_name, schema_name, table_name,
+                  list(data_type ORDER BY column_index) AS types
+           FROM duckdb_columns() GROUP BY ALL) tc
+       ON tc.database_name = x.database_name AND tc.schema_name = x.schema_name
+      AND tc.table_name = x.table_name;
 
 CREATE VIEW @C@.pgcat.pg_constraint AS
 SELECT CAST(oid AS BIGINT) AS oid, conname, CAST(connamespace AS BIGINT) AS connamespace,
@@ -251,7 +349,19 @@ SELECT CAST(c.attrelid AS BIGINT), CAST(1259 AS BIGINT), CAST(c.attnum AS INTEGE
 FROM @C@.pgb.cols c WHERE c.comment IS NOT NULL
 UNION ALL
 SELECT CAST(n.oid AS BIGINT), CAST(2615 AS BIGINT), CAST(0 AS INTEGER), n.comment
-FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL;
+FROM @C@.pgb.nsps n WHERE n.comment IS NOT NULL
+UNION ALL
+SELECT l.oid, CAST(2612 AS BIGINT), CAST(0 AS INTEGER), l.description FROM @C@.pgb.languages l
+UNION ALL
+SELECT CAST(13500 AS BIGINT), CAST(3079 AS BIGINT), CAST(0 AS INTEGER),
+       'PL/pgSQL procedural language';
+
+CREATE VIEW @C@.pgcat.pg_opclass AS
+SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opcmethod, opcname,
+       CAST(11 AS BIGINT) AS opcnamespace, CAST(10 AS BIGINT) AS opcowner,
+       CAST(opcfamily AS BIGINT) AS opcfamily, CAST(opcintype AS BIGINT) AS opcintype,
+       true AS opcdefault, CAST(opckeytype AS BIGINT) AS opckeytype
+FROM @C@.pgb.opclasses;
 
 CREATE VIEW @C@.pgcat.pg_am AS
 SELECT * FROM (VALUES (CAST(2 AS BIGINT), 'heap', 'heap_tableam_handler', 't'),
@@ -319,22 +429,101 @@ SELECT CAST(NULL AS BIGINT) AS classid, CAST(NULL AS BIGINT) AS objid,
        CAST(NULL AS BIGINT) AS refobjid, CAST(NULL AS INTEGER) AS refobjsubid,
        CAST(NULL AS VARCHAR) AS deptype WHERE false;
 
+-- the functions of PostgreSQL's built-in casts (builtins.py): what \dC names
 CREATE VIEW @C@.pgcat.pg_proc AS
-SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS proname,
-       CAST(NULL AS BIGINT) AS pronamespace, CAST(NULL AS BIGINT) AS proowner,
-       CAST(NULL AS BIGINT) AS prolang, CAST(NULL AS FLOAT) AS procost,
-       CAST(NULL AS FLOAT) AS prorows, CAST(NULL AS BIGINT) AS provariadic,
-       CAST(NULL AS VARCHAR) AS prosupport, CAST(NULL AS VARCHAR) AS prokind,
-       CAST(NULL AS BOOLEAN) AS prosecdef, CAST(NULL AS BOOLEAN) AS proleakproof,
-       CAST(NULL AS BOOLEAN) AS proisstrict, CAST(NULL AS BOOLEAN) AS proretset,
-       CAST(NULL AS VARCHAR) AS provolatile, CAST(NULL AS VARCHAR) AS proparallel,
-       CAST(NULL AS SMALLINT) AS pronargs, CAST(NULL AS SMALLINT) AS pronargdefaults,
-       CAST(NULL AS BIGINT) AS prorettype, CAST(NULL AS BIGINT[]) AS proargtypes,
-       CAST(NULL AS BIGINT[]) AS proallargtypes, CAST(NULL AS VARCHAR[]) AS proargmodes,
-       CAST(NULL AS VARCHAR[]) AS proargnames, CAST(NULL AS VARCHAR) AS proargdefaults,
-       CAST(NULL AS BIGINT[]) AS protrftypes, CAST(NULL AS VARCHAR) AS prosrc,
-       CAST(NULL AS VARCHAR) AS probin, CAST(NULL AS VARCHAR) AS prosqlbody,
-       CAST(NULL AS VARCHAR[]) AS proconfig, CAST(NULL AS VARCHAR[]) AS proacl WHERE false;
+SELECT CAST(p.oid AS BIGINT) AS oid, p.proname, CAST(11 AS BIGINT) AS pronamespace,
+       CAST(10 AS BIGINT) AS proowner, CAST(12 AS BIGINT) AS prolang,
+       CAST(1 AS FLOAT) AS procost, CAST(0 AS FLOAT) AS prorows,
+       CAST(0 AS BIGINT) AS provariadic, '-' AS prosupport, 'f' AS prokind,
+       false AS prosecdef, false AS proleakproof, true AS proisstrict, false AS proretset,
+       'i' AS provolatile, 's' AS proparallel, CAST(len(p.proargtypes) AS SMALLINT) AS pronargs,
+       CAST(0 AS SMALLINT) AS pronargdefaults, CAST(p.prorettype AS BIGINT) AS prorettype,
+       p.proargtypes, CAST(NULL AS BIGINT[]) AS proallargtypes,
+       CAST(NULL AS VARCHAR[]) AS proargmodes, CAST(NULL AS VARCHAR[]) AS proargnames,
+       CAST(NULL AS VARCHAR) AS proargdefaults, CAST(NULL AS BIGINT[]) AS protrftypes,
+       p.proname AS prosrc, CAST(NULL AS VARCHAR) AS probin,
+       CAST(NULL AS VARCHAR) AS prosqlbody, CAST(NULL AS VARCHAR[]) AS proconfig,
+       CAST(NULL AS VARCHAR[]) AS proacl
+FROM @C@.pgb.procs p;
+
+CREATE VIEW @C@.pgcat.pg_cast AS
+SELECT CAST(@C@.pgb.hash_oid('cast', CAST(castsource AS VARCHAR), CAST(casttarget AS VARCHAR))
+            AS BIGINT) AS oid,
+       castsource, casttarget, castfunc, castcontext, castmethod
+FROM @C@.pgb.casts;
+
+CREATE VIEW @C@.pgcat.pg_language AS
+SELECT oid, lanname, CAST(10 AS BIGINT) AS lanowner, lanispl, lanpltrusted, lanplcallfoid,
+       laninline, lanvalidator, CAST(NULL AS VARCHAR[]) AS lanacl
+FROM @C@.pgb.languages;
+
+-- no operators of pgbarrier's own; PostgreSQL's built-in ones are not listed (\do lists
+-- those of other schemas than pg_catalog only)
+CREATE VIEW @C@.pgcat.pg_operator AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS oprname,
+       CAST(NULL AS BIGINT) AS oprnamespace, CAST(NULL AS BIGINT) AS oprowner,
+       CAST(NULL AS VARCHAR) AS oprkind, CAST(NULL AS BOOLEAN) AS oprcanmerge,
+       CAST(NULL AS BOOLEAN) AS oprcanhash, CAST(NULL AS BIGINT) AS oprleft,
+       CAST(NULL AS BIGINT) AS oprright, CAST(NULL AS BIGINT) AS oprresult,
+       CAST(NULL AS BIGINT) AS oprcom, CAST(NULL AS BIGINT) AS oprnegate,
+       CAST(NULL AS VARCHAR) AS oprcode, CAST(NULL AS VARCHAR) AS oprrest,
+       CAST(NULL AS VARCHAR) AS oprjoin WHERE false;
+
+-- the btree operator families of pgb.opclasses
+CREATE VIEW @C@.pgcat.pg_opfamily AS
+SELECT CAST(oid AS BIGINT) AS oid, CAST(403 AS BIGINT) AS opfmethod, opfname,
+       CAST(11 AS BIGINT) AS opfnamespace, CAST(10 AS BIGINT) AS opfowner
+FROM (VALUES (397, 'array_ops'), (424, 'bool_ops'), (426, 'bpchar_ops'), (428, 'bytea_ops'),
+             (429, 'char_ops'), (434, 'datetime_ops'), (1970, 'float_ops'),
+             (1976, 'integer_ops'), (1982, 'interval_ops'), (1988, 'numeric_ops'),
+             (1989, 'oid_ops'), (1994, 'text_ops'), (1996, 'time_ops'), (2000, 'timetz_ops'),
+             (2968, 'uuid_ops'), (4033, 'jsonb_ops')) AS f(oid, opfname);
+
+-- objects DuckDB has none of: event triggers, foreign servers and wrappers, conversions,
+-- per-role settings, default privileges
+CREATE VIEW @C@.pgcat.pg_event_trigger AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS evtname,
+       CAST(NULL AS VARCHAR) AS evtevent, CAST(NULL AS BIGINT) AS evtowner,
+       CAST(NULL AS BIGINT) AS evtfoid, CAST(NULL AS VARCHAR) AS evtenabled,
+       CAST(NULL AS VARCHAR[]) AS evttags WHERE false;
+CREATE VIEW @C@.pgcat.pg_foreign_data_wrapper AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS fdwname,
+       CAST(NULL AS BIGINT) AS fdwowner, CAST(NULL AS BIGINT) AS fdwhandler,
+       CAST(NULL AS BIGINT) AS fdwvalidator, CAST(NULL AS VARCHAR[]) AS fdwacl,
+       CAST(NULL AS VARCHAR[]) AS fdwoptions WHERE false;
+CREATE VIEW @C@.pgcat.pg_foreign_server AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS srvname,
+       CAST(NULL AS BIGINT) AS srvowner, CAST(NULL AS BIGINT) AS srvfdw,
+       CAST(NULL AS VARCHAR) AS srvtype, CAST(NULL AS VARCHAR) AS srvversion,
+       CAST(NULL AS VARCHAR[]) AS srvacl, CAST(NULL AS VARCHAR[]) AS srvoptions WHERE false;
+CREATE VIEW @C@.pgcat.pg_conversion AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS conname,
+       CAST(NULL AS BIGINT) AS connamespace, CAST(NULL AS BIGINT) AS conowner,
+       CAST(NULL AS INTEGER) AS conforencoding, CAST(NULL AS INTEGER) AS contoencoding,
+       CAST(NULL AS VARCHAR) AS conproc, CAST(NULL AS BOOLEAN) AS condefault WHERE false;
+CREATE VIEW @C@.pgcat.pg_db_role_setting AS
+SELECT CAST(NULL AS BIGINT) AS setdatabase, CAST(NULL AS BIGINT) AS setrole,
+       CAST(NULL AS VARCHAR[]) AS setconfig WHERE false;
+CREATE VIEW @C@.pgcat.pg_default_acl AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS defaclrole,
+       CAST(NULL AS BIGINT) AS defaclnamespace, CAST(NULL AS VARCHAR) AS defaclobjtype,
+       CAST(NULL AS VARCHAR[]) AS defaclacl WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_subscription AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS subdbid,
+       CAST(NULL AS VARCHAR) AS subskiplsn, CAST(NULL AS VARCHAR) AS subname,
+       CAST(NULL AS BIGINT) AS subowner, CAST(NULL AS BOOLEAN) AS subenabled,
+       CAST(NULL AS BOOLEAN) AS subbinary, CAST(NULL AS BOOLEAN) AS substream,
+       CAST(NULL AS VARCHAR) AS subtwophasestate, CAST(NULL AS BOOLEAN) AS subdisableonerr,
+       CAST(NULL AS VARCHAR) AS subconninfo, CAST(NULL AS VARCHAR) AS subslotname,
+       CAST(NULL AS VARCHAR) AS subsynccommit, CAST(NULL AS VARCHAR[]) AS subpublications
+WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_rewrite AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,
+       CAST(NULL AS BIGINT) AS ev_class, CAST(NULL AS VARCHAR) AS ev_type,
+       CAST(NULL AS VARCHAR) AS ev_enabled, CAST(NULL AS BOOLEAN) AS is_instead,
+       CAST(NULL AS VARCHAR) AS ev_qual, CAST(NULL AS VARCHAR) AS ev_action WHERE false;
 
 CREATE VIEW @C@.pgcat.pg_auth_members AS
 SELECT CAST(NULL AS BIGINT) AS roleid, CAST(NULL AS BIGINT) AS member,
@@ -345,22 +534,34 @@ SELECT * FROM (VALUES (CAST(1663 AS BIGINT), 'pg_default', CAST(10 AS BIGINT),
                        CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[])))
     AS t(oid, spcname, spcowner, spcacl, spcoptions);
 
+-- no user triggers (DuckDB has none); the internal ones PostgreSQL's foreign keys use are
+-- not listed (psql hides them)
 CREATE VIEW @C@.pgcat.pg_trigger AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS tgrelid,
+       CAST(NULL AS BIGINT) AS tgparentid,
        CAST(NULL AS VARCHAR) AS tgname, CAST(NULL AS BIGINT) AS tgfoid,
        CAST(NULL AS SMALLINT) AS tgtype, CAST(NULL AS VARCHAR) AS tgenabled,
-       CAST(NULL AS BOOLEAN) AS tgisinternal WHERE false;
+       CAST(NULL AS BOOLEAN) AS tgisinternal, CAST(NULL AS BIGINT) AS tgconstrrelid,
+       CAST(NULL AS BIGINT) AS tgconstrindid, CAST(NULL AS BIGINT) AS tgconstraint,
+       CAST(NULL AS BOOLEAN) AS tgdeferrable, CAST(NULL AS BOOLEAN) AS tginitdeferred,
+       CAST(NULL AS SMALLINT) AS tgnargs, CAST(NULL AS SMALLINT[]) AS tgattr,
+       CAST(NULL AS BLOB) AS tgargs, CAST(NULL AS VARCHAR) AS tgqual,
+       CAST(NULL AS VARCHAR) AS tgoldtable, CAST(NULL AS VARCHAR) AS tgnewtable WHERE false;
+CREATE MACRO @C@.pgcat.pg_get_triggerdef(trigoid) AS CAST(NULL AS VARCHAR),
+    (trigoid, pretty) AS CAST(NULL AS VARCHAR);
 
 CREATE VIEW @C@.pgcat.pg_sequence AS
-SELECT CAST(NULL AS BIGINT) AS seqrelid, CAST(NULL AS BIGINT) AS seqtypid,
-       CAST(NULL AS BIGINT) AS seqstart, CAST(NULL AS BIGINT) AS seqincrement,
-       CAST(NULL AS BIGINT) AS seqmax, CAST(NULL AS BIGINT) AS seqmin,
-       CAST(NULL AS BIGINT) AS seqcache, CAST(NULL AS BOOLEAN) AS seqcycle WHERE false;
+SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid,
+       CAST(20 AS BIGINT) AS seqtypid, s.start_value AS seqstart,
+       s.increment_by AS seqincrement, s.max_value AS seqmax, s.min_value AS seqmin,
+       CAST(1 AS BIGINT) AS seqcache, s.cycle AS seqcycle
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
 
 CREATE VIEW @C@.pgcat.pg_tables AS
 SELECT r.nspname AS schemaname, r.relname AS tablename, getvariable('pgbarrier_user') AS tableowner,
        CAST(NULL AS VARCHAR) AS tablespace, r.relhasindex AS hasindexes, false AS hasrules,
-       false AS hastriggers, false AS rowsecurity
+       r.hastriggers, false AS rowsecurity
 FROM @C@.pgb.rels r WHERE r.relkind = 'r';
 
 CREATE VIEW @C@.pgcat.pg_views AS
@@ -382,11 +583,93 @@ SELECT n.nspname AS schemaname, x.table_name AS tablename, x.index_name AS index
 FROM @C@.pgb.indexes x
 JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name;
 
+-- statistics views: DuckDB keeps no scan or tuple counters, so they are 0 (and the
+-- timestamps NULL); n_live_tup is DuckDB's estimated row count (Metabase's table sync)
+CREATE VIEW @C@.pgcat.pg_stat_all_tables AS
+SELECT CAST(r.oid AS BIGINT) AS relid, r.nspname AS schemaname, r.relname,
+       CAST(0 AS BIGINT) AS seq_scan, CAST(0 AS BIGINT) AS seq_tup_read,
+       CAST(0 AS BIGINT) AS idx_scan, CAST(0 AS BIGINT) AS idx_tup_fetch,
+       CAST(0 AS BIGINT) AS n_tup_ins, CAST(0 AS BIGINT) AS n_tup_upd,
+       CAST(0 AS BIGINT) AS n_tup_del, CAST(0 AS BIGINT) AS n_tup_hot_upd,
+       CAST(r.reltuples AS BIGINT) AS n_live_tup, CAST(0 AS BIGINT) AS n_dead_tup,
+       CAST(0 AS BIGINT) AS n_mod_since_analyze, CAST(0 AS BIGINT) AS n_ins_since_vacuum,
+       CAST(NULL AS TIMESTAMPTZ) AS last_vacuum, CAST(NULL AS TIMESTAMPTZ) AS last_autovacuum,
+       CAST(NULL AS TIMESTAMPTZ) AS last_analyze, CAST(NULL AS TIMESTAMPTZ) AS last_autoanalyze,
+       CAST(0 AS BIGINT) AS vacuum_count, CAST(0 AS BIGINT) AS autovacuum_count,
+       CAST(0 AS BIGINT) AS analyze_count, CAST(0 AS BIGINT) AS autoanalyze_count
+FROM @C@.pgb.rels r WHERE r.relkind IN ('r', 'm');
+
+CREATE VIEW @C@.pgcat.pg_stat_user_tables AS
+SELECT * FROM @C@.pgcat.pg_stat_all_tables
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_stat_sys_tables AS
+SELECT * FROM @C@.pgcat.pg_stat_all_tables
+WHERE schemaname IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_statio_all_tables AS
+SELECT relid, schemaname, relname, CAST(0 AS BIGINT) AS heap_blks_read,
+       CAST(0 AS BIGINT) AS heap_blks_hit, CAST(0 AS BIGINT) AS idx_blks_read,
+       CAST(0 AS BIGINT) AS idx_blks_hit, CAST(0 AS BIGINT) AS toast_blks_read,
+       CAST(0 AS BIGINT) AS toast_blks_hit, CAST(0 AS BIGINT) AS tidx_blks_read,
+       CAST(0 AS BIGINT) AS tidx_blks_hit
+FROM @C@.pgcat.pg_stat_all_tables;
+
+CREATE VIEW @C@.pgcat.pg_statio_user_tables AS
+SELECT * FROM @C@.pgcat.pg_statio_all_tables
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.pgcat.pg_stat_all_indexes AS
+SELECT CAST(r.indrelid AS BIGINT) AS relid, CAST(r.oid AS BIGINT) AS indexrelid,
+       r.nspname AS schemaname, t.relname, r.relname AS indexrelname,
+       CAST(0 AS BIGINT) AS idx_scan, CAST(0 AS BIGINT) AS idx_tup_read,
+       CAST(0 AS BIGINT) AS idx_tup_fetch
+FROM @C@.pgb.rels r JOIN @C@.pgb.rels t ON t.oid = r.indrelid WHERE r.relkind = 'i';
+
+CREATE VIEW @C@.pgcat.pg_stat_user_indexes AS
+SELECT * FROM @C@.pgcat.pg_stat_all_indexes
+WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
 CREATE VIEW @C@.pgcat.pg_stat_activity AS
 SELECT CAST(NULL AS BIGINT) AS datid, CAST(NULL AS VARCHAR) AS datname,
-       CAST(NULL AS INTEGER) AS pid, CAST(NULL AS VARCHAR) AS usename,
-       CAST(NULL AS VARCHAR) AS application_name, CAST(NULL AS VARCHAR) AS state,
-       CAST(NULL AS VARCHAR) AS query WHERE false;
+       CAST(NULL AS INTEGER) AS pid, CAST(NULL AS INTEGER) AS leader_pid,
+       CAST(NULL AS BIGINT) AS usesysid, CAST(NULL AS VARCHAR) AS usename,
+       CAST(NULL AS VARCHAR) AS application_name, CAST(NULL AS VARCHAR) AS client_addr,
+       CAST(NULL AS VARCHAR) AS client_hostname, CAST(NULL AS INTEGER) AS client_port,
+       CAST(NULL AS TIMESTAMPTZ) AS backend_start, CAST(NULL AS TIMESTAMPTZ) AS xact_start,
+       CAST(NULL AS TIMESTAMPTZ) AS query_start, CAST(NULL AS TIMESTAMPTZ) AS state_change,
+       CAST(NULL AS VARCHAR) AS wait_event_type, CAST(NULL AS VARCHAR) AS wait_event,
+       CAST(NULL AS VARCHAR) AS state, CAST(NULL AS BIGINT) AS backend_xid,
+       CAST(NULL AS BIGINT) AS backend_xmin, CAST(NULL AS BIGINT) AS query_id,
+       CAST(NULL AS VARCHAR) AS query, CAST(NULL AS VARCHAR) AS backend_type WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_locks AS
+SELECT CAST(NULL AS VARCHAR) AS locktype, CAST(NULL AS BIGINT) AS database,
+       CAST(NULL AS BIGINT) AS relation, CAST(NULL AS INTEGER) AS page,
+       CAST(NULL AS SMALLINT) AS tuple, CAST(NULL AS VARCHAR) AS virtualxid,
+       CAST(NULL AS BIGINT) AS transactionid, CAST(NULL AS BIGINT) AS classid,
+       CAST(NULL AS BIGINT) AS objid, CAST(NULL AS SMALLINT) AS objsubid,
+       CAST(NULL AS VARCHAR) AS virtualtransaction, CAST(NULL AS INTEGER) AS pid,
+       CAST(NULL AS VARCHAR) AS mode, CAST(NULL AS BOOLEAN) AS granted,
+       CAST(NULL AS BOOLEAN) AS fastpath, CAST(NULL AS TIMESTAMPTZ) AS waitstart WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_sequences AS
+SELECT n.nspname AS schemaname, s.sequence_name AS sequencename,
+       getvariable('pgbarrier_user') AS sequenceowner, 'bigint' AS data_type,
+       s.start_value, s.min_value, s.max_value, s.increment_by, s.cycle,
+       CAST(1 AS BIGINT) AS cache_size, s.last_value
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+
+CREATE VIEW @C@.pgcat.pg_policies AS
+SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
+       CAST(NULL AS VARCHAR) AS policyname, CAST(NULL AS VARCHAR) AS permissive,
+       CAST(NULL AS VARCHAR[]) AS roles, CAST(NULL AS VARCHAR) AS cmd,
+       CAST(NULL AS VARCHAR) AS qual, CAST(NULL AS VARCHAR) AS with_check WHERE false;
+
+CREATE VIEW @C@.pgcat.pg_rules AS
+SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
+       CAST(NULL AS VARCHAR) AS rulename, CAST(NULL AS VARCHAR) AS definition WHERE false;
 
 -- ------------------------------------------------------------------ functions (schema pgcat)
 
@@ -396,6 +679,15 @@ CREATE MACRO @C@.pgcat.pg_table_is_visible(reloid) AS
     coalesce((SELECT r.k_nspname IN ('public', 'pg_catalog', 'pg_temp_1')
               FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), false);
 CREATE MACRO @C@.pgcat.pg_type_is_visible(typoid) AS true;
+CREATE MACRO @C@.pgcat.pg_opclass_is_visible(opcoid) AS true;
+CREATE MACRO @C@.pgcat.pg_opfamily_is_visible(opfoid) AS true;
+CREATE MACRO @C@.pgcat.pg_operator_is_visible(oproid) AS true;
+CREATE MACRO @C@.pgcat.pg_collation_is_visible(colloid) AS true;
+CREATE MACRO @C@.pgcat.pg_conversion_is_visible(convoid) AS true;
+CREATE MACRO @C@.pgcat.pg_statistics_obj_is_visible(stxoid) AS true;
+CREATE MACRO @C@.pgcat.pg_ts_config_is_visible(cfgoid) AS true;
+CREATE MACRO @C@.pgcat.pg_tablespace_location(spcoid) AS '';
+CREATE MACRO @C@.pgcat.getdatabaseencoding() AS 'UTF8';
 CREATE MACRO @C@.pgcat.pg_function_is_visible(procoid) AS true;
 CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
     CASE WHEN typoid IS NULL THEN NULL
@@ -403,6 +695,9 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')'
          WHEN typoid = 1231 AND typmod > 4
          THEN 'numeric(' || ((typmod - 4) >> 16) || ',' || ((typmod - 4) & 65535) || ')[]'
+         WHEN typoid IN (1043, 1042, 1015, 1014) AND typmod > 4
+         THEN CASE WHEN typoid IN (1043, 1015) THEN 'character varying(' ELSE 'character(' END
+              || (typmod - 4) || ')' || CASE WHEN typoid IN (1015, 1014) THEN '[]' ELSE '' END
          ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
 CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
     (expr, relid, pretty) AS expr;
@@ -413,14 +708,25 @@ CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
 CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
     (SELECT indexdef FROM @C@.pgcat.pg_indexes i
      WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid),
+    -- column n's name or expression ('' past the last), the whole definition for 0
     (idxoid, col, pretty) AS
-    (SELECT indexdef FROM @C@.pgcat.pg_indexes i
-     WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid);
+    (SELECT CASE WHEN col = 0 THEN @C@.pgb.indexdef(x.is_unique, x.index_name, n.nspname,
+                                                    x.table_name, x.column_names)
+                 ELSE coalesce(x.column_names[col], '') END
+     FROM @C@.pgb.indexes x
+     JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name
+     WHERE @C@.pgb.reloid(n.nspname, x.index_name) = idxoid);
 CREATE MACRO @C@.pgcat.pg_get_viewdef(viewoid) AS
     (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid),
     (viewoid, pretty) AS
     (SELECT @C@.pgb.view_body(r.k_viewdef) FROM @C@.pgb.k_rels r WHERE r.k_oid = viewoid);
 CREATE MACRO @C@.pgcat.pg_get_partkeydef(reloid) AS CAST(NULL AS VARCHAR);
+-- no partitions: a relation's only ancestor is itself (psql's \d foreign-key queries). The
+-- table form has a second column, depth 1: DuckDB ignores WITH ORDINALITY on a table macro,
+-- and psql writes ``pg_partition_ancestors(x) WITH ORDINALITY AS a(relid, depth)``
+CREATE MACRO @C@.pgcat.pg_partition_ancestors(reloid) AS CAST(reloid AS BIGINT);
+CREATE MACRO @C@.pgcat.pg_partition_ancestors(reloid) AS TABLE
+    SELECT CAST(reloid AS BIGINT) AS relid, CAST(1 AS BIGINT) AS depth;
 CREATE MACRO @C@.pgcat.pg_get_statisticsobjdef_columns(statoid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_function_result(procoid) AS CAST(NULL AS VARCHAR);
 CREATE MACRO @C@.pgcat.pg_get_function_arguments(procoid) AS CAST(NULL AS VARCHAR);
@@ -450,10 +756,22 @@ CREATE MACRO @C@.pgcat.quote_ident(nm) AS
               AND nm NOT IN (SELECT keyword_name FROM duckdb_keywords()
                                WHERE keyword_category = 'reserved')
          THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
+-- a name as text, qualified or not, quoted or not ("a"."b": the quotes are dropped)
+-- a qualified name split into its identifiers: unquoted ones folded to lower case, quoted
+-- ones kept with "" undoubled (Grafana's column picker)
+CREATE MACRO @C@.pgcat.parse_ident(nm) AS
+    list_transform(regexp_extract_all(nm, '"(?:[^"]|"")*"|[^".]+'),
+                   lambda p: CASE WHEN starts_with(p, '"') THEN replace(p[2:-2], '""', '"')
+                                  ELSE lower(trim(p)) END),
+    (nm, strict) AS
+    list_transform(regexp_extract_all(nm, '"(?:[^"]|"")*"|[^".]+'),
+                   lambda p: CASE WHEN starts_with(p, '"') THEN replace(p[2:-2], '""', '"')
+                                  ELSE lower(trim(p)) END);
 CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
     (SELECT r.k_oid FROM @C@.pgb.k_rels r
-     WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN split_part(nm, '.', 2) ELSE nm END
-       AND (NOT contains(nm, '.') OR r.k_nspname = split_part(nm, '.', 1))
+     WHERE r.k_relname = CASE WHEN contains(nm, '.') THEN replace(split_part(nm, '.', 2), '"', '')
+                              ELSE replace(nm, '"', '') END
+       AND (NOT contains(nm, '.') OR r.k_nspname = replace(split_part(nm, '.', 1), '"', ''))
      ORDER BY r.k_nspname = 'pg_catalog' DESC, r.k_nspname = 'public' DESC LIMIT 1);
 CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
     coalesce((SELECT CASE WHEN r.k_nspname IN ('public', 'pg_catalog') THEN r.k_relname
@@ -529,11 +847,14 @@ SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_na
        CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
             ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
             END AS data_type,
-       CAST(NULL AS INTEGER) AS character_maximum_length,
-       CAST(NULL AS INTEGER) AS character_octet_length,
-       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) >> 16 END AS numeric_precision,
-       CASE WHEN c.atttypmod > 4 THEN 10 END AS numeric_precision_radix,
-       CASE WHEN c.atttypmod > 4 THEN (c.atttypmod - 4) & 65535 END AS numeric_scale,
+       CASE WHEN c.atttypid IN (1043, 1042) AND c.atttypmod > 4 THEN c.atttypmod - 4 END
+           AS character_maximum_length,
+       CASE WHEN c.atttypid IN (1043, 1042) AND c.atttypmod > 4 THEN (c.atttypmod - 4) * 4
+            WHEN c.atttypid IN (25, 1043, 1042) THEN 1073741824 END AS character_octet_length,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN (c.atttypmod - 4) >> 16 END
+           AS numeric_precision,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN 10 END AS numeric_precision_radix,
+       CASE WHEN c.atttypid = 1700 AND c.atttypmod > 4 THEN (c.atttypmod - 4) & 65535 END AS numeric_scale,
        CAST(NULL AS INTEGER) AS datetime_precision,
        CAST(NULL AS VARCHAR) AS interval_type, CAST(NULL AS INTEGER) AS interval_precision,
        CAST(NULL AS VARCHAR) AS character_set_catalog, CAST(NULL AS VARCHAR) AS character_set_schema,
@@ -574,6 +895,83 @@ FROM (SELECT k.*, unnest(k.conkey) AS attnum, generate_subscripts(k.conkey, 1) A
 JOIN @C@.pgb.cons k ON k.oid = u.oid
 JOIN @C@.pgb.rels r ON r.oid = u.conrelid
 JOIN @C@.pgb.cols a ON a.attrelid = u.conrelid AND a.attnum = u.attnum;
+
+CREATE VIEW @C@.infoschema.referential_constraints AS
+SELECT '@DB@' AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       '@DB@' AS unique_constraint_catalog, n.nspname AS unique_constraint_schema,
+       u.conname AS unique_constraint_name, 'NONE' AS match_option,
+       'NO ACTION' AS update_rule, 'NO ACTION' AS delete_rule
+FROM @C@.pgb.cons k JOIN @C@.pgb.nsps n ON n.oid = k.connamespace
+LEFT JOIN @C@.pgb.cons u ON u.conindid = k.conindid AND u.contype IN ('p', 'u')
+WHERE k.contype = 'f';
+
+-- the columns a constraint uses: a foreign key's are the referenced ones, as in PostgreSQL
+CREATE VIEW @C@.infoschema.constraint_column_usage AS
+SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       a.attname AS column_name, '@DB@' AS constraint_catalog, r.nspname AS constraint_schema,
+       u.conname AS constraint_name
+FROM (SELECT k.conname, CASE WHEN k.contype = 'f' THEN k.confrelid ELSE k.conrelid END AS relid,
+             unnest(CASE WHEN k.contype = 'f' THEN k.confkey ELSE k.conkey END) AS attnum
+      FROM @C@.pgb.cons k) u
+JOIN @C@.pgb.rels r ON r.oid = u.relid
+JOIN @C@.pgb.cols a ON a.attrelid = u.relid AND a.attnum = u.attnum;
+
+CREATE VIEW @C@.infoschema.constraint_table_usage AS
+SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       '@DB@' AS constraint_catalog, r.nspname AS constraint_schema, k.conname AS constraint_name
+FROM @C@.pgb.cons k
+JOIN @C@.pgb.rels r ON r.oid = CASE WHEN k.contype = 'f' THEN k.confrelid ELSE k.conrelid END
+WHERE k.contype IN ('p', 'u', 'f');
+
+-- CHECK constraints, and each NOT NULL column as PostgreSQL lists it (named
+-- <namespace oid>_<table oid>_<column number>_not_null)
+CREATE VIEW @C@.infoschema.check_constraints AS
+SELECT '@DB@' AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       '(' || substr(k.condef, 7) || ')' AS check_clause
+FROM @C@.pgb.cons k JOIN @C@.pgb.nsps n ON n.oid = k.connamespace WHERE k.contype = 'c'
+UNION ALL
+SELECT '@DB@', r.nspname, r.relnamespace || '_' || r.oid || '_' || a.attnum || '_not_null',
+       a.attname || ' IS NOT NULL'
+FROM @C@.pgb.cols a JOIN @C@.pgb.rels r ON r.oid = a.attrelid
+WHERE a.attnotnull AND r.relkind = 'r';
+
+CREATE VIEW @C@.infoschema.sequences AS
+SELECT '@DB@' AS sequence_catalog, n.nspname AS sequence_schema, s.sequence_name,
+       'bigint' AS data_type, CAST(64 AS INTEGER) AS numeric_precision,
+       CAST(2 AS INTEGER) AS numeric_precision_radix, CAST(0 AS INTEGER) AS numeric_scale,
+       CAST(s.start_value AS VARCHAR) AS start_value,
+       CAST(s.min_value AS VARCHAR) AS minimum_value,
+       CAST(s.max_value AS VARCHAR) AS maximum_value,
+       CAST(s.increment_by AS VARCHAR) AS increment,
+       CASE WHEN s.cycle THEN 'YES' ELSE 'NO' END AS cycle_option
+FROM duckdb_sequences() s
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+
+-- the session's user owns everything, so holds every privilege on every table
+CREATE VIEW @C@.infoschema.table_privileges AS
+SELECT getvariable('pgbarrier_user') AS grantor, getvariable('pgbarrier_user') AS grantee,
+       '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
+       p.privilege_type, 'YES' AS is_grantable,
+       CASE WHEN p.privilege_type = 'SELECT' THEN 'YES' ELSE 'NO' END AS with_hierarchy
+FROM @C@.pgb.rels r,
+     (VALUES ('INSERT'), ('SELECT'), ('UPDATE'), ('DELETE'), ('TRUNCATE'), ('REFERENCES'),
+             ('TRIGGER')) AS p(privilege_type)
+WHERE r.relkind IN ('r', 'v', 'm')
+  AND r.nspname NOT IN ('pg_catalog', 'information_schema', 'rw_catalog');
+
+CREATE VIEW @C@.infoschema.triggers AS
+SELECT CAST(NULL AS VARCHAR) AS trigger_catalog, CAST(NULL AS VARCHAR) AS trigger_schema,
+       CAST(NULL AS VARCHAR) AS trigger_name, CAST(NULL AS VARCHAR) AS event_manipulation,
+       CAST(NULL AS VARCHAR) AS event_object_catalog,
+       CAST(NULL AS VARCHAR) AS event_object_schema,
+       CAST(NULL AS VARCHAR) AS event_object_table, CAST(NULL AS INTEGER) AS action_order,
+       CAST(NULL AS VARCHAR) AS action_condition, CAST(NULL AS VARCHAR) AS action_statement,
+       CAST(NULL AS VARCHAR) AS action_orientation, CAST(NULL AS VARCHAR) AS action_timing,
+       CAST(NULL AS VARCHAR) AS action_reference_old_table,
+       CAST(NULL AS VARCHAR) AS action_reference_new_table,
+       CAST(NULL AS VARCHAR) AS action_reference_old_row,
+       CAST(NULL AS VARCHAR) AS action_reference_new_row,
+       CAST(NULL AS TIMESTAMPTZ) AS created WHERE false;
 
 CREATE VIEW @C@.infoschema.routines AS
 SELECT CAST(NULL AS VARCHAR) AS specific_catalog, CAST(NULL AS VARCHAR) AS specific_schema,

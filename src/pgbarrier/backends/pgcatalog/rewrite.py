@@ -35,7 +35,11 @@ Rules this module keeps:
     becomes a DuckDB list; ``OPERATOR(pg_catalog.op)`` becomes the plain operator;
     ``COLLATE pg_catalog.default``/``"C"`` is dropped;
   - ``information_schema._pg_expandarray(a)`` (pgjdbc) becomes ``unnest`` of a list of
-    ``{x, n}`` structs.
+    ``{x, n}`` structs;
+  - ``format('%I.%I', ...)`` is PostgreSQL's format() (:mod:`.pgformat`), not DuckDB's;
+  - ``x.tableoid`` of a catalog relation with a fixed OID is that OID;
+  - a scalar function in FROM (``string_to_array(...) AS s``, ``parse_ident(...)``) is a
+    one-row derived table whose column is named by the alias, as in PostgreSQL.
 
 * Every unaliased output column of the top-level query gets the name PostgreSQL would
   give it (its column, function or type name, ``case``, ``array``, ``exists``, else
@@ -102,6 +106,9 @@ class Rewritten:
     column_types: dict[str, int] = field(default_factory=dict)
 
 
+#: scalar functions PostgreSQL accepts in FROM (a one-row table) that clients put there
+_SCALARS_IN_FROM = frozenset({"string_to_array", "regexp_split_to_array", "parse_ident",
+                              "current_schemas", "split"})
 _REG_TYPES = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regoper",
               "regoperator", "regconfig", "regdictionary", "regrole", "regcollation"}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Any, exp.All,
@@ -157,14 +164,42 @@ def _pg_array_literal(text: str) -> exp.Expr | None:
 
 
 class _Rewriter:
-    def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str]) -> None:
+    def __init__(self, ctx: CatalogContext, pg_class_aliases: set[str],
+                 catalog_aliases: dict[str, int] | None = None) -> None:
         self.ctx = ctx
         self.changed = False
         self.pg_class_aliases = pg_class_aliases
+        #: alias -> OID of the pg_catalog relation it names (for ``alias.tableoid``)
+        self.catalog_aliases = catalog_aliases or {}
 
     # ---------------------------------------------------------------- tables
 
+    def scalar_in_from(self, node: exp.Table) -> exp.Expr | None:
+        """``FROM string_to_array(...) AS s`` (PostgreSQL: one row, column ``s``) as a
+        derived table; DuckDB has no table function of that name (Grafana's pickers)."""
+        fn = node.this
+        if isinstance(fn, exp.Anonymous):
+            name = fn.name.lower()
+        elif isinstance(fn, exp.Func):
+            name = fn.sql_name().lower()
+        else:
+            return None
+        if name not in _SCALARS_IN_FROM:
+            return None
+        alias = node.args.get("alias")
+        alias_name = alias.name if alias is not None and alias.name else name
+        columns = alias.args.get("columns") if alias is not None else None
+        column = columns[0].name if columns else alias_name
+        value = self.function(fn) or fn
+        self.changed = True
+        return exp.Subquery(
+            this=exp.select(exp.alias_(value, exp.to_identifier(column, quoted=True))),
+            alias=exp.TableAlias(this=exp.to_identifier(alias_name)))
+
     def table(self, node: exp.Table, ctes: set[str]) -> exp.Expr:
+        as_derived = self.scalar_in_from(node)
+        if as_derived is not None:
+            return as_derived
         schema = folded(node.args.get("db"))
         name = folded(node.this) if isinstance(node.this, exp.Identifier) else None
         if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
@@ -222,6 +257,15 @@ class _Rewriter:
             if with_implicit and "pg_catalog" not in names:
                 names.insert(0, "pg_catalog")
             return exp.Array(expressions=[exp.Literal.string(n) for n in names])
+        if isinstance(node, exp.ArraySize):  # array_length() is integer, DuckDB's BIGINT
+            return exp.Cast(this=node.copy(), to=exp.DataType.build("INTEGER"))
+        if isinstance(node, exp.Format) or (  # PostgreSQL's format(): pgformat.py
+                isinstance(node, exp.Anonymous) and node.name.lower() == "format"):
+            from pgbarrier.backends.pgcatalog.pgformat import pg_format
+
+            args = [node.this, *node.expressions] if isinstance(node, exp.Format) \
+                else list(node.expressions)
+            return pg_format(args, lambda e: _catalog_func("quote_ident", [e]))
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
             args = node.expressions
@@ -234,6 +278,15 @@ class _Rewriter:
                             raise
                         return exp.Null()
                 return _string(ctx.current_setting(args[0].name))
+            if name == "current_setting" and len(args) in (1, 2):
+                # a setting named by an expression (psql's \dconfig: current_setting(s.name)):
+                # looked up in the session's settings; an unknown name is NULL
+                settings = exp.Subquery(this=_derived_select(ctx.settings_table(), "duckdb"),
+                                        alias=exp.TableAlias(this=exp.to_identifier("pgb_set")))
+                lookup = exp.select(exp.column("setting", table="pgb_set")).from_(settings).where(
+                    exp.EQ(this=exp.Lower(this=exp.column("name", table="pgb_set")),
+                           expression=exp.Lower(this=args[0].copy())))
+                return exp.Subquery(this=lookup)
             if name == "set_config" and len(args) == 3 and all(
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
                 local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
@@ -276,6 +329,11 @@ class _Rewriter:
             if (isinstance(inner, exp.Literal) and inner.is_string) or \
                     isinstance(inner, (exp.Placeholder, exp.Parameter)):
                 return _catalog_func(f"reg{kind}_oid", [inner])
+            if _is_text(inner):  # a name built as text (format('%I.%I', s, t)::regclass)
+                found = _catalog_func(f"reg{kind}_oid", [inner])
+                if isinstance(node.parent, (*_COMPARISONS, exp.Cast)):
+                    return found
+                return _catalog_func(f"reg{kind}_name", [found])
             if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
                 return inner
             return _catalog_func(f"reg{kind}_name", [inner])
@@ -321,6 +379,11 @@ class _Rewriter:
                 self.changed = True
                 return replaced
             return node
+        if isinstance(node, exp.Column) and node.name.lower() == "tableoid" and \
+                node.table.lower() in self.catalog_aliases:
+            # the system column: the OID of the catalog relation the row is from
+            self.changed = True
+            return exp.Literal.number(self.catalog_aliases[node.table.lower()])
         if isinstance(node, exp.Column) and folded(node.args.get("db")) in (
                 "pg_catalog", "information_schema", "public"):
             self.changed = True  # pg_catalog.pg_class.relname -> pg_class.relname (the alias)
@@ -353,6 +416,16 @@ class _Rewriter:
             self.changed = True
             return node.this
         return node
+
+
+def _is_text(node: exp.Expr) -> bool:
+    """Whether ``node`` makes a string: a concatenation (``||``, ``concat``, a rewritten
+    ``format()``) or a cast to text."""
+    if isinstance(node, (exp.DPipe, exp.Concat)):
+        return True
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "concat":
+        return True
+    return isinstance(node, exp.Cast) and type_name(node.args["to"]) in ("text", "varchar")
 
 
 def _operator(op: str, left: exp.Expr, right: exp.Expr) -> exp.Expr | None:
@@ -398,6 +471,18 @@ def _pg_class_aliases(tree: exp.Expr) -> set[str]:
     return out
 
 
+def _catalog_aliases(tree: exp.Expr) -> dict[str, int]:
+    """alias -> OID of the pg_catalog relation with a fixed OID it names."""
+    from pgbarrier.backends.pgcatalog import FIXED_OIDS
+
+    out = {}
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier) and table.name.lower() in FIXED_OIDS and \
+                folded(table.args.get("db")) in (None, "pg_catalog"):
+            out[(table.alias or table.name).lower()] = FIXED_OIDS[table.name.lower()]
+    return out
+
+
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     tree = parse_single(sql)
@@ -427,7 +512,7 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     # names and types come from the query as the client wrote it
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
-    rewriter = _Rewriter(ctx, _pg_class_aliases(tree))
+    rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
     named = unemulated_relation(tree, ctes, any_catalog=False)
     if named is not None:  # never DuckDB's own pg_catalog / information_schema

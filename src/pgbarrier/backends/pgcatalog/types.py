@@ -73,3 +73,20 @@ def type_oid_sql(arg: str) -> str:
             f"ELSE CASE WHEN starts_with({arg}, 'DECIMAL') "
             f"THEN CASE WHEN ends_with({arg}, '[]') THEN {decimal_array} ELSE {decimal} END "
             f"WHEN ends_with({arg}, '[]') THEN {fallback_array} ELSE {fallback} END END")
+
+
+#: PostgreSQL 15's default btree operator class of each type (pg_opclass, catalog.sql's
+#: pgb.opclasses); varchar's is text_ops
+DEFAULT_OPCLASS = {16: 10003, 17: 10006, 18: 10007, 19: 10028, 20: 3124, 21: 1979, 23: 1978,
+                   25: 3126, 1043: 3126, 26: 1981, 700: 10012, 701: 3123, 1042: 10004,
+                   1082: 3122, 1083: 10038, 1114: 3128, 1184: 3127, 1186: 10022,
+                   1266: 10041, 1700: 3125, 2950: 10065, 3802: 10088}
+
+
+def opclass_case_sql(arg: str) -> str:
+    """A constant SQL CASE from a DuckDB scalar type name to its default btree operator
+    class OID (0 when PostgreSQL's type has none): computed per index column, so no lookup."""
+    whens = " ".join(f"WHEN '{name}' THEN {DEFAULT_OPCLASS[oid]}"
+                     for name in sorted(duckdb_types._SCALAR)
+                     if (oid := duckdb_types.pg_type_oid(name)) in DEFAULT_OPCLASS)
+    return f"CASE {arg} {whens} ELSE 0 END"

@@ -1,0 +1,48 @@
+"""What DDL records of the column types DuckDB forgets (pgbarrier.backends.pgcatalog.declared)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pgbarrier.backends.pgcatalog.declared import ColumnType, Forget, Rename, declared_changes
+from pgbarrier.sql.classify import leading_words
+
+
+def changes(sql: str):
+    return declared_changes(sql, leading_words(sql, 3))
+
+
+def test_create_table_records_varchar_char_jsonb_and_their_arrays():
+    got = changes('CREATE TABLE public.t (id int, a varchar(10), "B" character varying, '
+                  "c char(3), d bpchar, e jsonb, f varchar(5)[], g text, h json)")
+    assert got == [Forget("main", "t"),
+                   ColumnType("main", "t", "a", 1043, 14),
+                   ColumnType("main", "t", "B", 1043, -1),
+                   ColumnType("main", "t", "c", 1042, 7),
+                   ColumnType("main", "t", "d", 1042, 5),
+                   ColumnType("main", "t", "e", 3802, -1),
+                   ColumnType("main", "t", "f", 1015, 9)]
+
+
+@pytest.mark.parametrize("sql", ["CREATE TABLE t (a int, b text)",
+                                 "CREATE TEMP TABLE t (a varchar(3))",
+                                 "CREATE TABLE t AS SELECT 'x'::varchar(3) AS a",
+                                 "SELECT 1", "CREATE VIEW v AS SELECT 1"])
+def test_statements_that_record_nothing(sql):
+    assert changes(sql) == []
+
+
+def test_alter_table_keeps_the_rows_in_step():
+    assert changes("ALTER TABLE s.t ADD COLUMN a varchar(7)") == [
+        ColumnType("s", "t", "a", 1043, 11)]
+    assert changes("ALTER TABLE t ALTER COLUMN a TYPE text") == [Forget("main", "t", "a")]
+    assert changes("ALTER TABLE t ALTER COLUMN a TYPE char(2)") == [
+        Forget("main", "t", "a"), ColumnType("main", "t", "a", 1042, 6)]
+    assert changes("ALTER TABLE t RENAME COLUMN a TO b") == [Rename("main", "t", "t", "a", "b")]
+    assert changes("ALTER TABLE t RENAME TO u") == [Rename("main", "t", "u")]
+    assert changes("ALTER TABLE t DROP COLUMN a") == [Forget("main", "t", "a")]
+
+
+def test_drop_table_forgets_every_table_named():
+    assert changes("DROP TABLE IF EXISTS a, s.b CASCADE") == [Forget("main", "a"),
+                                                              Forget("s", "b")]
