@@ -10,11 +10,19 @@ the command's issuer hears back) and its epochs as a lease
 every change. :meth:`App.start` recovers it (:mod:`pgbarrier.meta.recovery` finishes or
 undoes in the store and the backend what a crash cut short and returns the records
 restored) and loads those into memory. :meth:`App.stop` flushes and closes it.
+
+On a PostgreSQL meta store several processes may run; one leads (:mod:`pgbarrier.leadership`).
+So :meth:`App.start` only opens and checks the store and listens; :meth:`_take_office`
+(recovery, barrier workers, schedulers) runs when this process is elected, at once on the
+SQLite store, and :meth:`_leave_office` when it steps down (the components of a term are
+built afresh by :meth:`_build`, so the next term starts from the store alone).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from dataclasses import dataclass
 
@@ -106,6 +114,10 @@ class Config:
     refresh_history_prune_interval_s: float = hist.DEFAULT_PRUNE_INTERVAL_S
     #: statements (batches) that ran at least this long are logged with it (-1: none)
     log_min_duration_statement_ms: int = -1
+    #: on a PostgreSQL meta store: never take office (``--follow-only``, for maintenance)
+    follow_only: bool = False
+    #: how often a leader checks its leader-lock session (meta/election.py)
+    leader_check_interval_s: float = 1.0
 
 
 class App:
@@ -113,9 +125,18 @@ class App:
                  backend: Backend | None = None, meta: MetaStore | None = None) -> None:
         self.config = config
         self.clock = clock or SystemClock()
-        self.meta = meta or open_meta_store(config.data_dir, config.meta_store)
-        self.checkpoints = CheckpointRecorder(self.meta)
+        # a PostgreSQL store is migrated by its leader, once elected (pgbarrier.leadership)
+        self.meta = meta or open_meta_store(config.data_dir, config.meta_store,
+                                            migrate=not config.meta_store)
         self.backend = backend or self._backend(config)
+        self.server: PgBarrierServer | None = None
+        self.leadership = None
+        self._build()
+
+    def _build(self) -> None:
+        """The components of one term in office (nothing runs until :meth:`_take_office`)."""
+        config = self.config
+        self.checkpoints = CheckpointRecorder(self.meta)
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
                                       on_commit=self._record_commit)
@@ -131,7 +152,8 @@ class App:
                                     meta=self.meta)
         self.barrier.add_listener(self.scheduler.on_barrier)
         self.barrier.add_listener(self.control.on_barrier)
-        self.server: PgBarrierServer | None = None
+        if self.leadership is not None:
+            self.control.leader_status = self.leadership.catalog_row
 
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
         """``on_commit``: what a checkpoint must make durable before it is acknowledged
@@ -191,9 +213,6 @@ class App:
                         "with --upstream-force-user")
         check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
         tls = load_tls(cfg.tls_cert, cfg.tls_key)
-        self._restore()
-        self.barrier.start()
-        self.history_pruner.start()
         try:
             self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
                                           authenticator=authenticator, tls=tls,
@@ -201,14 +220,51 @@ class App:
                                           max_connections=cfg.max_connections,
                                           authentication_timeout_s=cfg.authentication_timeout_s,
                                           require_tls=cfg.require_tls and tls is not None,
-                                          log_min_duration_ms=cfg.log_min_duration_statement_ms)
+                                          log_min_duration_ms=cfg.log_min_duration_statement_ms,
+                                          admit=self._admit)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]
-        log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s)",
+        from pgbarrier.meta.postgres import PostgresMetaStore
+
+        if isinstance(self.meta, PostgresMetaStore):
+            from pgbarrier.leadership import Leadership
+
+            self.leadership = Leadership(
+                self.meta, holder=f"{socket.gethostname()} pid {os.getpid()} on {host}:{port}",
+                take_office=self._take_office, leave_office=self._leave_office,
+                follow_only=cfg.follow_only, check_interval_s=cfg.leader_check_interval_s)
+            self.control.leader_status = self.leadership.catalog_row
+            self.leadership.begin()
+            role = self.leadership.role.describe()
+        else:
+            self._take_office()
+            role = "leader (SQLite meta store, single process)"
+        log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s; role: %s)",
                  __version__, host, port, type(self.backend).__name__,
-                 ", ".join(self.barrier.databases()))
+                 ", ".join(self.barrier.databases()), role)
+        if self.leadership is not None:
+            self.leadership.start()
         return self.server
+
+    def _admit(self) -> None:
+        if self.leadership is not None:
+            self.leadership.admit()
+
+    def _take_office(self) -> None:
+        self._restore()
+        self.barrier.start()
+        self.history_pruner.start()
+
+    def _leave_office(self) -> None:
+        """Stepping down: sessions end (57P01), barrier workers and schedulers stop, and the
+        in-memory state goes (its final epochs are not recorded: the store is fenced)."""
+        if self.server is not None:
+            self.server.end_sessions()
+        self.scheduler.stop(0.0)
+        self.history_pruner.stop()
+        self.barrier.stop()
+        self._build()
 
     def stop(self, grace_s: float = 0.0) -> None:
         """Shut down (SIGTERM): new connections are refused at once; running statements
@@ -218,6 +274,8 @@ class App:
         highest epoch is recorded, and the meta
         store is flushed and closed."""
         deadline = time.monotonic() + grace_s
+        if self.leadership is not None:
+            self.leadership.stop()  # no more elections or step-downs
         if self.server is not None:
             self.server.stop_accepting()
             self.server.drain(grace_s)
@@ -228,6 +286,8 @@ class App:
         self.backend.close()
         self.meta.flush()
         self.meta.close()
+        if self.leadership is not None:
+            self.leadership.close()  # frees the lock: a follower takes over at once
         if self.server is not None:
             self.server.server_close()
 

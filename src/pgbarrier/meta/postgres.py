@@ -3,7 +3,9 @@
 Rules: everything lives in its own schema (``pgbarrier_meta`` unless told
 otherwise), created and migrated at start; one psycopg connection, each call
 one committed transaction. ``connect_timeout`` (seconds) applies only when
-the DSN does not set its own.
+the DSN does not set its own. With ``migrate=False`` (a process that may only follow,
+see :mod:`pgbarrier.meta.election`) the schema is only checked: a store newer than this
+code is refused, an older or empty one is left for the leader to migrate.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from pgbarrier.meta.sqlbase import SqlMetaStore
+from pgbarrier.meta.schema import SCHEMA_VERSION
+from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore
 
 DEFAULT_SCHEMA = "pgbarrier_meta"
 
@@ -32,7 +35,8 @@ class PostgresMetaStore(SqlMetaStore):
         cur.execute("SET LOCAL enable_sort = off")
 
     def __init__(self, dsn: str, schema: str = DEFAULT_SCHEMA, *,
-                 connect_timeout: int | None = None) -> None:
+                 connect_timeout: int | None = None, migrate: bool = True) -> None:
+        self.dsn, self.schema = dsn, schema
         extra = {}
         if connect_timeout is not None and "connect_timeout" not in conninfo_to_dict(dsn):
             extra["connect_timeout"] = connect_timeout
@@ -42,7 +46,23 @@ class PostgresMetaStore(SqlMetaStore):
             conn.commit()
             quoted = sql.Identifier(schema).as_string(conn)
             super().__init__(conn, prefix=quoted + ".")
-            self.migrate()
+            if migrate:
+                self.migrate()
+            else:
+                self._check_version()
         except BaseException:
             conn.close()
             raise
+
+    def _check_version(self) -> None:
+        with self._tx() as cur:
+            cur.execute("SELECT to_regclass(%s)", (self._p + "meta_info",))
+            if cur.fetchone()[0] is None:
+                return
+            cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
+                        ("schema_version",))
+            row = cur.fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise MetaStoreError(f"meta store schema version {version} is newer than this "
+                                 f"pgbarrier's {SCHEMA_VERSION}")
