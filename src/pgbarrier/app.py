@@ -65,6 +65,11 @@ SERVER_PARAMETERS = {
 }
 
 
+#: stepping down, how long a running statement may go on (every meta-store write already
+#: fails at once; an upstream read may finish) before it is cancelled
+STEP_DOWN_GRACE_S = 1.0
+
+
 class ListenError(RuntimeError):
     """The server socket could not be bound (the CLI exits 1); ``__cause__`` says why."""
 
@@ -257,10 +262,12 @@ class App:
         self.history_pruner.start()
 
     def _leave_office(self) -> None:
-        """Stepping down: sessions end (57P01), barrier workers and schedulers stop, and the
-        in-memory state goes (its final epochs are not recorded: the store is fenced)."""
+        """Stepping down: sessions end (57P01; a statement under way gets STEP_DOWN_GRACE_S
+        to finish, so one whose write was fenced reports its own 25006 first), barrier
+        workers and schedulers stop, and the in-memory state goes (its final epochs are not
+        recorded: the store is fenced)."""
         if self.server is not None:
-            self.server.end_sessions()
+            self.server.end_sessions(STEP_DOWN_GRACE_S)
         self.scheduler.stop(0.0)
         self.history_pruner.stop()
         self.barrier.stop()

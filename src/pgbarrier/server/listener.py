@@ -29,7 +29,7 @@ running statements:
   to administrator command``, as PostgreSQL's backends do.
 
 Stepping down (a follower again, see :mod:`pgbarrier.leadership`) ends every session the
-same way, with no grace period, but keeps the socket listening
+same way, but keeps the socket listening
 (:meth:`PgBarrierServer.end_sessions`); ``admit``, called at each start-up before the
 connection takes a slot, refuses connections while the process does not lead (FATAL 57P03).
 
@@ -179,7 +179,7 @@ class PgBarrierServer:
             self._conns.add(conn)
         assert self._empty is not None
         self._empty.clear()
-        if self.terminating:  # accepted just before the listening socket closed
+        if self.terminating and self._accepting_stopped:  # just before the socket closed
             conn.shut_read = True
         return True
 
@@ -266,15 +266,16 @@ class PgBarrierServer:
             return
         asyncio.run_coroutine_threadsafe(self._drain(grace_s), self._loop).result()
 
-    def end_sessions(self) -> None:
-        """Every connection ends now with FATAL 57P01 (running statements cancelled) and the
-        socket goes on listening (any thread); returns when they have ended."""
+    def end_sessions(self, grace_s: float) -> None:
+        """Every connection ends with FATAL 57P01 as at shutdown (running statements get
+        ``grace_s``), but the socket goes on listening (any thread); returns when they
+        have ended."""
         if self._loop.is_running():
-            asyncio.run_coroutine_threadsafe(self._end_sessions(), self._loop).result()
+            asyncio.run_coroutine_threadsafe(self._end_sessions(grace_s), self._loop).result()
 
-    async def _end_sessions(self) -> None:
+    async def _end_sessions(self, grace_s: float) -> None:
         try:
-            await self._drain(0.0, why="stepping down")
+            await self._drain(grace_s, why="stepping down")
         finally:
             with self._lock:
                 self.terminating = False
