@@ -9,7 +9,8 @@ Rules this module keeps (the design is docs/SCALE_OUT.md):
   other schemas (or other databases: advisory locks are per database) do not contend.
 * TCP keepalives on both ends (libpq's ``keepalives_*`` and the server's
   ``tcp_keepalives_*``, set for this session) bound how long a dead peer holds the lock:
-  about ``KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT`` seconds. A process
+  about ``KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT`` seconds, and
+  ``tcp_user_timeout`` how long a check sent into a partition may go unanswered. A process
   killed on a live host is quicker still: its kernel closes the connection at once.
 * ``pg_try_advisory_lock`` never blocks: a follower retries it every ``retry_interval_s``
   on a daemon thread. The leader checks its session every ``check_interval_s`` with
@@ -43,6 +44,8 @@ CONNECT_TIMEOUT_S = 5
 KEEPALIVE_IDLE_S = 2
 KEEPALIVE_INTERVAL_S = 1
 KEEPALIVE_COUNT = 3
+#: unacknowledged data (the leader's ``SELECT 1`` into a partition) fails the session after this
+USER_TIMEOUT_MS = 5000
 
 
 class LeaderElection:
@@ -69,13 +72,15 @@ class LeaderElection:
         extra: dict[str, Any] = {
             "autocommit": True, "application_name": APPLICATION_NAME,
             "keepalives": 1, "keepalives_idle": KEEPALIVE_IDLE_S,
-            "keepalives_interval": KEEPALIVE_INTERVAL_S, "keepalives_count": KEEPALIVE_COUNT}
+            "keepalives_interval": KEEPALIVE_INTERVAL_S, "keepalives_count": KEEPALIVE_COUNT,
+            "tcp_user_timeout": USER_TIMEOUT_MS}
         if "connect_timeout" not in conninfo_to_dict(self._dsn):
             extra["connect_timeout"] = CONNECT_TIMEOUT_S
         conn = psycopg.connect(self._dsn, **extra)
         for name, value in (("tcp_keepalives_idle", KEEPALIVE_IDLE_S),
                             ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S),
-                            ("tcp_keepalives_count", KEEPALIVE_COUNT)):
+                            ("tcp_keepalives_count", KEEPALIVE_COUNT),
+                            ("tcp_user_timeout", USER_TIMEOUT_MS)):
             conn.execute(sql.SQL("SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
         return conn
 
