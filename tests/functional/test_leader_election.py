@@ -21,7 +21,8 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from tests.conftest import UPSTREAM, ServerProcess, require_postgres, start_server, stop_server
+from tests.conftest import (UPSTREAM, ServerProcess, compile_java, require_postgres,
+                            start_server, stop_server)
 
 LOCK_APP = "pgbarrier-leader-lock"
 STARTING_UP = "the database system is starting up"
@@ -116,7 +117,8 @@ def _assert_terminated(conn: psycopg.Connection) -> None:
     assert info.value.diag.message_primary == "terminating connection due to administrator command"
 
 
-def test_one_leads_the_other_refuses_with_57p03_and_multihost_finds_the_leader(cluster):
+def test_one_leads_the_other_refuses_with_57p03_and_multihost_finds_the_leader(
+        cluster, tmp_path_factory):
     a = cluster.start()
     b = cluster.start()
     assert a.wait_for_log("ready: listening on"), "".join(a.log)
@@ -146,6 +148,11 @@ def test_one_leads_the_other_refuses_with_57p03_and_multihost_finds_the_leader(c
                            f"dbname={cluster.database}"],
                           capture_output=True, text=True, timeout=60)
     assert psql.returncode == 0 and psql.stdout.strip() == "leader", psql.stderr
+    classpath = compile_java(tmp_path_factory, "PgbarrierLeader.java")
+    jdbc = subprocess.run(["java", "-cp", classpath, "PgbarrierLeader",
+                           f"jdbc:postgresql://127.0.0.1:{b.port},127.0.0.1:{a.port}/"
+                           f"{cluster.database}"], capture_output=True, text=True, timeout=120)
+    assert jdbc.stdout.strip() == f"leader: leader|1|{a.port}", jdbc.stdout + jdbc.stderr
 
     # a clean shutdown frees the lock at once: the follower takes office
     assert stop_server(a) == 0, "".join(a.log)
@@ -214,6 +221,10 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
     assert took < FAILOVER_BOUND_S, "".join(b.log)
     assert any("role: leader, term 2" in line for line in b.log), "".join(b.log)
 
+    # a client with both hosts in its connection string reconnects to the new leader
+    with psycopg.connect(f"host=127.0.0.1,127.0.0.1 port={a.port},{b.port} user=root "
+                         f"dbname={cluster.database} connect_timeout=10", autocommit=True) as c:
+        assert c.info.port == b.port and _leader_row(c)[:2] == ("leader", 2)
     with _connect(b, cluster.database) as c:
         assert _leader_row(c)[:2] == ("leader", 2)
         assert c.execute(

@@ -37,6 +37,9 @@ class FencedWrite(Exception):
         self.message, self.detail, self.hint = message, detail, hint
 
 
+TAKE_OFFICE_LOCK_TIMEOUT_S = 10
+
+
 def now_text() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
@@ -45,6 +48,9 @@ def take_office(store: Any, holder: str) -> tuple[int, str]:
     """Increment the stored term (committed before this returns); the new term and since."""
     since = now_text()
     with store._tx() as cur:
+        # a write of the old leader holding the row (FOR SHARE) commits first; one that never
+        # does (its process stopped mid-transaction) fails this attempt rather than hang it
+        cur.execute(f"SET LOCAL lock_timeout = {int(TAKE_OFFICE_LOCK_TIMEOUT_S * 1000)}")
         cur.execute(store._sql("UPDATE {p}leader SET term = term + 1, holder = ?, since = ? "
                                "WHERE id = 1 RETURNING term"), (holder, since))
         row = cur.fetchone()
