@@ -42,7 +42,7 @@ from pgbarrier.meta.checkpoints import CheckpointRecorder
 from pgbarrier.meta.recovery import recover
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
-from pgbarrier.server.auth import check_listen_address, load_authenticator
+from pgbarrier.server.auth import ConfigError, check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
 from pgbarrier.server.listener import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
 from pgbarrier.server.tls import load_tls
@@ -242,6 +242,15 @@ class App:
             self.control.leader_status = self.leadership.catalog_row
             self.leadership.begin()
             role = self.leadership.role.describe()
+            if self.leadership.role.name != "leader" and not cfg.upstream and not cfg.follow_only:
+                # on DuckDB each process has its own data: a follower taking office would
+                # reconcile the shared store with its own files and drop the leader's records
+                self.leadership.close()
+                self.server.server_close()
+                self.server = None
+                raise ConfigError("another pgbarrier process leads the meta store; on DuckDB "
+                                  "each process has its own data, so only one may use it "
+                                  "(several processes need --upstream)")
         else:
             self._take_office()
             role = "leader (SQLite meta store, single process)"

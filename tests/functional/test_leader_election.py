@@ -342,3 +342,17 @@ def test_the_sqlite_meta_store_refuses_a_second_process(tmp_path):
         assert stop_server(first) == 0, "".join(first.log)
     again = start_server("--data-dir", data)  # the lock went with the process
     assert stop_server(again) == 0
+
+
+def test_a_second_duckdb_process_on_one_meta_store_is_refused(cluster, tmp_path):
+    first = start_server("--data-dir", str(tmp_path / "one"), "--meta-store", cluster.meta_url)
+    cluster.servers.append(first)
+    assert any("role: leader, term 1" in line for line in first.log), "".join(first.log)
+    second = subprocess.run([sys.executable, "-m", "pgbarrier", "serve", "--port", "0",
+                             "--data-dir", str(tmp_path / "two"), "--meta-store",
+                             cluster.meta_url], capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.strip().splitlines()[-1] == (
+        "pgbarrier: another pgbarrier process leads the meta store; on DuckDB each process has "
+        "its own data, so only one may use it (several processes need --upstream)")
+    assert stop_server(first) == 0, "".join(first.log)
