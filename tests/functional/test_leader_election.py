@@ -165,9 +165,11 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
     a = cluster.start()
     b = cluster.start()
     paused_db = cluster.database + "_p"
-    cluster.extra_databases.append(paused_db)
+    more = [f"{cluster.database}_q{i}" for i in range(6)]  # paused while a is killed
+    cluster.extra_databases.extend([paused_db, *more])
     with _connect(a, cluster.database) as c:
-        c.execute(f'CREATE DATABASE "{paused_db}"')
+        for name in (paused_db, *more):
+            c.execute(f'CREATE DATABASE "{name}"')
         c.execute("CREATE TABLE t (id INT)")
         c.execute("INSERT INTO t VALUES (1)")
         c.execute("CREATE MATERIALIZED VIEW mv WITH (refresh.interval.sec = 1) AS "
@@ -179,9 +181,10 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
             (paused_db,)).fetchone()
     assert paused_before[0] is True
 
-    # a client creating batch-refresh jobs while the leader is killed: each acknowledged one
-    # must be there after the failover
+    # a client creating batch-refresh jobs and pausing databases while the leader is killed:
+    # each acknowledged job and PAUSE (with its when and by whom) must be there afterwards
     acked: list[str] = []
+    acked_pauses: dict[str, tuple] = {}
     enough = threading.Event()
     stop = threading.Event()
 
@@ -194,6 +197,11 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
                     c.execute(f"CREATE MATERIALIZED VIEW job_{i} WITH (refresh.interval.sec "
                               "= 3600) AS SELECT id FROM t")
                     acked.append(f"job_{i}")
+                    if i < len(more):
+                        c.execute(f'ALTER DATABASE "{more[i]}" PAUSE')
+                        acked_pauses[more[i]] = c.execute(
+                            "SELECT paused, paused_at, paused_by FROM rw_catalog.rw_databases "
+                            "WHERE name = %s", (more[i],)).fetchone()
                     if len(acked) >= 3:
                         enough.set()
         except psycopg.Error:
@@ -232,6 +240,11 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
             (paused_db,)).fetchone() == paused_before
         jobs = {r[0] for r in c.execute("SELECT name FROM rw_catalog.rw_batch_refresh_jobs")}
         assert acked_jobs | {"mv"} <= jobs, (acked_jobs, jobs)
+        assert len(acked_pauses) >= 2
+        for name, state in acked_pauses.items():
+            assert state[0] is True
+            assert c.execute("SELECT paused, paused_at, paused_by FROM rw_catalog.rw_databases "
+                             "WHERE name = %s", (name,)).fetchone() == state, name
         c.execute("FLUSH")
         after = c.execute("SELECT committed_epoch FROM rw_catalog.rw_databases WHERE name = %s",
                           (cluster.database,)).fetchone()[0]
