@@ -369,3 +369,25 @@ def test_a_second_duckdb_process_on_one_meta_store_is_refused(cluster, tmp_path)
         "pgbarrier: another pgbarrier process leads the meta store; on DuckDB each process has "
         "its own data, so only one may use it (several processes need --upstream)")
     assert stop_server(first) == 0, "".join(first.log)
+
+
+def test_a_follower_whose_store_connection_was_cut_still_takes_office(cluster):
+    a = cluster.start()
+    with _connect(a, cluster.database) as c:
+        c.execute(f'ALTER DATABASE "{cluster.database}" PAUSE')
+    b = cluster.start()
+    with psycopg.connect(cluster.admin_dsn, autocommit=True) as adm:
+        # b's store connection is the newer of the two (a's was opened before b started)
+        (cut,) = adm.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND "
+            "application_name = 'pgbarrier-meta' ORDER BY backend_start DESC LIMIT 1",
+            (cluster.meta_db,)).fetchone()
+        assert cut
+    killed_at = time.monotonic()
+    a.proc.kill()
+    a.proc.wait(30)
+    _wait_until_serving(b, cluster.database, killed_at + 15)
+    with _connect(b, cluster.database) as c:
+        assert _leader_row(c)[:2] == ("leader", 2)
+        assert c.execute("SELECT paused FROM rw_catalog.rw_databases WHERE name = %s",
+                         (cluster.database,)).fetchone()[0] is True

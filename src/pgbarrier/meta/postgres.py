@@ -2,8 +2,9 @@
 
 Rules: everything lives in its own schema (``pgbarrier_meta`` unless told
 otherwise), created and migrated at start; one psycopg connection, each call
-one committed transaction. ``connect_timeout`` (seconds) applies only when
-the DSN does not set its own. With ``migrate=False`` (a process that may only follow,
+one committed transaction, opened again when the server dropped it (the
+transaction that found it dropped fails). ``connect_timeout`` (seconds) applies
+only when the DSN does not set its own. With ``migrate=False`` (a process that may only follow,
 see :mod:`pgbarrier.meta.election`) the schema is only checked: a store newer than this
 code is refused, an older or empty one is left for the leader to migrate.
 """
@@ -20,6 +21,8 @@ from pgbarrier.meta.schema import SCHEMA_VERSION
 from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore
 
 DEFAULT_SCHEMA = "pgbarrier_meta"
+#: the store connection's application_name in pg_stat_activity, unless the DSN sets one
+APPLICATION_NAME = "pgbarrier-meta"
 
 
 class PostgresMetaStore(SqlMetaStore):
@@ -37,13 +40,14 @@ class PostgresMetaStore(SqlMetaStore):
     def __init__(self, dsn: str, schema: str = DEFAULT_SCHEMA, *,
                  connect_timeout: int | None = None, migrate: bool = True) -> None:
         self.dsn, self.schema = dsn, schema
-        extra = {}
-        if connect_timeout is not None and "connect_timeout" not in conninfo_to_dict(dsn):
-            extra["connect_timeout"] = connect_timeout
-        conn = psycopg.connect(dsn, **extra)
+        given = conninfo_to_dict(dsn)
+        self._extra: dict[str, Any] = {}
+        if connect_timeout is not None and "connect_timeout" not in given:
+            self._extra["connect_timeout"] = connect_timeout
+        if "application_name" not in given:
+            self._extra["application_name"] = APPLICATION_NAME
+        conn = psycopg.connect(dsn, **self._extra)
         try:
-            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-            conn.commit()
             quoted = sql.Identifier(schema).as_string(conn)
             super().__init__(conn, prefix=quoted + ".")
             if migrate:
@@ -53,6 +57,20 @@ class PostgresMetaStore(SqlMetaStore):
         except BaseException:
             conn.close()
             raise
+
+    def migrate(self) -> None:
+        # the schema too: a process that may only follow creates nothing (two starting at once
+        # would race on CREATE SCHEMA); an elected leader migrates under its lock
+        with self._tx() as cur:
+            cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                sql.Identifier(self.schema)))
+        super().migrate()
+
+    def _reconnect_if_broken(self) -> None:
+        # a connection the server dropped (a restart, pg_terminate_backend) is opened again
+        # for the next transaction; the one that found it broken has failed its caller
+        if self._conn.broken:
+            self._conn = psycopg.connect(self.dsn, **self._extra)
 
     def _check_version(self) -> None:
         with self._tx() as cur:

@@ -94,9 +94,13 @@ class SqlMetaStore:
         text = text.replace("{p}", self._p)
         return text if self.paramstyle == "?" else text.replace("?", "%s")
 
+    def _reconnect_if_broken(self) -> None:
+        """Before each transaction, under the lock (a hook; SQLite needs nothing)."""
+
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         with self._lock:
+            self._reconnect_if_broken()
             cur = self._conn.cursor()
             try:
                 yield cur
