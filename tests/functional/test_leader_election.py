@@ -391,3 +391,21 @@ def test_a_follower_whose_store_connection_was_cut_still_takes_office(cluster):
         assert _leader_row(c)[:2] == ("leader", 2)
         assert c.execute("SELECT paused FROM rw_catalog.rw_databases WHERE name = %s",
                          (cluster.database,)).fetchone()[0] is True
+
+
+def test_two_processes_started_at_once_on_a_fresh_store(cluster):
+    """As ``docker compose up`` does: neither races the other on creating the schema."""
+    started: list[ServerProcess] = []
+    threads = [threading.Thread(target=lambda: started.append(cluster.start())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert len(started) == 2, "".join(line for s in cluster.servers for line in s.log)
+    roles = sorted("role: leader, term 1" in "".join(s.log) for s in started)
+    assert roles == [False, True], ["".join(s.log) for s in started]
+    leader = next(s for s in started if "role: leader, term 1" in "".join(s.log))
+    follower = next(s for s in started if s is not leader)
+    _refused_starting_up(follower, cluster.database)
+    with _connect(leader, cluster.database) as c:
+        assert _leader_row(c)[:2] == ("leader", 1)
