@@ -409,3 +409,53 @@ def test_two_processes_started_at_once_on_a_fresh_store(cluster):
     _refused_starting_up(follower, cluster.database)
     with _connect(leader, cluster.database) as c:
         assert _leader_row(c)[:2] == ("leader", 1)
+
+
+def test_a_refresh_in_flight_on_a_deposed_leader_is_not_recorded(cluster):
+    # a never checks its lock session itself: only a fenced write (the refresh's, or a
+    # barrier's lease record, whichever comes first) stops it
+    a = cluster.start("--leader-check-interval-ms", "600000")
+    b = cluster.start()
+    with _connect(a, cluster.database) as c:
+        c.execute("CREATE VIEW src AS SELECT 1 AS n")
+        c.execute("CREATE MATERIALIZED VIEW mv WITH (refresh.interval.sec = 3600) AS "
+                  "SELECT n FROM src")
+        # from now on a refresh of mv takes 3 s upstream
+        c.execute("CREATE OR REPLACE VIEW src AS SELECT n FROM (SELECT 2 AS n, pg_sleep(3)) s")
+    refreshing = _connect(a, cluster.database)
+    outcome: list[BaseException | None] = []
+
+    def refresh() -> None:
+        try:
+            refreshing.execute("REFRESH MATERIALIZED VIEW mv")
+            outcome.append(None)
+        except psycopg.Error as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=refresh, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 30
+    with psycopg.connect(cluster.admin_dsn.rsplit("/", 1)[0] + "/" + cluster.database,
+                         autocommit=True) as up:
+        while not up.execute("SELECT 1 FROM pg_stat_activity WHERE query LIKE "
+                             "'REFRESH MATERIALIZED VIEW%%mv%%' AND state = 'active'").fetchone():
+            assert time.monotonic() < deadline and runner.is_alive(), "".join(a.log)
+    held = [pid for pid, holds in cluster.lock_sessions() if holds]
+    with psycopg.connect(cluster.admin_dsn, autocommit=True) as adm:
+        adm.execute("SELECT pg_terminate_backend(%s)", (held[0],))
+    assert b.wait_for_log("role: leader, term 2", timeout=15), "".join(b.log)
+    runner.join(60)
+    assert outcome and outcome[0] is not None, outcome  # never a success
+    assert outcome[0].sqlstate in ("25006", "57P01"), repr(outcome[0])
+    assert a.wait_for_log("stepped down from term 1: a meta-store write was fenced", timeout=15), \
+        "".join(a.log)
+    refreshing.close()
+    with _connect(b, cluster.database) as c:
+        runs = c.execute("SELECT run_id, trigger, status FROM rw_catalog.rw_refresh_history "
+                         "WHERE job = 'mv' ORDER BY run_id").fetchall()
+        assert all(status != "succeeded" or trigger == "create" for _, trigger, status in runs), runs
+        # the run a started was in the store as running when b took office: recovery marked it
+        # failed, and a's commit of it never landed
+        assert ("manual", "failed") in [(trigger, status) for _, trigger, status in runs], runs
+        assert c.execute("SELECT status FROM rw_catalog.rw_batch_refresh_jobs WHERE name = 'mv'"
+                         ).fetchone()[0] != "REFRESHING"
