@@ -20,6 +20,7 @@ built afresh by :meth:`_build`, so the next term starts from the store alone).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import socket
@@ -254,6 +255,9 @@ class App:
         else:
             self._take_office()
             role = "leader (SQLite meta store, single process)"
+            since = dt.datetime.now(dt.timezone.utc)
+            self._leader_row = lambda: ("leader", None, since, None)
+            self.control.leader_status = self._leader_row
         log.info("pgbarrier %s ready: listening on %s:%d (backend %s, databases: %s; role: %s)",
                  __version__, host, port, type(self.backend).__name__,
                  ", ".join(self.barrier.databases()), role)

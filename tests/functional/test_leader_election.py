@@ -342,6 +342,9 @@ def test_the_sqlite_meta_store_refuses_a_second_process(tmp_path):
     data = str(tmp_path / "data")
     first = start_server("--data-dir", data)
     try:
+        with psycopg.connect(first.dsn(), autocommit=True) as c:
+            role, term, since, holder = _leader_row(c)
+            assert (role, term, holder) == ("leader", None, None) and since is not None
         second = subprocess.run([sys.executable, "-m", "pgbarrier", "serve", "--port", "0",
                                  "--data-dir", data], capture_output=True, text=True, timeout=60)
         assert second.returncode == 2, second.stderr
