@@ -101,6 +101,9 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--rounds", "5000"], "quick": ["--rounds", "2000"], "smoke": ["--rounds", "20"]}),
     "pause_under_load": ("pause_under_load.py", {
         "full": ["--rounds", "200"], "quick": ["--rounds", "100"], "smoke": ["--rounds", "3"]}),
+    # issue 17: kill -9 of the leader until the follower serves (two processes, one meta store)
+    "failover": ("failover_time.py", {
+        "full": ["--rounds", "20"], "quick": ["--rounds", "5"], "smoke": ["--rounds", "1"]}),
     # bench/startup_time.py (start-up with 100 databases / 1,000 jobs; another engineer's) is
     # run when present, with only the flags its --help lists
     "startup_time": ("startup_time.py", {

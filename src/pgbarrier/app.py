@@ -15,11 +15,20 @@ Metrics (:mod:`pgbarrier.metrics`): every App has its own registry, and its barr
 collections, refresh runs and meta-store writes are always recorded (rare events). With
 ``metrics_port`` set, ``/metrics`` is served on the listen host and each session counts
 its statements too (only then: the relay's hot path pays nothing when metrics are off).
+
+On a PostgreSQL meta store several processes may run; one leads (:mod:`pgbarrier.leadership`).
+So :meth:`App.start` only opens and checks the store and listens; :meth:`_take_office`
+(recovery, barrier workers, schedulers) runs when this process is elected, at once on the
+SQLite store, and :meth:`_leave_office` when it steps down (the components of a term are
+built afresh by :meth:`_build`, so the next term starts from the store alone).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import os
+import socket
 import time
 from dataclasses import dataclass
 
@@ -43,7 +52,7 @@ from pgbarrier.metrics.http import MetricsServer
 from pgbarrier.meta.recovery import recover
 from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
-from pgbarrier.server.auth import check_listen_address, load_authenticator
+from pgbarrier.server.auth import ConfigError, check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
 from pgbarrier.server.listener import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
 from pgbarrier.server.tls import load_tls
@@ -69,6 +78,11 @@ SERVER_PARAMETERS = {
     "default_transaction_read_only": "off",
     "in_hot_standby": "off",
 }
+
+
+#: stepping down, how long a running statement may go on (every meta-store write already
+#: fails at once; an upstream read may finish) before it is cancelled
+STEP_DOWN_GRACE_S = 1.0
 
 
 class ListenError(RuntimeError):
@@ -125,6 +139,10 @@ class Config:
     log_min_duration_statement_ms: int = -1
     #: serve Prometheus metrics on ``host:metrics_port`` (0 picks a free port; None: off)
     metrics_port: int | None = None
+    #: on a PostgreSQL meta store: never take office (``--follow-only``, for maintenance)
+    follow_only: bool = False
+    #: how often a leader checks its leader-lock session (meta/election.py)
+    leader_check_interval_s: float = 1.0
 
 
 class App:
@@ -132,10 +150,21 @@ class App:
                  backend: Backend | None = None, meta: MetaStore | None = None) -> None:
         self.config = config
         self.clock = clock or SystemClock()
-        self.meta = meta or open_meta_store(config.data_dir, config.meta_store)
-        self.checkpoints = CheckpointRecorder(self.meta)
+        # a PostgreSQL store is migrated by its leader, once elected (pgbarrier.leadership)
+        self.meta = meta or open_meta_store(config.data_dir, config.meta_store,
+                                            migrate=not config.meta_store)
         self.backend = backend or self._backend(config)
         self.metrics = Metrics()
+        self.server: PgBarrierServer | None = None
+        self.metrics_server: MetricsServer | None = None
+        self.leadership = None
+        self._build()
+        self._wire_metrics()
+
+    def _build(self) -> None:
+        """The components of one term in office (nothing runs until :meth:`_take_office`)."""
+        config = self.config
+        self.checkpoints = CheckpointRecorder(self.meta)
         self.barrier = BarrierManager(self.clock, barrier_interval_ms=config.barrier_interval_ms,
                                       checkpoint_frequency=config.checkpoint_frequency,
                                       on_commit=self._record_commit,
@@ -152,14 +181,14 @@ class App:
                                     meta=self.meta)
         self.barrier.add_listener(self.scheduler.on_barrier)
         self.barrier.add_listener(self.control.on_barrier)
-        self.server: PgBarrierServer | None = None
-        self.metrics_server: MetricsServer | None = None
-        self._wire_metrics()
+        self.history.on_finished = self._observe_run
+        self.scheduler.on_late = self.metrics.refresh_started_late
+        if self.leadership is not None:
+            self.control.leader_status = self.leadership.catalog_row
 
     def _wire_metrics(self) -> None:
+        """Once per App: the collector reads the components of the term in office."""
         metrics = self.metrics
-        self.history.on_finished = self._observe_run
-        self.scheduler.on_late = metrics.refresh_started_late
         if isinstance(self.meta, SqlMetaStore):
             self.meta.on_written = metrics.meta_written
         metrics.registry.register(StateCollector(
@@ -236,9 +265,6 @@ class App:
                         "with --upstream-force-user")
         check_listen_address(cfg.host, authenticator, trust_any_host=cfg.trust_any_host)
         tls = load_tls(cfg.tls_cert, cfg.tls_key)
-        self._restore()
-        self.barrier.start()
-        self.history_pruner.start()
         try:
             self.server = PgBarrierServer((self.config.host, self.config.port), self.new_session,
                                           authenticator=authenticator, tls=tls,
@@ -246,7 +272,8 @@ class App:
                                           max_connections=cfg.max_connections,
                                           authentication_timeout_s=cfg.authentication_timeout_s,
                                           require_tls=cfg.require_tls and tls is not None,
-                                          log_min_duration_ms=cfg.log_min_duration_statement_ms)
+                                          log_min_duration_ms=cfg.log_min_duration_statement_ms,
+                                          admit=self._admit)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         host, port = self.server.server_address[:2]
@@ -261,10 +288,63 @@ class App:
                 err.port = cfg.metrics_port
                 raise err from exc
             metrics = f", metrics on {self.metrics_server.host}:{self.metrics_server.port}"
-        log.info("pgbarrier %s ready: listening on %s:%d%s (backend %s, databases: %s)",
-                 __version__, host, port, metrics, type(self.backend).__name__,
-                 ", ".join(self.barrier.databases()))
+        from pgbarrier.meta.postgres import PostgresMetaStore
+
+        if isinstance(self.meta, PostgresMetaStore):
+            from pgbarrier.leadership import Leadership
+
+            self.leadership = Leadership(
+                self.meta, holder=f"{socket.gethostname()} pid {os.getpid()} on {host}:{port}",
+                take_office=self._take_office, leave_office=self._leave_office,
+                follow_only=cfg.follow_only, check_interval_s=cfg.leader_check_interval_s)
+            self.control.leader_status = self.leadership.catalog_row
+            self.leadership.begin()
+            role = self.leadership.role.describe()
+            if self.leadership.role.name != "leader" and not cfg.upstream and not cfg.follow_only:
+                # on DuckDB each process has its own data: a follower taking office would
+                # reconcile the shared store with its own files and drop the leader's records
+                self.leadership.close()
+                self.server.server_close()
+                self.server = None
+                if self.metrics_server is not None:
+                    self.metrics_server.stop()
+                    self.metrics_server = None
+                raise ConfigError("another pgbarrier process leads the meta store; on DuckDB "
+                                  "each process has its own data, so only one may use it "
+                                  "(several processes need --upstream)")
+        else:
+            self._take_office()
+            role = "leader (SQLite meta store, single process)"
+            since = dt.datetime.now(dt.timezone.utc)
+            self._leader_row = lambda: ("leader", None, since, None)
+            self.control.leader_status = self._leader_row
+        log.info("pgbarrier %s ready: listening on %s:%d%s (backend %s, databases: %s; "
+                 "role: %s)", __version__, host, port, metrics, type(self.backend).__name__,
+                 ", ".join(self.barrier.databases()), role)
+        if self.leadership is not None:
+            self.leadership.start()
         return self.server
+
+    def _admit(self) -> None:
+        if self.leadership is not None:
+            self.leadership.admit()
+
+    def _take_office(self) -> None:
+        self._restore()
+        self.barrier.start()
+        self.history_pruner.start()
+
+    def _leave_office(self) -> None:
+        """Stepping down: sessions end (57P01; a statement under way gets STEP_DOWN_GRACE_S
+        to finish, so one whose write was fenced reports its own 25006 first), barrier
+        workers and schedulers stop, and the in-memory state goes (its final epochs are not
+        recorded: the store is fenced)."""
+        if self.server is not None:
+            self.server.end_sessions(STEP_DOWN_GRACE_S)
+        self.scheduler.stop(0.0)
+        self.history_pruner.stop()
+        self.barrier.stop()
+        self._build()
 
     def stop(self, grace_s: float = 0.0) -> None:
         """Shut down (SIGTERM): new connections are refused at once; running statements
@@ -274,6 +354,8 @@ class App:
         highest epoch is recorded, and the meta
         store is flushed and closed."""
         deadline = time.monotonic() + grace_s
+        if self.leadership is not None:
+            self.leadership.stop()  # no more elections or step-downs
         if self.server is not None:
             self.server.stop_accepting()
             self.server.drain(grace_s)
@@ -284,6 +366,8 @@ class App:
         self.backend.close()
         self.meta.flush()
         self.meta.close()
+        if self.leadership is not None:
+            self.leadership.close()  # frees the lock: a follower takes over at once
         if self.server is not None:
             self.server.server_close()
         if self.metrics_server is not None:

@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--meta-store", default=_env("meta-store", None), metavar="URL",
                        help="postgresql://... keeps pgbarrier's meta state in that PostgreSQL "
                             "(schema pgbarrier_meta) instead of SQLite in the data dir")
+    serve.add_argument("--follow-only", action="store_true", default=_env_switch("follow-only"),
+                       help="with a PostgreSQL --meta-store: never lead, only follow "
+                            "(connections get FATAL 57P03), e.g. for maintenance")
+    serve.add_argument("--leader-check-interval-ms", type=int, metavar="MS",
+                       default=int(_env("leader-check-interval-ms", "1000") or 1000),
+                       help="how often a leader checks its leader-lock session (default 1000)")
     serve.add_argument("--upstream", default=_env("upstream", None),
                        help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB; "
                             "each session runs there as the client's own user")
@@ -175,6 +181,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         print("pgbarrier: --metrics-port must be between 0 and 65535", file=sys.stderr)
         return 2
+    if args.follow_only and not args.meta_store:
+        print("pgbarrier: --follow-only needs a PostgreSQL --meta-store (the SQLite meta "
+              "store is single-process)", file=sys.stderr)
+        return 2
+    if args.leader_check_interval_ms <= 0:
+        print("pgbarrier: --leader-check-interval-ms must be positive", file=sys.stderr)
+        return 2
     if args.require_tls and not (args.tls_cert and args.tls_key):
         print("pgbarrier: --require-tls needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
@@ -203,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
                     refresh_history_per_job=args.refresh_history_per_job,
                     refresh_history_max_age_s=args.refresh_history_max_age_sec,
                     log_min_duration_statement_ms=args.log_min_duration_statement,
-                    metrics_port=args.metrics_port)
+                    metrics_port=args.metrics_port,
+                    follow_only=args.follow_only,
+                    leader_check_interval_s=args.leader_check_interval_ms / 1000)
     # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
     # that starts them, so this comes before any is started) and taken by sigwait below:
     # a signal arriving during start-up shuts down once the server is up, and no other

@@ -54,6 +54,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,9 @@ class ControlPlane:
         self._resume_waiters: dict[str, set[SessionInfo]] = {}
         #: CREATE / DROP / REFRESH of one (database, view name) take turns
         self.name_locks = NameLocks()
+        #: ``rw_leader``'s one row: (role, term, since, holder); the App sets it (a lone
+        #: process on SQLite leads with no term)
+        self.leader_status: Callable[[], tuple[Any, ...]] = lambda: ("leader", None, None, None)
         publish = getattr(backend, "set_system_views", None)
         if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
             publish({name: table.columns for name, table in self.catalog_tables().items()})
@@ -841,4 +845,8 @@ class ControlPlane:
                          ("target_epoch", "BIGINT"), ("status", "TEXT"), ("rows", "BIGINT"),
                          ("error", "TEXT")),
                 rows=history),
+            "rw_leader": CatalogTable(
+                columns=(("role", "TEXT"), ("term", "BIGINT"), ("since", "TIMESTAMPTZ"),
+                         ("holder", "TEXT")),
+                rows=[self.leader_status()]),
         }

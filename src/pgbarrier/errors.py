@@ -180,6 +180,16 @@ class AdminShutdown(Fatal):
     sqlstate = "57P01"
 
 
+class CannotConnectNow(Fatal):
+    """57P03: what a PostgreSQL standby says; a follower pgbarrier process (leadership.py)."""
+
+    sqlstate = "57P03"
+
+
+class ReadOnlySqlTransaction(PgError):
+    sqlstate = "25006"
+
+
 class TooManyConnections(Fatal):
     sqlstate = "53300"
 

@@ -31,15 +31,17 @@ CONNECT_TIMEOUT_S = 10
 __all__ = ["MetaStore", "MetaStoreError", "open_meta_store", "redact"]
 
 
-def open_meta_store(data_dir: str, url: str | None = None) -> MetaStore:
-    """PostgreSQL when ``url`` is given, else SQLite in ``data_dir``; see the module rules."""
+def open_meta_store(data_dir: str, url: str | None = None, *, migrate: bool = True) -> MetaStore:
+    """PostgreSQL when ``url`` is given, else SQLite in ``data_dir``; see the module rules.
+    ``migrate=False``: a PostgreSQL store's schema is only checked (its leader migrates)."""
     if url:
         import psycopg
 
         from pgbarrier.meta.postgres import PostgresMetaStore
 
         where, errors = redact(url), (psycopg.Error, OSError)
-        opener = lambda: PostgresMetaStore(url, connect_timeout=CONNECT_TIMEOUT_S)  # noqa: E731
+        opener = lambda: PostgresMetaStore(url, connect_timeout=CONNECT_TIMEOUT_S,  # noqa: E731
+                                           migrate=migrate)
     else:
         from pgbarrier.meta.sqlite import FILE_NAME, SqliteMetaStore
 

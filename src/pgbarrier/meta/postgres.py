@@ -2,8 +2,11 @@
 
 Rules: everything lives in its own schema (``pgbarrier_meta`` unless told
 otherwise), created and migrated at start; one psycopg connection, each call
-one committed transaction. ``connect_timeout`` (seconds) applies only when
-the DSN does not set its own.
+one committed transaction, opened again when the server dropped it (the
+transaction that found it dropped fails). ``connect_timeout`` (seconds) applies
+only when the DSN does not set its own. With ``migrate=False`` (a process that may only follow,
+see :mod:`pgbarrier.meta.election`) the schema is only checked: a store newer than this
+code is refused, an older or empty one is left for the leader to migrate.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from pgbarrier.meta.sqlbase import SqlMetaStore
+from pgbarrier.meta.schema import SCHEMA_VERSION
+from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore
 
 DEFAULT_SCHEMA = "pgbarrier_meta"
+#: the store connection's application_name in pg_stat_activity, unless the DSN sets one
+APPLICATION_NAME = "pgbarrier-meta"
 
 
 class PostgresMetaStore(SqlMetaStore):
@@ -32,17 +38,49 @@ class PostgresMetaStore(SqlMetaStore):
         cur.execute("SET LOCAL enable_sort = off")
 
     def __init__(self, dsn: str, schema: str = DEFAULT_SCHEMA, *,
-                 connect_timeout: int | None = None) -> None:
-        extra = {}
-        if connect_timeout is not None and "connect_timeout" not in conninfo_to_dict(dsn):
-            extra["connect_timeout"] = connect_timeout
-        conn = psycopg.connect(dsn, **extra)
+                 connect_timeout: int | None = None, migrate: bool = True) -> None:
+        self.dsn, self.schema = dsn, schema
+        given = conninfo_to_dict(dsn)
+        self._extra: dict[str, Any] = {}
+        if connect_timeout is not None and "connect_timeout" not in given:
+            self._extra["connect_timeout"] = connect_timeout
+        if "application_name" not in given:
+            self._extra["application_name"] = APPLICATION_NAME
+        conn = psycopg.connect(dsn, **self._extra)
         try:
-            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-            conn.commit()
             quoted = sql.Identifier(schema).as_string(conn)
             super().__init__(conn, prefix=quoted + ".")
-            self.migrate()
+            if migrate:
+                self.migrate()
+            else:
+                self._check_version()
         except BaseException:
             conn.close()
             raise
+
+    def migrate(self) -> None:
+        # the schema too: a process that may only follow creates nothing (two starting at once
+        # would race on CREATE SCHEMA); an elected leader migrates under its lock
+        with self._tx() as cur:
+            cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                sql.Identifier(self.schema)))
+        super().migrate()
+
+    def _reconnect_if_broken(self) -> None:
+        # a connection the server dropped (a restart, pg_terminate_backend) is opened again
+        # for the next transaction; the one that found it broken has failed its caller
+        if self._conn.broken:
+            self._conn = psycopg.connect(self.dsn, **self._extra)
+
+    def _check_version(self) -> None:
+        with self._tx() as cur:
+            cur.execute("SELECT to_regclass(%s)", (self._p + "meta_info",))
+            if cur.fetchone()[0] is None:
+                return
+            cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
+                        ("schema_version",))
+            row = cur.fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise MetaStoreError(f"meta store schema version {version} is newer than this "
+                                 f"pgbarrier's {SCHEMA_VERSION}")

@@ -67,6 +67,16 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE {p}databases ADD COLUMN dropping BOOLEAN NOT NULL DEFAULT FALSE",
     ],
+    # 4: the leader's term (one row, meta/term.py): taking office increments it, every write
+    # transaction of a PostgreSQL store checks it (SQLite has the row too, never read)
+    [
+        """CREATE TABLE IF NOT EXISTS {p}leader (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            term BIGINT NOT NULL,
+            holder TEXT,
+            since TEXT)""",
+        "INSERT INTO {p}leader (id, term) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,6 +17,10 @@ Rules this module keeps:
 * Refresh history is read a job at a time through its primary key (the newest
   runs of each recorded job, never the whole table) and pruned in batches, each
   its own transaction: a barrier's write waits for one batch at most.
+* With a :class:`~pgbarrier.meta.term.TermFence` installed (:meth:`set_fence`, the
+  PostgreSQL store of a process elected leader), every write transaction starts with its
+  term check; a batch that fails it fails as a whole (:class:`~pgbarrier.meta.term.FencedWrite`
+  to each caller), its writes are not tried again one by one.
 * :meth:`migrate` applies :data:`~pgbarrier.meta.schema.MIGRATIONS` above the
   recorded version and records the new one, in one transaction.
 """
@@ -34,6 +38,7 @@ from typing import Any
 
 from pgbarrier.meta.schema import MIGRATIONS, SCHEMA_VERSION
 from pgbarrier.meta.store import DatabaseRecord, JobRecord, RunRecord, ViewRecord
+from pgbarrier.meta.term import FencedWrite, TermFence
 
 
 class MetaStoreError(RuntimeError):
@@ -76,6 +81,15 @@ class SqlMetaStore:
         self._leading = False
         #: called with each write's seconds, from the call to its commit (metrics)
         self.on_written: Callable[[float], None] | None = None
+        self._fence: TermFence | None = None
+
+    def set_fence(self, fence: TermFence | None) -> None:
+        """Check ``fence``'s term in every write transaction from now on (None: no check)."""
+        self._fence = fence
+
+    def _fenced(self, cur: Any) -> None:
+        if self._fence is not None:
+            self._fence.check(cur, self._sql)
 
     # -- plumbing --------------------------------------------------------------
 
@@ -83,9 +97,13 @@ class SqlMetaStore:
         text = text.replace("{p}", self._p)
         return text if self.paramstyle == "?" else text.replace("?", "%s")
 
+    def _reconnect_if_broken(self) -> None:
+        """Before each transaction, under the lock (a hook; SQLite needs nothing)."""
+
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         with self._lock:
+            self._reconnect_if_broken()
             cur = self._conn.cursor()
             try:
                 yield cur
@@ -127,8 +145,13 @@ class SqlMetaStore:
     def _commit_batch(self, batch: list[_Write]) -> None:
         try:
             with self._tx() as cur:
+                self._fenced(cur)
                 for w in batch:
                     w.op(cur)
+        except FencedWrite as exc:
+            for w in batch:
+                w.finish(exc)
+            return
         except BaseException as exc:
             if len(batch) == 1:
                 batch[0].finish(exc)
@@ -136,6 +159,7 @@ class SqlMetaStore:
             for w in batch:  # find the one that failed: each on its own
                 try:
                     with self._tx() as cur:
+                        self._fenced(cur)
                         w.op(cur)
                 except BaseException as exc:  # noqa: BLE001 - handed to its caller
                     w.finish(exc)
@@ -368,6 +392,7 @@ class SqlMetaStore:
         total = 0
         while True:
             with self._tx() as cur:
+                self._fenced(cur)
                 cur.execute(bound, (*params, batch - 1))
                 row = cur.fetchone()
                 if row is None:

@@ -432,6 +432,7 @@ class Connection(asyncio.Protocol):
         """Before authentication, as PostgreSQL: a free --max-connections slot (53300), then
         TLS when --require-tls (28000, PostgreSQL's words for an hba with only hostssl)."""
         server = self.server
+        server.admit()  # FATAL 57P03 while this process follows (pgbarrier.leadership)
         params = startup.parameters
         user = params.get("user", "")
         database = params.get("database") or user

@@ -28,6 +28,11 @@ running statements:
 * Every connection ends with one ErrorResponse, FATAL 57P01 ``terminating connection due
   to administrator command``, as PostgreSQL's backends do.
 
+Stepping down (a follower again, see :mod:`pgbarrier.leadership`) ends every session the
+same way, but keeps the socket listening
+(:meth:`PgBarrierServer.end_sessions`); ``admit``, called at each start-up before the
+connection takes a slot, refuses connections while the process does not lead (FATAL 57P03).
+
 Limits, as PostgreSQL's:
 
 * ``max_connections`` sessions at most, those still authenticating included: a
@@ -89,8 +94,11 @@ class PgBarrierServer:
                  tls: TlsConfig | None = None,
                  max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  authentication_timeout_s: float = STARTUP_TIMEOUT_S,
-                 require_tls: bool = False, log_min_duration_ms: int = -1) -> None:
+                 require_tls: bool = False, log_min_duration_ms: int = -1,
+                 admit: Callable[[], None] | None = None) -> None:
         self.session_factory = session_factory
+        #: raises the FATAL PgError a start-up gets while this process may not serve
+        self.admit = admit or (lambda: None)
         #: log_min_duration_statement (see Connection._log_duration); -1: off
         self.log_min_duration_ms = log_min_duration_ms
         self.max_message_bytes = max_message_bytes
@@ -172,7 +180,7 @@ class PgBarrierServer:
             self._conns.add(conn)
         assert self._empty is not None
         self._empty.clear()
-        if self.terminating:  # accepted just before the listening socket closed
+        if self.terminating and self._accepting_stopped:  # just before the socket closed
             conn.shut_read = True
         return True
 
@@ -276,7 +284,22 @@ class PgBarrierServer:
             return
         asyncio.run_coroutine_threadsafe(self._drain(grace_s), self._loop).result()
 
-    async def _drain(self, grace_s: float) -> None:
+    def end_sessions(self, grace_s: float) -> None:
+        """Every connection ends with FATAL 57P01 as at shutdown (running statements get
+        ``grace_s``), but the socket goes on listening (any thread); returns when they
+        have ended."""
+        if self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._end_sessions(grace_s), self._loop).result()
+
+    async def _end_sessions(self, grace_s: float) -> None:
+        try:
+            await self._drain(grace_s, why="stepping down")
+        finally:
+            with self._lock:
+                self.terminating = False
+
+    async def _drain(self, grace_s: float, why: str = "shutting down: not accepting "
+                     "connections") -> None:
         assert self._empty is not None
         with self._lock:
             self.terminating = True
@@ -289,8 +312,8 @@ class PgBarrierServer:
                 busy += 1
             else:
                 c.end_input()
-        log.info("shutting down: not accepting connections; %d connection(s), %d running a "
-                 "statement; grace period %g s", len(conns), busy, grace_s)
+        log.info("%s; %d connection(s), %d running a statement; grace period %g s",
+                 why, len(conns), busy, grace_s)
         try:
             await asyncio.wait_for(self._empty.wait(), grace_s)
             return
