@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend
 from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.backends.duckdb_signals import SessionsHook
 from pgbarrier.barrier.clock import Clock, SystemClock
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.manager import BarrierManager
@@ -249,6 +250,9 @@ class App:
                                           log_min_duration_ms=cfg.log_min_duration_statement_ms)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
+        if isinstance(self.backend, DuckDBBackend):  # pg_stat_activity, pg_*_backend
+            self.backend.signals.hook = SessionsHook(activity=self.server.activity,
+                                                     signal=self.server.signal)
         host, port = self.server.server_address[:2]
         metrics = ""
         if cfg.metrics_port is not None:
