@@ -72,6 +72,10 @@ def test_activity_lists_another_session_idle_then_active(srv):
         assert addr == "127.0.0.1" and isinstance(port, int) and port > 0
         assert bstart <= qstart <= changed
         assert xstart is None and wtype is None and wevent is None
+        # datid is the database's pg_database.oid
+        assert watcher.execute("SELECT count(*) FROM pg_stat_activity a JOIN pg_database d "
+                               "ON d.oid = a.datid AND d.datname = a.datname WHERE a.pid = %s",
+                               [pid]).fetchone() == (1,)
 
         # one row per session; the watcher sees itself active, running this very query
         own = watcher.execute("SELECT state, query FROM pg_stat_activity WHERE pid = "
@@ -175,12 +179,40 @@ def test_terminate_backend_ends_a_session_with_57p01(srv):
         victim.close()
 
 
+def test_terminate_backend_ends_a_running_statement_with_57p01(srv):
+    victim = _connect(srv)
+    try:
+        pid = victim.info.backend_pid
+        running = run_in_background(victim, HEAVY)
+        with _connect(srv) as killer:
+            _until(killer, pid, lambda r: r[3] == "active")
+            deadline = time.monotonic() + DEADLINE_S
+            while not running.done.wait(0.1):
+                # a cancel landing before DuckDB starts the query is lost: repeated
+                assert time.monotonic() < deadline, "the terminated statement goes on"
+                assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() \
+                    in ((True,), (False,))  # false once the session is gone
+        running.thread.join(60)
+        err = running.outcome[0]
+        assert isinstance(err, psycopg.OperationalError), err
+        assert err.sqlstate == "57P01", err
+        assert victim.closed or victim.broken
+    finally:
+        victim.close()
+
+
 def test_signal_to_a_pid_that_is_no_session_is_false(srv):
     with _connect(srv) as conn:
         pids = {r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity")}
         nobody = next(p for p in range(12345, 12400) if p not in pids)
+        warnings = []
+        conn.add_notice_handler(lambda d: warnings.append((d.severity, d.message_primary)))
         assert conn.execute("SELECT pg_terminate_backend(%s), pg_cancel_backend(%s)",
                             [nobody, nobody]).fetchone() == (False, False)
+        assert warnings == [("WARNING", f"PID {nobody} is not a PostgreSQL backend process")] * 2
+        warnings.clear()
+        assert conn.execute("SELECT pg_backend_pid()").fetchone() == (conn.info.backend_pid,)
+        assert warnings == []
         assert conn.execute("SELECT pg_terminate_backend(NULL)").fetchone() == (None,)
 
 

@@ -351,9 +351,10 @@ class DuckDBSession(BackendSession):
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
 
-    def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str
-                     ) -> RowStream:
-        """The pending result's rows, fetched as they are read (errors as in ``execute``)."""
+    def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
+                     notices: list[Notice] | None = None) -> RowStream:
+        """The pending result's rows, fetched as they are read (errors as in ``execute``;
+        ``notices``: where the signals' warnings of each fetch go)."""
         def to_error(exc: Exception) -> PgError:
             if isinstance(exc, PgError):
                 return exc
@@ -369,6 +370,9 @@ class DuckDBSession(BackendSession):
                 return cur.fetchmany(n)
             finally:
                 self._fetching = False
+                if notices is not None:
+                    assert self._signals is not None
+                    notices.extend(self._signals.take_notices(self.process_id))
 
         stream = RowStream(fetch, to_error)
         self._stream = weakref.ref(stream)
@@ -485,6 +489,8 @@ class DuckDBSession(BackendSession):
         client_sql = sql
         sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
+        if self._signals is not None and self._signals.kept:
+            self._signals.forget(self.process_id)  # a statement before left some
         try:
             if params:
                 cur.execute(sql, [_duck_param(v) for v in params])
@@ -495,7 +501,12 @@ class DuckDBSession(BackendSession):
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
                     translated), retype)
                 tag = words[0] if words[0] in _DML else "SELECT"
-                return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                if self._signals is None or "PGB_SIGNAL" not in sql:  # sqlglot's case
+                    return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                notices: list[Notice] = []  # duckdb_signals: the warnings of the rows read
+                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices), tag)
+                result.notices = notices
+                return result
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:

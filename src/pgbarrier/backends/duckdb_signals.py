@@ -11,9 +11,12 @@ The DuckDB backend must not know the server, so the App hands it a :class:`Sessi
   pg_terminate_backend(pid) FROM pg_stat_activity WHERE ...``) registered on each
   database's connection, so it works on whichever DuckDB thread runs it. The caller's pid
   comes in the call, not from thread state.
-* A pid that is no session answers false. PostgreSQL also sends WARNING ``PID n is not a
-  PostgreSQL server process``; the function runs inside DuckDB, possibly while rows
-  stream, where no notice can reach the client, so that warning is not sent (choice).
+* A pid that is no session answers false with WARNING ``PID n is not a PostgreSQL
+  backend process`` (PostgreSQL 15's words). The function runs inside DuckDB, so the
+  warning is kept under the caller's pid and the session adds it to the statement's
+  notices as its rows are fetched: it reaches the client before CommandComplete (after
+  the rows fetched so far, where PostgreSQL sends it before the row that called). A
+  statement that returns no rows drops it.
 * An error of the signal (42501) cannot cross DuckDB as a PgError: it is kept here under
   the caller's pid, the function raises, and the session (:meth:`take_error`) raises the
   kept PgError instead of DuckDB's wrapping of it.
@@ -31,7 +34,7 @@ from typing import Any
 
 import duckdb
 
-from pgbarrier.errors import PgError
+from pgbarrier.errors import Notice, PgError
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ class Signals:
         #: pgb_signal is defined on the databases' connections
         self.registered = False
         self._errors: dict[int, PgError] = {}
+        self._notices: dict[int, list[Notice]] = {}
         self._lock = threading.Lock()
 
     def register(self, conn: duckdb.DuckDBPyConnection) -> bool:
@@ -74,11 +78,35 @@ class Signals:
         if hook is None:
             return False
         try:
-            return hook.signal(caller, action, pid) is True
+            done = hook.signal(caller, action, pid)
         except PgError as err:
             with self._lock:
                 self._errors[caller] = err
             raise
+        if done is None:
+            with self._lock:
+                self._notices.setdefault(caller, []).append(Notice(
+                    f"PID {pid} is not a PostgreSQL backend process", sqlstate="01000",
+                    severity="WARNING"))
+        return done is True
+
+    @property
+    def kept(self) -> bool:
+        """Something is kept for some session (a cheap test before :meth:`forget`)."""
+        return bool(self._notices or self._errors)
+
+    def forget(self, caller: int) -> None:
+        """Drop what a statement of ``caller`` left behind (its rows were not read)."""
+        with self._lock:
+            self._notices.pop(caller, None)
+            self._errors.pop(caller, None)
+
+    def take_notices(self, caller: int) -> list[Notice]:
+        """The warnings kept for session ``caller`` since the last call."""
+        if not self._notices:
+            return []
+        with self._lock:
+            return self._notices.pop(caller, [])
 
     def take_error(self, caller: int) -> PgError | None:
         """The signal error kept for session ``caller``'s statement, if any (once)."""
