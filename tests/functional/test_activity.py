@@ -186,12 +186,10 @@ def test_terminate_backend_ends_a_running_statement_with_57p01(srv):
         running = run_in_background(victim, HEAVY)
         with _connect(srv) as killer:
             _until(killer, pid, lambda r: r[3] == "active")
-            deadline = time.monotonic() + DEADLINE_S
-            while not running.done.wait(0.1):
-                # a cancel landing before DuckDB starts the query is lost: repeated
-                assert time.monotonic() < deadline, "the terminated statement goes on"
-                assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() \
-                    in ((True,), (False,))  # false once the session is gone
+            # one call: the server repeats the cancel until the statement ends
+            assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() \
+                == (True,)
+            assert running.done.wait(DEADLINE_S), "the terminated statement goes on"
         running.thread.join(60)
         err = running.outcome[0]
         assert isinstance(err, psycopg.OperationalError), err

@@ -103,6 +103,8 @@ _QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
+#: how often pg_terminate_backend repeats its cancel while the batch has not ended
+_TERMINATE_REPEAT_S = 0.2
 #: a relay step that waits: it goes on from a callback
 _PENDING = object()
 
@@ -287,7 +289,9 @@ class Connection(asyncio.Protocol):
 
     def terminate(self) -> None:
         """pg_terminate_backend (on the loop): FATAL 57P01 and the connection ends; a
-        running batch is cancelled first and its output dropped, as at shutdown's end."""
+        running batch is cancelled first and its output dropped, as at shutdown's end (the
+        cancel is repeated until the batch ends: one that lands before a backend query
+        starts is lost)."""
         if self._finished or self.told:
             return
         session = self.session
@@ -295,6 +299,7 @@ class Connection(asyncio.Protocol):
             self.cancelled = True  # _batch_ended sends the FATAL
             if session is not None:
                 self.server.pool.submit(session.cancel)
+            self.loop.call_later(_TERMINATE_REPEAT_S, self.terminate)
             return
         self.told = True
         self._end(self.server.admin_shutdown())
