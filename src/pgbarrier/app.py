@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pgbarrier import __version__
 from pgbarrier.backends.base import Backend
 from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.backends.duckdb_signals import SessionsHook
 from pgbarrier.barrier.clock import Clock, SystemClock
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.manager import BarrierManager
@@ -276,6 +277,9 @@ class App:
                                           admit=self._admit)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
+        if isinstance(self.backend, DuckDBBackend):  # pg_stat_activity, pg_*_backend
+            self.backend.signals.hook = SessionsHook(activity=self.server.activity,
+                                                     signal=self.server.signal)
         host, port = self.server.server_address[:2]
         metrics = ""
         if cfg.metrics_port is not None:

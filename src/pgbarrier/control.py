@@ -97,6 +97,9 @@ if TYPE_CHECKING:
     from pgbarrier.meta.store import MetaStore
 
 
+#: pg_stat_activity's wait_event_type / wait_event while a statement waits for RESUME
+RESUME_WAIT = ("IPC", "BarrierResume")
+
 #: guards the making of a session's ``wake`` Event
 _WAKE_MADE = threading.Lock()
 
@@ -121,6 +124,9 @@ class SessionInfo:
     deadline: float | None = None
     #: the backend work running for this session's statement (a first snapshot), if any
     running: RefreshCancel | None = None
+    #: ``(wait_event_type, wait_event)`` while a statement waits (pg_stat_activity):
+    #: ``("IPC", "BarrierResume")`` while it waits for RESUME in 'wait' mode
+    wait_event: tuple[str, str] | None = None
     #: ``wake``, made on first use (an Event is a KB: most sessions never wait)
     _wake: threading.Event | None = field(default=None, repr=False)
 
@@ -265,8 +271,10 @@ class ControlPlane:
             self._resume_waiters.setdefault(database, set()).add(info)
         try:
             if self.barrier.snapshot(database).paused:
+                info.wait_event = RESUME_WAIT
                 self._block(info)
         finally:
+            info.wait_event = None
             with self._lock:
                 self._resume_waiters.get(database, set()).discard(info)
 

@@ -129,6 +129,8 @@ class BackendSession(Session, abc.ABC):
     #: True: COPY FROM STDIN / TO STDOUT run in pgbarrier (``copy_in``, the session's
     #: COPY sub-protocol), not as statements of the backend
     copies_locally: bool = False
+    #: the client session's BackendKeyData process id (set by the wire session at start-up)
+    process_id: int = 0
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> Any:
         """A loader for COPY ``table`` FROM STDIN (see :mod:`pgbarrier.backends.duckdb_copy`)."""

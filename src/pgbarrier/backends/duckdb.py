@@ -140,6 +140,8 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_signals import Signals
+from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettings, path_names
@@ -243,8 +245,10 @@ class DuckDBSession(BackendSession):
         return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
-                 database: str = "", user: str = "") -> None:
+                 database: str = "", user: str = "", signals: Signals | None = None) -> None:
         super().__init__()
+        #: pg_stat_activity and pgb_signal (duckdb_signals); None: no sessions to see
+        self._signals = signals
         #: the database's connection, whose cursor the session opens when it needs one
         self._conn = conn
         self._user = user
@@ -267,7 +271,20 @@ class DuckDBSession(BackendSession):
         #: SQL cursors by name (duckdb_cursors)
         self._cursors: dict[str, Cursor] = {}
         self.catalog = SessionCatalog(catalog, database, user, self.client,
-                                      self._drop_temp_relations, self.search_path)
+                                      self._drop_temp_relations, self.search_path,
+                                      activity=self._activity_table,
+                                      process_id=lambda: self.process_id,
+                                      signals=signals is not None and signals.registered)
+
+    def _activity_table(self) -> Any:
+        hook = self._signals.hook if self._signals is not None else None
+        return activity_table(hook.activity() if hook is not None else [])
+
+    def _kept_error(self, err: PgError) -> PgError:
+        """A signal's own error (42501) in place of DuckDB's wrapping of it."""
+        signals = self._signals
+        kept = signals.take_error(self.process_id) if signals is not None else None
+        return kept if kept is not None else err
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         """Open the session's DuckDB connection and set it up, before anything else runs
@@ -334,16 +351,18 @@ class DuckDBSession(BackendSession):
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._cursor
 
-    def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str
-                     ) -> RowStream:
-        """The pending result's rows, fetched as they are read (errors as in ``execute``)."""
+    def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
+                     notices: list[Notice] | None = None) -> RowStream:
+        """The pending result's rows, fetched as they are read (errors as in ``execute``;
+        ``notices``: where the signals' warnings of each fetch go)."""
         def to_error(exc: Exception) -> PgError:
             if isinstance(exc, PgError):
                 return exc
             if not isinstance(exc, duckdb.Error):
                 raise exc
             # DuckDB's position is in the text it ran
-            return self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql)
+            return self._kept_error(
+                self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql))
 
         def fetch(n: int) -> list[tuple[Any, ...]]:
             self._fetching = True
@@ -351,6 +370,9 @@ class DuckDBSession(BackendSession):
                 return cur.fetchmany(n)
             finally:
                 self._fetching = False
+                if notices is not None:
+                    assert self._signals is not None
+                    notices.extend(self._signals.take_notices(self.process_id))
 
         stream = RowStream(fetch, to_error)
         self._stream = weakref.ref(stream)
@@ -467,6 +489,8 @@ class DuckDBSession(BackendSession):
         client_sql = sql
         sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
+        if self._signals is not None and self._signals.kept:
+            self._signals.forget(self.process_id)  # a statement before left some
         try:
             if params:
                 cur.execute(sql, [_duck_param(v) for v in params])
@@ -477,11 +501,16 @@ class DuckDBSession(BackendSession):
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
                     translated), retype)
                 tag = words[0] if words[0] in _DML else "SELECT"
-                return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                if self._signals is None or "PGB_SIGNAL" not in sql:  # sqlglot's case
+                    return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                notices: list[Notice] = []  # duckdb_signals: the warnings of the rows read
+                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices), tag)
+                result.notices = notices
+                return result
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = to_pg_error(exc, sql, self._constraints)
+            err = self._kept_error(to_pg_error(exc, sql, self._constraints))
             # DuckDB's position is in the text it ran: mapped back, or dropped
             if translated:
                 err.position = None
@@ -915,6 +944,8 @@ class DuckDBBackend(Backend):
         self._lock = threading.Lock()
         #: per database: held while a marker row is written and its transaction commits
         self._marker_locks: dict[str, threading.Lock] = {}
+        #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
+        self.signals = Signals()
         if data_dir != ":memory:":
             Path(data_dir).mkdir(parents=True, exist_ok=True)
 
@@ -930,6 +961,7 @@ class DuckDBBackend(Backend):
                     conn.close()
                     raise
                 catalog = CatalogInstaller(conn, name)
+                self.signals.register(conn)
                 try:  # up front, outside any transaction: see the module docstring
                     catalog.ensure_marker(conn)
                 except duckdb.Error:
@@ -1011,7 +1043,8 @@ class DuckDBBackend(Backend):
     def connect(self, database: str, user: str, password: str | None = None,
                 startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
-        return DuckDBSession(conn, self._catalogs.get(database), database, user)
+        return DuckDBSession(conn, self._catalogs.get(database), database, user,
+                             self.signals)
 
     @staticmethod
     def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None) -> None:

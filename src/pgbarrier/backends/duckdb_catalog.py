@@ -84,7 +84,12 @@ def _pg_names(sql: str, duck_names: tuple[str, ...]) -> tuple[str, ...] | None:
 class SessionCatalog:
     def __init__(self, installer: CatalogInstaller | None, database: str, user: str,
                  settings: ClientSettings, drop_temp: Callable[[], None],
-                 search_path: Callable[[], tuple[str, ...]] = lambda: ("public",)) -> None:
+                 search_path: Callable[[], tuple[str, ...]] = lambda: ("public",),
+                 activity: Callable[[], Any] | None = None,
+                 process_id: Callable[[], int] = lambda: 0, signals: bool = False) -> None:
+        self._activity = activity
+        self._process_id = process_id
+        self._signals = signals
         self.installer = installer
         self.settings = settings
         self._drop_temp = drop_temp  # DISCARD ALL / TEMP: the session's temporary relations
@@ -103,7 +108,10 @@ class SessionCatalog:
                 database=self._database, user=self._user, current_setting=settings.value,
                 set_config=lambda name, value, _local: settings.set_value(name, value),
                 settings_table=lambda: settings_table(settings.rows()),
-                search_path=self._search_path)
+                search_path=self._search_path, process_id=self._process_id,
+                signals=self._signals)
+            if self._activity is not None:
+                context.activity_table = self._activity
         return context
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:

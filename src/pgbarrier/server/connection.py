@@ -103,6 +103,8 @@ _QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
+#: how often pg_terminate_backend repeats its cancel while the batch has not ended
+_TERMINATE_REPEAT_S = 0.2
 #: a relay step that waits: it goes on from a callback
 _PENDING = object()
 
@@ -119,7 +121,9 @@ class Connection(asyncio.Protocol):
                  "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
                  "batches", "upstream_io", "_want", "_waiter", "_serving", "_busy", "_done",
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
-                 "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing")
+                 "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
+                 "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
+                 "last_batch")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -172,6 +176,17 @@ class Connection(asyncio.Protocol):
         self._steps: Any = None
         #: with log_min_duration_statement: when the running batch began, and its frames
         self._timing: tuple[float, list[bytes]] | None = None
+        #: for pg_stat_activity (server/activity.py): when it connected (wall clock), the
+        #: peer's address and port (None for none), when the running or last batch began
+        #: and ended and when the batch that opened its transaction began (monotonic), and
+        #: the frames of the running or last batch that was not a lone Sync
+        self.started_at = time.time()
+        self.peer_addr: str | None = None
+        self.peer_port: int | None = None
+        self.began: float | None = None
+        self.ended: float | None = None
+        self.xact_began: float | None = None
+        self.last_batch: list[bytes] | None = None
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -179,6 +194,8 @@ class Connection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = peer[0] if isinstance(peer, tuple) else str(peer or "local")
+        if isinstance(peer, tuple):
+            self.peer_addr, self.peer_port = peer[0], peer[1]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
@@ -269,6 +286,23 @@ class Connection(asyncio.Protocol):
         self._wake()
         if self._serving and not self._busy:
             self._guard(self._advance)
+
+    def terminate(self) -> None:
+        """pg_terminate_backend (on the loop): FATAL 57P01 and the connection ends; a
+        running batch is cancelled first and its output dropped, as at shutdown's end (the
+        cancel is repeated until the batch ends: one that lands before a backend query
+        starts is lost)."""
+        if self._finished or self.told:
+            return
+        session = self.session
+        if self.in_batch:
+            self.cancelled = True  # _batch_ended sends the FATAL
+            if session is not None:
+                self.server.pool.submit(session.cancel)
+            self.loop.call_later(_TERMINATE_REPEAT_S, self.terminate)
+            return
+        self.told = True
+        self._end(self.server.admin_shutdown())
 
     # ------------------------------------------------------------------ the whole life
 
@@ -517,6 +551,11 @@ class Connection(asyncio.Protocol):
                 return
             self.in_batch = True
             self.batches += 1
+            self.began = now = time.monotonic()
+            if session.tx is TxState.IDLE:
+                self.xact_began = now
+            if len(batch) > 1 or batch[0][0] != 0x53:  # not a lone Sync
+                self.last_batch = batch
             if self.server.log_min_duration_ms >= 0:
                 self._timing = (time.monotonic(), batch)
             if self.eof:  # it hung up before this batch began (behind its start-up, say)
@@ -532,6 +571,7 @@ class Connection(asyncio.Protocol):
 
     def _batch_ended(self, out: bytes, idle: bool) -> None:
         self.in_batch = False
+        self.ended = time.monotonic()
         session = self.session
         assert session is not None
         if self.cancelled:  # shutdown's grace period ran out: the output is dropped

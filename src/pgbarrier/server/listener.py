@@ -55,6 +55,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pgbarrier.errors import AdminShutdown
+from pgbarrier.server import activity
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
 from pgbarrier.server.pool import WorkerPool
 from pgbarrier.session.session import Session
@@ -208,6 +209,31 @@ class PgBarrierServer:
                      "idle" if session.tx is TxState.IDLE else "idle in transaction")
             out.append((executor.info.database, state))
         return out
+
+    def activity(self) -> list[dict[str, Any]]:
+        """pg_stat_activity's rows by column name, one per session past start-up (any
+        thread; :mod:`pgbarrier.server.activity`)."""
+        with self._lock:
+            conns = list(self._conns)
+        return activity.records(conns)
+
+    def signal(self, caller_pid: int, action: str, pid: int) -> bool | None:
+        """pg_cancel_backend / pg_terminate_backend (``action``: ``cancel`` or
+        ``terminate``) of session ``pid`` by session ``caller_pid``, from any thread: True
+        when signalled, None when ``pid`` is no session, 42501 when not allowed."""
+        with self._lock:
+            victim = self._sessions.get(pid)
+            caller = self._sessions.get(caller_pid)
+            conn = next((c for c in self._conns if c.session is victim), None) \
+                if victim is not None and action == "terminate" else None
+        if victim is None:
+            return None
+        activity.check_signal(caller, victim, action)
+        if action == "cancel":
+            victim.cancel()
+        elif conn is not None:
+            self._loop.call_soon_threadsafe(conn.terminate)
+        return True
 
     # ------------------------------------------------------------------ limits, registry
 

@@ -45,3 +45,18 @@ def statement_text(batch: list[bytes], session: Session) -> str:
         statement = session.statements.get(name)
         sql = statement.sql if statement is not None else ""
     return f"execute {name or '<unnamed>'}: {_cut(sql)}"
+
+
+#: PostgreSQL's track_activity_query_size (bytes, its terminating NUL included)
+ACTIVITY_QUERY_BYTES = 1024
+
+
+def query_text(batch: list[bytes], session: Session) -> str:
+    """``pg_stat_activity.query`` for a batch: its statement text without the log's
+    prefix, cut to ``ACTIVITY_QUERY_BYTES - 1`` bytes at a character boundary."""
+    text = statement_text(batch, session)
+    text = text.split(": ", 1)[1] if ": " in text else text
+    raw = text.encode("utf-8")
+    if len(raw) < ACTIVITY_QUERY_BYTES:
+        return text
+    return raw[:ACTIVITY_QUERY_BYTES - 1].decode("utf-8", "ignore")

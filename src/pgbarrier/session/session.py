@@ -233,6 +233,7 @@ class Session:
         try:
             for_backend = settings.for_backend(startup)
             backend = self.control.connect_backend(database, user, password, for_backend)
+            backend.process_id = self.process_id
             backend.apply_startup(for_backend)
             settings.apply_startup(info, startup)
         except BaseException:

@@ -97,6 +97,12 @@ class CatalogContext:
     settings_table: Callable[[], CatalogTable]
     #: the schemas the session searches, PostgreSQL's names (``current_schemas(false)``)
     search_path: Callable[[], Sequence[str]] = lambda: ("public",)
+    #: ``pg_stat_activity``'s rows now (:func:`activity_table`)
+    activity_table: Callable[[], CatalogTable] = lambda: activity_table([])
+    #: the session's pid (``pg_backend_pid()``, the caller of ``pgb_signal``)
+    process_id: Callable[[], int] = lambda: 0
+    #: whether ``pgb_signal(caller, action, pid)`` exists (pg_cancel/terminate_backend)
+    signals: bool = False
 
 
 @dataclass
@@ -113,6 +119,41 @@ _REG_TYPES = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", 
               "regoperator", "regconfig", "regdictionary", "regrole", "regcollation"}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Any, exp.All,
                 exp.Is, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+#: pg_cancel_backend / pg_terminate_backend -> pgb_signal's action (a timeout argument of
+#: pg_terminate_backend is accepted and not waited on)
+_SIGNALS = {"pg_cancel_backend": "cancel", "pg_terminate_backend": "terminate"}
+
+#: pg_stat_activity's columns (PostgreSQL 15's; client_addr is text: DuckDB has no inet)
+ACTIVITY_COLUMNS = (
+    ("datid", "BIGINT"), ("datname", "TEXT"), ("pid", "INTEGER"), ("leader_pid", "INTEGER"),
+    ("usesysid", "BIGINT"), ("usename", "TEXT"), ("application_name", "TEXT"),
+    ("client_addr", "TEXT"), ("client_hostname", "TEXT"), ("client_port", "INTEGER"),
+    ("backend_start", "TIMESTAMPTZ"), ("xact_start", "TIMESTAMPTZ"),
+    ("query_start", "TIMESTAMPTZ"), ("state_change", "TIMESTAMPTZ"),
+    ("wait_event_type", "TEXT"), ("wait_event", "TEXT"), ("state", "TEXT"),
+    ("backend_xid", "BIGINT"), ("backend_xmin", "BIGINT"), ("query_id", "BIGINT"),
+    ("query", "TEXT"), ("backend_type", "TEXT"))
+
+
+def _database_oid(name: str) -> int:
+    """The OID ``pgb.hash_oid('d', '', name)`` gives ``pg_database`` in catalog.sql."""
+    digest = hashlib.md5(f"d:.{name}".encode()).hexdigest()
+    return 16384 + int(digest[:8], 16) % 2_000_000_000
+
+
+def activity_table(records: Sequence[dict[str, Any]]) -> CatalogTable:
+    """``pg_stat_activity`` over records by column name (missing columns are NULL;
+    ``datid`` is the database's ``pg_database.oid``, ``usesysid`` 10)."""
+    rows = []
+    for rec in records:
+        full = dict(rec)
+        if full.get("datname") is not None:
+            full.setdefault("datid", _database_oid(full["datname"]))
+        full.setdefault("usesysid", 10)
+        rows.append(tuple(full.get(name) for name, _ in ACTIVITY_COLUMNS))
+    return CatalogTable(ACTIVITY_COLUMNS, rows)
 
 
 def _namespace_oid(name: str) -> int:
@@ -222,10 +263,11 @@ class _Rewriter:
             "pg_catalog" if schema is None and name in RELATIONS["pg_catalog"] else None)
         if pg_schema is not None and name in RELATIONS[pg_schema]:
             self.changed = True
-            if name == "pg_settings":
+            if name in ("pg_settings", "pg_stat_activity"):
                 alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(name))
-                return exp.Subquery(
-                    this=_derived_select(self.ctx.settings_table(), "duckdb"), alias=alias)
+                table = self.ctx.settings_table() if name == "pg_settings" \
+                    else self.ctx.activity_table()
+                return exp.Subquery(this=_derived_select(table, "duckdb"), alias=alias)
             node.set("catalog", exp.to_identifier(CATALOG_DB))
             node.set("db", exp.to_identifier(SCHEMA_FOR[pg_schema]))
             if node.args.get("alias") is None:
@@ -291,6 +333,16 @@ class _Rewriter:
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
                 local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
                 return _string(ctx.set_config(args[0].name, args[1].name, local))
+            if name == "pg_backend_pid" and not args:
+                return exp.Cast(this=exp.Literal.number(ctx.process_id()),
+                                to=exp.DataType.build("INTEGER"))
+            if name in _SIGNALS and len(args) in (1, 2):
+                if not ctx.signals:
+                    raise FeatureNotSupported(f"{name}() is not supported on this DuckDB "
+                                              "backend (its Python functions need numpy)")
+                return exp.Anonymous(this="pgb_signal", expressions=[
+                    exp.Literal.number(ctx.process_id()), exp.Literal.string(_SIGNALS[name]),
+                    exp.Cast(this=args[0], to=exp.DataType.build("INTEGER"))])
             if name == "_pg_expandarray":
                 return exp.Unnest(expressions=[_catalog_func(name, args)])
             if name == "pg_table_is_visible" and len(args) == 1 and \
