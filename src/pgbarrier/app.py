@@ -197,7 +197,8 @@ class App:
             databases=lambda: [DatabaseState(s.name, s.paused, s.committed_epoch)
                                for s in self.barrier.snapshots()],
             connections=lambda: self.server.connection_states() if self.server else [],
-            jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()]))
+            jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()],
+            role=lambda: self.control.leader_status()))
 
     def _observe_run(self, run: hist.RefreshRun) -> None:
         seconds = ((run.finished_at - run.started_at).total_seconds()

@@ -462,3 +462,28 @@ def test_a_refresh_in_flight_on_a_deposed_leader_is_not_recorded(cluster):
         assert ("manual", "failed") in [(trigger, status) for _, trigger, status in runs], runs
         assert c.execute("SELECT status FROM rw_catalog.rw_batch_refresh_jobs WHERE name = 'mv'"
                          ).fetchone()[0] != "REFRESHING"
+
+
+def _scrape(srv: ServerProcess) -> dict[str, float]:
+    """The unlabelled role gauges of a server started with --metrics-port 0."""
+    import re
+    import urllib.request
+
+    ready = next(line for line in srv.log if "ready: listening on" in line)
+    host, port = re.search(r"metrics on ([\d.]+):(\d+)", ready).groups()
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {name: float(value) for name, value in re.findall(
+        r"^(pgbarrier_leader|pgbarrier_leader_term|pgbarrier_role_since_seconds) (\S+)$",
+        text, re.M)}
+
+
+def test_the_metrics_endpoint_says_who_leads(cluster):
+    leader = cluster.start("--metrics-port", "0")
+    follower = cluster.start("--metrics-port", "0")
+    led, followed = _scrape(leader), _scrape(follower)
+    assert led["pgbarrier_leader"] == 1 and led["pgbarrier_leader_term"] >= 1
+    assert followed["pgbarrier_leader"] == 0
+    assert led["pgbarrier_role_since_seconds"] > 0
+    for srv in (follower, leader):
+        assert stop_server(srv) == 0, "".join(srv.log)

@@ -124,6 +124,9 @@ def test_ready_line_names_the_metrics_port_and_every_promised_metric_is_served(m
         assert scrape.families[name].type == kind, name
     assert any(n.startswith("process_") for n in scrape.families)
     assert scrape.value("pgbarrier_database_paused", database="dev") == 0
+    # the role (issue 17): a single process on the SQLite store leads
+    assert scrape.value("pgbarrier_leader") == 1
+    assert scrape.value("pgbarrier_role_since_seconds") > 0
     # every state and status has a series, 0 when nothing is in it
     for state in ("active", "idle", "idle in transaction"):
         assert scrape.has("pgbarrier_client_connections", database="dev", state=state)

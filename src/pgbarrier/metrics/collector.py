@@ -37,8 +37,11 @@ class StateCollector(Collector):
     def __init__(self, statements: StatementTotals, *,
                  databases: Callable[[], Iterable[DatabaseState]],
                  connections: Callable[[], Iterable[tuple[str, str]]],
-                 jobs: Callable[[], Iterable[tuple[str, str]]]) -> None:
+                 jobs: Callable[[], Iterable[tuple[str, str]]],
+                 role: Callable[[], tuple[Any, ...]] | None = None) -> None:
         self._statements = statements
+        #: (role, term, since, holder) of the process (rw_leader's row; issue 17)
+        self._role = role
         self._databases = databases
         self._connections = connections
         self._jobs = jobs
@@ -67,6 +70,21 @@ class StateCollector(Collector):
                            "Batch-refresh jobs, by database and status",
                            "status", JOB_STATUSES, names, self._jobs())
         yield from self._statement_families()
+        if self._role is not None:
+            yield from self._role_families()
+
+    def _role_families(self) -> Iterable[Any]:
+        role, term, since, _holder = self._role()
+        leader = GaugeMetricFamily("pgbarrier_leader", "1 while this process leads its meta "
+                                   "store (takes barriers and refreshes), else 0 (a follower)")
+        leader.add_metric([], 1.0 if role == "leader" else 0.0)
+        yield leader
+        if term is not None:
+            yield GaugeMetricFamily("pgbarrier_leader_term", "The term this process holds or "
+                                    "last saw on its PostgreSQL meta store", value=float(term))
+        if since is not None:
+            yield GaugeMetricFamily("pgbarrier_role_since_seconds", "When this process took "
+                                    "its present role (Unix time)", value=since.timestamp())
 
     def _statement_families(self) -> Iterable[Any]:
         totals = self._statements.by_database()
