@@ -17,8 +17,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from pgbarrier.meta.schema import SCHEMA_VERSION
-from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore
+from pgbarrier.meta.sqlbase import SqlMetaStore
 
 DEFAULT_SCHEMA = "pgbarrier_meta"
 #: the store connection's application_name in pg_stat_activity, unless the DSN sets one
@@ -77,10 +76,4 @@ class PostgresMetaStore(SqlMetaStore):
             cur.execute("SELECT to_regclass(%s)", (self._p + "meta_info",))
             if cur.fetchone()[0] is None:
                 return
-            cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
-                        ("schema_version",))
-            row = cur.fetchone()
-        version = int(row[0]) if row else 0
-        if version > SCHEMA_VERSION:
-            raise MetaStoreError(f"meta store schema version {version} is newer than this "
-                                 f"pgbarrier's {SCHEMA_VERSION}")
+            self._version_in(cur)

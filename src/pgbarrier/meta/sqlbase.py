@@ -174,16 +174,22 @@ class SqlMetaStore:
             cur.execute(self._sql(sql), tuple(params))
             return list(cur.fetchall())
 
+    def _version_in(self, cur: Any) -> int:
+        """The schema version the store records (0: none), read in ``cur``'s transaction;
+        MetaStoreError when it is newer than this pgbarrier's."""
+        cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
+                    ("schema_version",))
+        row = cur.fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise MetaStoreError(f"meta store schema version {version} is newer than this "
+                                 f"pgbarrier's {SCHEMA_VERSION}")
+        return version
+
     def migrate(self) -> None:
         with self._tx() as cur:
             cur.execute(self._sql(MIGRATIONS[0][0]))
-            cur.execute(self._sql("SELECT value FROM {p}meta_info WHERE key = ?"),
-                        ("schema_version",))
-            row = cur.fetchone()
-            version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise MetaStoreError(f"meta store schema version {version} is newer than this "
-                                     f"pgbarrier's {SCHEMA_VERSION}")
+            version = self._version_in(cur)
             for migration in MIGRATIONS[version:]:
                 for ddl in migration:
                     cur.execute(self._sql(ddl))
