@@ -141,7 +141,7 @@ class SessionRelay:
         self.up.in_batch = True
         if self.session.skip_until_sync:
             return  # after an error everything up to Sync is skipped, as upstream does
-        if not self.expect:
+        if not self.expect and self.session.stats is not None:
             self._batch_started = perf_counter()
         self.wbuf.append(frame)
         self.expect.append((code, name, sql))
@@ -367,14 +367,14 @@ class SessionRelay:
         if not route(sql).relayable:
             return (yield from self._local(_Q, frame))
         self.session.skip_until_sync = False
-        started = perf_counter()
+        stats = self.session.stats
+        started = perf_counter() if stats is not None else 0.0
         up.send(frame)
         up.commands = 0
         up.failed_at = None
         if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
-        stats = self.session.stats
         if stats is not None:
             self._count(stats, up.commands, started)
         self._after_ready()
