@@ -52,13 +52,24 @@ def _wall(mono: float | None, now_wall: float, now_mono: float) -> dt.datetime |
     return dt.datetime.fromtimestamp(now_wall - (now_mono - mono), dt.timezone.utc)
 
 
-def activity_record(conn: Connection, now_wall: float, now_mono: float) -> dict[str, Any] | None:
-    """``conn``'s ``pg_stat_activity`` row by column name (None before its session started)."""
+def state(conn: Connection) -> tuple[str, str] | None:
+    """(database, pg_stat_activity state) of ``conn``'s session, None before it started
+    serving: the one place a connection's state is decided (metrics read it too)."""
     session = conn.session
     executor = session.executor if session is not None else None
     if session is None or executor is None or not conn._serving:
         return None
-    info = executor.info
+    return executor.info.database, "active" if conn.in_batch else _STATES[session.tx]
+
+
+def activity_record(conn: Connection, now_wall: float, now_mono: float) -> dict[str, Any] | None:
+    """``conn``'s ``pg_stat_activity`` row by column name (None before its session started)."""
+    current = state(conn)
+    if current is None:
+        return None
+    session = conn.session
+    assert session is not None and session.executor is not None
+    info = session.executor.info
     batch = conn.last_batch
     active = conn.in_batch
     waiting = info.wait_event if active else None
@@ -74,7 +85,7 @@ def activity_record(conn: Connection, now_wall: float, now_mono: float) -> dict[
                               now_wall, now_mono),
         "wait_event_type": waiting[0] if waiting else None,
         "wait_event": waiting[1] if waiting else None,
-        "state": "active" if active else _STATES[session.tx],
+        "state": current[1],
         "query": query_text(batch, session) if batch else "",
         "backend_type": "client backend",
     }

@@ -557,7 +557,7 @@ class Connection(asyncio.Protocol):
             if len(batch) > 1 or batch[0][0] != 0x53:  # not a lone Sync
                 self.last_batch = batch
             if self.server.log_min_duration_ms >= 0:
-                self._timing = (time.monotonic(), batch)
+                self._timing = (now, batch)
             if self.eof:  # it hung up before this batch began (behind its start-up, say)
                 self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
             if session.relay is not None:

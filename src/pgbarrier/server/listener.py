@@ -59,7 +59,6 @@ from pgbarrier.server import activity
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S, Connection
 from pgbarrier.server.pool import WorkerPool
 from pgbarrier.session.session import Session
-from pgbarrier.session.transaction import TxState
 from pgbarrier.server.auth import Authenticator
 from pgbarrier.server.tls import TlsConfig
 
@@ -194,20 +193,16 @@ class PgBarrierServer:
             self._empty.set()
 
     def connection_states(self) -> list[tuple[str, str]]:
-        """(database, state) of each connection past start-up (any thread; metrics): state
-        ``active`` while a batch of its messages runs, else ``idle`` or ``idle in
-        transaction`` as its session's transaction status says."""
+        """(database, state) of each connection past start-up (any thread; metrics): its
+        pg_stat_activity state (server/activity.py), a failed transaction counted as
+        ``idle in transaction``."""
         with self._lock:
             conns = list(self._conns)
         out = []
         for conn in conns:
-            session = conn.session
-            executor = session.executor if session is not None else None
-            if executor is None or not conn._serving:
-                continue
-            state = ("active" if conn.in_batch else
-                     "idle" if session.tx is TxState.IDLE else "idle in transaction")
-            out.append((executor.info.database, state))
+            current = activity.state(conn)
+            if current is not None:
+                out.append((current[0], current[1].removesuffix(" (aborted)")))
         return out
 
     def activity(self) -> list[dict[str, Any]]:
