@@ -996,6 +996,15 @@ class DuckDBBackend(Backend):
 
     def drop_database(self, name: str) -> None:
         """Close ``name``'s DuckDB and delete its file (its sessions must be closed)."""
+        self._close_database(name)
+        path = self._path(name)
+        if path != ":memory:":
+            for p in (path, path + ".wal"):
+                if os.path.exists(p):
+                    os.remove(p)
+
+    def _close_database(self, name: str) -> None:
+        """Forget ``name``'s open DuckDB (it leaves pg_database) and close it."""
         with self._lock:
             conn = self._dbs.pop(name, None)
             self._catalogs.pop(name, None)
@@ -1003,11 +1012,6 @@ class DuckDBBackend(Backend):
             self._publish_databases()
         if conn is not None:
             conn.close()
-        path = self._path(name)
-        if path != ":memory:":
-            for p in (path, path + ".wal"):
-                if os.path.exists(p):
-                    os.remove(p)
 
     def rename_database(self, old: str, new: str, session: BackendSession | None = None) -> None:
         """Close ``old``'s DuckDB and rename its files; it opens again under ``new``. In
@@ -1027,13 +1031,7 @@ class DuckDBBackend(Backend):
         if os.path.exists(target):
             raise DuplicateDatabase(f'database "{new}" already exists',
                                     detail="Its file is already in the data directory.")
-        with self._lock:
-            conn = self._dbs.pop(old, None)
-            self._catalogs.pop(old, None)
-            self._marker_locks.pop(old, None)
-            self._publish_databases()
-        if conn is not None:
-            conn.close()
+        self._close_database(old)
         if os.path.exists(source + ".wal"):
             os.rename(source + ".wal", target + ".wal")
         if os.path.exists(source):
