@@ -122,8 +122,10 @@ _PARK_BATCH_ROWS = 65536
 
 
 class RowStream:
-    """Rows fetched ``batch_rows`` at a time with ``fetch(n)`` (an empty list: no more);
-    ``to_error`` turns a backend exception into the PgError the client gets."""
+    """Rows fetched ``batch_rows`` at a time with ``fetch(n)``; fewer than ``n`` rows (as
+    DB-API's ``fetchmany`` returns only at the end) means no more, so a short result costs
+    one fetch, not a second one that comes back empty. ``to_error`` turns a backend
+    exception into the PgError the client gets."""
 
     def __init__(self, fetch: Callable[[int], list[tuple[Any, ...]]],
                  to_error: Callable[[Exception], PgError],
@@ -157,6 +159,8 @@ class RowStream:
         try:  # in batches: the rows before an error are kept, and sent before it
             while batch := self._fetch(_PARK_BATCH_ROWS):
                 self._buffer.extend(batch)
+                if len(batch) < _PARK_BATCH_ROWS:
+                    break
         except Exception as exc:  # noqa: BLE001 - the backend's error, raised in its turn
             self._error = self._to_error(exc)
 
@@ -178,9 +182,10 @@ class RowStream:
             except Exception as exc:  # noqa: BLE001 - the backend's error, after the rows sent
                 self._exhausted = True
                 raise self._to_error(exc) from None
-            if not batch:
+            if len(batch) < self._batch_rows:
                 self._exhausted = True
-                return
+                if not batch:
+                    return
             buffer.extend(batch)
 
 

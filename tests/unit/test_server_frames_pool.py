@@ -58,6 +58,42 @@ def test_the_pool_runs_work_on_threads_started_only_when_none_is_idle():
         pool.shutdown()
 
 
+def test_work_goes_to_the_thread_that_went_idle_last():
+    pool = WorkerPool(4, min_workers=4, idle_s=60)
+    try:
+        release = threading.Event()
+        held = [pool.submit(release.wait, 10) for _ in range(3)]  # three threads, all busy
+        release.set()
+        for f in held:
+            f.result(timeout=10)
+        assert pool.wait_idle(3, timeout=10)
+        last = pool.submit(threading.get_ident).result(timeout=10)
+        ran = set()
+        for _ in range(50):  # one at a time: the same warm thread runs each, the others sleep
+            assert pool.wait_idle(3, timeout=10)
+            ran.add(pool.submit(threading.get_ident).result(timeout=10))
+        assert ran == {last} and pool.threads == 3
+    finally:
+        pool.shutdown()
+
+
+def test_call_runs_work_that_reports_itself_and_survives_its_exception():
+    pool = WorkerPool(2, min_workers=0, idle_s=60)
+    try:
+        done: list[int] = []
+        finished = threading.Event()
+
+        def boom() -> None:
+            raise RuntimeError("its own to report")
+
+        pool.call(boom)
+        pool.call(lambda: (done.append(1), finished.set()))
+        assert finished.wait(10) and done == [1]
+        assert pool.submit(lambda: "still serving").result(timeout=10) == "still serving"
+    finally:
+        pool.shutdown()
+
+
 def test_the_pool_grows_to_its_bound_then_queues_and_passes_exceptions_on():
     pool = WorkerPool(3, min_workers=0, idle_s=60)
     release = threading.Event()

@@ -566,8 +566,7 @@ class Connection(asyncio.Protocol):
                 self._relay_frames(None)
             else:
                 self._busy = True
-                future = self.server.pool.submit(self._run_batch, session, batch)
-                future.add_done_callback(self._batch_ran_threadsafe)
+                self.server.pool.call(self._run_batch_reported, session, batch)
 
     def _batch_ended(self, out: bytes, idle: bool) -> None:
         self.in_batch = False
@@ -634,19 +633,27 @@ class Connection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ the worker's batches
 
-    def _batch_ran_threadsafe(self, future: concurrent.futures.Future[Any]) -> None:
+    def _run_batch_reported(self, session: Session, batch: list[bytes]) -> None:
+        """On a worker thread: :meth:`_run_batch`, its outcome handed to the loop."""
+        ran: tuple[bytes, bool, bool] | None = None
+        failed: BaseException | None = None
         try:
-            self.loop.call_soon_threadsafe(self._guard, self._batch_ran, future)
+            ran = self._run_batch(session, batch)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the loop
+            failed = exc
+        try:
+            self.loop.call_soon_threadsafe(self._guard, self._batch_ran, ran, failed)
         except RuntimeError:  # the loop is closed: the server is gone
             pass
 
-    def _batch_ran(self, future: concurrent.futures.Future[Any]) -> None:
+    def _batch_ran(self, ran: tuple[bytes, bool, bool] | None,
+                   failed: BaseException | None) -> None:
         self._busy = False
-        exc = future.exception()
-        if exc is not None:
+        if failed is not None:
             self.in_batch = False
-            raise exc
-        out, idle, terminate = future.result()
+            raise failed
+        assert ran is not None
+        out, idle, terminate = ran
         self._batch_ended(out, idle)
         if terminate:
             self._end()
