@@ -419,16 +419,10 @@ CREATE VIEW @C@.pgcat.pg_enum AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS enumtypid,
        CAST(NULL AS FLOAT) AS enumsortorder, CAST(NULL AS VARCHAR) AS enumlabel WHERE false;
 
--- PostgreSQL's plpgsql, and pgbarrier's own (built in: an OID below 16384, which pg_dump
--- never dumps), whose members are the rw_catalog schema and views (pg_depend)
 CREATE VIEW @C@.pgcat.pg_extension AS
-SELECT * FROM (VALUES
-    (CAST(13500 AS BIGINT), 'plpgsql', CAST(10 AS BIGINT), CAST(11 AS BIGINT), false, '1.0',
-     CAST(NULL AS BIGINT[]), CAST(NULL AS VARCHAR[])),
-    (CAST(13501 AS BIGINT), 'pgbarrier', CAST(10 AS BIGINT), CAST(11 AS BIGINT), false, '1.0',
-     CAST(NULL AS BIGINT[]), CAST(NULL AS VARCHAR[])))
-    AS e(oid, extname, extowner, extnamespace, extrelocatable, extversion, extconfig,
-         extcondition);
+SELECT CAST(13500 AS BIGINT) AS oid, 'plpgsql' AS extname, CAST(10 AS BIGINT) AS extowner,
+       CAST(11 AS BIGINT) AS extnamespace, false AS extrelocatable, '1.0' AS extversion,
+       CAST(NULL AS BIGINT[]) AS extconfig, CAST(NULL AS VARCHAR[]) AS extcondition;
 
 CREATE VIEW @C@.pgcat.pg_replication_slots AS
 SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
@@ -441,7 +435,9 @@ SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
 -- a name in a string literal makes one too many, which only orders the dump), a serial
 -- column's sequence owned by the column (pgbarrier names it <table>_<column>_seq) and
 -- the column's default on its sequence, and pgbarrier's rw_catalog schema and views as
--- members of its built-in extension (so pg_dump leaves them out, as PostgreSQL's own)
+-- members of the one built-in extension, plpgsql (OID below 16384: pg_dump leaves it and
+-- its members out, as it does PostgreSQL's own objects; an extension of pgbarrier's own
+-- would change psql's \dx, which matches PostgreSQL's)
 CREATE VIEW @C@.pgcat.pg_depend AS
 WITH seqdefs AS (
     SELECT c.attrelid, c.attnum, r.nspname,
@@ -468,9 +464,9 @@ SELECT 2604, @C@.pgb.hash_oid('d', CAST(d.attrelid AS VARCHAR), CAST(d.attnum AS
 FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
      AND s.relname = d.seqname
 UNION ALL
-SELECT 2615, n.oid, 0, 3079, 13501, 0, 'e' FROM @C@.pgb.nsps n WHERE n.nspname = 'rw_catalog'
+SELECT 2615, n.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.nsps n WHERE n.nspname = 'rw_catalog'
 UNION ALL
-SELECT 1259, r.oid, 0, 3079, 13501, 0, 'e' FROM @C@.pgb.rels r WHERE r.nspname = 'rw_catalog';
+SELECT 1259, r.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.rels r WHERE r.nspname = 'rw_catalog';
 
 -- the functions of PostgreSQL's built-in casts (builtins.py): what \dC names
 CREATE VIEW @C@.pgcat.pg_proc AS
@@ -665,13 +661,25 @@ SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS tgrelid,
 CREATE MACRO @C@.pgcat.pg_get_triggerdef(trigoid) AS CAST(NULL AS VARCHAR),
     (trigoid, pretty) AS CAST(NULL AS VARCHAR);
 
+-- DuckDB's sequences are bigint; a serial / smallserial column's own is of the column's
+-- type, as PostgreSQL makes it (its maximum capped to the type's)
 CREATE VIEW @C@.pgcat.pg_sequence AS
-SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid,
-       CAST(20 AS BIGINT) AS seqtypid, s.start_value AS seqstart,
-       s.increment_by AS seqincrement, s.max_value AS seqmax, s.min_value AS seqmin,
-       CAST(1 AS BIGINT) AS seqcache, s.cycle AS seqcycle
-FROM duckdb_sequences() s
-JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+WITH seqs AS (
+    SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid, s.*
+    FROM duckdb_sequences() s
+    JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name),
+typed AS (
+    SELECT s.*, coalesce((SELECT c.atttypid FROM @C@.pgcat.pg_depend d
+                          JOIN @C@.pgb.cols c ON c.attrelid = d.refobjid AND c.attnum = d.refobjsubid
+                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype = 'a'
+                            AND c.atttypid IN (21, 23) LIMIT 1), 20) AS typid
+    FROM seqs s)
+SELECT seqrelid, CAST(typid AS BIGINT) AS seqtypid, start_value AS seqstart,
+       increment_by AS seqincrement,
+       CASE typid WHEN 23 THEN least(max_value, 2147483647) WHEN 21 THEN least(max_value, 32767)
+                  ELSE max_value END AS seqmax,
+       min_value AS seqmin, CAST(1 AS BIGINT) AS seqcache, cycle AS seqcycle
+FROM typed;
 
 CREATE VIEW @C@.pgcat.pg_tables AS
 SELECT r.nspname AS schemaname, r.relname AS tablename, getvariable('pgbarrier_user') AS tableowner,
