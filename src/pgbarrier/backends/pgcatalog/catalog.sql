@@ -46,8 +46,14 @@ SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary,
         LEFT JOIN duckdb_columns() c ON c.database_name = x.database_name
              AND c.schema_name = x.schema_name AND c.table_name = x.table_name
              AND c.column_name = u.col)
-FROM (SELECT *, list_transform(string_split(trim(expressions, '[]'), ', '),
-                               lambda e: trim(e, '"')) AS column_names
+-- DuckDB lists an index's keys as [a, "B", '(lower(q))']: a column's name, or an
+-- expression in quotes (its '' doubled) that is already in parentheses, which
+-- PostgreSQL's CREATE INDEX takes as it is
+FROM (SELECT *, list_transform(
+          regexp_extract_all(trim(expressions, '[]'),
+                             '''(?:[^'']|'''')*''|"(?:[^"]|"")*"|[^,\s][^,]*'),
+          lambda e: CASE WHEN starts_with(e, '''') THEN replace(e[2:-2], '''''', '''')
+                         ELSE trim(trim(e), '"') END) AS column_names
       FROM duckdb_indexes()) x;
 
 -- PostgreSQL 15's default btree operator classes (pg_opclass) of the types pgbarrier
