@@ -1,8 +1,10 @@
 """pg_dump of an embedded DuckDB database restores into PostgreSQL (issue 15, item 6).
 
-One schema (tables of PostgreSQL's common column types, primary keys, unique, foreign
-key and CHECK constraints, NOT NULL, defaults, a serial column, a sequence, an index, a
-view, a batch-refresh materialized view and a table in another schema) is built on a
+One schema (tables of PostgreSQL's common column types and arrays, primary keys,
+unique, foreign key and CHECK constraints, some of several columns, NOT NULL, defaults,
+serial columns, a sequence, plain and expression indexes, views (one on another, one in
+another schema), a batch-refresh and a streaming materialized view, comments, a table in
+another schema; names chosen so that pg_dump must order by dependency, not by name) is built on a
 pgbarrier server on DuckDB, dumped with PostgreSQL 15's pg_dump (plain and ``-Fc``) and
 restored into a fresh PostgreSQL database (psql / pg_restore). The same SQL, run
 directly on another fresh PostgreSQL database, is the reference: the restored catalog
@@ -41,6 +43,29 @@ INSERT INTO parent VALUES
     (3, 'c', -7.25, '\N', false, '1999-12-31', NULL, NULL, '{}', '\x', 9000000000);
 INSERT INTO child (parent_id) VALUES (1), (2), (1);
 INSERT INTO s.t VALUES (1, 'one'), (2, '');
+CREATE TABLE z_kinds (id integer PRIMARY KEY, a smallint DEFAULT -1 CHECK (a BETWEEN -5 AND 5),
+    b real, c double precision, d char(3) CHECK (d IN ('abc', 'xyz')), e uuid, f time,
+    g interval, h text[], i integer[], q text DEFAULT 'it''s', ok boolean DEFAULT false,
+    at timestamptz DEFAULT now());
+CREATE TABLE z_pair (x integer, y integer, label varchar(20), PRIMARY KEY (x, y),
+    UNIQUE (label, x));
+CREATE TABLE z_ref (id bigserial PRIMARY KEY, x integer, y integer, n smallserial,
+    FOREIGN KEY (x, y) REFERENCES z_pair (x, y));
+CREATE UNIQUE INDEX z_ref_yx ON z_ref (y, x);
+CREATE INDEX z_kinds_lower ON z_kinds (lower(q));
+CREATE VIEW a_view AS SELECT id, a FROM z_kinds;
+CREATE VIEW a_view_on_view AS SELECT id FROM a_view WHERE a > 0;
+CREATE VIEW s.sv AS SELECT k, v FROM s.t WHERE k > 1;
+COMMENT ON TABLE z_kinds IS 'all kinds';
+COMMENT ON COLUMN z_kinds.q IS 'a ''q''';
+INSERT INTO z_kinds VALUES (1, 2, 1.5, 2.25, 'abc', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+    '12:34:56', '1 day 2 hours', ARRAY['x', 'y z', 'q"u', NULL, 'back\slash', '{}', ''],
+    ARRAY[1, NULL, 3], E'tab\there', true, '2021-06-07 08:09:10+02'),
+    (2, -5, NULL, -0.5, 'xyz', NULL, NULL, '-3 mons', ARRAY[]::text[], NULL, NULL, NULL, NULL);
+INSERT INTO z_pair VALUES (1, 2, 'l'), (3, 4, NULL);
+INSERT INTO z_ref (x, y) VALUES (1, 2), (NULL, NULL);
+-- streaming on pgbarrier; PostgreSQL's is current when created (after the rows)
+CREATE MATERIALIZED VIEW a_streaming AS SELECT count(*) AS n, max(a) AS top FROM z_kinds;
 """
 #: on pgbarrier a batch-refresh view; on the reference PostgreSQL's own materialized view
 VIEW = ("CREATE MATERIALIZED VIEW per_parent {} AS "
@@ -83,13 +108,25 @@ CATALOG = {
         SELECT schemaname, sequencename, data_type::text, start_value, min_value, max_value,
                increment_by, last_value FROM pg_sequences ORDER BY 1, 2""",
     "owned": """
-        SELECT pg_get_serial_sequence('child', 'id')""",
+        SELECT pg_get_serial_sequence('child', 'id'), pg_get_serial_sequence('z_ref', 'id'),
+               pg_get_serial_sequence('z_ref', 'n')""",
+    "comments": """
+        SELECT c.relname, d.objsubid, d.description FROM pg_description d
+        JOIN pg_class c ON c.oid = d.objoid AND d.classoid = 'pg_class'::regclass
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ('public', 's')
+        ORDER BY 1, 2""",
 }
 DATA = {
     "parent": "SELECT * FROM parent ORDER BY id",
     "child": "SELECT * FROM child ORDER BY id",
     "s.t": "SELECT * FROM s.t ORDER BY k",
     "per_parent": "SELECT * FROM per_parent ORDER BY parent_id",
+    "z_kinds": "SELECT * FROM z_kinds ORDER BY id",
+    "z_pair": "SELECT * FROM z_pair ORDER BY x",
+    "z_ref": "SELECT * FROM z_ref ORDER BY id",
+    "a_streaming": "SELECT * FROM a_streaming",
+    "a_view_on_view": "SELECT * FROM a_view_on_view ORDER BY id",
+    "s.sv": "SELECT * FROM s.sv ORDER BY k",
 }
 
 
