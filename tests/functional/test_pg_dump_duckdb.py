@@ -236,3 +236,44 @@ def test_one_table_dumps_alone(setup, tmp_path):
             "'s'::regnamespace", "'public'::regnamespace")
         assert c.execute(constraints).fetchall() == [
             row for row in r.execute(constraints).fetchall() if row[0] == "parent"]
+
+
+#: pg_dump's own statements, answered by pgbarrier on DuckDB as by PostgreSQL (result
+#: rows, or the SQLSTATE of the error); each list runs in one session
+STATEMENTS = [
+    ["SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings "
+     "WHERE name = 'restrict_nonsystem_relation_kind'",
+     "SELECT current_setting('restrict_nonsystem_relation_kind')",
+     "SELECT set_config(name, 'x', false) FROM pg_settings WHERE name = 'no_such_setting'"],
+    ["LOCK TABLE public.parent IN ACCESS SHARE MODE"],
+    ["BEGIN", "LOCK TABLE public.parent, s.t IN ACCESS SHARE MODE", "SELECT count(*) FROM child",
+     "COMMIT"],
+    ["BEGIN", "LOCK TABLE public.no_such_table IN ACCESS SHARE MODE", "ROLLBACK"],
+    ["BEGIN", "LOCK TABLE parent IN ACCESS SHAR MODE", "ROLLBACK"],
+    ["CREATE SEQUENCE dump_seq START 7", "SELECT last_value, is_called FROM public.dump_seq",
+     "SELECT nextval('dump_seq')", "SELECT last_value, is_called FROM public.dump_seq",
+     "SELECT is_called, last_value FROM dump_seq", "DROP SEQUENCE dump_seq"],
+    # (set_config's own answer here is '""' on pgbarrier, '' on PostgreSQL: not pg_dump's)
+    ["SELECT pg_catalog.set_config('search_path', '', false) IS NOT NULL",
+     "SELECT pg_catalog.current_schemas(false)",
+     "SELECT pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint "
+     "WHERE conname = 'child_parent_id_fkey'"],
+]
+
+
+def _answers(dsn: str, statements: list[str]) -> list[object]:
+    out: list[object] = []
+    with psycopg.connect(dsn, autocommit=True) as c:
+        for sql in statements:
+            try:
+                cur = c.execute(sql)
+                out.append(cur.fetchall() if cur.description else cur.statusmessage)
+            except psycopg.Error as exc:
+                out.append(exc.sqlstate)
+    return out
+
+
+@pytest.mark.parametrize("statements", STATEMENTS, ids=lambda s: s[-1 if len(s) < 3 else 1][:40])
+def test_pg_dumps_statements_answer_as_on_postgresql(setup, statements):
+    srv, prefix, base = setup
+    assert _answers(srv.dsn(), statements) == _answers(f"{base}/{prefix}_ref", statements)
