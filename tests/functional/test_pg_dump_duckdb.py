@@ -36,6 +36,7 @@ CREATE SEQUENCE counter START 100;
 CREATE VIEW wide AS SELECT id, code FROM parent WHERE id > 1;
 CREATE SCHEMA s;
 CREATE TABLE s.t (k integer PRIMARY KEY, v text NOT NULL);
+CREATE TABLE s.ser (id serial PRIMARY KEY, t_k integer REFERENCES s.t (k));
 INSERT INTO parent VALUES
     (1, 'a', 1.5, E'tab\there\nnewline \\ backslash ''quote''', true, '2020-01-02',
      '2020-01-02 03:04:05', '2020-01-02 03:04:05+00', '{"a": [1, "x\ty"]}', '\x00ff5c0a', 5),
@@ -43,6 +44,7 @@ INSERT INTO parent VALUES
     (3, 'c', -7.25, '\N', false, '1999-12-31', NULL, NULL, '{}', '\x', 9000000000);
 INSERT INTO child (parent_id) VALUES (1), (2), (1);
 INSERT INTO s.t VALUES (1, 'one'), (2, '');
+INSERT INTO s.ser (t_k) VALUES (2);
 CREATE TABLE z_kinds (id integer PRIMARY KEY, a smallint DEFAULT -1 CHECK (a BETWEEN -5 AND 5),
     b real, c double precision, d char(3) CHECK (d IN ('abc', 'xyz')), e uuid, f time,
     g interval, h text[], i integer[], q text DEFAULT 'it''s', ok boolean DEFAULT false,
@@ -120,6 +122,7 @@ DATA = {
     "parent": "SELECT * FROM parent ORDER BY id",
     "child": "SELECT * FROM child ORDER BY id",
     "s.t": "SELECT * FROM s.t ORDER BY k",
+    "s.ser": "SELECT * FROM s.ser ORDER BY id",
     "per_parent": "SELECT * FROM per_parent ORDER BY parent_id",
     "z_kinds": "SELECT * FROM z_kinds ORDER BY id",
     "z_pair": "SELECT * FROM z_pair ORDER BY x",
@@ -238,6 +241,9 @@ def test_one_table_dumps_alone(setup, tmp_path):
             row for row in r.execute(constraints).fetchall() if row[0] == "parent"]
 
 
+_SERIAL_DEFAULTS = ("SELECT adrelid::regclass::text, pg_get_expr(adbin, adrelid) FROM pg_attrdef "
+                    "WHERE pg_get_expr(adbin, adrelid) LIKE 'nextval%' ORDER BY 1")
+
 #: pg_dump's own statements, answered by pgbarrier on DuckDB as by PostgreSQL (result
 #: rows, or the SQLSTATE of the error); each list runs in one session
 STATEMENTS = [
@@ -257,7 +263,9 @@ STATEMENTS = [
     ["SELECT pg_catalog.set_config('search_path', '', false) IS NOT NULL",
      "SELECT pg_catalog.current_schemas(false)",
      "SELECT pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint "
-     "WHERE conname = 'child_parent_id_fkey'"],
+     "WHERE conname IN ('child_parent_id_fkey', 'ser_t_k_fkey') ORDER BY 1",
+     _SERIAL_DEFAULTS],
+    [_SERIAL_DEFAULTS],
 ]
 
 

@@ -830,15 +830,18 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
 -- the rewrite calls the last overload with the session's search path (PostgreSQL's names):
 -- a serial column's nextval('seq') names its sequence as PostgreSQL decompiles it,
--- nextval('seq'::regclass), qualified when the table's schema is not on the path
+-- nextval('seq'::regclass), qualified when its schema (the table's, unless it is named)
+-- is not on the path
 CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
     (expr, relid, pretty) AS expr,
     (expr, relid, pretty, visible) AS
-    CASE WHEN regexp_full_match(expr, 'nextval\(''[^''.]+''\)')
-         THEN 'nextval(''' || coalesce((SELECT CASE WHEN list_contains(visible, r.k_nspname)
-                                                    THEN '' ELSE r.k_nspname || '.' END
-                                        FROM @C@.pgb.k_rels r WHERE r.k_oid = relid), '')
-              || regexp_extract(expr, 'nextval\(''([^'']+)''\)', 1) || '''::regclass)'
+    CASE WHEN regexp_full_match(expr, 'nextval\(''([^''.]+\.)?[^''.]+''\)')
+         THEN 'nextval(''' || (
+             SELECT CASE WHEN list_contains(visible, nsp) THEN '' ELSE nsp || '.' END
+             FROM (SELECT coalesce(nullif(regexp_extract(expr, 'nextval\(''([^''.]+)\.', 1), ''),
+                                   (SELECT r.k_nspname FROM @C@.pgb.k_rels r
+                                    WHERE r.k_oid = relid)) AS nsp))
+              || regexp_extract(expr, '([^''.]+)''\)$', 1) || '''::regclass)'
          ELSE expr END;
 -- a foreign key's referenced table is qualified when its schema is not on the path
 CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
@@ -926,8 +929,14 @@ CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
                               ELSE replace(nm, '"', '') END
        AND (NOT contains(nm, '.') OR r.k_nspname = replace(split_part(nm, '.', 1), '"', ''))
      ORDER BY r.k_nspname = 'pg_catalog' DESC, r.k_nspname = 'public' DESC LIMIT 1);
+-- a relation's name, qualified when its schema is not in visible (the session's search
+-- path and pg_catalog: the rewrite passes them)
 CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
     coalesce((SELECT CASE WHEN r.k_nspname IN ('public', 'pg_catalog') THEN r.k_relname
+                          ELSE r.k_nspname || '.' || r.k_relname END
+              FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), CAST(reloid AS VARCHAR)),
+    (reloid, visible) AS
+    coalesce((SELECT CASE WHEN list_contains(visible, r.k_nspname) THEN r.k_relname
                           ELSE r.k_nspname || '.' || r.k_relname END
               FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), CAST(reloid AS VARCHAR));
 CREATE MACRO @C@.pgcat.regtype_oid(nm) AS

@@ -416,10 +416,10 @@ class _Rewriter:
                 found = _catalog_func(f"reg{kind}_oid", [inner])
                 if isinstance(node.parent, (*_COMPARISONS, exp.Cast)):
                     return found
-                return _catalog_func(f"reg{kind}_name", [found])
+                return _catalog_func(f"reg{kind}_name", [found, *self._visible(kind)])
             if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
                 return inner
-            return _catalog_func(f"reg{kind}_name", [inner])
+            return _catalog_func(f"reg{kind}_name", [inner, *self._visible(kind)])
         if target in _REG_TYPES:  # regproc & co.: names are kept as text
             if isinstance(inner, exp.Literal) and inner.is_string:
                 return exp.Literal.string(inner.name.split(".")[-1])
@@ -437,6 +437,14 @@ class _Rewriter:
                 return None
             return node
         return None
+
+    def _visible(self, kind: str) -> list[exp.Expr]:
+        """The schemas whose relations a ``::regclass`` name leaves unqualified (the search
+        path, and pg_catalog), as the extra argument of ``regclass_name``."""
+        if kind != "class":
+            return []
+        names = {"pg_catalog", *self.ctx.search_path()}
+        return [exp.Array(expressions=[exp.Literal.string(n) for n in sorted(names)])]
 
     def visit(self, node: exp.Expr, ctes: set[str]) -> exp.Expr:
         if node.meta.get("pgbarrier"):
