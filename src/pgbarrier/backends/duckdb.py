@@ -1187,9 +1187,11 @@ class DuckDBBackend(Backend):
             (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
             if cancel is not None:
                 cancel.check()  # an interrupt that missed the query still rolls it back
-            if replace:
+            if replace and cur.execute(
+                    f"SELECT definition IS NOT NULL FROM {MARKER_SCHEMA}.materialized_views "
+                    "WHERE name = $1", [name]).fetchone() != (False,):
                 cur.execute("COMMIT")
-            else:
+            else:  # a create, or a view made before the marker kept definitions
                 self._marked(database, cur, name, "batch", definition)
             return int(count)
         return self._transaction(database, body, cancel)
