@@ -255,6 +255,7 @@ STATEMENTS = [
     ["BEGIN", "LOCK TABLE public.parent, s.t IN ACCESS SHARE MODE", "SELECT count(*) FROM child",
      "COMMIT"],
     ["BEGIN", "LOCK TABLE public.no_such_table IN ACCESS SHARE MODE", "ROLLBACK"],
+    ["BEGIN", "LOCK ONLY parent, child * IN ACCESS SHARE MODE NOWAIT", "COMMIT"],
     ["BEGIN", "LOCK TABLE parent IN ACCESS SHAR MODE", "ROLLBACK"],
     ["CREATE SEQUENCE dump_seq START 7", "SELECT last_value, is_called FROM public.dump_seq",
      "SELECT nextval('dump_seq')", "SELECT last_value, is_called FROM public.dump_seq",
@@ -285,3 +286,42 @@ def _answers(dsn: str, statements: list[str]) -> list[object]:
 def test_pg_dumps_statements_answer_as_on_postgresql(setup, statements):
     srv, prefix, base = setup
     assert _answers(srv.dsn(), statements) == _answers(f"{base}/{prefix}_ref", statements)
+
+
+def test_a_lock_that_would_block_others_is_refused(setup):
+    srv, _prefix, _base = setup
+    with psycopg.connect(srv.dsn()) as c:
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="EXCLUSIVE MODE"):
+            c.execute("LOCK TABLE parent")  # ACCESS EXCLUSIVE: DuckDB cannot block others
+
+
+def test_a_batch_view_made_before_definitions_were_kept_dumps_after_a_refresh(tmp_path):
+    """A data dir of an older pgbarrier: its marker row has no definition (made so here
+    with DuckDB itself, the server stopped)."""
+    import duckdb
+
+    data = tmp_path / "data"
+    srv = start_server("--data-dir", str(data))
+    try:
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            c.execute("CREATE TABLE t (a integer)")
+            c.execute("INSERT INTO t VALUES (1), (2)")
+            c.execute("CREATE MATERIALIZED VIEW old WITH (refresh.interval.sec = 3600) AS "
+                      "SELECT sum(a) AS s FROM t")
+    finally:
+        assert stop_server(srv) == 0
+    with duckdb.connect(str(data / "dev.duckdb")) as db:
+        db.execute("UPDATE pgbarrier.materialized_views SET definition = NULL")
+    srv = start_server("--data-dir", str(data))
+    try:
+        path = str(tmp_path / "old.sql")
+        cmd = ["pg_dump", "-h", srv.host, "-p", str(srv.port), "-U", "root", "-f", path, "dev"]
+        before = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert before.returncode != 0 and "appears to be empty" in before.stderr
+        with psycopg.connect(srv.dsn(), autocommit=True) as c:
+            c.execute("REFRESH MATERIALIZED VIEW old")
+        _dump(srv, path)
+        with open(path, encoding="utf-8") as f:
+            assert "CREATE MATERIALIZED VIEW public.old AS" in f.read()
+    finally:
+        assert stop_server(srv) == 0
