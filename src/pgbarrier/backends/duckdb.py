@@ -160,6 +160,9 @@ from pgbarrier.backends.duckdb_types import (
 from pgbarrier.backends.duckdb_cursors import Cursor, parse_close, parse_declare, parse_fetch
 from pgbarrier.backends.duckdb_cursors import missing as missing_cursor
 from pgbarrier.backends.duckdb_keywords import quote_keyword_names
+from pgbarrier.backends.duckdb_lock import lock_targets
+from pgbarrier.backends.duckdb_sequences import COLUMNS as SEQUENCE_COLUMNS
+from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
@@ -479,6 +482,14 @@ class DuckDBSession(BackendSession):
                 return own_schema
         elif words and words[0] in _TX_TAGS:
             return self._transaction(sql, words)
+        elif words[:1] == ("SELECT",) and "_" in sql and (read := sequence_read(sql)) is not None:
+            row = sequence_row(self._cursor, read, list(self.search_path()))
+            if row is not None:  # duckdb_sequences: a sequence read as its one row
+                return rowset([Column(c, SEQUENCE_COLUMNS[c]) for c in read.columns], [row])
+        elif words and words[0] == "LOCK":
+            for name in lock_targets(sql, self.client.in_block):  # duckdb_lock
+                self.execute(f"SELECT * FROM {name} LIMIT 0")  # 42P01 for a missing one
+            return command("LOCK TABLE")
         client = self.client
         client.tx_queried = True
         if client.read_only:
@@ -1045,20 +1056,23 @@ class DuckDBBackend(Backend):
                              self.signals)
 
     @staticmethod
-    def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None) -> None:
+    def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None,
+              definition: str | None = None) -> None:
         """Record (or with ``kind=None`` forget) that ``name`` is a materialized view, in
         the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is
-        (the marker table exists since the database was opened)."""
+        (the marker table exists since the database was opened). ``definition`` is a
+        batch view's query as the client wrote it (PostgreSQL's SQL), for
+        ``pg_get_viewdef`` (a batch view is a table: DuckDB keeps no query of it)."""
         cur.execute(f"DELETE FROM {MARKER_SCHEMA}.materialized_views WHERE name = $1", [name])
         if kind is not None:
-            cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views VALUES ($1, $2)",
-                        [name, kind])
+            cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views "
+                        "(name, kind, definition) VALUES ($1, $2, $3)", [name, kind, definition])
 
     def _marked(self, database: str, cur: duckdb.DuckDBPyConnection, name: str,
-                kind: str | None) -> None:
+                kind: str | None, definition: str | None = None) -> None:
         """Write the marker row and COMMIT, serialised with the other marker writes."""
         with self._marker_locks.get(database) or threading.Lock():
-            self._mark(cur, name, kind)
+            self._mark(cur, name, kind, definition)
             cur.execute("COMMIT")
 
     def _transaction(self, database: str, body: Any, cancel: RefreshCancel | None = None
@@ -1165,6 +1179,7 @@ class DuckDBBackend(Backend):
         """In one transaction: (re)create table ``name`` from ``query``, count it, commit
         (a create marks it too)."""
         verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+        definition = self._aliased(columns, query)  # PostgreSQL's SQL, for pg_get_viewdef
         query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
@@ -1172,10 +1187,12 @@ class DuckDBBackend(Backend):
             (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
             if cancel is not None:
                 cancel.check()  # an interrupt that missed the query still rolls it back
-            if replace:
+            if replace and cur.execute(
+                    f"SELECT definition IS NOT NULL FROM {MARKER_SCHEMA}.materialized_views "
+                    "WHERE name = $1", [name]).fetchone() != (False,):
                 cur.execute("COMMIT")
-            else:
-                self._marked(database, cur, name, "batch")
+            else:  # a create, or a view made before the marker kept definitions
+                self._marked(database, cur, name, "batch", definition)
             return int(count)
         return self._transaction(database, body, cancel)
 

@@ -44,6 +44,7 @@ from pgbarrier.backends.pgcatalog.rewrite import (
 from pgbarrier.sql.public_schema import map_public, may_name_public
 from pgbarrier.backends.pgcatalog import MARKER_SCHEMA
 from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
+from pgbarrier.backends.pgcatalog.viewdefs import view_definition
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
 
@@ -112,7 +113,17 @@ class SessionCatalog:
                 signals=self._signals)
             if self._activity is not None:
                 context.activity_table = self._activity
+            context.view_definition = self._view_definition
         return context
+
+    def _view_definition(self, oid: int) -> str | None:
+        if self.installer is None:
+            return None
+        cur = self.installer.cursor()
+        try:
+            return view_definition(cur, oid, self._search_path())
+        finally:
+            cur.close()
 
     def rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
         """The SQL to run and the column type overrides (empty when not a catalog query):

@@ -12,7 +12,7 @@ Rules this package keeps:
   schemas keep their names; ``pg_catalog`` (OID 11), ``information_schema`` and
   ``rw_catalog`` list pgbarrier's emulated relations; temporary objects are in
   ``pg_temp_1``. The hidden schema ``pgbarrier`` of each user database holds
-  ``materialized_views`` (name, kind), created once when the backend opens the database
+  ``materialized_views`` (name, kind, definition: a batch view's query), created once when the backend opens the database
   (:meth:`CatalogInstaller.ensure_marker`, outside any transaction) and written by the
   DuckDB backend in the same transaction that creates or drops a batch-refresh or
   streaming view, so ``relkind`` is ``'m'`` for exactly those.
@@ -62,7 +62,14 @@ FIXED_OIDS = {"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class"
               "pg_sequence": 2224, "pg_publication_rel": 6106,
               "pg_publication_namespace": 6237, "pg_cast": 2605, "pg_operator": 2617,
               "pg_opclass": 2616, "pg_opfamily": 2753, "pg_language": 2612,
-              "pg_rewrite": 2618}
+              "pg_rewrite": 2618, "pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417,
+              "pg_default_acl": 826, "pg_conversion": 2607, "pg_event_trigger": 3466,
+              "pg_subscription": 6100, "pg_ts_parser": 3601, "pg_ts_template": 3764,
+              "pg_ts_dict": 3600, "pg_ts_config": 3602, "pg_transform": 3576,
+              "pg_largeobject_metadata": 2995, "pg_partitioned_table": 3350,
+              "pg_range": 3541, "pg_foreign_table": 3118, "pg_init_privs": 3394,
+              "pg_amop": 2602, "pg_amproc": 2603, "pg_seclabel": 3596,
+              "pg_shseclabel": 3592}
 
 _SQL = resources.files(__package__).joinpath("catalog.sql").read_text(encoding="utf-8")
 
@@ -102,13 +109,21 @@ class CatalogInstaller:
                 self._install()
                 self._installed = True
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of the database with the catalog installed (the caller closes it)."""
+        self.ensure()
+        return self._conn.cursor()
+
     def ensure_marker(self, cur: duckdb.DuckDBPyConnection) -> None:
         """The ``pgbarrier.materialized_views`` table of the user database (idempotent).
         Called when the database is opened, before any client: creating the schema in
         concurrent transactions is a DuckDB catalog write-write conflict."""
         cur.execute(f"CREATE SCHEMA IF NOT EXISTS {MARKER_SCHEMA}")
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.materialized_views "
-                    "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL)")
+                    "(name VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, definition VARCHAR)")
+        # a batch view's query (pg_get_viewdef); data dirs made before it lack the column
+        cur.execute(f"ALTER TABLE {MARKER_SCHEMA}.materialized_views "
+                    "ADD COLUMN IF NOT EXISTS definition VARCHAR")
         # declared types DuckDB forgets (varchar(n), char(n), jsonb): declared.py
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
                     "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "

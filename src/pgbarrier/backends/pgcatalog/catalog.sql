@@ -46,8 +46,14 @@ SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary,
         LEFT JOIN duckdb_columns() c ON c.database_name = x.database_name
              AND c.schema_name = x.schema_name AND c.table_name = x.table_name
              AND c.column_name = u.col)
-FROM (SELECT *, list_transform(string_split(trim(expressions, '[]'), ', '),
-                               lambda e: trim(e, '"')) AS column_names
+-- DuckDB lists an index's keys as [a, "B", '(lower(q))']: a column's name, or an
+-- expression in quotes (its '' doubled) that is already in parentheses, which
+-- PostgreSQL's CREATE INDEX takes as it is
+FROM (SELECT *, list_transform(
+          regexp_extract_all(trim(expressions, '[]'),
+                             '''(?:[^'']|'''')*''|"(?:[^"]|"")*"|[^,\s][^,]*'),
+          lambda e: CASE WHEN starts_with(e, '''') THEN replace(e[2:-2], '''''', '''')
+                         ELSE trim(trim(e), '"') END) AS column_names
       FROM duckdb_indexes()) x;
 
 -- PostgreSQL 15's default btree operator classes (pg_opclass) of the types pgbarrier
@@ -111,11 +117,12 @@ WITH objs AS (
     SELECT database_name, schema_name, sequence_name, 'S', 3, false, 0, temporary, comment,
            1, NULL, NULL, false
     FROM duckdb_sequences()),
-mv AS (SELECT name, kind FROM @U@.pgbarrier.materialized_views)
+mv AS (SELECT name, kind, definition FROM @U@.pgbarrier.materialized_views)
 SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnamespace,
        n.nspname, o.duck_db, o.duck_schema,
        CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE o.kind0 END AS relkind, o.relnatts,
-       o.relhasindex, o.relchecks, o.temporary, o.comment, o.reltuples, o.viewdef,
+       o.relhasindex, o.relchecks, o.temporary, o.comment, o.reltuples,
+       coalesce(o.viewdef, mv.definition) AS viewdef,
        o.hastriggers,
        CASE WHEN o.indtable IS NOT NULL THEN @C@.pgb.reloid(n.nspname, o.indtable) END
            AS indrelid
@@ -195,7 +202,9 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
             -- DuckDB prints a comparison or boolean expression in parentheses already
             ELSE CASE WHEN regexp_full_match(k.expression, '\(.*\)') THEN 'CHECK ' || k.expression
                       ELSE 'CHECK (' || k.expression || ')' END END AS condef,
-       k.expression AS conbin
+       k.expression AS conbin,
+       -- a foreign key's referenced table is in the constraint's schema (DuckDB's rule)
+       CASE WHEN k.referenced_table IS NOT NULL THEN n.nspname END AS refnsp
 FROM duckdb_constraints() k
 JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
 WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
@@ -209,7 +218,8 @@ FROM @C@.pgb.rels;
 CREATE VIEW @C@.pgb.k_types AS SELECT oid AS k_oid, typname AS k_typname, fmt AS k_fmt
 FROM @C@.pgb.types;
 CREATE VIEW @C@.pgb.k_nsps AS SELECT oid AS k_oid, nspname AS k_nspname FROM @C@.pgb.nsps;
-CREATE VIEW @C@.pgb.k_cons AS SELECT oid AS k_oid, condef AS k_condef FROM @C@.pgb.cons;
+CREATE VIEW @C@.pgb.k_cons AS SELECT oid AS k_oid, condef AS k_condef, refnsp AS k_refnsp
+FROM @C@.pgb.cons;
 
 -- ------------------------------------------------------------------ pg_catalog (schema pgcat)
 
@@ -289,7 +299,10 @@ SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
        CAST(0 AS BIGINT) AS typsubscript, CAST(typelem AS BIGINT) AS typelem,
        CAST(typarray AS BIGINT) AS typarray, typinput, typoutput,
        typname || 'recv' AS typreceive, typname || 'send' AS typsend, '-' AS typmodin,
-       '-' AS typmodout, '-' AS typanalyze, 'i' AS typalign, 'p' AS typstorage,
+       '-' AS typmodout, '-' AS typanalyze, 'i' AS typalign,
+       -- as pg_attribute.attstorage has it (pg_dump writes SET STORAGE where they differ)
+       CASE WHEN oid IN (1700, 1231) THEN 'm' WHEN typlen = -1 THEN 'x' ELSE 'p' END
+           AS typstorage,
        false AS typnotnull, CAST(0 AS BIGINT) AS typbasetype, CAST(-1 AS INTEGER) AS typtypmod,
        CAST(0 AS INTEGER) AS typndims,
        CAST(CASE WHEN oid IN (25, 1043, 1042, 19, 1009, 1015, 1014) THEN 100 ELSE 0 END AS BIGINT)
@@ -423,11 +436,43 @@ SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
        CAST(NULL AS VARCHAR) AS database, CAST(NULL AS BOOLEAN) AS temporary,
        CAST(NULL AS BOOLEAN) AS active WHERE false;
 
+-- what pg_dump orders its objects by: a view (or materialized view) on every relation of
+-- its database whose name is a word of its query (DuckDB keeps no dependencies of a view;
+-- a name in a string literal makes one too many, which only orders the dump), a serial
+-- column's sequence owned by the column (pgbarrier names it <table>_<column>_seq) and
+-- the column's default on its sequence, and pgbarrier's rw_catalog schema and views as
+-- members of the one built-in extension, plpgsql (OID below 16384: pg_dump leaves it and
+-- its members out, as it does PostgreSQL's own objects; an extension of pgbarrier's own
+-- would change psql's \dx, which matches PostgreSQL's)
 CREATE VIEW @C@.pgcat.pg_depend AS
-SELECT CAST(NULL AS BIGINT) AS classid, CAST(NULL AS BIGINT) AS objid,
-       CAST(NULL AS INTEGER) AS objsubid, CAST(NULL AS BIGINT) AS refclassid,
-       CAST(NULL AS BIGINT) AS refobjid, CAST(NULL AS INTEGER) AS refobjsubid,
-       CAST(NULL AS VARCHAR) AS deptype WHERE false;
+WITH seqdefs AS (
+    SELECT c.attrelid, c.attnum, r.nspname,
+           (SELECT t.relname FROM @C@.pgb.rels t WHERE t.oid = c.attrelid) AS tblname,
+           regexp_extract(c.column_default, 'nextval\(''(?:[^''.]+\.)?([^''.]+)''\)', 1) AS seqname
+    FROM @C@.pgb.cols c JOIN @C@.pgb.rels r ON r.oid = c.attrelid
+    WHERE regexp_full_match(c.column_default, 'nextval\(''[^'']+''\)'))
+SELECT CAST(1259 AS BIGINT) AS classid, CAST(v.oid AS BIGINT) AS objid,
+       CAST(0 AS INTEGER) AS objsubid, CAST(1259 AS BIGINT) AS refclassid,
+       CAST(r.oid AS BIGINT) AS refobjid, CAST(0 AS INTEGER) AS refobjsubid, 'n' AS deptype
+FROM @C@.pgb.rels v JOIN @C@.pgb.rels r
+     ON r.duck_db = v.duck_db AND r.oid <> v.oid AND r.relkind IN ('r', 'v', 'm')
+    AND regexp_matches(v.viewdef, '(^|[^A-Za-z0-9_$])' || r.relname || '($|[^A-Za-z0-9_$])', 'i')
+WHERE v.relkind IN ('v', 'm') AND v.viewdef IS NOT NULL AND v.duck_db = '@UNAME@'
+UNION ALL
+SELECT 1259, s.oid, 0, 1259, d.attrelid, CAST(d.attnum AS INTEGER), 'a'
+FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
+     AND s.relname = d.seqname AND d.seqname = d.tblname || '_' ||
+         (SELECT c.attname FROM @C@.pgb.cols c WHERE c.attrelid = d.attrelid
+            AND c.attnum = d.attnum) || '_seq'
+UNION ALL
+SELECT 2604, @C@.pgb.hash_oid('d', CAST(d.attrelid AS VARCHAR), CAST(d.attnum AS VARCHAR)), 0,
+       1259, s.oid, 0, 'n'
+FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
+     AND s.relname = d.seqname
+UNION ALL
+SELECT 2615, n.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.nsps n WHERE n.nspname = 'rw_catalog'
+UNION ALL
+SELECT 1259, r.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.rels r WHERE r.nspname = 'rw_catalog';
 
 -- the functions of PostgreSQL's built-in casts (builtins.py): what \dC names
 CREATE VIEW @C@.pgcat.pg_proc AS
@@ -447,8 +492,8 @@ SELECT CAST(p.oid AS BIGINT) AS oid, p.proname, CAST(11 AS BIGINT) AS pronamespa
 FROM @C@.pgb.procs p;
 
 CREATE VIEW @C@.pgcat.pg_cast AS
-SELECT CAST(@C@.pgb.hash_oid('cast', CAST(castsource AS VARCHAR), CAST(casttarget AS VARCHAR))
-            AS BIGINT) AS oid,
+-- built-in OIDs (below 16384, as PostgreSQL's own casts have: pg_dump leaves them out)
+SELECT CAST(10000 + row_number() OVER (ORDER BY castsource, casttarget) AS BIGINT) AS oid,
        castsource, casttarget, castfunc, castcontext, castmethod
 FROM @C@.pgb.casts;
 
@@ -519,6 +564,78 @@ SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS subdbid,
        CAST(NULL AS VARCHAR) AS subsynccommit, CAST(NULL AS VARCHAR[]) AS subpublications
 WHERE false;
 
+-- catalogs pg_dump reads that have no rows on DuckDB (no foreign tables, text search
+-- objects, ranges, transforms, partitions, large objects, operator families' members,
+-- security labels or initial privileges)
+CREATE VIEW @C@.pgcat.pg_foreign_table AS
+SELECT CAST(NULL AS BIGINT) AS ftrelid, CAST(NULL AS BIGINT) AS ftserver,
+       CAST(NULL AS VARCHAR[]) AS ftoptions WHERE false;
+CREATE VIEW @C@.pgcat.pg_init_privs AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS INTEGER) AS objsubid, CAST(NULL AS VARCHAR) AS privtype,
+       CAST(NULL AS VARCHAR[]) AS initprivs WHERE false;
+CREATE VIEW @C@.pgcat.pg_ts_parser AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS prsname,
+       CAST(NULL AS BIGINT) AS prsnamespace, CAST(NULL AS VARCHAR) AS prsstart,
+       CAST(NULL AS VARCHAR) AS prstoken, CAST(NULL AS VARCHAR) AS prsend,
+       CAST(NULL AS VARCHAR) AS prsheadline, CAST(NULL AS VARCHAR) AS prslextype WHERE false;
+CREATE VIEW @C@.pgcat.pg_ts_template AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS tmplname,
+       CAST(NULL AS BIGINT) AS tmplnamespace, CAST(NULL AS VARCHAR) AS tmplinit,
+       CAST(NULL AS VARCHAR) AS tmpllexize WHERE false;
+CREATE VIEW @C@.pgcat.pg_ts_dict AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS dictname,
+       CAST(NULL AS BIGINT) AS dictnamespace, CAST(NULL AS BIGINT) AS dictowner,
+       CAST(NULL AS BIGINT) AS dicttemplate, CAST(NULL AS VARCHAR) AS dictinitoption WHERE false;
+CREATE VIEW @C@.pgcat.pg_ts_config AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS cfgname,
+       CAST(NULL AS BIGINT) AS cfgnamespace, CAST(NULL AS BIGINT) AS cfgowner,
+       CAST(NULL AS BIGINT) AS cfgparser WHERE false;
+CREATE VIEW @C@.pgcat.pg_range AS
+SELECT CAST(NULL AS BIGINT) AS rngtypid, CAST(NULL AS BIGINT) AS rngsubtype,
+       CAST(NULL AS BIGINT) AS rngmultitypid, CAST(NULL AS BIGINT) AS rngcollation,
+       CAST(NULL AS BIGINT) AS rngsubopc, CAST(NULL AS VARCHAR) AS rngcanonical,
+       CAST(NULL AS VARCHAR) AS rngsubdiff WHERE false;
+CREATE VIEW @C@.pgcat.pg_transform AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS trftype,
+       CAST(NULL AS BIGINT) AS trflang, CAST(NULL AS VARCHAR) AS trffromsql,
+       CAST(NULL AS VARCHAR) AS trftosql WHERE false;
+CREATE VIEW @C@.pgcat.pg_partitioned_table AS
+SELECT CAST(NULL AS BIGINT) AS partrelid, CAST(NULL AS VARCHAR) AS partstrat,
+       CAST(NULL AS SMALLINT) AS partnatts, CAST(NULL AS BIGINT) AS partdefid,
+       CAST(NULL AS SMALLINT[]) AS partattrs, CAST(NULL AS BIGINT[]) AS partclass,
+       CAST(NULL AS BIGINT[]) AS partcollation, CAST(NULL AS VARCHAR) AS partexprs WHERE false;
+CREATE VIEW @C@.pgcat.pg_largeobject_metadata AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS lomowner,
+       CAST(NULL AS VARCHAR[]) AS lomacl WHERE false;
+CREATE VIEW @C@.pgcat.pg_amop AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS amopfamily,
+       CAST(NULL AS BIGINT) AS amoplefttype, CAST(NULL AS BIGINT) AS amoprighttype,
+       CAST(NULL AS SMALLINT) AS amopstrategy, CAST(NULL AS VARCHAR) AS amoppurpose,
+       CAST(NULL AS BIGINT) AS amopopr, CAST(NULL AS BIGINT) AS amopmethod,
+       CAST(NULL AS BIGINT) AS amopsortfamily WHERE false;
+CREATE VIEW @C@.pgcat.pg_amproc AS
+SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS amprocfamily,
+       CAST(NULL AS BIGINT) AS amproclefttype, CAST(NULL AS BIGINT) AS amprocrighttype,
+       CAST(NULL AS SMALLINT) AS amprocnum, CAST(NULL AS VARCHAR) AS amproc WHERE false;
+CREATE VIEW @C@.pgcat.pg_seclabel AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS INTEGER) AS objsubid, CAST(NULL AS VARCHAR) AS provider,
+       CAST(NULL AS VARCHAR) AS label WHERE false;
+CREATE VIEW @C@.pgcat.pg_seclabels AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS INTEGER) AS objsubid, CAST(NULL AS VARCHAR) AS objtype,
+       CAST(NULL AS BIGINT) AS objnamespace, CAST(NULL AS VARCHAR) AS objname,
+       CAST(NULL AS VARCHAR) AS provider, CAST(NULL AS VARCHAR) AS label WHERE false;
+CREATE VIEW @C@.pgcat.pg_shseclabel AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS VARCHAR) AS provider, CAST(NULL AS VARCHAR) AS label WHERE false;
+-- no privileges are kept: every ACL is NULL, so is the default one
+CREATE MACRO @C@.pgcat.acldefault(objtype, ownerid) AS CAST(NULL AS VARCHAR[]);
+-- options lists are always NULL here: no rows
+CREATE MACRO @C@.pgcat.pg_options_to_table(opts) AS TABLE
+    SELECT CAST(NULL AS VARCHAR) AS option_name, CAST(NULL AS VARCHAR) AS option_value WHERE false;
+
 CREATE VIEW @C@.pgcat.pg_rewrite AS
 SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,
        CAST(NULL AS BIGINT) AS ev_class, CAST(NULL AS VARCHAR) AS ev_type,
@@ -550,13 +667,25 @@ SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS BIGINT) AS tgrelid,
 CREATE MACRO @C@.pgcat.pg_get_triggerdef(trigoid) AS CAST(NULL AS VARCHAR),
     (trigoid, pretty) AS CAST(NULL AS VARCHAR);
 
+-- DuckDB's sequences are bigint; a serial / smallserial column's own is of the column's
+-- type, as PostgreSQL makes it (its maximum capped to the type's)
 CREATE VIEW @C@.pgcat.pg_sequence AS
-SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid,
-       CAST(20 AS BIGINT) AS seqtypid, s.start_value AS seqstart,
-       s.increment_by AS seqincrement, s.max_value AS seqmax, s.min_value AS seqmin,
-       CAST(1 AS BIGINT) AS seqcache, s.cycle AS seqcycle
-FROM duckdb_sequences() s
-JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+WITH seqs AS (
+    SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid, s.*
+    FROM duckdb_sequences() s
+    JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name),
+typed AS (
+    SELECT s.*, coalesce((SELECT c.atttypid FROM @C@.pgcat.pg_depend d
+                          JOIN @C@.pgb.cols c ON c.attrelid = d.refobjid AND c.attnum = d.refobjsubid
+                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype = 'a'
+                            AND c.atttypid IN (21, 23) LIMIT 1), 20) AS typid
+    FROM seqs s)
+SELECT seqrelid, CAST(typid AS BIGINT) AS seqtypid, start_value AS seqstart,
+       increment_by AS seqincrement,
+       CASE typid WHEN 23 THEN least(max_value, 2147483647) WHEN 21 THEN least(max_value, 32767)
+                  ELSE max_value END AS seqmax,
+       min_value AS seqmin, CAST(1 AS BIGINT) AS seqcache, cycle AS seqcycle
+FROM typed;
 
 CREATE VIEW @C@.pgcat.pg_tables AS
 SELECT r.nspname AS schemaname, r.relname AS tablename, getvariable('pgbarrier_user') AS tableowner,
@@ -699,12 +828,33 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          THEN CASE WHEN typoid IN (1043, 1015) THEN 'character varying(' ELSE 'character(' END
               || (typmod - 4) || ')' || CASE WHEN typoid IN (1015, 1014) THEN '[]' ELSE '' END
          ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
+-- the rewrite calls the last overload with the session's search path (PostgreSQL's names):
+-- a serial column's nextval('seq') names its sequence as PostgreSQL decompiles it,
+-- nextval('seq'::regclass), qualified when its schema (the table's, unless it is named)
+-- is not on the path
 CREATE MACRO @C@.pgcat.pg_get_expr(expr, relid) AS expr,
-    (expr, relid, pretty) AS expr;
+    (expr, relid, pretty) AS expr,
+    (expr, relid, pretty, visible) AS
+    CASE WHEN regexp_full_match(expr, 'nextval\(''([^''.]+\.)?[^''.]+''\)')
+         THEN 'nextval(''' || (
+             SELECT CASE WHEN list_contains(visible, nsp) THEN '' ELSE nsp || '.' END
+             FROM (SELECT coalesce(nullif(regexp_extract(expr, 'nextval\(''([^''.]+)\.', 1), ''),
+                                   (SELECT r.k_nspname FROM @C@.pgb.k_rels r
+                                    WHERE r.k_oid = relid)) AS nsp))
+              || regexp_extract(expr, '([^''.]+)''\)$', 1) || '''::regclass)'
+         ELSE expr END;
+-- a foreign key's referenced table is qualified when its schema is not on the path
 CREATE MACRO @C@.pgcat.pg_get_constraintdef(conoid) AS
     (SELECT k.k_condef FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid),
     (conoid, pretty) AS
-    (SELECT k.k_condef FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid);
+    (SELECT k.k_condef FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid),
+    (conoid, pretty, visible) AS
+    (SELECT CASE WHEN k.k_refnsp IS NULL OR list_contains(visible, k.k_refnsp) THEN k.k_condef
+                 ELSE replace(k.k_condef, ' REFERENCES ',
+                              ' REFERENCES ' || CASE WHEN regexp_full_match(k.k_refnsp, '[a-z_][a-z0-9_$]*')
+                              THEN k.k_refnsp ELSE '"' || replace(k.k_refnsp, '"', '""') || '"'
+                              END || '.') END
+     FROM @C@.pgb.k_cons k WHERE k.k_oid = conoid);
 CREATE MACRO @C@.pgcat.pg_get_indexdef(idxoid) AS
     (SELECT indexdef FROM @C@.pgcat.pg_indexes i
      WHERE @C@.pgb.reloid(i.schemaname, i.indexname) = idxoid),
@@ -756,6 +906,12 @@ CREATE MACRO @C@.pgcat.quote_ident(nm) AS
               AND nm NOT IN (SELECT keyword_name FROM duckdb_keywords()
                                WHERE keyword_category = 'reserved')
          THEN nm ELSE '"' || replace(nm, '"', '""') || '"' END;
+-- PostgreSQL's quote_literal(): a backslash makes it an E'' string with backslashes doubled
+CREATE MACRO @C@.pgcat.quote_literal(val) AS
+    CASE WHEN val IS NULL THEN NULL
+         WHEN contains(CAST(val AS VARCHAR), '\')
+         THEN 'E''' || replace(replace(CAST(val AS VARCHAR), '\', '\\'), '''', '''''') || ''''
+         ELSE '''' || replace(CAST(val AS VARCHAR), '''', '''''') || '''' END;
 -- a name as text, qualified or not, quoted or not ("a"."b": the quotes are dropped)
 -- a qualified name split into its identifiers: unquoted ones folded to lower case, quoted
 -- ones kept with "" undoubled (Grafana's column picker)
@@ -773,8 +929,14 @@ CREATE MACRO @C@.pgcat.regclass_oid(nm) AS
                               ELSE replace(nm, '"', '') END
        AND (NOT contains(nm, '.') OR r.k_nspname = replace(split_part(nm, '.', 1), '"', ''))
      ORDER BY r.k_nspname = 'pg_catalog' DESC, r.k_nspname = 'public' DESC LIMIT 1);
+-- a relation's name, qualified when its schema is not in visible (the session's search
+-- path and pg_catalog: the rewrite passes them)
 CREATE MACRO @C@.pgcat.regclass_name(reloid) AS
     coalesce((SELECT CASE WHEN r.k_nspname IN ('public', 'pg_catalog') THEN r.k_relname
+                          ELSE r.k_nspname || '.' || r.k_relname END
+              FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), CAST(reloid AS VARCHAR)),
+    (reloid, visible) AS
+    coalesce((SELECT CASE WHEN list_contains(visible, r.k_nspname) THEN r.k_relname
                           ELSE r.k_nspname || '.' || r.k_relname END
               FROM @C@.pgb.k_rels r WHERE r.k_oid = reloid), CAST(reloid AS VARCHAR));
 CREATE MACRO @C@.pgcat.regtype_oid(nm) AS

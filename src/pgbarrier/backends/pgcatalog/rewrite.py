@@ -103,6 +103,9 @@ class CatalogContext:
     process_id: Callable[[], int] = lambda: 0
     #: whether ``pgb_signal(caller, action, pid)`` exists (pg_cancel/terminate_backend)
     signals: bool = False
+    #: ``pg_get_viewdef(oid)`` of one view, its relations qualified as the search path
+    #: needs (:mod:`pgbarrier.backends.pgcatalog.viewdefs`); None for no view
+    view_definition: Callable[[int], str | None] = lambda oid: None
 
 
 @dataclass
@@ -212,6 +215,9 @@ class _Rewriter:
         self.pg_class_aliases = pg_class_aliases
         #: alias -> OID of the pg_catalog relation it names (for ``alias.tableoid``)
         self.catalog_aliases = catalog_aliases or {}
+        #: id of an unqualified ``tableoid`` column -> OID of the one catalog relation of
+        #: its SELECT (:func:`_bare_tableoids`)
+        self.bare_tableoids: dict[int, int] = {}
 
     # ---------------------------------------------------------------- tables
 
@@ -333,6 +339,31 @@ class _Rewriter:
                     isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
                 local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
                 return _string(ctx.set_config(args[0].name, args[1].name, local))
+            if name == "set_config" and len(args) == 3 and isinstance(args[0], exp.Column) \
+                    and all(isinstance(a, (exp.Literal, exp.Boolean)) for a in args[1:]):
+                # pg_dump: ``SELECT set_config(name, 'v', false) FROM pg_settings WHERE
+                # name = 'x'``: the one row's setting is named by the WHERE
+                setting = _setting_named_by_where(node, args[0])
+                if setting is None:
+                    raise FeatureNotSupported(
+                        "set_config() naming its setting by a column is supported only for "
+                        "the one pg_settings row a WHERE name = '...' selects")
+                local = bool(args[2].this) if isinstance(args[2], exp.Boolean) else False
+                try:
+                    return _string(ctx.set_config(setting, args[1].name, local))
+                except PgError as exc:
+                    if exc.sqlstate != "42704":
+                        raise
+                    return exp.Null()  # no such row in pg_settings: no row to apply it to
+            if name == "pg_get_viewdef" and args and _oid_literal(args[0]) is not None:
+                # pg_dump's ``pg_get_viewdef('16429'::oid)``: qualified names (viewdefs.py)
+                return _string(ctx.view_definition(_oid_literal(args[0])))
+            if name in ("pg_get_constraintdef", "pg_get_expr") and len(args) in (1, 2, 3):
+                # the overload that qualifies names off the search path (catalog.sql)
+                fixed = list(args) + [exp.false()] * ((2 if name == "pg_get_expr" else 1)
+                                                      + 1 - len(args))
+                return _catalog_func(name, [*fixed, exp.Array(expressions=[
+                    exp.Literal.string(n) for n in ctx.search_path()])])
             if name == "pg_backend_pid" and not args:
                 return exp.Cast(this=exp.Literal.number(ctx.process_id()),
                                 to=exp.DataType.build("INTEGER"))
@@ -385,10 +416,10 @@ class _Rewriter:
                 found = _catalog_func(f"reg{kind}_oid", [inner])
                 if isinstance(node.parent, (*_COMPARISONS, exp.Cast)):
                     return found
-                return _catalog_func(f"reg{kind}_name", [found])
+                return _catalog_func(f"reg{kind}_name", [found, *self._visible(kind)])
             if isinstance(node.parent, _COMPARISONS) or isinstance(inner, exp.Cast):
                 return inner
-            return _catalog_func(f"reg{kind}_name", [inner])
+            return _catalog_func(f"reg{kind}_name", [inner, *self._visible(kind)])
         if target in _REG_TYPES:  # regproc & co.: names are kept as text
             if isinstance(inner, exp.Literal) and inner.is_string:
                 return exp.Literal.string(inner.name.split(".")[-1])
@@ -407,6 +438,14 @@ class _Rewriter:
             return node
         return None
 
+    def _visible(self, kind: str) -> list[exp.Expr]:
+        """The schemas whose relations a ``::regclass`` name leaves unqualified (the search
+        path, and pg_catalog), as the extra argument of ``regclass_name``."""
+        if kind != "class":
+            return []
+        names = {"pg_catalog", *self.ctx.search_path()}
+        return [exp.Array(expressions=[exp.Literal.string(n) for n in sorted(names)])]
+
     def visit(self, node: exp.Expr, ctes: set[str]) -> exp.Expr:
         if node.meta.get("pgbarrier"):
             return node
@@ -417,7 +456,11 @@ class _Rewriter:
             if isinstance(qualifier, exp.Identifier) and \
                     folded(qualifier) in ("pg_catalog", "information_schema"):
                 self.changed = True
-                return node.expression  # already rewritten (children go first)
+                inner = node.expression  # already rewritten (children go first)
+                if isinstance(inner, exp.Anonymous) and inner.name.lower() == "current_schemas" \
+                        and len(inner.expressions) == 1:  # sqlglot's type only when bare
+                    return self.function(exp.CurrentSchemas(this=inner.expressions[0]))
+                return inner
             return node
         if isinstance(node, exp.Cast):  # before Func: a Cast is a Func to sqlglot
             replaced = self.cast(node)
@@ -431,6 +474,9 @@ class _Rewriter:
                 self.changed = True
                 return replaced
             return node
+        if isinstance(node, exp.Column) and id(node) in self.bare_tableoids:
+            self.changed = True  # ``SELECT tableoid ... FROM pg_type``: the one relation's
+            return exp.Literal.number(self.bare_tableoids[id(node)])
         if isinstance(node, exp.Column) and node.name.lower() == "tableoid" and \
                 node.table.lower() in self.catalog_aliases:
             # the system column: the OID of the catalog relation the row is from
@@ -468,6 +514,35 @@ class _Rewriter:
             self.changed = True
             return node.this
         return node
+
+
+def _oid_literal(node: exp.Expr) -> int | None:
+    """The OID ``'16429'``, ``16429`` or ``'16429'::oid`` names; None for another expression."""
+    if isinstance(node, exp.Cast):
+        node = node.this
+    if isinstance(node, exp.Literal) and node.name.isdigit():
+        return int(node.name)
+    return None
+
+
+def _setting_named_by_where(call: exp.Expr, column: exp.Column) -> str | None:
+    """``'x'`` of ``WHERE name = 'x'`` in the SELECT of ``call`` (over ``pg_settings``),
+    where ``column`` is that ``name``."""
+    select = call.find_ancestor(exp.Select)
+    where = select.args.get("where") if select is not None else None
+    if where is None or column.name.lower() != "name":
+        return None
+    sources = [select.args.get("from_")] + list(select.args.get("joins") or ())
+    if len(sources) != 1 or sources[0] is None or not isinstance(sources[0].this, exp.Table) \
+            or sources[0].this.name.lower() != "pg_settings":
+        return None
+    cond = where.this
+    if isinstance(cond, exp.EQ):
+        for a, b in ((cond.this, cond.expression), (cond.expression, cond.this)):
+            if isinstance(a, exp.Column) and a.name.lower() == "name" and \
+                    isinstance(b, exp.Literal) and b.is_string:
+                return b.name
+    return None
 
 
 def _is_text(node: exp.Expr) -> bool:
@@ -535,6 +610,29 @@ def _catalog_aliases(tree: exp.Expr) -> dict[str, int]:
     return out
 
 
+def _bare_tableoids(tree: exp.Expr) -> dict[int, int]:
+    """id of each unqualified ``tableoid`` column -> the OID of the catalog relation its
+    SELECT reads, when that SELECT reads exactly one relation and it has a fixed OID."""
+    from pgbarrier.backends.pgcatalog import FIXED_OIDS
+
+    out = {}
+    for col in tree.find_all(exp.Column):
+        if col.table or col.name.lower() != "tableoid":
+            continue
+        select = col.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        sources = [select.args.get("from_") or select.args.get("from")]
+        sources += [j.this for j in select.args.get("joins") or ()]
+        tables = [t.this if isinstance(t, exp.From) else t for t in sources if t is not None]
+        if len(tables) == 1 and isinstance(tables[0], exp.Table) and \
+                isinstance(tables[0].this, exp.Identifier) and \
+                tables[0].name.lower() in FIXED_OIDS and \
+                folded(tables[0].args.get("db")) in (None, "pg_catalog"):
+            out[id(col)] = FIXED_OIDS[tables[0].name.lower()]
+    return out
+
+
 def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     """DuckDB SQL for a catalog query, or None when ``sql`` touches no catalog object."""
     tree = parse_single(sql)
@@ -565,6 +663,7 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
     rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
+    rewriter.bare_tableoids = _bare_tableoids(tree)
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
     named = unemulated_relation(tree, ctes, any_catalog=False)
     if named is not None:  # never DuckDB's own pg_catalog / information_schema
