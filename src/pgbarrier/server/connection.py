@@ -551,7 +551,7 @@ class Connection(asyncio.Protocol):
                 return
             self.in_batch = True
             self.batches += 1
-            self.began = now = time.monotonic()
+            self.began = session.received_at = now = time.monotonic()
             if session.tx is TxState.IDLE:
                 self.xact_began = now
             if len(batch) > 1 or batch[0][0] != 0x53:  # not a lone Sync

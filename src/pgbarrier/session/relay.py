@@ -48,7 +48,7 @@ frame (type byte, length, payload). Rules it keeps:
 from __future__ import annotations
 
 from collections.abc import Generator
-from time import perf_counter
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
@@ -101,8 +101,6 @@ class SessionRelay:
         #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
         #: texts again and again, and this spares the decode and the route cache lookup
         self._verdicts: dict[bytes, tuple[bool, str]] = {}
-        #: ``perf_counter()`` when the relayed batch's first message was queued (metrics)
-        self._batch_started = 0.0
 
     # ------------------------------------------------------------------ entry point
 
@@ -141,8 +139,6 @@ class SessionRelay:
         self.up.in_batch = True
         if self.session.skip_until_sync:
             return  # after an error everything up to Sync is skipped, as upstream does
-        if not self.expect and self.session.stats is not None:
-            self._batch_started = perf_counter()
         self.wbuf.append(frame)
         self.expect.append((code, name, sql))
 
@@ -276,7 +272,7 @@ class SessionRelay:
         if self.wbuf or self.expect or up.dirty:
             self.wbuf.append(frame)
             self._send()
-            up.done = 0
+            up.done = up.commands = 0
             up.failed_at = None
             if (yield from up.pump(s.out.chunks)) == COPY_IN:
                 self._enter_copy(0)
@@ -298,7 +294,7 @@ class SessionRelay:
         up = self.up
         self.wbuf.append(_FLUSH)
         self._send()
-        up.done = 0
+        up.done = up.commands = 0
         up.failed_at = None
         if (yield from up.pump(self.session.out.chunks, len(self.expect))) == COPY_IN:
             self._enter_copy(len(self.expect))
@@ -309,8 +305,9 @@ class SessionRelay:
         """Account for the replies of ``expect`` read by the last pump (no ReadyForQuery)."""
         s = self.session
         failed_at = self.up.failed_at
-        if s.stats is not None:
-            self._count_batch()
+        stats = s.stats
+        if stats is not None:
+            self._count_batch(stats)
         for i, (code, name, sql) in enumerate(self.expect):
             if failed_at is not None and i >= failed_at:
                 self._forget(code, name)
@@ -333,8 +330,9 @@ class SessionRelay:
     def _after_ready(self) -> None:
         s = self.session
         up = self.up
-        if s.stats is not None and self.expect:
-            self._count_batch()
+        stats = s.stats
+        if stats is not None and self.expect:
+            self._count_batch(stats)
         if up.failed_at is not None:
             for i, (code, name, _sql) in enumerate(self.expect):
                 if i >= up.failed_at:
@@ -368,7 +366,6 @@ class SessionRelay:
             return (yield from self._local(_Q, frame))
         self.session.skip_until_sync = False
         stats = self.session.stats
-        started = perf_counter() if stats is not None else 0.0
         up.send(frame)
         up.commands = 0
         up.failed_at = None
@@ -376,15 +373,16 @@ class SessionRelay:
             self._enter_copy(0)
             return True
         if stats is not None:
-            self._count(stats, up.commands, started)
+            self._count(stats, up.commands)
         self._after_ready()
         return True
 
-    def _count(self, stats: Any, ok: int, started: float) -> None:
+    def _count(self, stats: Any, ok: int) -> None:
         """Metrics: ``ok`` relayed statements succeeded, then one failed if the upstream
-        said so (a relayed Query or batch is one duration observation)."""
+        said so. A relayed Query or batch is one duration observation, from when the
+        connection read it (``Session.received_at``) to its last reply."""
         up = self.up
-        seconds = perf_counter() - started
+        seconds = monotonic() - self.session.received_at
         if up.failed_at is not None:
             if ok:
                 stats.ok_many(RELAYED, ok, seconds)
@@ -392,18 +390,19 @@ class SessionRelay:
         else:
             stats.ok_many(RELAYED, max(ok, 1), seconds)
 
-    def _count_batch(self) -> None:
-        """Metrics of the relayed extended messages in ``expect``: each Execute is one
-        statement; a failure (of any message of the batch) is one failed statement."""
-        failed_at = self.up.failed_at
-        upto = self.expect if failed_at is None else self.expect[:failed_at]
-        ok = 0
-        for code, _name, _sql in upto:
-            if code == _E:
-                ok += 1
-        stats = self.session.stats
-        if ok or failed_at is not None:
-            self._count(stats, ok, self._batch_started)
+    def _count_batch(self, stats: Any) -> None:
+        """Metrics of the relayed extended messages in ``expect``: each statement that
+        completed (the upstream's CommandComplete, counted by the pump) is one, and a
+        failure (of any message of the batch) one failed statement. The success path is
+        one frame and one ``ok_many``: it runs once per relayed batch."""
+        up = self.up
+        ok = up.commands
+        up.commands = 0  # a later pump of the same batch counts only its own
+        if up.failed_at is None:
+            if ok:
+                stats.ok_many(RELAYED, ok, monotonic() - self.session.received_at)
+            return
+        self._count(stats, ok)
 
     def _function_call(self, frame: bytes) -> Steps:
         """FunctionCall (libpq's fast path, large objects) is the upstream's, relayed like
@@ -426,7 +425,7 @@ class SessionRelay:
             self.wbuf.append(_SYNC)
             self._send()
             out = self.session.out.chunks
-            up.done = 0
+            up.done = up.commands = 0
             up.failed_at = None
             yield from up.pump(out)
             last = out[-1]
