@@ -173,11 +173,13 @@ class Server:
         return ""
 
 
-def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60) -> Server:
-    """``python -m pgbarrier serve --port 0 ...``; waits for its ready line (which names the port)."""
+def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60,
+                    wrap: list[str] | None = None) -> Server:
+    """``python -m pgbarrier serve --port 0 ...``; waits for its ready line (which names the port).
+    ``wrap``: a command to run it under (valgrind, say)."""
     tmp = tempfile.TemporaryDirectory(prefix="pgbarrier-bench-")
     log_path = Path(tmp.name) / "server.log"
-    cmd = [sys.executable, "-m", "pgbarrier", "serve", "--port", "0", *args]
+    cmd = [*(wrap or ()), sys.executable, "-m", "pgbarrier", "serve", "--port", "0", *args]
     if "--data-dir" not in args:
         cmd += ["--data-dir", ":memory:"]
     log = open(log_path, "w")  # noqa: SIM115 - the child owns it
@@ -198,19 +200,19 @@ def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60) ->
 
 
 def _start_script(name: str, python: Path | str, script: Path, lead: list[str],
-                  args: list[str]) -> Server:
+                  args: list[str], wrap: list[str] | None = None) -> Server:
     """``python script lead... --port <free> args...``, its output in a log; waits for the port."""
     tmp = tempfile.TemporaryDirectory(prefix=f"{name}-bench-")
     log_path = Path(tmp.name) / "server.log"
     port = free_port()
     log = open(log_path, "w")  # noqa: SIM115
-    proc = subprocess.Popen([str(python), *(["-W", "ignore"] if python == BASELINE_PY else []),
+    proc = subprocess.Popen([*(wrap or ()), str(python), *(["-W", "ignore"] if python == BASELINE_PY else []),
                              str(script), *lead, "--port", str(port), *args],
                             stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
     log.close()
     server = Server(name, proc, "127.0.0.1", port, log_path, _tmp=tmp)
     try:
-        wait_port(port, proc)
+        wait_port(port, proc, timeout=300 if wrap else 60)
     except RuntimeError as exc:
         text = server.log_tail(40)
         server.stop()
@@ -227,13 +229,14 @@ def start_baseline(kind: str, *args: str) -> Server:
                          [kind], list(args))
 
 
-def start_minimal_relay(upstream_port: int = 5432) -> Server:
+def start_minimal_relay(upstream_port: int = 5432, wrap: list[str] | None = None) -> Server:
     """``bench/minimal_relay.py`` (the Python ceiling) in this venv on a free port."""
     return _start_script("minimal-relay", sys.executable, BENCH / "minimal_relay.py", [],
-                         ["--upstream-port", str(upstream_port)])
+                         ["--upstream-port", str(upstream_port)], wrap)
 
 
-def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20) -> Server:
+def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20,
+                    wrap: list[str] | None = None) -> Server:
     """PgBouncer in session mode on a free port; ``databases`` maps a name to a libpq string.
 
     ``auth_type = any`` (client names are not checked; each database entry names the
@@ -254,19 +257,23 @@ def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20) -> Server
     ini = d / "pgbouncer.ini"
     ini.write_text("\n".join(lines) + "\n")
     cmd = [pgbouncer_binary()]
+    as_postgres: list[str] = []
     if os.geteuid() == 0:
         user = pwd.getpwnam("postgres")
         os.chmod(d, 0o755)
         for p in (d, ini):
             os.chown(p, user.pw_uid, user.pw_gid)
-        cmd += ["-u", "postgres"]
-    cmd.append(str(ini))
+        if wrap:  # a wrapper runs as postgres too: PgBouncer's own -u would drop under it
+            as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+        else:
+            cmd += ["-u", "postgres"]
+    cmd = [*as_postgres, *(wrap or ()), *cmd, str(ini)]
     out = open(d / "stdout.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     out.close()
     server = Server("pgbouncer", proc, "127.0.0.1", port, d / "pgbouncer.log", _tmp=tmp)
     try:
-        wait_port(port, proc)
+        wait_port(port, proc, timeout=300 if wrap else 60)
     except RuntimeError as exc:
         text = (d / "stdout.log").read_text(errors="replace")
         server.stop()

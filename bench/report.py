@@ -931,6 +931,7 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
                  for name, r in th["rows"].items()])
     else:
         d("Not run.", "")
+    _instructions(d, _load(results, "instructions"), summary)
     pl = _load(results, "pause_under_load")
     d("### PAUSE→RESUME while another database serves load", "")
     d("Command: `python bench/pause_under_load.py --rounds 200`: PAUSE then RESUME on `dev` "
@@ -947,6 +948,43 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
                         _num(p99, 2, " ms"), _mark(p99 is not None and p99 <= 5)])
     else:
         d("Not run.", "")
+
+
+def _instructions(d: Doc, ins: dict[str, Any] | None, summary: list[list[str]]) -> None:
+    d("### Instructions per transaction (callgrind)", "")
+    d("Command: `python bench/instructions.py`: each server under `valgrind --tool=callgrind`, "
+      "the instructions it executes (user space, all threads) counted over `pgbench -t` runs "
+      "of two lengths (2 clients, `-S`, scale 1); their difference over the difference in "
+      "transactions is one transaction's cost, connection set-up cancelled out. The count "
+      "is the same whatever else the machine does, so these columns compare across runs "
+      "too. Kernel time is not in it (the system calls, the same for each relay: most of "
+      "PgBouncer's CPU). The DuckDB rows count one pgbench client's `SELECT 1` through "
+      "`pgbarrier serve` against `cursor.execute('SELECT 1').fetchall()` in process, by the "
+      "same interpreter.", "")
+    if not ins or ins.get("skipped") or not ins.get("cells"):
+        d(f"Not run{': ' + ins['skipped'] if ins and ins.get('skipped') else ''}.", "")
+        return
+    rows = []
+    for cell in ins["cells"]:
+        b, bm = cell.get("pgbarrier"), cell.get("pgbarrier_metrics")
+        mr, pb = cell.get("minimal_relay"), cell.get("pgbouncer")
+        rows.append([cell["script"], cell["mode"], _num(b), _num(bm), _num(mr),
+                     _num(pb) if pb else cell.get("pgbouncer_error", "—")[:60],
+                     f"+{100 * (bm / b - 1):.1f}%" if b and bm else "—", _x(_ratio(b, mr)),
+                     _x(_ratio(b, pb))])
+    d.table(["script", "-M", "pgbarrier --upstream", "… --metrics-port 0", "minimal relay",
+             "PgBouncer", "metrics on: more", "pgbarrier / minimal", "pgbarrier / PgBouncer"],
+            rows)
+    more = [_ratio(c.get("pgbarrier_metrics"), c.get("pgbarrier")) for c in ins["cells"]]
+    more = [m - 1 for m in more if m]
+    if more:
+        summary.append(["issue 16 metrics", "recording metrics: instructions per relayed "
+                        "transaction, port on over off (callgrind)",
+                        f"worst +{100 * max(more):.1f}%", "—"])
+    if ins.get("duckdb"):
+        d.table(["DuckDB `SELECT 1`, -M", "pgbarrier serve", "in process", "ratio"],
+                [[r["mode"], _num(r.get("server")), _num(r.get("in_process")),
+                  _x(_ratio(r.get("server"), r.get("in_process")))] for r in ins["duckdb"]])
 
 
 def _summary(d: Doc, rows: list[list[str]]) -> None:
@@ -1133,6 +1171,12 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
 # --------------------------------------------------------------------------- entry
 
 
+def _benchmark_names() -> list[str]:
+    from run_all import BENCHMARKS  # the runner imports this module only when it renders
+
+    return list(BENCHMARKS)
+
+
 def render(results: Path) -> str:
     run = _load(results, "run")
     pt = _load(results, "passthrough")
@@ -1226,10 +1270,8 @@ def render(results: Path) -> str:
          "then runs `bench/run_all.py`, which runs each script below and renders this file. "
          "It needs the PostgreSQL server on 127.0.0.1:5432 (trust, user `postgres`) and "
          "`pgbench`; what is missing is skipped with the reason in its section. One benchmark: "
-         "`.venv/bin/python bench/run_all.py --only passthrough` (names: classifier, dialect, "
-         "control_roundtrip, create_latency, refresh_lateness_1000, refresh_lateness_100, "
-         "memory, scale, profile, duckdb, passthrough, startup_time, streaming_memory, connection_flood, history_startup); `--quick` for smaller "
-         "sizes. Each script also runs alone (`python bench/<script>.py --help`).", "")
+         "`.venv/bin/python bench/run_all.py --only passthrough` (names: "
+         + ", ".join(_benchmark_names()) + "); `--quick` for smaller sizes. Each script also runs alone (`python bench/<script>.py --help`).", "")
     return head.text() + "\n" + body.text() + "\n" + tail.text()
 
 

@@ -97,6 +97,10 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "quick": ["--rounds", "1", "--transactions", "5000", "--statements", "5000"],
         "smoke": ["--rounds", "1", "--transactions", "20", "--statements", "20",
                   "--modes", "extended"]}),
+    "instructions": ("instructions.py", {
+        "full": [], "quick": ["--modes", "prepared", "--n2", "300"],
+        "smoke": ["--modes", "prepared", "--n1", "2", "--n2", "4", "--no-duckdb",
+                  "--targets", "pgbarrier"]}),
     "thread_hop": ("thread_hop.py", {
         "full": ["--rounds", "5000"], "quick": ["--rounds", "2000"], "smoke": ["--rounds", "20"]}),
     "pause_under_load": ("pause_under_load.py", {

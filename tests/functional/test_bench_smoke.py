@@ -44,7 +44,7 @@ import pytest  # noqa: E402
 
 SUITE = ["classifier", "dialect", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
          "streaming_memory", "connection_flood", "history_startup", "duckdb_overhead",
-         "pause_under_load", "thread_hop", "failover"]
+         "pause_under_load", "thread_hop", "failover", "instructions"]
 
 
 @pytest.fixture(scope="module")
