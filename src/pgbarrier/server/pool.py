@@ -65,6 +65,7 @@ class WorkerPool:
         self._name = name
         self._lock = threading.Lock()
         self._went_idle = threading.Condition(self._lock)
+        self._idle_watchers = 0  # threads in wait_idle: only then is going idle announced
         self._idle: list[_Idle] = []  # the thread idle last is at the end
         self._backlog: deque[_Work] = deque()
         self._threads = 0
@@ -78,7 +79,11 @@ class WorkerPool:
     def wait_idle(self, n: int, timeout: float) -> bool:
         """Wait until ``n`` threads are idle (True), or ``timeout`` seconds (False)."""
         with self._went_idle:
-            return self._went_idle.wait_for(lambda: len(self._idle) >= n, timeout)
+            self._idle_watchers += 1
+            try:
+                return self._went_idle.wait_for(lambda: len(self._idle) >= n, timeout)
+            finally:
+                self._idle_watchers -= 1
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         future: Future = Future()
@@ -124,7 +129,8 @@ class WorkerPool:
                     break
                 me.work = None
                 self._idle.append(me)
-                self._went_idle.notify_all()
+                if self._idle_watchers:
+                    self._went_idle.notify_all()
             work = self._sleep(me)
         with lock:
             self._threads -= 1
