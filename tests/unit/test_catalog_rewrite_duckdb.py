@@ -65,13 +65,13 @@ def test_public_is_duckdb_main_and_qualified_columns_lose_the_schema() -> None:
 
 
 def test_reg_casts() -> None:
-    assert "pgcat.regclass_oid('pg_namespace')" in rw("SELECT 'pg_namespace'::regclass")
+    assert "pgcat.regclass_in('pg_namespace')" in rw("SELECT 'pg_namespace'::regclass")
     # the name is qualified unless its schema is on the search path (or pg_catalog)
     assert "pgcat.regclass_name(c.oid, ['pg_catalog', 'public'])" in rw(
         "SELECT c.oid::pg_catalog.regclass FROM t AS c")
     # compared with another reg* value, both sides stay OIDs
     out = rw("SELECT 1 FROM p WHERE p.t::regtype != 'trigger'::regtype")
-    assert "p.t <> pgbarrier_catalog.pgcat.regtype_oid('trigger')" in out
+    assert "p.t <> pgbarrier_catalog.pgcat.regtype_in('trigger')" in out
     assert "'array_in'" in rw("SELECT typinput = 'pg_catalog.array_in'::regproc FROM pg_type")
 
 

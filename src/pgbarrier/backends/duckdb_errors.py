@@ -50,6 +50,9 @@ _CLASS_STATE: list[tuple[type[BaseException], str]] = [
     (duckdb.ProgrammingError, "42000"),
 ]
 
+#: an error the catalog raises itself (privileges.sql's pgb.fail)
+_OWN_ERROR = re.compile(r"^pgbarrier:([0-9A-Z]{5}):(.*)$", re.S)
+
 _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r'^(?:Table|View) with name "?([^"!]+)"? does not exist'), "42P01",
      'relation "{0}" does not exist'),
@@ -185,6 +188,9 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
     hint = detail_lines[0] if detail_lines and detail_lines[0].startswith(("Did you mean", "Candidate")) else None
     if hint is not None and _SYSTEM_SUGGESTION.search(hint):
         hint = None  # DuckDB's guess from its own or pgbarrier's catalog views misleads
+    own = _OWN_ERROR.match(message)
+    if own is not None:  # the catalog's pgb.fail: PostgreSQL's SQLSTATE and message
+        return PgError.by_sqlstate(own.group(1))(own.group(2), sqlstate=own.group(1))
     state = "XX000"
     for cls, code in _CLASS_STATE:
         if isinstance(exc, cls):

@@ -71,7 +71,10 @@ FIXED_OIDS = {"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class"
               "pg_amop": 2602, "pg_amproc": 2603, "pg_seclabel": 3596,
               "pg_shseclabel": 3592}
 
-_SQL = resources.files(__package__).joinpath("catalog.sql").read_text(encoding="utf-8")
+#: the catalog's views and macros: catalog.sql, then privileges.sql (the has_*_privilege
+#: family and the strict reg* lookups, which read the views the first defines)
+_SQL = "\n".join(resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+                 for name in ("catalog.sql", "privileges.sql"))
 
 
 def _names(kind: str, schema: str) -> frozenset[str]:

@@ -78,7 +78,7 @@ __all__ = ["CatalogContext", "CatalogUnparsed", "Rewritten", "may_touch_catalog"
 _TRIGGERS = ("pg_", "information_schema", "regclass", "regtype", "regproc", "regnamespace",
              "current_setting", "set_config", "current_schema", "current_database",
              "current_user", "session_user", "quote_ident", "format_type", "obj_description",
-             "col_description")
+             "col_description", "_privilege")
 
 
 def may_touch_catalog(sql: str) -> bool:
@@ -414,9 +414,9 @@ class _Rewriter:
             kind = target[3:]
             if (isinstance(inner, exp.Literal) and inner.is_string) or \
                     isinstance(inner, (exp.Placeholder, exp.Parameter)):
-                return _catalog_func(f"reg{kind}_oid", [inner])
+                return _catalog_func(f"reg{kind}_in", [inner])  # 42P01 & co. when missing
             if _is_text(inner):  # a name built as text (format('%I.%I', s, t)::regclass)
-                found = _catalog_func(f"reg{kind}_oid", [inner])
+                found = _catalog_func(f"reg{kind}_in", [inner])
                 if isinstance(node.parent, (*_COMPARISONS, exp.Cast)):
                     return found
                 return _catalog_func(f"reg{kind}_name", [found, *self._visible(kind)])
