@@ -363,7 +363,7 @@ class ControlPlane:
             return self._pause_resume(stmt.database, Resume(by=info.user), info, "running",
                                       session)
         if isinstance(stmt, st.Flush):
-            self._wait(self.barrier.schedule(db, Flush()).collected, info)
+            self._wait(self.barrier.run(db, Flush()).collected, info)
             return command("FLUSH")
         if isinstance(stmt, st.CreateMaterializedView):
             return self._create_mv(stmt, info, session)
@@ -420,7 +420,7 @@ class ControlPlane:
             raise InvalidCatalogName(f'database "{database}" does not exist')
         # ALTER DATABASE is the owner's (PostgreSQL's rule; DuckDB has no roles)
         self.backend.require_database_right("alter", database, info.user, session)
-        outcome = self._wait(self.barrier.schedule(database, cmd).collected, info)
+        outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
         if outcome.changed:
             log.info('database "%s" %s by %s', database, target, info.user,

@@ -18,6 +18,7 @@ from pgbarrier.barrier import (
     ManualClock,
     Pause,
 )
+from pgbarrier.barrier.notifier import Notifier
 from pgbarrier.barrier.scheduler import DEFAULT_COLLECTORS
 from pgbarrier.errors import InternalError, ObjectNotInPrerequisiteState
 
@@ -268,5 +269,106 @@ def test_remove_database_waits_for_its_barrier_being_collected(gate: Gate) -> No
         assert removed.is_set()
         assert n.wait(0) > 0  # it was collected before remove returned
         assert not mgr.has_database("slow")
+    finally:
+        mgr.stop()
+
+
+def test_a_command_for_an_idle_database_runs_on_its_issuers_thread() -> None:
+    threads: list[str] = []
+
+    def on_commit(snap: DatabaseSnapshot) -> None:
+        threads.append(threading.current_thread().name)
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=on_commit)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        assert mgr.pause("dev", "alice", timeout=WAIT).changed is True
+        assert mgr.resume("dev", "alice", timeout=WAIT).changed is True
+        assert mgr.flush("dev", timeout=WAIT) > 0
+        # schedule() (the issuer does not wait) still hands over to the scheduler's threads
+        mgr.schedule("dev", Flush()).wait(WAIT)
+    finally:
+        mgr.stop()
+    me = threading.current_thread().name
+    assert threads[:3] == [me, me, me]
+    assert threads[3].startswith("pgbarrier-collect-")
+
+
+def test_a_command_for_a_busy_database_waits_its_turn_on_the_collectors(gate: Gate) -> None:
+    order: list[str] = []
+
+    def note(name: str):
+        def on_collect(info: BarrierInfo) -> str:
+            order.append(name)
+            return threading.current_thread().name
+        return on_collect
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=gate)
+    mgr.add_database("slow")
+    mgr.start()
+    try:
+        first = mgr.schedule("slow", Custom("first", lambda i: None, on_collect=note("first")))
+        assert gate.entered.wait(WAIT)  # its durable write is held: the database is busy
+        done = threading.Event()
+        second: list[object] = []
+
+        def run_second() -> None:
+            second.append(mgr.run("slow", Custom("second", lambda i: None,
+                                                 on_collect=note("second"))).wait(WAIT))
+            done.set()
+
+        t = threading.Thread(target=run_second, name="issuer")
+        t.start()
+        assert not done.wait(0.2) and order == []  # queued behind the first, not run inline
+        gate.open.set()
+        assert first.wait(WAIT).startswith("pgbarrier-collect-")
+        assert done.wait(WAIT)
+        t.join(WAIT)
+        assert order == ["first", "second"]
+        assert str(second[0]).startswith("pgbarrier-collect-")
+    finally:
+        mgr.stop()
+
+
+def test_commands_arriving_while_one_runs_inline_follow_it_in_order() -> None:
+    order: list[str] = []
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("dev")
+    later: list[Notifier] = []
+
+    def first_collect(info: BarrierInfo) -> None:
+        order.append("first")
+        # submitted while the first is being collected on this (the issuer's) thread
+        later.append(mgr.schedule("dev", Custom("later", lambda i: None,
+                                                on_collect=lambda i: order.append("later"))))
+        later.append(mgr.run("dev", Custom("run", lambda i: None,
+                                           on_collect=lambda i: order.append("run"))))
+
+    mgr.start()
+    try:
+        mgr.run("dev", Custom("first", lambda i: None, on_collect=first_collect)).wait(WAIT)
+        for n in later:
+            n.wait(WAIT)
+    finally:
+        mgr.stop()
+    assert order == ["first", "later", "run"]
+
+
+def test_a_listener_dropping_the_database_it_collects_inline_does_not_deadlock() -> None:
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)
+    mgr.add_database("dev")
+    dropped = threading.Event()
+
+    def listener(info: BarrierInfo) -> None:
+        if not dropped.is_set():  # the flush's barrier (no periodic one comes in 10 s)
+            dropped.set()
+            mgr.remove_database("dev")
+
+    mgr.add_listener(listener)
+    mgr.start()
+    try:
+        mgr.flush("dev", timeout=WAIT)
+        assert dropped.is_set() and not mgr.has_database("dev")
     finally:
         mgr.stop()

@@ -125,6 +125,16 @@ class BarrierManager:
             raise _unknown(database)
         return notifier
 
+    def run(self, database: str, command: Command) -> Notifier:
+        """:meth:`schedule` for a caller that waits for the command at once: when
+        ``database`` is idle the command's barrier is injected and collected on the
+        caller's thread before this returns (no hand-off to the scheduler's threads; its
+        durable write then cannot be cancelled while it runs, like PostgreSQL's fsync)."""
+        notifier = self._scheduler.submit(database, command, inline=True)
+        if notifier is None:
+            raise _unknown(database)
+        return notifier
+
     def request_checkpoints(self, database: str, count: int = 1) -> None:
         """Inject ``count`` checkpoint barriers of ``database`` at once, without a command.
 
@@ -136,19 +146,19 @@ class BarrierManager:
 
     def pause(self, database: str, by: str, *, timeout: float | None = None) -> PauseResult:
         """Schedule :class:`Pause` and wait until collected."""
-        result = self.schedule(database, Pause(by=by)).wait(timeout)
+        result = self.run(database, Pause(by=by)).wait(timeout)
         assert isinstance(result, PauseResult)
         return result
 
     def resume(self, database: str, by: str, *, timeout: float | None = None) -> PauseResult:
         """Schedule :class:`Resume` and wait until collected."""
-        result = self.schedule(database, Resume(by=by)).wait(timeout)
+        result = self.run(database, Resume(by=by)).wait(timeout)
         assert isinstance(result, PauseResult)
         return result
 
     def flush(self, database: str, *, timeout: float | None = None) -> int:
         """Schedule :class:`Flush`; return the committed epoch once its checkpoint committed."""
-        result = self.schedule(database, Flush()).wait(timeout)
+        result = self.run(database, Flush()).wait(timeout)
         assert isinstance(result, int)
         return result
 

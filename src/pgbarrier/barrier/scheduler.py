@@ -14,6 +14,17 @@ not grow with the number of databases. Rules this module keeps:
   database (databases with queued commands take turns, one command each).
   Injecting runs :meth:`DatabaseBarrierState.inject`, i.e. the command's
   in-memory ``on_apply``; nothing on this thread touches the meta store.
+* **A command for an idle database runs on its issuer's thread.** When a
+  command that its issuer waits for at once (``submit(..., inline=True)``: PAUSE,
+  RESUME, FLUSH) arrives for a database with nothing queued and nothing injected
+  (no barrier in flight), the thread that submits it injects its barrier (under
+  the scheduler's lock, so no other barrier of that database can come between)
+  and collects it itself before ``submit`` returns: a PAUSE is then one thread's
+  work instead of a hand-off to the scheduler thread, one to a collector and one
+  back, each a wake-up that waits for a core when the box is busy. The issuer
+  is a worker thread, never the scheduler thread (which does no durable work);
+  a command submitted from a collector, from an issuer's own collect, or while
+  the database is busy takes the queue as below.
 * **Durable work is collected off that thread, in database order.** Each
   injected barrier goes to its database's lane; a fixed pool of ``collectors``
   threads drains the lanes, at most one thread per lane at a time, so one
@@ -183,7 +194,8 @@ class BarrierScheduler:
 
     def wait_collected(self, db: _Database, timeout: float | None = 10.0) -> None:
         """The second half: wait until what ``db`` had injected is collected."""
-        if threading.current_thread() in self._collectors:  # a listener may drop one
+        if threading.current_thread() in self._collectors or \
+                getattr(_collecting, "depth", 0):  # a listener may drop one
             return
         with self._cond:
             self._idle.wait_for(lambda: db.inflight == 0, timeout)
@@ -203,22 +215,65 @@ class BarrierScheduler:
 
     # -- sender side ---------------------------------------------------------
 
-    def submit(self, name: str, command: Command) -> Notifier | None:
+    def submit(self, name: str, command: Command, *, inline: bool = False) -> Notifier | None:
         """Queue ``command`` for its own barrier of ``name``; None when ``name`` is unknown.
 
-        Fails at once (57P01) after ``stop()``.
+        ``inline``: the caller is going to wait for it anyway, so when ``name`` is idle the
+        command may run on the caller's thread before this returns (module rules). Fails at
+        once (57P01) after ``stop()``.
         """
         notifier = Notifier(name, command)
+        task: _Collect | None = None
         with self._cond:
             db = self._dbs.get(name)
             if db is None:
                 return None
-            if not self._stopping:
+            if self._stopping:
+                pass
+            elif inline and self._may_run_inline(db):
+                db.inflight += 1
+                db.lane_busy = True  # collectors leave the lane to this thread
+                task = self._inject(db, command, notifier)
+                if task is None:  # it failed in on_apply: the notifier says so
+                    self._lane_done(db, 1)
+                    return notifier
+            else:
                 db.commands.append((command, notifier))
                 self._make_ready(db)
                 return notifier
-        notifier.notify_dropped()
+        if task is None:
+            notifier.notify_dropped()
+            return notifier
+        _collecting.depth = getattr(_collecting, "depth", 0) + 1
+        try:
+            self._collect(task)
+        finally:
+            _collecting.depth -= 1
+            with self._cond:
+                self._lane_done(db, 1)
         return notifier
+
+    def _may_run_inline(self, db: _Database) -> bool:
+        """Under the lock: whether a command for ``db`` may run on the submitting thread
+        (module rules): running, ``db`` idle, and the thread is neither the scheduler's
+        nor a collector nor inside a collect already."""
+        if not self._started or db.removed or db.commands or db.requested or db.ready \
+                or db.inflight or db.lane or db.lane_busy:
+            return False
+        if getattr(_collecting, "depth", 0):
+            return False
+        me = threading.current_thread()
+        return me is not self._thread and me not in self._collectors
+
+    def _lane_done(self, db: _Database, n: int) -> None:
+        """Under the lock: ``n`` barriers of ``db``'s lane, collected by a thread that held
+        the lane, are done; what came into the lane meanwhile goes to a collector."""
+        self._release(db, n)
+        if db.lane:
+            self._lanes.append(db)
+            self._lanes_cond.notify()
+        else:
+            db.lane_busy = False
 
     def request_checkpoints(self, name: str, count: int = 1) -> None:
         """Inject ``count`` checkpoint barriers of ``name`` at once (no command, no notifier).
@@ -437,13 +492,8 @@ class BarrierScheduler:
         done = 0
         while True:
             with self._cond:
-                if db is not None:  # the lane just collected
-                    self._release(db, done)
-                    if db.lane:
-                        self._lanes.append(db)  # more came meanwhile: after the other lanes
-                        self._lanes_cond.notify()
-                    else:
-                        db.lane_busy = False
+                if db is not None:  # the lane just collected; more that came meanwhile
+                    self._lane_done(db, done)  # waits behind the other lanes
                 while not self._lanes and not self._collectors_stop:
                     self._lanes_cond.wait()
                 if not self._lanes:
@@ -498,6 +548,10 @@ class BarrierScheduler:
         finally:
             if notifier is not None and not notifier.done:  # pragma: no cover - defensive
                 notifier.notify_failed(InternalError("barrier command was dropped"))
+
+
+#: ``depth`` > 0 while this thread collects a barrier it injected itself (``submit``)
+_collecting = threading.local()
 
 
 def _on_collect(command: Command | None) -> Callable[[BarrierInfo], object] | None:
