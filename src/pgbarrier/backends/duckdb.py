@@ -140,6 +140,7 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_intervals import interval_indexes, months_query, months_rows
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
@@ -352,9 +353,11 @@ class DuckDBSession(BackendSession):
         return self._cursor
 
     def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
-                     notices: list[Notice] | None = None) -> RowStream:
+                     notices: list[Notice] | None = None, intervals: tuple[int, ...] = ()
+                     ) -> RowStream:
         """The pending result's rows, fetched as they are read (errors as in ``execute``;
-        ``notices``: where the signals' warnings of each fetch go)."""
+        ``notices``: where the signals' warnings of each fetch go; ``intervals``: columns
+        of a :func:`~pgbarrier.backends.duckdb_intervals.months_query`, decoded)."""
         def to_error(exc: Exception) -> PgError:
             if isinstance(exc, PgError):
                 return exc
@@ -374,7 +377,7 @@ class DuckDBSession(BackendSession):
                     assert self._signals is not None
                     notices.extend(self._signals.take_notices(self.process_id))
 
-        stream = RowStream(fetch, to_error)
+        stream = RowStream(months_rows(fetch, intervals) if intervals else fetch, to_error)
         self._stream = weakref.ref(stream)
         return stream
 
@@ -501,10 +504,22 @@ class DuckDBSession(BackendSession):
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
                     translated), retype)
                 tag = words[0] if words[0] in _DML else "SELECT"
+                intervals = interval_indexes(cur.description)
+                if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
+                    # duckdb_intervals: again, with the intervals' months kept
+                    again = months_query(sql, len(columns), intervals)
+                    if params:
+                        cur.execute(again, [_duck_param(v) for v in params])
+                    else:
+                        cur.execute(again)
+                else:
+                    intervals = ()
                 if self._signals is None or "PGB_SIGNAL" not in sql:  # sqlglot's case
-                    return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                    return rowset(columns, self._stream_rows(cur, sql, client_sql,
+                                                             intervals=intervals), tag)
                 notices: list[Notice] = []  # duckdb_signals: the warnings of the rows read
-                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices), tag)
+                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices,
+                                                           intervals), tag)
                 result.notices = notices
                 return result
             counted = cur.fetchall() if words and words[0] in _DML else None
