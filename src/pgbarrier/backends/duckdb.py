@@ -149,6 +149,7 @@ from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettin
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
+from pgbarrier.backends.pgcatalog.origins import with_origins
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -492,6 +493,9 @@ class DuckDBSession(BackendSession):
         client_sql = sql
         sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
+        rows = _returns_rows(words, sql)
+        # before the statement: the lookup runs on the same cursor (pgcatalog.origins)
+        origins = self.catalog.origins(cur, client_sql, words) if rows else None
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
         try:
@@ -499,10 +503,10 @@ class DuckDBSession(BackendSession):
                 cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
-            if _returns_rows(words, sql):
-                columns = self.catalog.retype(self._named(client_sql, [
+            if rows:
+                columns = with_origins(self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
-                    translated), retype)
+                    translated), retype), origins)
                 tag = words[0] if words[0] in _DML else "SELECT"
                 intervals = interval_indexes(cur.description)
                 if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
@@ -647,6 +651,7 @@ class DuckDBSession(BackendSession):
             raise to_pg_error(exc, sql) from None
         finally:
             self.client.end()
+            self.catalog.transaction_ended()
             if self._cursors:
                 self._end_cursors(words[0] in ("COMMIT", "END"))
         if modes is not None:
@@ -689,7 +694,8 @@ class DuckDBSession(BackendSession):
                 err.position = None
                 raise
             raise self.catalog.for_client(err, sql, rewritten) from None
-        return self.catalog.retype(self._named(sql, columns, translated), retype)
+        return with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
+                            self.catalog.origins(self._cursor, sql, words))
 
     def _named(self, client_sql: str, columns: list[Column], translated: bool) -> list[Column]:
         """PostgreSQL's column names: DuckDB's names of a translated statement are those
