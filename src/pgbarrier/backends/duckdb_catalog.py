@@ -49,7 +49,7 @@ from pgbarrier.sql.public_schema import map_public, may_name_public
 import duckdb
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA
-from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, catalog_lookup, origins_of
+from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, RelationColumns, origins_of
 from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
@@ -106,6 +106,7 @@ class SessionCatalog:
         self._user = user
         self._context: CatalogContext | None = None
         self._ran_ddl = False  # in the current transaction (origins)
+        self._relations: RelationColumns | None = None
 
     @property
     def context(self) -> CatalogContext:
@@ -200,10 +201,11 @@ class SessionCatalog:
         if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(sql):
             return None
         installer = self.installer
+        if self._relations is None:  # the catalog is installed on a first read only
+            self._relations = RelationColumns(installer.origins, CATALOG_DB, installer.ensure)
         try:
-            installer.ensure()
             return origins_of(sql, self._search_path(), installer.origins,
-                              catalog_lookup(cur, CATALOG_DB))
+                              self._relations.lookup(cur))
         except duckdb.Error:
             return None
 

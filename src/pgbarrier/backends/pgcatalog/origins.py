@@ -6,8 +6,8 @@ modifier (``varchar(10)`` 14, ``numeric(12,2)`` ``((12 << 16) | 2) + 4``). DuckD
 carries none of that. Rules this module keeps:
 
 * The client's statement is parsed (PostgreSQL's dialect) and qualified by sqlglot against
-  the columns of the relations it names, read from the emulated catalog (``pgb.cols``, the
-  rows ``pg_attribute`` serves): the table OID, attnum, type and typmod a column gets are
+  the columns of the relations it names, read from the emulated catalog (``pgb.relcols``,
+  the rows ``pg_attribute`` serves, read for the relations named only): the table OID, attnum, type and typmod a column gets are
   exactly what ``pg_class`` / ``pg_attribute`` answer for it.
 * Origins follow PostgreSQL's ``markTargetListOrigins``: a bare column (aliased or not) of
   a table or view, through subqueries and CTEs in FROM; anything else (expressions,
@@ -20,7 +20,9 @@ carries none of that. Rules this module keeps:
 * The answer is cached per statement text and search path in the database's
   :class:`OriginCache`, dropped whenever any session runs DDL or ends a transaction that
   ran some (its ``generation``); a statement naming a temporary relation is not cached
-  (another session's same text names other relations). A statement that does not parse,
+  (another session's same text names other relations). The catalog rows of a relation
+  are kept per session (:class:`RelationColumns`) for the same generation, so another
+  statement text on the same tables costs a parse (under a millisecond), not a read. A statement that does not parse,
   or whose column count differs from DuckDB's result, keeps DuckDB's columns.
 """
 
@@ -43,14 +45,14 @@ from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column
 from pgbarrier.sql.colnames import parse_single
 
-__all__ = ["ColumnOrigin", "OriginCache", "catalog_lookup", "origins_of", "with_origins"]
+__all__ = ["ColumnOrigin", "OriginCache", "RelationColumns", "origins_of", "with_origins"]
 
 _CACHE_SIZE = 1024
-#: ``pgb.cols`` joined to its relation: what a relation named in a statement has
+#: ``pgb.relcols_named`` (``pgb.cols`` without relkind): the columns of relations so named
 _CATALOG_QUERY = (
     "SELECT c.relnspname, c.relname, c.reltemp, c.attname, c.attnum, c.atttypid, c.atttypmod, "
-    "c.attrelid FROM {catalog}.pgb.cols c WHERE lower(c.relname) IN "
-    "(SELECT lower(unnest($1::VARCHAR[]))) ORDER BY c.attrelid, c.attnum")
+    "c.attrelid FROM {catalog}.pgb.relcols_named(list_transform($1::VARCHAR[], "
+    "lambda n: lower(n))) c ORDER BY c.attrelid, c.attnum")
 
 
 @dataclass(frozen=True)
@@ -228,10 +230,33 @@ def _origin(scope: Scope, select: exp.Expr,
     return ColumnOrigin()
 
 
-def catalog_lookup(cur: Any, catalog_db: str) -> Callable[[list[str]], list[CatalogRow]]:
-    """``lookup`` for :func:`with_origins` on the DuckDB cursor ``cur``."""
-    query = _CATALOG_QUERY.format(catalog=catalog_db)
+class RelationColumns:
+    """Per session: the catalog rows of relations by (lower-case) name, read on ``cur``
+    only for names not read since the database's last DDL (``cache.generation``); a new
+    statement text naming known relations then costs a parse, not a catalog read (~10 ms).
+    Per session, as a temporary relation is only its session's."""
 
-    def lookup(names: Sequence[str]) -> list[CatalogRow]:
-        return cur.execute(query, [list(names)]).fetchall()
-    return lookup
+    def __init__(self, cache: OriginCache, catalog_db: str,
+                 ensure: Callable[[], None]) -> None:
+        self._cache = cache
+        self._query = _CATALOG_QUERY.format(catalog=catalog_db)
+        self._ensure = ensure
+        self._generation = -1
+        self._rows: dict[str, list[CatalogRow]] = {}
+
+    def lookup(self, cur: Any) -> Callable[[list[str]], list[CatalogRow]]:
+        """``lookup`` for :func:`origins_of` on the DuckDB cursor ``cur``."""
+        def read(names: Sequence[str]) -> list[CatalogRow]:
+            generation = self._cache.generation
+            if generation != self._generation:
+                self._rows, self._generation = {}, generation
+            wanted = {n.lower() for n in names}
+            missing = sorted(wanted - self._rows.keys())
+            if missing:
+                self._ensure()
+                for n in missing:
+                    self._rows[n] = []
+                for row in cur.execute(self._query, [missing]).fetchall():
+                    self._rows[row[1].lower()].append(tuple(row))
+            return [row for n in sorted(wanted) for row in self._rows[n]]
+        return read
