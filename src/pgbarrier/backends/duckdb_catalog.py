@@ -208,6 +208,10 @@ class SessionCatalog:
                               self._relations.lookup(cur))
         except duckdb.Error:
             return None
+        except (RecursionError, ValueError, KeyError, AttributeError, TypeError):
+            # sqlglot's optimizer on a statement it does not expect: the metadata is
+            # PostgreSQL's extra, never a reason to fail the client's query
+            return None
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:
