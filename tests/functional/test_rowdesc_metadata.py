@@ -195,3 +195,31 @@ def _temp_shadow(dsn: str) -> tuple[list[tuple], list[tuple]]:
 
 def test_temporary_table_shadows_in_its_session_only(dsns):
     assert _temp_shadow(dsns["duckdb"]) == _temp_shadow(dsns["postgres"])
+
+
+def _fields_of(conn, sql: str) -> list[tuple]:
+    res = conn.execute(sql).pgresult
+    return [(res.fname(i).decode(), res.ftype(i), res.fmod(i), res.ftablecol(i),
+             _relname(conn, res.ftable(i))) for i in range(res.nfields)]
+
+
+def _ddl_beside_a_block(dsn: str) -> tuple[list[tuple], list[tuple]]:
+    """A transaction block that began before another session's ALTER: a third session
+    then, and the block's session after COMMIT, describe the table as it is now."""
+    with psycopg.connect(dsn, autocommit=True) as admin, \
+            psycopg.connect(dsn) as block, psycopg.connect(dsn, autocommit=True) as third:
+        admin.execute("DROP TABLE IF EXISTS beside")
+        admin.execute("CREATE TABLE beside (id integer, label varchar(8))")
+        block.execute("SELECT 1")  # psycopg's BEGIN, then the block's first statement
+        admin.execute("ALTER TABLE beside ADD COLUMN extra varchar(4)")
+        block.execute("SELECT * FROM beside")
+        now = _fields_of(third, "SELECT * FROM beside")
+        block.commit()
+        after = _fields_of(block, "SELECT * FROM beside")
+        block.commit()  # its lock on the table, before the DROP
+        admin.execute("DROP TABLE beside")
+        return now, after
+
+
+def test_a_block_older_than_ddl_does_not_leave_its_view_to_others(dsns):
+    assert _ddl_beside_a_block(dsns["duckdb"]) == _ddl_beside_a_block(dsns["postgres"])
