@@ -9,8 +9,17 @@ loops of ``--statements``). Beside it, ``pgbarrier serve
 /proc) per statement is read around each run. The ratio is server CPU per statement over
 the in-process time per statement: what the wire, the session and the event loop add.
 
+``--query table`` serves ``SELECT id, name, price FROM bench_origins WHERE id = 1`` instead
+(a ``varchar(10)``/``numeric(12,2)`` table of 100 rows, made on each server first), whose
+RowDescription carries table OIDs, attnums and typmods (issue 15); with ``--compare-ref``
+the same cell of a tree before that shows what they cost a statement. The in-process line
+``origins`` times :meth:`SessionCatalog.origins` itself for that statement: a cache hit
+(every execution after the first), a new statement text on the same table (another
+literal: a parse), and the first statement after DDL (a parse and a catalog read).
+
     .venv/bin/python bench/duckdb_overhead.py [--statements 20000] [--rounds 3]
-                                             [--transactions 20000] [--json PATH]
+                                             [--transactions 20000] [--query select1|table]
+                                             [--json PATH]
 """
 
 from __future__ import annotations
@@ -43,6 +52,54 @@ def in_process(statements: int) -> tuple[float, float]:
             (time.perf_counter() - t0) / statements * 1e6)
 
 
+TABLE_QUERY = "SELECT id, name, price FROM bench_origins WHERE id = 1"
+TABLE_SQL = ["CREATE TABLE bench_origins (id integer, name varchar(10), price numeric(12,2))",
+             "INSERT INTO bench_origins SELECT i, 'n' || i, i / 4.0 FROM range(100) r(i)"]
+
+
+def origins_cost(statements: int) -> dict[str, float]:
+    """µs per origins lookup of :data:`TABLE_QUERY` in process: a cache hit, a new statement
+    text on tables already read (another literal), and a first statement after DDL."""
+    from pgbarrier.backends.duckdb import DuckDBBackend
+    from pgbarrier.sql.classify import leading_words
+
+    backend = DuckDBBackend(":memory:")
+    session = backend.connect("dev", "root")
+    for stmt in TABLE_SQL:
+        session.execute(stmt)
+    words = leading_words(TABLE_QUERY, 3)
+    cur, catalog = session.cursor(), session.catalog
+    assert catalog.origins(cur, TABLE_QUERY, words), "no origins for the bench query"
+    out = {}
+    t0 = time.perf_counter()
+    for _ in range(statements):
+        catalog.origins(cur, TABLE_QUERY, words)
+    out["hit"] = (time.perf_counter() - t0) / statements * 1e6
+    fewer = max(1, statements // 20)
+    t0 = time.perf_counter()
+    for i in range(fewer):
+        catalog.origins(cur, TABLE_QUERY.replace("= 1", f"= {i + 2}"), words)
+    out["new_text"] = (time.perf_counter() - t0) / fewer * 1e6
+    fewer = max(1, statements // 200)
+    t0 = time.perf_counter()
+    for _ in range(fewer):
+        catalog.installer.origins.bump()
+        catalog.origins(cur, TABLE_QUERY, words)
+    out["after_ddl"] = (time.perf_counter() - t0) / fewer * 1e6
+    session.close()
+    backend.close()
+    return out
+
+
+def _make_table(srv: Any) -> None:
+    import psycopg
+
+    with psycopg.connect(f"host={srv.host} port={srv.port} user=root dbname=dev",
+                         autocommit=True) as conn:
+        for stmt in TABLE_SQL:
+            conn.execute(stmt)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--statements", type=int, default=20000)
@@ -51,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--compare-ref", default=None,
                     help="also serve from this git commit's tree, in the same rounds")
+    ap.add_argument("--query", choices=("select1", "table"), default="select1")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"benchmark": "duckdb_overhead", "loadavg_start": c.loadavg(),
@@ -61,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         c.write_json(args.json, result)
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-dko-") as tmp:
-        script = Path(tmp) / "select1.sql"
-        script.write_text("SELECT 1;\n")
+        script = Path(tmp) / f"{args.query}.sql"
+        script.write_text((TABLE_QUERY if args.query == "table" else "SELECT 1") + ";\n")
+        if args.query == "table":
+            cost = result["origins_us"] = origins_cost(args.statements)
+            print(f"origins in-process: cache hit {cost['hit']:.2f} µs, new statement text "
+                  f"{cost['new_text']:.0f} µs, first after DDL {cost['after_ddl']:.0f} µs",
+                  flush=True)
         trees: dict[str, Path | None] = {"this": None}
         if args.compare_ref:
             trees[args.compare_ref] = c.source_tree(args.compare_ref, Path(tmp))
@@ -71,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             for label, src in trees.items():
                 with c.python_path(src):
                     servers[label] = c.start_pgbarrier()
+                if args.query == "table":
+                    _make_table(servers[label])
             for rnd in range(args.rounds):
                 inproc, inproc_wall = in_process(args.statements)
                 for mode in args.modes.split(","):

@@ -133,6 +133,27 @@ def require_postgres() -> str:
 UPSTREAM = "postgresql://postgres@127.0.0.1:5432/"
 
 
+@contextmanager
+def fresh_postgres_database(prefix: str) -> Iterator[str]:
+    """A new database ``<prefix>_<random>`` on the reference PostgreSQL (its DSN), dropped
+    afterwards: the same statements run there and on pgbarrier to compare the answers."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    admin = require_postgres()
+    with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield admin.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                         .format(sql.Identifier(name)))
+
+
 def reset_upstream_database(dsn: str, database: str) -> None:
     """Empty an upstream database a fresh pgbarrier server will use: every schema but the
     system ones dropped, ``public`` made again as PostgreSQL 15 makes it. A server with a

@@ -49,6 +49,9 @@ class Column:
     name: str
     type_oid: int
     type_modifier: int = -1
+    #: the table (pg_class OID) and its column (attnum) this column is, else 0 and 0
+    table_oid: int = 0
+    column_number: int = 0
 
     @property
     def type_size(self) -> int:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pgbarrier.backends.pgcatalog.declared import ColumnType, Forget, Rename, declared_changes
+from sqlglot import exp
+
+from pgbarrier.backends.pgcatalog.declared import (ColumnType, Forget, Rename, declared_changes,
+                                                   declared_type)
+from pgbarrier.sql.colnames import parse_single
 from pgbarrier.sql.classify import leading_words
 
 
@@ -22,6 +26,27 @@ def test_create_table_records_varchar_char_jsonb_and_their_arrays():
                    ColumnType("main", "t", "d", 1042, 5),
                    ColumnType("main", "t", "e", 3802, -1),
                    ColumnType("main", "t", "f", 1015, 9)]
+
+
+def test_create_table_records_time_precisions_duckdb_buckets():
+    got = changes("CREATE TABLE t (a timestamp(3), b timestamptz(0), c time(2), d timestamp, "
+                  "e numeric(12,2))")
+    assert got == [Forget("main", "t"),
+                   ColumnType("main", "t", "a", 1114, 3),
+                   ColumnType("main", "t", "b", 1184, 0),
+                   ColumnType("main", "t", "c", 1083, 2)]
+
+
+@pytest.mark.parametrize("cast,expected", [
+    ("numeric(12,2)", (1700, ((12 << 16) | 2) + 4)), ("numeric(7)", (1700, (7 << 16) + 4)),
+    ("numeric", None), ("varchar(10)", (1043, 14)), ("varchar", (1043, -1)),
+    ("char(3)", (1042, 7)), ("char", (1042, 5)), ("timestamp(3)", (1114, 3)),
+    ("timestamptz(6)", (1184, 6)), ("time(0)", (1083, 0)), ("timestamp", None),
+    ("integer", None), ("text", None)])
+def test_declared_type_is_postgres_typmod(cast, expected):
+    """PostgreSQL 15: SELECT atttypmod after CREATE TABLE t (c <type>) gives these."""
+    tree = parse_single(f"SELECT x::{cast}")
+    assert declared_type(tree.find(exp.Cast).to) == expected
 
 
 @pytest.mark.parametrize("sql", ["CREATE TABLE t (a int, b text)",

@@ -220,3 +220,17 @@ def test_against_postgresql():
             assert t.encoder(oid, 0)(value) == text, lit
             assert t.encoder(oid, 1)(value) == binary, lit
             assert t.encoder(oid, 0)(t.decode_binary(oid, binary)) == text, lit
+
+
+@pytest.mark.parametrize("value,text", [
+    # PostgreSQL 15's output of these intervals (IntervalStyle postgres)
+    (t.Interval(-14, 3, -11045500000), "-1 years -2 mons +3 days -03:04:05.5"),
+    (t.Interval(-12, 2, 10800000000), "-1 years +2 days 03:00:00"),
+    (t.Interval(1, -2, 10800000000), "1 mon -2 days +03:00:00"),
+    (t.Interval(0, -2, 3600000000), "-2 days +01:00:00"),
+    (t.Interval(10, 0, 0), "10 mons"),
+    (t.Interval(0, 0, 0), "00:00:00"),
+])
+def test_interval_text_marks_a_positive_field_after_a_negative_one(value, text):
+    assert t.interval_text(value) == text
+    assert t.parse_interval(text) == value

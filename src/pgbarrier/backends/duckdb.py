@@ -140,6 +140,7 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_intervals import interval_indexes, months_query, months_rows
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
@@ -148,6 +149,7 @@ from pgbarrier.backends.duckdb_settings import DEFAULT_SEARCH_PATH, ClientSettin
 from pgbarrier.sql.startup_params import StartupSettings
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA, CatalogInstaller
 from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
+from pgbarrier.backends.pgcatalog.origins import with_origins
 from pgbarrier.backends.duckdb_types import (
     TYPE_INTROSPECTION_COLUMNS,
     TableColumns,
@@ -355,9 +357,11 @@ class DuckDBSession(BackendSession):
         return self._cursor
 
     def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
-                     notices: list[Notice] | None = None) -> RowStream:
+                     notices: list[Notice] | None = None, intervals: tuple[int, ...] = ()
+                     ) -> RowStream:
         """The pending result's rows, fetched as they are read (errors as in ``execute``;
-        ``notices``: where the signals' warnings of each fetch go)."""
+        ``notices``: where the signals' warnings of each fetch go; ``intervals``: columns
+        of a :func:`~pgbarrier.backends.duckdb_intervals.months_query`, decoded)."""
         def to_error(exc: Exception) -> PgError:
             if isinstance(exc, PgError):
                 return exc
@@ -377,7 +381,7 @@ class DuckDBSession(BackendSession):
                     assert self._signals is not None
                     notices.extend(self._signals.take_notices(self.process_id))
 
-        stream = RowStream(fetch, to_error)
+        stream = RowStream(months_rows(fetch, intervals) if intervals else fetch, to_error)
         self._stream = weakref.ref(stream)
         return stream
 
@@ -500,6 +504,9 @@ class DuckDBSession(BackendSession):
         client_sql = sql
         sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
+        rows = _returns_rows(words, sql)
+        # before the statement: the lookup runs on the same cursor (pgcatalog.origins)
+        origins = self.catalog.origins(cur, client_sql, words) if rows else None
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
         try:
@@ -507,15 +514,27 @@ class DuckDBSession(BackendSession):
                 cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
-            if _returns_rows(words, sql):
-                columns = self.catalog.retype(self._named(client_sql, [
+            if rows:
+                columns = with_origins(self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
-                    translated), retype)
+                    translated), retype), origins)
                 tag = words[0] if words[0] in _DML else "SELECT"
+                intervals = interval_indexes(cur.description)
+                if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
+                    # duckdb_intervals: again, with the intervals' months kept
+                    again = months_query(sql, len(columns), intervals)
+                    if params:
+                        cur.execute(again, [_duck_param(v) for v in params])
+                    else:
+                        cur.execute(again)
+                else:
+                    intervals = ()
                 if self._signals is None or "PGB_SIGNAL" not in sql:  # sqlglot's case
-                    return rowset(columns, self._stream_rows(cur, sql, client_sql), tag)
+                    return rowset(columns, self._stream_rows(cur, sql, client_sql,
+                                                             intervals=intervals), tag)
                 notices: list[Notice] = []  # duckdb_signals: the warnings of the rows read
-                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices), tag)
+                result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices,
+                                                           intervals), tag)
                 result.notices = notices
                 return result
             counted = cur.fetchall() if words and words[0] in _DML else None
@@ -643,6 +662,7 @@ class DuckDBSession(BackendSession):
             raise to_pg_error(exc, sql) from None
         finally:
             self.client.end()
+            self.catalog.transaction_ended()
             if self._cursors:
                 self._end_cursors(words[0] in ("COMMIT", "END"))
         if modes is not None:
@@ -685,7 +705,8 @@ class DuckDBSession(BackendSession):
                 err.position = None
                 raise
             raise self.catalog.for_client(err, sql, rewritten) from None
-        return self.catalog.retype(self._named(sql, columns, translated), retype)
+        return with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
+                            self.catalog.origins(self._cursor, sql, words))
 
     def _named(self, client_sql: str, columns: list[Column], translated: bool) -> list[Column]:
         """PostgreSQL's column names: DuckDB's names of a translated statement are those

@@ -22,6 +22,10 @@ Rules this module keeps:
 * After a CREATE / ALTER / DROP TABLE succeeds, :meth:`SessionCatalog.after_ddl` records
   the declared ``varchar(n)`` / ``char(n)`` / ``jsonb`` types DuckDB forgets
   (:mod:`pgbarrier.backends.pgcatalog.declared`), on the session's cursor.
+* A query's result columns get PostgreSQL's table OID, attnum and typmod
+  (:mod:`pgbarrier.backends.pgcatalog.origins`), looked up on the session's cursor before
+  the query runs; any DDL (and the end of a transaction that ran some) drops the
+  database's cached origins.
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     settings_table,
 )
 from pgbarrier.sql.public_schema import map_public, may_name_public
-from pgbarrier.backends.pgcatalog import MARKER_SCHEMA
+import duckdb
+
+from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA
+from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, RelationColumns, origins_of
 from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
 from pgbarrier.backends.pgcatalog.viewdefs import view_definition
 from pgbarrier.sql.setting import SettingStatement
@@ -53,6 +60,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.pgcatalog import CatalogInstaller
 
 _DDL_WORDS = frozenset({"CREATE", "ALTER", "DROP"})
+_QUERY_WORDS = frozenset({("SELECT",), ("WITH",), ("TABLE",)})
 _INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
 _TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
 
@@ -98,6 +106,8 @@ class SessionCatalog:
         self._database = database
         self._user = user
         self._context: CatalogContext | None = None
+        self._ran_ddl = False  # in the current transaction (origins)
+        self._relations: RelationColumns | None = None
 
     @property
     def context(self) -> CatalogContext:
@@ -178,12 +188,41 @@ class SessionCatalog:
 
     def after_ddl(self, cur: Any, sql: str, words: tuple[str, ...]) -> None:
         """Keep the declared column types DuckDB forgets (``pgcatalog.declared``) in step
-        with a CREATE / ALTER / DROP TABLE that just succeeded on ``cur``."""
+        with a CREATE / ALTER / DROP TABLE that just succeeded on ``cur``; forget the
+        database's result column origins (``pgcatalog.origins``)."""
         if self.installer is None or len(words) < 2 or words[0] not in _DDL_WORDS:
             return
+        self.installer.origins.bump()
+        self._ran_ddl = True
         changes = declared_changes(sql, words)
         if changes:
             apply_changes(cur, MARKER_SCHEMA, changes)
+
+    def transaction_ended(self) -> None:
+        """COMMIT / ROLLBACK: DDL of the transaction is now seen by all, or undone."""
+        if self._ran_ddl and self.installer is not None:
+            self._ran_ddl = False
+            self.installer.origins.bump()
+
+    def origins(self, cur: Any, sql: str, words: tuple[str, ...]
+                ) -> tuple[ColumnOrigin, ...] | None:
+        """Where the result columns of the client's query ``sql`` come from
+        (``pgcatalog.origins``), read on ``cur`` before the query runs on it; None when
+        unknown (not a query, no catalog, a catalog query, or the lookup failed)."""
+        if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(sql):
+            return None
+        installer = self.installer
+        if self._relations is None:  # the catalog is installed on a first read only
+            self._relations = RelationColumns(installer.origins, CATALOG_DB, installer.ensure)
+        try:
+            return origins_of(sql, self._search_path(), installer.origins,
+                              self._relations.lookup(cur))
+        except duckdb.Error:
+            return None
+        except (RecursionError, ValueError, KeyError, AttributeError, TypeError):
+            # sqlglot's optimizer on a statement it does not expect: the metadata is
+            # PostgreSQL's extra, never a reason to fail the client's query
+            return None
 
     @staticmethod
     def rename(sql: str, columns: list[Column]) -> list[Column]:

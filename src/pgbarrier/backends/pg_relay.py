@@ -229,8 +229,8 @@ def _columns(payload: bytes) -> list[Column]:
     for _ in range(n):
         end = payload.index(b"\0", pos)
         name = payload[pos:end].decode(_ENCODING, "replace")
-        _table, _attnum, oid, _size, typmod, _fmt = struct.unpack_from("!ihIhih", payload, end + 1)
-        cols.append(Column(name, oid, typmod))
+        table, attnum, oid, _size, typmod, _fmt = struct.unpack_from("!ihIhih", payload, end + 1)
+        cols.append(Column(name, oid, typmod, table, attnum))
         pos = end + 19
     return cols
 

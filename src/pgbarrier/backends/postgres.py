@@ -363,7 +363,8 @@ def _notice(diag: psycopg.errors.Diagnostic) -> Notice:
 
 
 def _columns(res: pq.abc.PGresult) -> list[Column]:
-    return [Column(_text(res.fname(i)) or "", res.ftype(i), res.fmod(i))
+    return [Column(_text(res.fname(i)) or "", res.ftype(i), res.fmod(i), res.ftable(i),
+                   res.ftablecol(i))
             for i in range(res.nfields)]
 
 

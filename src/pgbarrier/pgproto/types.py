@@ -129,21 +129,20 @@ def _plural(n: int, unit: str) -> str:
 
 
 def interval_text(v: Interval | dt.timedelta) -> str:
-    """IntervalStyle ``postgres``: ``1 year 2 mons -3 days +04:05:06``."""
+    """IntervalStyle ``postgres``: ``1 year 2 mons -3 days +04:05:06``, as PostgreSQL's
+    ``EncodeInterval``: a positive field after a negative one is marked ``+``."""
     iv = Interval.of(v)
     years, months = divmod(abs(iv.months), 12)
     msign = -1 if iv.months < 0 else 1
     parts: list[str] = []
-    if years:
-        parts.append(_plural(msign * years, "year"))
-    if months:
-        parts.append(_plural(msign * months, "mon"))
-    if iv.days:
-        parts.append(_plural(iv.days, "day"))
+    before_negative = False
+    for value, unit in ((msign * years, "year"), (msign * months, "mon"), (iv.days, "day")):
+        if value:
+            parts.append(("+" if before_negative and value > 0 else "") + _plural(value, unit))
+            before_negative = value < 0
     if iv.microseconds or not parts:
         t = _hms(iv.microseconds)
-        # PostgreSQL marks the time's sign when an earlier field was negative
-        if parts and iv.microseconds > 0 and (iv.days < 0 or iv.months < 0):
+        if before_negative and iv.microseconds > 0:
             t = "+" + t
         parts.append(t)
     return " ".join(parts)

@@ -403,7 +403,7 @@ class Session:
         fields = [
             m.FieldDescription(
                 c.name, c.type_oid, c.type_size, c.type_modifier,
-                self._format(portal, i, c.type_oid))
+                self._format(portal, i, c.type_oid), c.table_oid, c.column_number)
             for i, c in enumerate(columns)
         ]
         return m.row_description(fields)

@@ -28,6 +28,8 @@ Rules this package keeps:
 * Declared ``varchar(n)``, ``char(n)`` and ``jsonb`` column types, which DuckDB stores as
   ``VARCHAR`` / ``JSON``, come from the hidden ``pgbarrier.column_types``
   (:mod:`pgbarrier.backends.pgcatalog.declared`), created with the marker table.
+* A RowDescription's table OID, attnum and typmod come from the same rows
+  (:mod:`pgbarrier.backends.pgcatalog.origins`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import duckdb
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
 from pgbarrier.backends.pgcatalog.declared import COLUMN_TYPES_TABLE
+from pgbarrier.backends.pgcatalog.origins import OriginCache
 from pgbarrier.backends.pgcatalog.types import opclass_case_sql, pg_type_rows, type_oid_sql
 
 __all__ = ["CATALOG_DB", "FIXED_OIDS", "SCHEMA_FOR", "CatalogInstaller", "RELATIONS", "FUNCTIONS",
@@ -97,6 +100,8 @@ class CatalogInstaller:
         self.database = database  # pgbarrier's name for it
         self._lock = threading.Lock()
         self._installed = False
+        #: result column origins per statement (origins.py), dropped by any DDL
+        self.origins = OriginCache()
         self._databases: list[str] = [database]
         self._system_views: dict[str, tuple[tuple[str, str], ...]] = {}
 

@@ -131,10 +131,15 @@ JOIN @C@.pgb.nsps n ON n.duck_db = o.duck_db AND n.duck_schema = o.duck_schema
 LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = 'main' AND o.kind0 <> 'i'
             AND mv.name = o.relname;
 
--- a column's type: DuckDB's, or the declared varchar(n) / char(n) / jsonb DuckDB forgets
+-- a column's type: DuckDB's, or the declared varchar(n) / char(n) / jsonb / timestamp(p) DuckDB forgets
 -- (pgbarrier.column_types, declared.py) while DuckDB's type is still the one it is stored as
-CREATE VIEW @C@.pgb.cols AS
-SELECT r.oid AS attrelid, c.column_name AS attname,
+-- pgb.relcols: every column of a table or view, with its relation's OID as pgb.rels computes
+-- it (reloid of the PostgreSQL schema and name) but without pgb.rels (whose indexes and
+-- constraints cost ~10 ms to read); relcols_named(names) only those of relations so named
+-- (lower case), filtered before anything is computed: RowDescription origins (origins.py)
+-- read it on a cache miss
+CREATE MACRO @C@.pgb.relcols_named(names) AS TABLE
+SELECT @C@.pgb.reloid(n.nspname, c.table_name) AS attrelid, c.column_name AS attname,
        coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) AS atttypid,
        CAST(c.column_index AS SMALLINT) AS attnum,
        coalesce(d.typmod,
@@ -149,17 +154,30 @@ SELECT r.oid AS attrelid, c.column_name AS attname,
                   WHERE t.oid = coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type))), 'text')
             ELSE c.column_default END AS column_default,
        c.comment, c.data_type,
-       r.relkind
-FROM duckdb_columns() c
-JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
-                   AND r.relname = c.table_name AND r.relkind <> 'i'
+       n.nspname AS relnspname, c.table_name AS relname, c.database_name = 'temp' AS reltemp,
+       c.database_name AS duck_db, c.schema_name AS duck_schema
+FROM (SELECT * FROM duckdb_columns()
+      WHERE names IS NULL OR list_contains(names, lower(table_name))) c
+JOIN @C@.pgb.nsps n ON n.duck_db = c.database_name AND n.duck_schema = c.schema_name
 LEFT JOIN @U@.pgbarrier.column_types d
        ON c.database_name = '@UNAME@' AND d.schema_name = c.schema_name
       AND d.table_name = c.table_name AND d.column_name = c.column_name
-      AND c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
-                             WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
-                             WHEN d.type_oid = 3802 THEN 'JSON'
-                             WHEN d.type_oid = 3807 THEN 'JSON[]' END;
+      AND CASE WHEN d.type_oid = 1114
+               THEN c.data_type IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS')
+               ELSE c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
+                                       WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
+                                       WHEN d.type_oid = 3802 THEN 'JSON'
+                                       WHEN d.type_oid = 3807 THEN 'JSON[]'
+                                       WHEN d.type_oid = 1184 THEN 'TIMESTAMP WITH TIME ZONE'
+                                       WHEN d.type_oid = 1083 THEN 'TIME' END END;
+
+CREATE VIEW @C@.pgb.relcols AS SELECT * FROM @C@.pgb.relcols_named(NULL);
+
+CREATE VIEW @C@.pgb.cols AS
+SELECT b.* EXCLUDE (duck_db, duck_schema), r.relkind
+FROM @C@.pgb.relcols b
+JOIN @C@.pgb.rels r ON r.duck_db = b.duck_db AND r.duck_schema = b.duck_schema
+                   AND r.relname = b.relname AND r.relkind <> 'i';
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,

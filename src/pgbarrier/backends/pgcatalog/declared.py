@@ -1,4 +1,5 @@
-"""The PostgreSQL column types DuckDB forgets: ``varchar(n)``, ``char(n)`` and ``jsonb``.
+"""The PostgreSQL column types DuckDB forgets: ``varchar(n)``, ``char(n)``, ``jsonb`` and the
+precision of ``timestamp(p)``, ``timestamptz(p)`` and ``time(p)``.
 
 DuckDB stores ``varchar(120)``, ``char(3)`` and ``text`` all as ``VARCHAR``, and ``jsonb`` as
 ``JSON``, so a catalog read from DuckDB alone says ``text`` and ``json`` where PostgreSQL says
@@ -14,7 +15,8 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   keep the rows in step.
 * The catalog (``pgb.cols`` in catalog.sql) takes a row only while DuckDB's type of that
   column is still the one the declared type is stored as (``VARCHAR`` for ``varchar(n)``
-  and ``char(n)``, ``JSON`` for ``jsonb``, and their arrays), so a row left behind by a
+  and ``char(n)``, ``JSON`` for ``jsonb``, and their arrays; a ``TIMESTAMP[_S|_MS|_NS]``,
+  ``TIMESTAMP WITH TIME ZONE`` or ``TIME`` for a precision), so a row left behind by a
   change made some other way can never give a column a type it does not have.
 * Only DDL pays a parse (and CREATE TABLE only when its text names one of those types);
   temporary tables are not recorded (their catalog rows would outlive the session's
@@ -96,16 +98,36 @@ def pg_declared(kind: exp.DataType) -> tuple[int, int] | None:
         inner = kind.expressions[0]
         found = pg_declared(inner) if isinstance(inner, exp.DataType) else None
         return (_ARRAY[found[0]], found[1]) if found else None
-    params = [p.this for p in kind.expressions if isinstance(p, exp.DataTypeParam)]
-    length = None
-    if len(params) == 1 and isinstance(params[0], exp.Literal) and params[0].is_int:
-        length = int(params[0].name)
-    if kind.this in _VARCHAR:
-        return 1043, (length + 4 if length is not None else -1)
-    if kind.this in _CHAR:
-        return 1042, (length if length is not None else 1) + 4
+    if kind.this in _VARCHAR or kind.this in _CHAR:
+        return declared_type(kind)
     if kind.this == exp.DataType.Type.JSONB:
         return 3802, -1
+    if kind.this in _PRECISION and kind.this != _T.TIMETZ:
+        return declared_type(kind)  # DuckDB keeps no precision (timestamp(1) is _MS)
+    return None
+
+
+_T = exp.DataType.Type
+#: types whose single parameter is PostgreSQL's typmod as it is (a precision)
+_PRECISION = {_T.TIMESTAMP: 1114, _T.TIMESTAMPTZ: 1184, _T.TIME: 1083, _T.TIMETZ: 1266}
+
+
+def declared_type(kind: exp.DataType) -> tuple[int, int] | None:
+    """(OID, typmod) PostgreSQL gives a value of the declared type ``kind`` when that
+    has a modifier (``varchar(n)``, ``char[(n)]``, ``numeric(p[,s])``, ``timestamp(p)``...),
+    else None: the one reading of a declared typmod (column declarations, casts)."""
+    params = [p.this for p in kind.expressions if isinstance(p, exp.DataTypeParam)]
+    if not all(isinstance(p, exp.Literal) and p.is_int for p in params):
+        return None
+    nums = [int(p.name) for p in params]
+    if kind.this in _VARCHAR:
+        return 1043, (nums[0] + 4 if len(nums) == 1 else -1)
+    if kind.this in _CHAR:
+        return 1042, (nums[0] if len(nums) == 1 else 1) + 4
+    if kind.this == _T.DECIMAL and 1 <= len(nums) <= 2:
+        return 1700, ((nums[0] << 16) | (nums[1] if len(nums) == 2 else 0)) + 4
+    if kind.this in _PRECISION and len(nums) == 1:
+        return _PRECISION[kind.this], nums[0]
     return None
 
 
@@ -122,7 +144,7 @@ def _columns(schema: str, table: str, defs: list[exp.Expr]) -> list[Change]:
 
 def _mentions_type(sql: str) -> bool:
     low = sql.lower()
-    return "char" in low or "jsonb" in low
+    return "char" in low or "jsonb" in low or "time" in low
 
 
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
