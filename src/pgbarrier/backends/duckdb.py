@@ -697,6 +697,13 @@ class DuckDBSession(BackendSession):
         name = setting and self.client.shown(setting)
         if name:
             return [Column(name, pgt.TEXT)]
+        key = (sql, self.search_path,
+               params.oids if isinstance(params, WireParams) else
+               tuple(type(v) for v in params) if params else ())
+        cached = self.catalog.described(key)
+        if cached is not None:
+            return list(cached)
+        generation = self.catalog.generation
         rewritten, retype, translated = self._to_duckdb(sql)
         try:
             columns = self._describe(rewritten, words, params)
@@ -705,8 +712,10 @@ class DuckDBSession(BackendSession):
                 err.position = None
                 raise
             raise self.catalog.for_client(err, sql, rewritten) from None
-        return with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
-                            self.catalog.origins(self._cursor, sql, words))
+        columns = with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
+                               self.catalog.origins(self._cursor, sql, words))
+        self.catalog.remember_described(key, generation, columns)
+        return columns
 
     def _named(self, client_sql: str, columns: list[Column], translated: bool) -> list[Column]:
         """PostgreSQL's column names: DuckDB's names of a translated statement are those
@@ -1107,7 +1116,11 @@ class DuckDBBackend(Backend):
                     if cancel is not None:
                         cancel.bind(cur.interrupt)
                     cur.execute("BEGIN")
-                    return body(cur)
+                    done = body(cur)
+                    catalog = self._catalogs.get(database)
+                    if catalog is not None:  # a view made, refreshed or dropped: its shape
+                        catalog.origins.bump()  # may have changed (sessions' caches)
+                    return done
                 except (duckdb.Error, QueryCanceled) as exc:
                     try:
                         cur.execute("ROLLBACK")

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from pgbarrier.backends.pgcatalog import CatalogInstaller
 
 _DDL_WORDS = frozenset({"CREATE", "ALTER", "DROP"})
+#: row shapes a session keeps (its prepared statements' Describes)
+_DESCRIBED_SIZE = 256
 _QUERY_WORDS = frozenset({("SELECT",), ("WITH",), ("TABLE",)})
 _INTEGER_OIDS = frozenset({pgt.INT2, pgt.INT4, pgt.INT8, pgt.NUMERIC})
 _TEXT_OIDS = frozenset({pgt.TEXT, pgt.VARCHAR})
@@ -108,6 +110,8 @@ class SessionCatalog:
         self._context: CatalogContext | None = None
         self._ran_ddl = False  # in the current transaction (origins)
         self._relations: RelationColumns | None = None
+        #: statement key -> (schema generation, its row shape): see :meth:`described`
+        self._described: dict[tuple[Any, ...], tuple[int, tuple[Column, ...]]] = {}
 
     @property
     def context(self) -> CatalogContext:
@@ -185,6 +189,31 @@ class SessionCatalog:
         if m and err.sqlstate == "42P01" and run_sql.startswith("main.", position - 1):
             err.message = f'relation "public.{m.group(1)}" does not exist'
         return err
+
+    # -- the session's described statements ------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """The database's schema generation (``OriginCache``): any DDL moves it."""
+        return self.installer.origins.generation if self.installer is not None else -1
+
+    def described(self, key: tuple[Any, ...]) -> list[Column] | None:
+        """A statement's row shape described before in this session, while no DDL ran
+        anywhere in the database since (a prepared statement's Describe of each Bind, as
+        PostgreSQL keeps its plan's result shape until an invalidation)."""
+        hit = self._described.get(key)
+        if hit is None or hit[0] != self.generation or self.installer is None:
+            return None
+        return hit[1]
+
+    def remember_described(self, key: tuple[Any, ...], generation: int,
+                           columns: list[Column]) -> None:
+        if self.installer is None or generation != self.generation:
+            return  # DDL meanwhile: the shape may be stale already
+        described = self._described
+        if len(described) >= _DESCRIBED_SIZE:
+            described.pop(next(iter(described)))
+        described[key] = (generation, tuple(columns))
 
     def after_ddl(self, cur: Any, sql: str, words: tuple[str, ...]) -> None:
         """Keep the declared column types DuckDB forgets (``pgcatalog.declared``) in step
