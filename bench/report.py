@@ -1026,7 +1026,8 @@ def _profile_line(p: dict[str, Any]) -> str:
 
 
 def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dict[str, Any],
-              sc: dict[str, Any] | None, sc_v: dict[str, Any], pr: dict[str, Any] | None) -> None:
+              sc: dict[str, Any] | None, sc_v: dict[str, Any], pr: dict[str, Any] | None,
+              ins: dict[str, Any] | None = None) -> None:
     d("## Why a target is missed, and what would close it", "",
       "Written from this run's figures, the CPU-per-transaction columns and the profiles "
       "above; where a figure is quoted it is this run's.", "")
@@ -1092,6 +1093,28 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
           "PgBouncer's CPU. A Sync and simple-Query path without generators when nothing is "
           "pgbarrier's, and the upstream socket as a uvloop transport instead of a reader "
           "callback plus `sock.recv`, are the next steps.", "")
+        cells = {c["mode"]: c for c in (ins or {}).get("cells", [])}
+        prep = cells.get("prepared", {})
+        if prep.get("pgbarrier") and prep.get("minimal_relay"):
+            text = (f"Counted by callgrind (`bench/instructions.py`, the section above), one "
+                    f"`pgbench -S -M prepared` transaction is {prep['pgbarrier']:,.0f} "
+                    f"instructions in pgbarrier, {prep['minimal_relay']:,.0f} in the minimal "
+                    "relay")
+            if prep.get("pgbouncer"):
+                text += (f" and {prep['pgbouncer']:,.0f} in PgBouncer: in user space "
+                         f"pgbarrier runs {prep['pgbarrier'] / prep['minimal_relay']:.2f}× "
+                         f"the minimal relay's work and "
+                         f"{prep['pgbarrier'] / prep['pgbouncer']:.0f}× PgBouncer's. Python "
+                         "itself is the floor: the minimal relay, which does nothing but "
+                         "frame and look at a Query's first word, is already "
+                         f"{prep['minimal_relay'] / prep['pgbouncer']:.0f}× PgBouncer, "
+                         "and this interpreter (pyenv's build, no PGO) spends 60–90 "
+                         "instructions per bytecode. PgBouncer's CPU is mostly the kernel's "
+                         "(the /proc table's sys part), which is why the CPU ratio is far "
+                         "below the instruction ratio.")
+            else:
+                text += "."
+            d(text, "")
         hist = [["before the byte relay: rows decoded by psycopg and re-encoded (2026-11-30, "
                  "ad-hoc `pgbench -T 3` side by side, not interleaved)", "5,277 / 14,608 (36%)",
                  "2,138 / 14,140 (15%)", "2,344 / 22,685 (10%)"]]
@@ -1131,9 +1154,10 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
                      "-M rows of the table): each Parse/Bind/Describe/Execute/Sync cycle "
                      "decodes five messages into objects, and Describe binds the statement "
                      "in DuckDB (a lazy relation, `DuckDBSession.describe`) before Execute "
-                     "parses and binds it again. What would close it: keep what Describe "
-                     "bound (or cache the row description per statement text) and execute "
-                     "that, instead of binding twice per cycle; decode Bind/Execute/Sync "
+                     "parses and binds it again, the first time a session sees a statement "
+                     "text (the session keeps the row shape until DDL changes the schema: "
+                     "libpq's prepared statements Describe at every Bind). What would close "
+                     "the rest: decode Bind/Execute/Sync "
                      "with `struct` straight into the session's state rather than per-message "
                      "dataclasses; skip the classifier for a statement name already "
                      "classified (named statements are parsed once). ")
@@ -1262,7 +1286,8 @@ def render(results: Path) -> str:
     _summary(head, summary)
     tail = Doc()
     _analysis(tail, pt, pt_v, dk_v, sc, {k: v for k, v in sc_v.items()
-                                         if k in ("memory", "file") and "cpu" in v}, pr)
+                                         if k in ("memory", "file") and "cpu" in v}, pr,
+              _load(results, "instructions"))
     tail("## Running it", "",
          "`make bench` installs what it compares (the `bench` extra into `.venv`; "
          "buenavista 0.5.0 and its DuckDB into `.bench/baseline` from "
