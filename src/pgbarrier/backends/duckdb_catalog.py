@@ -242,7 +242,7 @@ class SessionCatalog:
             return None
         installer = self.installer
         if self._relations is None:  # the catalog is installed on a first read only
-            self._relations = RelationColumns(installer.origins, CATALOG_DB, installer.ensure)
+            self._relations = RelationColumns(installer.origins, MARKER_SCHEMA)
         try:
             return origins_of(sql, self._search_path(), installer.origins,
                               self._relations.lookup(cur))

@@ -58,6 +58,17 @@ def pg_type_rows() -> list[tuple[int, str, int, str, str, int, int, str, str, st
     return list(rows.values())
 
 
+def type_oid_of(data_type: str) -> int:
+    """:func:`type_oid_sql` in Python, the same answer for a ``duckdb_columns().data_type``."""
+    base = data_type[:-2] if data_type.endswith("[]") else data_type
+    if base in duckdb_types._SCALAR:
+        return duckdb_types.pg_type_oid(data_type)
+    array = data_type.endswith("[]")
+    if data_type.startswith("DECIMAL"):
+        return duckdb_types.pg_type_oid("DECIMAL(18,3)[]" if array else "DECIMAL(18,3)")
+    return duckdb_types.pg_type_oid("STRUCT(a INTEGER)[]" if array else "STRUCT(a INTEGER)")
+
+
 def type_oid_sql(arg: str) -> str:
     """A SQL CASE mapping a DuckDB type as ``duckdb_columns().data_type`` prints it to an OID."""
     names = sorted(duckdb_types._SCALAR)
