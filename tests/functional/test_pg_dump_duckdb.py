@@ -242,7 +242,7 @@ def test_one_table_dumps_alone(setup, tmp_path):
 
 
 _SERIAL_DEFAULTS = ("SELECT adrelid::regclass::text, pg_get_expr(adbin, adrelid) FROM pg_attrdef "
-                    "WHERE pg_get_expr(adbin, adrelid) LIKE 'nextval%' ORDER BY 1")
+                    "WHERE pg_get_expr(adbin, adrelid) LIKE 'nextval%' ORDER BY 1, 2")
 
 #: pg_dump's own statements, answered by pgbarrier on DuckDB as by PostgreSQL (result
 #: rows, or the SQLSTATE of the error); each list runs in one session
