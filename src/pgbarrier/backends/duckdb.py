@@ -140,6 +140,8 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_explain import COLUMNS as EXPLAIN_COLUMNS
+from pgbarrier.backends.duckdb_explain import is_duckdb_plan, plan_lines
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
@@ -507,6 +509,8 @@ class DuckDBSession(BackendSession):
                 cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
+            if words[0] == "EXPLAIN" and is_duckdb_plan(cur.description):
+                return rowset(list(EXPLAIN_COLUMNS), plan_lines(cur.fetchall()))
             if _returns_rows(words, sql):
                 columns = self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
