@@ -252,16 +252,17 @@ FROM @C@.pgb.rels r;
 -- pgb.cols once for the table columns and the index columns
 CREATE VIEW @C@.pgcat.pg_attribute AS
 WITH allcols AS MATERIALIZED (SELECT * FROM @C@.pgb.cols)
+-- PostgreSQL 15's column order (DBeaver reads a.* by position and name)
 SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIGINT) AS atttypid,
-       CAST(t.typlen AS SMALLINT) AS attlen, a.attnum, CAST(-1 AS INTEGER) AS attcacheoff,
-       a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
-           AS attndims,
+       CAST(-1 AS INTEGER) AS attstattarget, CAST(t.typlen AS SMALLINT) AS attlen, a.attnum,
+       CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS INTEGER) AS attndims,
+       CAST(-1 AS INTEGER) AS attcacheoff, a.atttypmod,
        t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
        CASE WHEN a.atttypid IN (1700, 1231) THEN 'm' WHEN t.typlen = -1 THEN 'x' ELSE 'p' END
            AS attstorage, '' AS attcompression,
        a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
        '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
-       CAST(0 AS INTEGER) AS attinhcount, CAST(-1 AS INTEGER) AS attstattarget,
+       CAST(0 AS INTEGER) AS attinhcount,
        CAST(CASE WHEN a.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT)
            AS attcollation,
        CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
@@ -270,11 +271,11 @@ FROM allcols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
 UNION ALL
 -- an index's columns: the indexed column's name and type, or "expr" for an expression
 SELECT CAST(@C@.pgb.reloid(u.nspname, u.index_name) AS BIGINT), coalesce(c.attname, 'expr'),
-       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(coalesce(t.typlen, -1) AS SMALLINT),
-       CAST(u.pos AS SMALLINT), CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1),
-       CAST(0 AS SMALLINT), t.typlen > 0 AND t.typlen <= 8, 'i',
+       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(-1 AS INTEGER),
+       CAST(coalesce(t.typlen, -1) AS SMALLINT), CAST(u.pos AS SMALLINT), CAST(0 AS INTEGER),
+       CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1), t.typlen > 0 AND t.typlen <= 8, 'i',
        CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END, '', false, false, false, '', '', false,
-       true, CAST(0 AS INTEGER), CAST(-1 AS INTEGER),
+       true, CAST(0 AS INTEGER),
        CAST(CASE WHEN c.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT),
        CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
        CAST(NULL AS VARCHAR)
@@ -284,7 +285,18 @@ FROM (SELECT x.*, n.nspname, unnest(x.column_indexes) AS i,
       JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name) u
 LEFT JOIN allcols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
      AND c.attnum = u.i + 1
-LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid;
+LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid
+UNION ALL
+-- a sequence's columns, as PostgreSQL gives every sequence relation (relnatts 3)
+SELECT CAST(r.oid AS BIGINT), s.attname, CAST(s.atttypid AS BIGINT), CAST(-1 AS INTEGER),
+       CAST(s.attlen AS SMALLINT), CAST(s.attnum AS SMALLINT), CAST(0 AS INTEGER),
+       CAST(-1 AS INTEGER), -1, true, 'i', 'p', '', true, false, false, '', '', false, true,
+       CAST(0 AS INTEGER), CAST(0 AS BIGINT), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
+       CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR)
+FROM @C@.pgb.rels r,
+     (VALUES ('last_value', 20, 8, 1), ('log_cnt', 20, 8, 2), ('is_called', 16, 1, 3))
+         AS s(attname, atttypid, attlen, attnum)
+WHERE r.relkind = 'S';
 
 CREATE VIEW @C@.pgcat.pg_attrdef AS
 SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
@@ -429,6 +441,13 @@ CREATE VIEW @C@.pgcat.pg_extension AS
 SELECT CAST(13500 AS BIGINT) AS oid, 'plpgsql' AS extname, CAST(10 AS BIGINT) AS extowner,
        CAST(11 AS BIGINT) AS extnamespace, false AS extrelocatable, '1.0' AS extversion,
        CAST(NULL AS BIGINT[]) AS extconfig, CAST(NULL AS VARCHAR[]) AS extcondition;
+
+-- the extensions there are: the installed ones (plpgsql), nothing more can be installed
+CREATE VIEW @C@.pgcat.pg_available_extensions AS
+SELECT e.extname AS name, e.extversion AS default_version, e.extversion AS installed_version,
+       d.description AS comment
+FROM @C@.pgcat.pg_extension e
+LEFT JOIN @C@.pgcat.pg_description d ON d.objoid = e.oid AND d.classoid = 3079;
 
 CREATE VIEW @C@.pgcat.pg_replication_slots AS
 SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
@@ -641,6 +660,29 @@ SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,
        CAST(NULL AS BIGINT) AS ev_class, CAST(NULL AS VARCHAR) AS ev_type,
        CAST(NULL AS VARCHAR) AS ev_enabled, CAST(NULL AS BOOLEAN) AS is_instead,
        CAST(NULL AS VARCHAR) AS ev_qual, CAST(NULL AS VARCHAR) AS ev_action WHERE false;
+
+-- no rules are listed (a view's _RETURN rule included), so there is none to decompile
+CREATE MACRO @C@.pgcat.pg_get_ruledef(ruleoid) AS CAST(NULL AS VARCHAR),
+             (ruleoid, pretty) AS CAST(NULL AS VARCHAR);
+
+-- no comments on databases, roles or tablespaces are kept
+CREATE VIEW @C@.pgcat.pg_shdescription AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS VARCHAR) AS description WHERE false;
+
+-- pg_proc is empty, so are the aggregates (PostgreSQL 15's columns)
+CREATE VIEW @C@.pgcat.pg_aggregate AS
+SELECT CAST(NULL AS VARCHAR) AS aggfnoid, CAST(NULL AS VARCHAR) AS aggkind,
+       CAST(NULL AS SMALLINT) AS aggnumdirectargs, CAST(NULL AS VARCHAR) AS aggtransfn,
+       CAST(NULL AS VARCHAR) AS aggfinalfn, CAST(NULL AS VARCHAR) AS aggcombinefn,
+       CAST(NULL AS VARCHAR) AS aggserialfn, CAST(NULL AS VARCHAR) AS aggdeserialfn,
+       CAST(NULL AS VARCHAR) AS aggmtransfn, CAST(NULL AS VARCHAR) AS aggminvtransfn,
+       CAST(NULL AS VARCHAR) AS aggmfinalfn, CAST(NULL AS BOOLEAN) AS aggfinalextra,
+       CAST(NULL AS BOOLEAN) AS aggmfinalextra, CAST(NULL AS VARCHAR) AS aggfinalmodify,
+       CAST(NULL AS VARCHAR) AS aggmfinalmodify, CAST(NULL AS BIGINT) AS aggsortop,
+       CAST(NULL AS BIGINT) AS aggtranstype, CAST(NULL AS INTEGER) AS aggtransspace,
+       CAST(NULL AS BIGINT) AS aggmtranstype, CAST(NULL AS INTEGER) AS aggmtransspace,
+       CAST(NULL AS VARCHAR) AS agginitval, CAST(NULL AS VARCHAR) AS aggminitval WHERE false;
 
 CREATE VIEW @C@.pgcat.pg_auth_members AS
 SELECT CAST(NULL AS BIGINT) AS roleid, CAST(NULL AS BIGINT) AS member,
@@ -1110,6 +1152,15 @@ FROM duckdb_sequences() s
 JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
 
 -- the session's user owns everything, so holds every privilege on every table
+-- there are no routines (pg_proc is empty)
+CREATE VIEW @C@.infoschema.routine_privileges AS
+SELECT CAST(NULL AS VARCHAR) AS grantor, CAST(NULL AS VARCHAR) AS grantee,
+       CAST(NULL AS VARCHAR) AS specific_catalog, CAST(NULL AS VARCHAR) AS specific_schema,
+       CAST(NULL AS VARCHAR) AS specific_name, CAST(NULL AS VARCHAR) AS routine_catalog,
+       CAST(NULL AS VARCHAR) AS routine_schema, CAST(NULL AS VARCHAR) AS routine_name,
+       CAST(NULL AS VARCHAR) AS privilege_type, CAST(NULL AS VARCHAR) AS is_grantable
+WHERE false;
+
 CREATE VIEW @C@.infoschema.table_privileges AS
 SELECT getvariable('pgbarrier_user') AS grantor, getvariable('pgbarrier_user') AS grantee,
        '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
