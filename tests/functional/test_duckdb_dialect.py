@@ -245,6 +245,11 @@ DESCRIBED = [
     "SELECT row_number() over (), count(*) over (), rank() over (order by 1)",
     "SELECT to_char(now(), 'YYYY'), generate_series(1, 2)",
     "SELECT ('{1,2,3}'::int[])[1], 2 ^ 3, power(2, 3), pow(2, 3), (ARRAY[1])[1]",
+    # plans are each server's own; their shape is PostgreSQL's (Superset, pgcli, psql read it)
+    "EXPLAIN SELECT 1",
+    "EXPLAIN ANALYZE SELECT 1",
+    "EXPLAIN (COSTS false, VERBOSE) SELECT 1",
+    "EXPLAIN (ANALYZE, COSTS, VERBOSE, BUFFERS, FORMAT JSON) SELECT 1",
 ]
 
 
@@ -254,6 +259,14 @@ def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
             psycopg.connect(duck.dsn(), autocommit=True) as dk:
         expected = [(d.name, d.type_code) for d in pg.execute(sql).description]
         assert [(d.name, d.type_code) for d in dk.execute(sql).description] == expected
+
+
+def test_explain_sends_a_row_per_plan_line_or_one_json_plan(duck):
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        lines = [r[0] for r in dk.execute("EXPLAIN SELECT 1").fetchall()]
+        (plan,), = dk.execute("EXPLAIN (FORMAT JSON, COSTS) SELECT 1").fetchall()
+    assert len(lines) > 1 and not any("\n" in line for line in lines)
+    assert isinstance(plan, (list, dict))  # psycopg loaded the json value
 
 
 @pytest.mark.parametrize("setup, sql, words", [

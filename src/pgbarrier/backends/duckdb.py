@@ -140,8 +140,7 @@ from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, Stateme
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
-from pgbarrier.backends.duckdb_explain import COLUMNS as EXPLAIN_COLUMNS
-from pgbarrier.backends.duckdb_explain import is_duckdb_plan, plan_lines
+from pgbarrier.backends import duckdb_explain
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
@@ -500,7 +499,8 @@ class DuckDBSession(BackendSession):
                 raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype, translated = self._to_duckdb(sql)
+        sql, retype, translated = self._to_duckdb(
+            duckdb_explain.for_duckdb(sql) if words[:1] == ("EXPLAIN",) else sql)
         cur = self._cursor
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
@@ -509,8 +509,8 @@ class DuckDBSession(BackendSession):
                 cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
-            if words[0] == "EXPLAIN" and is_duckdb_plan(cur.description):
-                return rowset(list(EXPLAIN_COLUMNS), plan_lines(cur.fetchall()))
+            if words[0] == "EXPLAIN" and duckdb_explain.is_duckdb_plan(cur.description):
+                return rowset(*duckdb_explain.plan_result(client_sql, cur.fetchall()))
             if _returns_rows(words, sql):
                 columns = self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],

@@ -230,6 +230,9 @@ def _function_table_types(select: exp.Select) -> dict[str, int]:
         oid = _catalog_type(table.this, {})
         if oid is not None:
             return {"unnest": oid}
+    if isinstance(table, exp.Table) and isinstance(table.this, exp.CurrentSchemas) \
+            and not table.alias:
+        return {"current_schemas": pgt.ARRAY_OF[pgt.NAME]}
     if isinstance(table, exp.Unnest) and not table.alias:
         oid = _catalog_type(table, {})
         if oid is not None:

@@ -662,6 +662,10 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     # names and types come from the query as the client wrote it
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
+    # a CTE's unaliased columns too: the outer query names them as PostgreSQL does
+    # (pgcli's casing query orders by the "count" of a COUNT(1))
+    cte_names = [(sel, output_names(sel)) for cte in tree.find_all(exp.CTE)
+                 if isinstance(sel := cte.this, exp.Select) and not cte.args["alias"].columns]
     rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
     rewriter.bare_tableoids = _bare_tableoids(tree)
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
@@ -673,10 +677,12 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
                    "relation is not part of it.")
     if not rewriter.changed:
         return None
-    if first is not None:
-        for i, name in names:
-            first.expressions[i] = exp.alias_(first.expressions[i],
-                                              exp.to_identifier(name, quoted=True))
+    for sel, named_outputs in [(first, names), *cte_names]:
+        if sel is None:
+            continue
+        for i, name in named_outputs:
+            sel.expressions[i] = exp.alias_(sel.expressions[i],
+                                            exp.to_identifier(name, quoted=True))
     return Rewritten(tree.sql(dialect="duckdb"), types)
 
 
