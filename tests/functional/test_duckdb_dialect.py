@@ -274,17 +274,19 @@ def test_explain_sends_a_row_per_plan_line_or_one_json_plan(duck):
     ((), "SELECT to_char(now(), 'Month')", 'to_char pattern "Month"'),
     (("CREATE TABLE t (a interval)",), "SELECT a / 2 FROM t", "dividing an interval"),
     ((), "SELECT to_char(12.5, '99.9')", "to_char of a number"),
+    (("CREATE TABLE p (id int PRIMARY KEY)",),
+     "CREATE TABLE t (a int REFERENCES p (id) ON DELETE CASCADE)", "ON DELETE / ON UPDATE"),
 ])
 def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):
     with psycopg.connect(duck.dsn(), autocommit=True) as dk:
-        _clean(dk, ("t",))
+        _clean(dk, ("t", "p"))
         try:
             for stmt in setup:
                 dk.execute(stmt)
             with pytest.raises(psycopg.errors.FeatureNotSupported) as info:
                 dk.execute(sql)
         finally:
-            _clean(dk, ("t",))
+            _clean(dk, ("t", "p"))
     assert words in info.value.diag.message_primary
 
 

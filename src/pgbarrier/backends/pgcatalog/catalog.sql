@@ -27,15 +27,32 @@ UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'rw_catalog'), 'rw_catalog', '@CNAME@
                  'pgbarrier system views'
 UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'pg_temp_1'), 'pg_temp_1', 'temp', 'main', NULL;
 
+-- DuckDB's constraints with their PostgreSQL names: the name the client gave the one of its
+-- kind and columns (pgbarrier.constraint_names, declared.py), else PostgreSQL's default
+-- (DuckDB's foreign-key name adds the referenced columns, its primary key's the columns)
+CREATE VIEW @C@.pgb.named_cons AS
+SELECT k.*, coalesce(d.constraint_name,
+       CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+            WHEN k.constraint_type = 'FOREIGN KEY'
+            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
+            ELSE k.constraint_name END) AS pg_name
+FROM duckdb_constraints() k
+LEFT JOIN (SELECT schema_name, table_name, contype, list_sort(column_names) AS cols,
+                  min(constraint_name) AS constraint_name
+           FROM @U@.pgbarrier.constraint_names GROUP BY ALL) d
+       ON k.database_name = '@UNAME@' AND d.schema_name = k.schema_name
+      AND d.table_name = k.table_name AND d.cols = list_sort(k.constraint_column_names)
+      AND d.contype = CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
+                           WHEN 'FOREIGN KEY' THEN 'f' WHEN 'CHECK' THEN 'c' END
+WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
+
 -- indexes: the ones PRIMARY KEY and UNIQUE constraints build, and CREATE INDEX ones
 CREATE VIEW @C@.pgb.indexes AS
-SELECT database_name, schema_name, table_name,
-       CASE WHEN constraint_type = 'PRIMARY KEY' THEN table_name || '_pkey'
-            ELSE constraint_name END AS index_name,
+SELECT database_name, schema_name, table_name, pg_name AS index_name,
        constraint_type = 'PRIMARY KEY' AS is_primary, true AS is_unique,
        constraint_column_names AS column_names, constraint_type AS contype_name,
        constraint_column_indexes AS column_indexes
-FROM duckdb_constraints()
+FROM @C@.pgb.named_cons
 WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
 UNION ALL
 SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary, x.is_unique,
@@ -142,14 +159,29 @@ SELECT r.oid AS attrelid, c.column_name AS attname,
                      THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END)::INTEGER
            AS atttypmod,
        NOT c.is_nullable AS attnotnull,
-       -- a string literal default as PostgreSQL decompiles it: 'x'::text
-       CASE WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
+       -- a default as PostgreSQL decompiles it: a string literal PostgreSQL folds to a bare
+       -- constant (a non-negative int2 / int4, a decimal fraction, a boolean), else 'x'::text;
+       -- the value functions in capitals
+       CASE WHEN regexp_full_match(c.column_default, '''[0-9]+''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) IN (21, 23)
+                 OR regexp_full_match(c.column_default, '''[0-9]+\.[0-9]+''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) = 1700
+                 OR c.column_default IN ('''true''', '''false''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) = 16
+            THEN trim(c.column_default, '''')
+            WHEN lower(c.column_default) IN ('current_timestamp', 'current_date', 'current_time',
+                                              'localtimestamp', 'localtime', 'current_user',
+                                              'session_user', 'current_role')
+            THEN upper(c.column_default)
+            WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
             THEN c.column_default || '::' || coalesce(
                  (SELECT t.fmt FROM @C@.pgb.types t
                   WHERE t.oid = coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type))), 'text')
             ELSE c.column_default END AS column_default,
        c.comment, c.data_type,
-       r.relkind
+       r.relkind,
+       -- an identity column's kind (a / d): its sequence default is no default there
+       i.generation AS attidentity
 FROM duckdb_columns() c
 JOIN @C@.pgb.rels r ON r.duck_db = c.database_name AND r.duck_schema = c.schema_name
                    AND r.relname = c.table_name AND r.relkind <> 'i'
@@ -159,22 +191,20 @@ LEFT JOIN @U@.pgbarrier.column_types d
       AND c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
                              WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
                              WHEN d.type_oid = 3802 THEN 'JSON'
-                             WHEN d.type_oid = 3807 THEN 'JSON[]' END;
+                             WHEN d.type_oid = 3807 THEN 'JSON[]' END
+LEFT JOIN @U@.pgbarrier.identity_columns i
+       ON c.database_name = '@UNAME@' AND i.schema_name = c.schema_name
+      AND i.table_name = c.table_name AND i.column_name = c.column_name;
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
-       -- PostgreSQL's default names (DuckDB's foreign-key name adds the referenced columns)
-       CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-            WHEN k.constraint_type = 'FOREIGN KEY'
-            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
-            ELSE k.constraint_name END AS conname,
+       k.pg_name AS conname,
        n.oid AS connamespace,
        CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
             WHEN 'FOREIGN KEY' THEN 'f' ELSE 'c' END AS contype,
        @C@.pgb.reloid(n.nspname, k.table_name) AS conrelid,
        CASE WHEN k.constraint_type IN ('PRIMARY KEY', 'UNIQUE') THEN @C@.pgb.reloid(n.nspname,
-            CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-                 ELSE k.constraint_name END)
+                                                                          k.pg_name)
             -- a foreign key's: the referenced table's index on the referenced columns
             WHEN k.constraint_type = 'FOREIGN KEY' THEN coalesce(
                 (SELECT @C@.pgb.reloid(n.nspname, x.index_name) FROM @C@.pgb.indexes x
@@ -205,9 +235,8 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
        k.expression AS conbin,
        -- a foreign key's referenced table is in the constraint's schema (DuckDB's rule)
        CASE WHEN k.referenced_table IS NOT NULL THEN n.nspname END AS refnsp
-FROM duckdb_constraints() k
-JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
-WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
+FROM @C@.pgb.named_cons k
+JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name;
 
 
 -- lookups for the macros below: prefixed column names, so that a macro argument written as
@@ -260,8 +289,8 @@ SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIG
        t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
        CASE WHEN a.atttypid IN (1700, 1231) THEN 'm' WHEN t.typlen = -1 THEN 'x' ELSE 'p' END
            AS attstorage, '' AS attcompression,
-       a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
-       '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
+       a.attnotnull, a.column_default IS NOT NULL AND a.attidentity IS NULL AS atthasdef,
+       false AS atthasmissing, coalesce(a.attidentity, '') AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
        CAST(0 AS INTEGER) AS attinhcount,
        CAST(CASE WHEN a.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT)
            AS attcollation,
@@ -301,7 +330,7 @@ WHERE r.relkind = 'S';
 CREATE VIEW @C@.pgcat.pg_attrdef AS
 SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
        CAST(attrelid AS BIGINT) AS adrelid, attnum AS adnum, column_default AS adbin
-FROM @C@.pgb.cols WHERE column_default IS NOT NULL;
+FROM @C@.pgb.cols WHERE column_default IS NOT NULL AND attidentity IS NULL;
 
 CREATE VIEW @C@.pgcat.pg_type AS
 SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
@@ -465,7 +494,7 @@ SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
 -- would change psql's \dx, which matches PostgreSQL's)
 CREATE VIEW @C@.pgcat.pg_depend AS
 WITH seqdefs AS (
-    SELECT c.attrelid, c.attnum, r.nspname,
+    SELECT c.attrelid, c.attnum, r.nspname, c.attidentity,
            (SELECT t.relname FROM @C@.pgb.rels t WHERE t.oid = c.attrelid) AS tblname,
            regexp_extract(c.column_default, 'nextval\(''(?:[^''.]+\.)?([^''.]+)''\)', 1) AS seqname
     FROM @C@.pgb.cols c JOIN @C@.pgb.rels r ON r.oid = c.attrelid
@@ -478,7 +507,9 @@ FROM @C@.pgb.rels v JOIN @C@.pgb.rels r
     AND regexp_matches(v.viewdef, '(^|[^A-Za-z0-9_$])' || r.relname || '($|[^A-Za-z0-9_$])', 'i')
 WHERE v.relkind IN ('v', 'm') AND v.viewdef IS NOT NULL AND v.duck_db = '@UNAME@'
 UNION ALL
-SELECT 1259, s.oid, 0, 1259, d.attrelid, CAST(d.attnum AS INTEGER), 'a'
+-- a serial's sequence is owned by its column (auto), an identity's is part of it (internal)
+SELECT 1259, s.oid, 0, 1259, d.attrelid, CAST(d.attnum AS INTEGER),
+       CASE WHEN d.attidentity IS NULL THEN 'a' ELSE 'i' END
 FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
      AND s.relname = d.seqname AND d.seqname = d.tblname || '_' ||
          (SELECT c.attname FROM @C@.pgb.cols c WHERE c.attrelid = d.attrelid
@@ -487,7 +518,7 @@ UNION ALL
 SELECT 2604, @C@.pgb.hash_oid('d', CAST(d.attrelid AS VARCHAR), CAST(d.attnum AS VARCHAR)), 0,
        1259, s.oid, 0, 'n'
 FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
-     AND s.relname = d.seqname
+     AND s.relname = d.seqname AND d.attidentity IS NULL
 UNION ALL
 SELECT 2615, n.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.nsps n WHERE n.nspname = 'rw_catalog'
 UNION ALL
@@ -719,7 +750,7 @@ WITH seqs AS (
 typed AS (
     SELECT s.*, coalesce((SELECT c.atttypid FROM @C@.pgcat.pg_depend d
                           JOIN @C@.pgb.cols c ON c.attrelid = d.refobjid AND c.attnum = d.refobjsubid
-                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype = 'a'
+                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype IN ('a', 'i')
                             AND c.atttypid IN (21, 23) LIMIT 1), 20) AS typid
     FROM seqs s)
 SELECT seqrelid, CAST(typid AS BIGINT) AS seqtypid, start_value AS seqstart,
@@ -1046,7 +1077,7 @@ FROM @C@.pgb.rels WHERE relkind = 'v';
 CREATE VIEW @C@.infoschema.columns AS
 SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
        c.attname AS column_name, CAST(c.attnum AS INTEGER) AS ordinal_position,
-       c.column_default AS column_default,
+       CASE WHEN c.attidentity IS NULL THEN c.column_default END AS column_default,
        CASE WHEN c.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
        CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
             ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
@@ -1071,7 +1102,9 @@ SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_na
        CAST(NULL AS VARCHAR) AS scope_catalog, CAST(NULL AS VARCHAR) AS scope_schema,
        CAST(NULL AS VARCHAR) AS scope_name, CAST(NULL AS INTEGER) AS maximum_cardinality,
        CAST(c.attnum AS VARCHAR) AS dtd_identifier, 'NO' AS is_self_referencing,
-       'NO' AS is_identity, CAST(NULL AS VARCHAR) AS identity_generation,
+       CASE WHEN c.attidentity IS NULL THEN 'NO' ELSE 'YES' END AS is_identity,
+       CASE c.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' END
+           AS identity_generation,
        CAST(NULL AS VARCHAR) AS identity_start, CAST(NULL AS VARCHAR) AS identity_increment,
        CAST(NULL AS VARCHAR) AS identity_maximum, CAST(NULL AS VARCHAR) AS identity_minimum,
        CAST(NULL AS VARCHAR) AS identity_cycle, 'NEVER' AS is_generated,

@@ -545,12 +545,18 @@ def _setting_named_by_where(call: exp.Expr, column: exp.Column) -> str | None:
     return None
 
 
+#: functions that return a relation's name as text (SQLAlchemy's identity reflection casts
+#: pg_get_serial_sequence(...)::regclass::oid)
+_NAME_TEXT_FUNCS = frozenset({"concat", "pg_get_serial_sequence"})
+
+
 def _is_text(node: exp.Expr) -> bool:
     """Whether ``node`` makes a string: a concatenation (``||``, ``concat``, a rewritten
-    ``format()``) or a cast to text."""
+    ``format()``), a relation name from ``pg_get_serial_sequence`` or a cast to text."""
     if isinstance(node, (exp.DPipe, exp.Concat)):
         return True
-    if isinstance(node, exp.Anonymous) and node.name.lower() == "concat":
+    func = node.expression if isinstance(node, exp.Dot) else node
+    if isinstance(func, exp.Anonymous) and func.name.lower() in _NAME_TEXT_FUNCS:
         return True
     return isinstance(node, exp.Cast) and type_name(node.args["to"]) in ("text", "varchar")
 
