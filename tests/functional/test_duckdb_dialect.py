@@ -110,6 +110,14 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
     (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
       "CREATE TABLE t (a int, b int REFERENCES p (id))", "INSERT INTO t VALUES (1, 1)"),
      "DELETE FROM p", frozenset()),
+    # constraints the client named are reported by their names
+    (("CREATE TABLE t (a int CONSTRAINT uq_t_a UNIQUE, c int)", "INSERT INTO t VALUES (1, 1)"),
+     "INSERT INTO t VALUES (1, 2)", frozenset()),
+    (("CREATE TABLE t (a int, c int, CONSTRAINT ck_t_c CHECK (c > 0))",),
+     "INSERT INTO t VALUES (1, 0)", frozenset({"detail"})),
+    (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+      "CREATE TABLE t (a int, b int CONSTRAINT fk_t_b REFERENCES p (id))"),
+     "INSERT INTO t VALUES (1, 5)", frozenset()),
 ]
 
 

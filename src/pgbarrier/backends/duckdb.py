@@ -702,24 +702,29 @@ class DuckDBSession(BackendSession):
         return self.catalog.rename(client_sql, columns)
 
     def _constraints(self) -> list[ConstraintRow]:
-        """The database's constraints (``duckdb_constraints()``), for constraint-violation
-        messages: read on a connection of its own (the session's transaction has failed by
-        then), so a table created in that uncommitted transaction has none."""
+        """The database's constraints (the catalog's ``pgb.named_cons``: DuckDB's
+        constraints with the names clients gave them), for constraint-violation messages:
+        read on a connection of its own (the session's transaction has failed by then), so a
+        table created in that uncommitted transaction has none."""
+        installer = self.catalog.installer
         try:
-            cur = self._conn.cursor()
+            cur = installer.cursor() if installer is not None else self._conn.cursor()
         except duckdb.Error:
             return []
+        source, given = ((f"{CATALOG_DB}.pgb.named_cons", "given_name") if installer is not None
+                         else ("duckdb_constraints()", "NULL"))
         try:
             rows = cur.execute(
                 "SELECT table_name, constraint_type, constraint_column_names, expression, "
-                "referenced_table, referenced_column_names FROM duckdb_constraints() "
+                f"referenced_table, referenced_column_names, {given} FROM {source} "
                 "WHERE database_name = current_database() "
                 "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
         except duckdb.Error:
             return []
         finally:
             cur.close()
-        return [(t, k, list(c or []), e, rt, list(rc or [])) for t, k, c, e, rt, rc in rows]
+        return [(t, k, list(c or []), e, rt, list(rc or []), g)
+                for t, k, c, e, rt, rc, g in rows]
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:

@@ -35,7 +35,8 @@ SELECT k.*, coalesce(d.constraint_name,
        CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
             WHEN k.constraint_type = 'FOREIGN KEY'
             THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
-            ELSE k.constraint_name END) AS pg_name
+            ELSE k.constraint_name END) AS pg_name,
+       d.constraint_name AS given_name
 FROM duckdb_constraints() k
 LEFT JOIN (SELECT schema_name, table_name, contype, list_sort(column_names) AS cols,
                   min(constraint_name) AS constraint_name
