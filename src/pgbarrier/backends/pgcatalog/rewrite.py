@@ -252,6 +252,13 @@ class _Rewriter:
         if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
             fn = node.this
             fname = fn.name.lower() if isinstance(fn, exp.Anonymous) else None
+            if fname == "pg_show_all_settings" and not fn.expressions and \
+                    schema in (None, "pg_catalog"):
+                # the function behind pg_settings (pgAdmin's start-up reads it): the same rows
+                self.changed = True
+                alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(fname))
+                return exp.Subquery(this=_derived_select(self.ctx.settings_table(), "duckdb"),
+                                    alias=alias)
             if schema == "pg_catalog" or fname in FUNCTIONS:
                 self.changed = True
                 if fname in FUNCTIONS:
