@@ -161,3 +161,30 @@ def test_inspector_lists_as_postgresql(engines, call):
     if isinstance(got["postgres"], dict):
         got = {b: {str(k): v for k, v in g.items()} for b, g in got.items()}
     assert got["duckdb"] == got["postgres"]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT schemaname, sequencename, data_type::text, start_value, min_value, max_value, "
+    "increment_by, cycle FROM pg_sequences ORDER BY 2",
+    "SELECT table_name, column_name, column_default, is_identity, identity_generation "
+    "FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 2",
+    "SELECT c.relname, a.attname, a.attidentity, a.atthasdef FROM pg_attribute a "
+    "JOIN pg_class c ON c.oid = a.attrelid "
+    "WHERE c.relname IN ('ag_users', 'ag_orders', 'ag_notes') AND a.attnum > 0 ORDER BY 1, 2",
+    "SELECT conname, contype FROM pg_constraint WHERE conrelid IN "
+    "('ag_users'::regclass, 'ag_orders'::regclass, 'ag_notes'::regclass) ORDER BY 1",
+    "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+    "WHERE i.indrelid = 'ag_orders'::regclass ORDER BY 1",
+    "SELECT s.relname, d.deptype FROM pg_depend d JOIN pg_class s ON s.oid = d.objid "
+    "WHERE d.refobjid IN ('ag_users'::regclass, 'ag_orders'::regclass, 'ag_notes'::regclass) "
+    "AND s.relkind = 'S' ORDER BY 1",
+])
+def test_the_catalog_shows_identities_names_and_sequences_as_postgresql(engines, sql):
+    """What the inspector reads, read directly: identity columns, the sequences behind them
+    and serials, and the names given to constraints and their indexes."""
+    got = {}
+    for backend, engine in engines.items():
+        with engine.connect() as conn:
+            got[backend] = [tuple(r) for r in conn.exec_driver_sql(sql).fetchall()]
+    assert got["duckdb"] == got["postgres"]
+    assert got["duckdb"]

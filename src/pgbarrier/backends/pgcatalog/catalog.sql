@@ -856,13 +856,17 @@ SELECT CAST(NULL AS VARCHAR) AS locktype, CAST(NULL AS BIGINT) AS database,
        CAST(NULL AS VARCHAR) AS mode, CAST(NULL AS BOOLEAN) AS granted,
        CAST(NULL AS BOOLEAN) AS fastpath, CAST(NULL AS TIMESTAMPTZ) AS waitstart WHERE false;
 
+-- a serial or identity column's sequence has its column's type (and range), as pg_sequence
 CREATE VIEW @C@.pgcat.pg_sequences AS
 SELECT n.nspname AS schemaname, s.sequence_name AS sequencename,
-       getvariable('pgbarrier_user') AS sequenceowner, 'bigint' AS data_type,
-       s.start_value, s.min_value, s.max_value, s.increment_by, s.cycle,
-       CAST(1 AS BIGINT) AS cache_size, s.last_value
+       getvariable('pgbarrier_user') AS sequenceowner,
+       CASE q.seqtypid WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' ELSE 'bigint' END
+           AS data_type,
+       s.start_value, s.min_value, coalesce(q.seqmax, s.max_value) AS max_value,
+       s.increment_by, s.cycle, CAST(1 AS BIGINT) AS cache_size, s.last_value
 FROM duckdb_sequences() s
-JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name
+LEFT JOIN @C@.pgcat.pg_sequence q ON q.seqrelid = @C@.pgb.reloid(n.nspname, s.sequence_name);
 
 CREATE VIEW @C@.pgcat.pg_policies AS
 SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
@@ -1078,7 +1082,11 @@ FROM @C@.pgb.rels WHERE relkind = 'v';
 CREATE VIEW @C@.infoschema.columns AS
 SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
        c.attname AS column_name, CAST(c.attnum AS INTEGER) AS ordinal_position,
-       CASE WHEN c.attidentity IS NULL THEN c.column_default END AS column_default,
+       -- decompiled as pg_get_expr does it (a view cannot see the session's search path:
+       -- a sequence outside public and pg_catalog is qualified)
+       CASE WHEN c.attidentity IS NULL
+            THEN @C@.pgcat.pg_get_expr(c.column_default, c.attrelid, false,
+                                       ['pg_catalog', 'public']) END AS column_default,
        CASE WHEN c.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
        CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
             ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
