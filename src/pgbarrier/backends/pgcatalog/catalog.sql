@@ -195,7 +195,8 @@ LEFT JOIN @U@.pgbarrier.column_types d
                              WHEN d.type_oid = 3807 THEN 'JSON[]' END
 LEFT JOIN @U@.pgbarrier.identity_columns i
        ON c.database_name = '@UNAME@' AND i.schema_name = c.schema_name
-      AND i.table_name = c.table_name AND i.column_name = c.column_name;
+      AND i.table_name = c.table_name AND i.column_name = c.column_name
+      AND starts_with(c.column_default, 'nextval(');
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,

@@ -31,8 +31,9 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   ``pgbarrier.identity_columns``; the catalog shows the column as PostgreSQL does: an
   ``attidentity``, no default (``pg_attrdef``, ``information_schema.columns``), its sequence
   an internal dependency. A change of the column's type keeps it, a drop forgets it.
-* Only DDL pays a parse (and CREATE TABLE only when its text names one of those types or a
-  constraint or an identity);
+* Every ``CREATE TABLE`` first forgets what was recorded of a table of its name, and ``DROP
+  SCHEMA`` what was recorded of its tables, so nothing recorded of a dropped table (``DROP
+  SCHEMA ... CASCADE``) can attach to a new one. Only DDL pays a parse;
   temporary tables are not recorded (their catalog rows would outlive the session's
   objects); the wire type of a ``jsonb`` value stays ``json`` (OID 114).
 """
@@ -46,7 +47,8 @@ from sqlglot import exp
 from pgbarrier.sql.colnames import parse_single
 
 __all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
-           "ConstraintName", "Forget", "IdentityColumn", "Rename", "declared_changes"]
+           "ConstraintName", "Forget", "ForgetSchema", "IdentityColumn", "Rename",
+           "declared_changes"]
 
 #: the hidden tables (in schema pgbarrier of the user database)
 COLUMN_TYPES_TABLE = "column_types"
@@ -104,6 +106,13 @@ class Forget:
 
 
 @dataclass(frozen=True)
+class ForgetSchema:
+    """Forget every table of ``schema`` (``DROP SCHEMA``)."""
+
+    schema: str
+
+
+@dataclass(frozen=True)
 class Rename:
     """``schema.table`` is now ``new_table`` / its column ``column`` is now ``new_column``."""
 
@@ -114,7 +123,7 @@ class Rename:
     new_column: str | None = None
 
 
-Change = ColumnType | ConstraintName | IdentityColumn | Forget | Rename
+Change = ColumnType | ConstraintName | IdentityColumn | Forget | ForgetSchema | Rename
 
 
 def _name(node: exp.Expr | None) -> str | None:
@@ -208,15 +217,8 @@ def _constraint_names(schema: str, table: str, defs: list[exp.Expr]) -> list[Cha
     return out
 
 
-def _may_declare(sql: str) -> bool:
-    low = sql.lower()
-    return "char" in low or "jsonb" in low or "constraint" in low or "identity" in low
-
-
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
     """What a successful DDL statement changes in ``pgbarrier.column_types``."""
-    if words[:1] == ("CREATE",) and "TABLE" in words[1:3] and not _may_declare(sql):
-        return []
     tree = parse_single(sql)
     if isinstance(tree, exp.Create) and tree.kind == "TABLE":
         schema_node = tree.this
@@ -224,10 +226,16 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
         temporary = any(isinstance(p, exp.TemporaryProperty)
                         for p in (tree.args.get("properties") or exp.Properties()).expressions)
         named = _table(table) if isinstance(table, exp.Table) else None
-        if named is None or temporary or not isinstance(schema_node, exp.Schema):
+        if named is None or temporary:
             return []
+        if not isinstance(schema_node, exp.Schema):  # CREATE TABLE ... AS
+            return [Forget(*named)]
         return [Forget(*named), *_columns(*named, schema_node.expressions),
                 *_constraint_names(*named, schema_node.expressions)]
+    if isinstance(tree, exp.Drop) and tree.args.get("kind") == "SCHEMA":
+        return [ForgetSchema("main" if s == "public" else s)
+                for t in tree.args.get("tables") or []
+                if isinstance(t, exp.Table) and (s := _name(t.args.get("db") or t.this))]
     if isinstance(tree, exp.Drop) and tree.args.get("kind") == "TABLE":
         return [Forget(*named) for t in tree.args.get("tables") or []
                 if isinstance(t, exp.Table) and (named := _table(t)) is not None]
@@ -272,6 +280,10 @@ def apply_changes(cur, schema: str, changes: list[Change]) -> None:
     names = f"{schema}.{CONSTRAINT_NAMES_TABLE}"
     identities = f"{schema}.{IDENTITY_COLUMNS_TABLE}"
     for c in changes:
+        if isinstance(c, ForgetSchema):
+            for hidden in (table, names, identities):
+                cur.execute(f"DELETE FROM {hidden} WHERE schema_name = $1", [c.schema])
+            continue
         if isinstance(c, ConstraintName):
             cur.execute(f"INSERT INTO {names} VALUES ($1, $2, $3, $4, $5)",
                         [c.schema, c.table, c.contype, list(c.columns), c.name])
