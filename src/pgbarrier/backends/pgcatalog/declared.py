@@ -31,9 +31,11 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   ``pgbarrier.identity_columns``; the catalog shows the column as PostgreSQL does: an
   ``attidentity``, no default (``pg_attrdef``, ``information_schema.columns``), its sequence
   an internal dependency. A change of the column's type keeps it, a drop forgets it.
-* Every ``CREATE TABLE`` first forgets what was recorded of a table of its name, and ``DROP
-  SCHEMA`` what was recorded of its tables, so nothing recorded of a dropped table (``DROP
-  SCHEMA ... CASCADE``) can attach to a new one. Only DDL pays a parse;
+* ``DROP SCHEMA`` forgets what was recorded of its tables (``CASCADE`` drops them without a
+  ``DROP TABLE``), so nothing recorded of a dropped table can attach to a new one of its
+  name; a ``CREATE TABLE`` that records something forgets the old rows first. Only DDL pays
+  a parse (and ``CREATE TABLE`` only when its text names one of those types, a constraint
+  or an identity: a plain one costs nothing more, as a restore of many tables needs);
   temporary tables are not recorded (their catalog rows would outlive the session's
   objects); the wire type of a ``jsonb`` value stays ``json`` (OID 114).
 """
@@ -217,8 +219,15 @@ def _constraint_names(schema: str, table: str, defs: list[exp.Expr]) -> list[Cha
     return out
 
 
+def _may_declare(sql: str) -> bool:
+    low = sql.lower()
+    return "char" in low or "jsonb" in low or "constraint" in low or "identity" in low
+
+
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
     """What a successful DDL statement changes in ``pgbarrier.column_types``."""
+    if words[:1] == ("CREATE",) and "TABLE" in words[1:3] and not _may_declare(sql):
+        return []  # nothing to record, and nothing recorded under its name (see above)
     tree = parse_single(sql)
     if isinstance(tree, exp.Create) and tree.kind == "TABLE":
         schema_node = tree.this
