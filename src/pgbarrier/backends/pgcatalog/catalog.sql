@@ -749,12 +749,17 @@ WITH seqs AS (
     SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid, s.*
     FROM duckdb_sequences() s
     JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name),
+-- the type of the serial / identity column whose default reads the sequence (read from
+-- the defaults, not through pg_depend: SQLAlchemy reads this per identity column)
+owners AS (
+    SELECT regexp_extract(c.column_default, 'nextval\(''(?:[^''.]+\.)?([^''.]+)''\)', 1)
+               AS seqname, min(c.atttypid) AS atttypid
+    FROM @C@.pgb.cols c
+    WHERE c.atttypid IN (21, 23) AND starts_with(c.column_default, 'nextval(')
+    GROUP BY 1),
 typed AS (
-    SELECT s.*, coalesce((SELECT c.atttypid FROM @C@.pgcat.pg_depend d
-                          JOIN @C@.pgb.cols c ON c.attrelid = d.refobjid AND c.attnum = d.refobjsubid
-                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype IN ('a', 'i')
-                            AND c.atttypid IN (21, 23) LIMIT 1), 20) AS typid
-    FROM seqs s)
+    SELECT s.*, coalesce(o.atttypid, 20) AS typid
+    FROM seqs s LEFT JOIN owners o ON o.seqname = s.sequence_name)
 SELECT seqrelid, CAST(typid AS BIGINT) AS seqtypid, start_value AS seqstart,
        increment_by AS seqincrement,
        CASE typid WHEN 23 THEN least(max_value, 2147483647) WHEN 21 THEN least(max_value, 32767)
