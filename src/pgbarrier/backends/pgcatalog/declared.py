@@ -225,7 +225,8 @@ def _may_declare(sql: str) -> bool:
 
 
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
-    """What a successful DDL statement changes in ``pgbarrier.column_types``."""
+    """What a successful DDL statement changes in the hidden ``pgbarrier`` tables
+    (column types, constraint names, identity columns)."""
     if words[:1] == ("CREATE",) and "TABLE" in words[1:3] and not _may_declare(sql):
         return []  # nothing to record, and nothing recorded under its name (see above)
     tree = parse_single(sql)
@@ -283,8 +284,8 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
 
 
 def apply_changes(cur, schema: str, changes: list[Change]) -> None:
-    """Write ``changes`` to ``<schema>.column_types`` and ``<schema>.constraint_names`` on
-    the DuckDB cursor ``cur``."""
+    """Write ``changes`` to ``<schema>.column_types``, ``<schema>.constraint_names`` and
+    ``<schema>.identity_columns`` on the DuckDB cursor ``cur``."""
     table = f"{schema}.{COLUMN_TYPES_TABLE}"
     names = f"{schema}.{CONSTRAINT_NAMES_TABLE}"
     identities = f"{schema}.{IDENTITY_COLUMNS_TABLE}"
