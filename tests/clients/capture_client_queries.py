@@ -4,7 +4,7 @@
         [--dsn postgresql://postgres@127.0.0.1:5432/postgres] [--log-file PATH]
         [--out tests/data/client-queries]
 
-Writes ``pgjdbc.json`` and ``sqlalchemy.json`` in the format of the captured-client-query files
+Writes ``pgjdbc.json``, ``sqlalchemy.json`` and ``superset.json`` in the format of the captured-client-query files
 (``{"client", "source", "queries"}``). How:
 
 1. a fresh database on the PostgreSQL server of ``--dsn`` (a superuser), with the objects that
@@ -52,11 +52,18 @@ PGJDBC_JAR = Path(os.environ.get("PGBARRIER_PGJDBC_JAR", "/usr/share/java/postgr
 # The objects of tests/functional/test_captured_queries.py, which runs the recorded queries:
 # the queries name the table they describe, so these names make them list its objects.
 TABLE = "cq_items"
+ORDERS = "cq_orders"
 SETUP = [
     f"CREATE TABLE {TABLE} (id integer PRIMARY KEY, name text NOT NULL DEFAULT 'x', price numeric(10,2))",
     f"CREATE VIEW cq_view AS SELECT id, name FROM {TABLE}",
     f"CREATE MATERIALIZED VIEW cq_stream AS SELECT id, price FROM {TABLE}",
     f"CREATE MATERIALIZED VIEW cq_batch AS SELECT count(*) AS n FROM {TABLE}",
+    # keys, an index and comments for the constraint / index / comment readers
+    f"CREATE TABLE {ORDERS} (id serial PRIMARY KEY, item_id integer REFERENCES {TABLE}(id), "
+    "code varchar(20) UNIQUE, qty integer CHECK (qty > 0))",
+    f"CREATE INDEX {ORDERS}_qty_idx ON {ORDERS} (qty)",
+    f"COMMENT ON TABLE {TABLE} IS 'the items'",
+    f"COMMENT ON COLUMN {TABLE}.name IS 'item name'",
 ]
 SESSION_OPTIONS = "-c log_statement=all -c log_parameter_max_length=-1"
 
@@ -206,6 +213,58 @@ def run_sqlalchemy(host: str, port: int, user: str, database: str) -> None:
         inspector.get_materialized_view_names()
         inspector.get_columns(TABLE)
         inspector.get_pk_constraint(TABLE)
+        inspector.get_foreign_keys(ORDERS)
+        inspector.get_indexes(ORDERS)
+        inspector.get_unique_constraints(ORDERS)
+        inspector.get_check_constraints(ORDERS)
+        inspector.get_table_comment(TABLE)
+        inspector.get_sequence_names()
+    finally:
+        engine.dispose()
+
+
+#: the SQL Superset's PostgresEngineSpec (superset/db_engine_specs/postgres.py) sends itself:
+#: get_catalog_names, get_prequeries for schema public, get_cancel_query_id, cancel_query (of
+#: a pid no session has), estimate_statement_cost, and the SQL Lab preview of a table
+SUPERSET_SQL = [
+    "SELECT datname FROM pg_database\nWHERE datistemplate = false;",
+    'set search_path = "public"',
+    "SELECT pg_backend_pid()",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid='0'",
+    f"EXPLAIN SELECT * FROM {TABLE}",
+    f"SELECT * FROM public.{TABLE} LIMIT 100",
+]
+
+
+def run_superset(host: str, port: int, user: str, database: str) -> None:
+    """What Superset sends when a PostgreSQL database is added, its schemas and tables are
+    browsed, a table's metadata is shown (get_table_metadata) and SQL Lab runs: its engine
+    spec's own SQL, and SQLAlchemy's inspector calls it makes."""
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(f"postgresql+psycopg://{user}@{host}:{port}/{database}",
+                           connect_args={"options": SESSION_OPTIONS})
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))  # test_connection's ping
+            for statement in SUPERSET_SQL:
+                result = conn.exec_driver_sql(statement)
+                if result.returns_rows:
+                    result.fetchall()
+            conn.rollback()
+        inspector = inspect(engine)
+        inspector.get_schema_names()
+        inspector.get_table_names("public")
+        inspector.get_foreign_table_names("public")
+        inspector.get_view_names("public")
+        inspector.get_materialized_view_names("public")
+        for table in (TABLE, ORDERS):
+            inspector.get_columns(table, "public")
+            inspector.get_pk_constraint(table, "public")
+            inspector.get_foreign_keys(table, "public")
+            inspector.get_indexes(table, "public")
+            inspector.get_table_comment(table, "public")
+        inspector.get_columns("cq_view", "public")
     finally:
         engine.dispose()
 
@@ -244,8 +303,8 @@ def main() -> None:
         with psycopg.connect(capture_dsn, autocommit=True) as conn:
             for statement in SETUP:
                 conn.execute(statement)
-            table_oid = conn.execute(sql.SQL("SELECT {}::regclass::oid").format(
-                sql.Literal(TABLE))).fetchone()[0]
+            table_oids = {name: conn.execute(sql.SQL("SELECT {}::regclass::oid").format(
+                sql.Literal(name))).fetchone()[0] for name in (TABLE, ORDERS)}
         with zipfile.ZipFile(PGJDBC_JAR) as jar:
             manifest = jar.read("META-INF/MANIFEST.MF").decode()
         m = re.search(r"^Implementation-Version: (\S+)", manifest, re.M)
@@ -261,8 +320,22 @@ def main() -> None:
                            "create_engine('postgresql+psycopg://...') and a first connect (dialect "
                            "initialisation), then inspect(engine): get_schema_names, get_table_names, "
                            "get_view_names, get_materialized_view_names, "
-                           f"get_columns('{TABLE}'), get_pk_constraint('{TABLE}')",
+                           f"get_columns('{TABLE}'), get_pk_constraint('{TABLE}'), "
+                           f"get_foreign_keys, get_indexes, get_unique_constraints and "
+                           f"get_check_constraints('{ORDERS}'), get_table_comment('{TABLE}'), "
+                           "get_sequence_names",
                            run_sqlalchemy),
+            "superset": ("Superset (PostgresEngineSpec; SQLAlchemy "
+                         f"{sqlalchemy.__version__}, psycopg {psycopg.__version__})",
+                         "Superset's engine-spec SQL (get_catalog_names, get_prequeries, "
+                         "get_cancel_query_id, cancel_query, estimate_statement_cost, a table "
+                         "preview) and the inspector calls of its database, schema and table "
+                         "browsers (get_schema_names, get_table_names, get_foreign_table_names, "
+                         "get_view_names, get_materialized_view_names, and for "
+                         f"'{TABLE}' and '{ORDERS}' get_columns, get_pk_constraint, "
+                         "get_foreign_keys, get_indexes, get_table_comment), tests/clients/"
+                         "capture_client_queries.py run_superset",
+                         run_superset),
         }
         args.out.mkdir(parents=True, exist_ok=True)
         for name, (client, calls, run) in clients.items():
@@ -275,11 +348,14 @@ def main() -> None:
                       "Parameterised queries are recorded with the values of the log's "
                       "'DETAIL: parameters:' line substituted for $n as literals, so each query runs on "
                       "its own; exact repeats are kept once, in first-seen order")
-            named_by_oid = [q for q in queries if re.search(rf"\b{table_oid}\b", q)]
-            if named_by_oid:
-                which = "one of them names" if len(named_by_oid) == 1 else f"{len(named_by_oid)} of them name"
-                source += (f"; {which} table {TABLE} by its OID in the capture database ({table_oid}), "
-                           "as the client sent it: run elsewhere, that OID matches no row")
+            for table, table_oid in table_oids.items():
+                named_by_oid = [q for q in queries if re.search(rf"\b{table_oid}\b", q)]
+                if named_by_oid:
+                    which = ("one of them names" if len(named_by_oid) == 1
+                             else f"{len(named_by_oid)} of them name")
+                    source += (f"; {which} table {table} by its OID in the capture database "
+                               f"({table_oid}), as the client sent it: run elsewhere, that OID "
+                               "matches no row")
             if control:
                 source += ("; transaction control left out (it does not run on its own): "
                            + ", ".join(control))

@@ -1,7 +1,7 @@
 """Captured client catalog traffic runs on the DuckDB backend with PostgreSQL's result shape.
 
 Every query in ``tests/data/client-queries/*.json`` (psql 15, DBeaver, pgcli, pgAdmin,
-Metabase, Grafana, and pgjdbc / SQLAlchemy when present) runs through pgbarrier twice, with the same objects
+Metabase, Grafana, Superset, and pgjdbc / SQLAlchemy when present) runs through pgbarrier twice, with the same objects
 created first: over the embedded DuckDB backend and over an upstream PostgreSQL 15 (the
 reference). The DuckDB run must succeed where PostgreSQL succeeds (or fail with the same
 SQLSTATE where PostgreSQL fails), return the same column names and type OIDs, and list
@@ -24,7 +24,9 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "client-queries"
 DATABASE = "cq_catalog"
 #: objects the fixture creates; their names must appear in DuckDB's rows where they
 #: appear in PostgreSQL's
-OBJECTS = ("cq_items", "cq_view", "cq_stream", "cq_batch")
+OBJECTS = ("cq_items", "cq_view", "cq_stream", "cq_batch", "cq_orders", "cq_orders_qty_idx",
+           "cq_orders_pkey", "cq_orders_item_id_fkey", "cq_orders_code_key", "cq_orders_qty_check",
+           "cq_orders_id_seq", "the items", "item name")
 SETUP = [
     "CREATE TABLE cq_items (id integer PRIMARY KEY, name text NOT NULL DEFAULT 'x', "
     "price numeric(10,2))",
@@ -32,6 +34,12 @@ SETUP = [
     "CREATE MATERIALIZED VIEW cq_stream AS SELECT id, price FROM cq_items",
     "CREATE MATERIALIZED VIEW cq_batch WITH (refresh.interval.sec = 3600) AS "
     "SELECT count(*) AS n FROM cq_items",
+    # keys, an index, a sequence and comments for the constraint, index and comment readers
+    "CREATE TABLE cq_orders (id serial PRIMARY KEY, item_id integer REFERENCES cq_items(id), "
+    "code varchar(20) UNIQUE, qty integer CHECK (qty > 0))",
+    "CREATE INDEX cq_orders_qty_idx ON cq_orders (qty)",
+    "COMMENT ON TABLE cq_items IS 'the items'",
+    "COMMENT ON COLUMN cq_items.name IS 'item name'",
 ]
 
 #: the queries the DuckDB backend answers differently on purpose, with the reason

@@ -110,6 +110,14 @@ CASES: list[tuple[tuple[str, ...], str, frozenset[str]]] = [
     (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
       "CREATE TABLE t (a int, b int REFERENCES p (id))", "INSERT INTO t VALUES (1, 1)"),
      "DELETE FROM p", frozenset()),
+    # constraints the client named are reported by their names
+    (("CREATE TABLE t (a int CONSTRAINT uq_t_a UNIQUE, c int)", "INSERT INTO t VALUES (1, 1)"),
+     "INSERT INTO t VALUES (1, 2)", frozenset()),
+    (("CREATE TABLE t (a int, c int, CONSTRAINT ck_t_c CHECK (c > 0))",),
+     "INSERT INTO t VALUES (1, 0)", frozenset({"detail"})),
+    (("CREATE TABLE p (id int PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+      "CREATE TABLE t (a int, b int CONSTRAINT fk_t_b REFERENCES p (id))"),
+     "INSERT INTO t VALUES (1, 5)", frozenset()),
 ]
 
 
@@ -245,6 +253,11 @@ DESCRIBED = [
     "SELECT row_number() over (), count(*) over (), rank() over (order by 1)",
     "SELECT to_char(now(), 'YYYY'), generate_series(1, 2)",
     "SELECT ('{1,2,3}'::int[])[1], 2 ^ 3, power(2, 3), pow(2, 3), (ARRAY[1])[1]",
+    # plans are each server's own; their shape is PostgreSQL's (Superset, pgcli, psql read it)
+    "EXPLAIN SELECT 1",
+    "EXPLAIN ANALYZE SELECT 1",
+    "EXPLAIN (COSTS false, VERBOSE) SELECT 1",
+    "EXPLAIN (ANALYZE, COSTS, VERBOSE, BUFFERS, FORMAT JSON) SELECT 1",
 ]
 
 
@@ -256,22 +269,32 @@ def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
         assert [(d.name, d.type_code) for d in dk.execute(sql).description] == expected
 
 
+def test_explain_sends_a_row_per_plan_line_or_one_json_plan(duck):
+    with psycopg.connect(duck.dsn(), autocommit=True) as dk:
+        lines = [r[0] for r in dk.execute("EXPLAIN SELECT 1").fetchall()]
+        (plan,), = dk.execute("EXPLAIN (FORMAT JSON, COSTS) SELECT 1").fetchall()
+    assert len(lines) > 1 and not any("\n" in line for line in lines)
+    assert isinstance(plan, (list, dict))  # psycopg loaded the json value
+
+
 @pytest.mark.parametrize("setup, sql, words", [
     (("CREATE TABLE t (a jsonb, b jsonb)",), "SELECT a @> b FROM t", "jsonb containment (@>)"),
     ((), "SELECT to_char(now(), 'Month')", 'to_char pattern "Month"'),
     (("CREATE TABLE t (a interval)",), "SELECT a / 2 FROM t", "dividing an interval"),
     ((), "SELECT to_char(12.5, '99.9')", "to_char of a number"),
+    (("CREATE TABLE p (id int PRIMARY KEY)",),
+     "CREATE TABLE t (a int REFERENCES p (id) ON DELETE CASCADE)", "ON DELETE / ON UPDATE"),
 ])
 def test_what_duckdb_cannot_do_is_0A000_naming_it(duck, setup, sql, words):
     with psycopg.connect(duck.dsn(), autocommit=True) as dk:
-        _clean(dk, ("t",))
+        _clean(dk, ("t", "p"))
         try:
             for stmt in setup:
                 dk.execute(stmt)
             with pytest.raises(psycopg.errors.FeatureNotSupported) as info:
                 dk.execute(sql)
         finally:
-            _clean(dk, ("t",))
+            _clean(dk, ("t", "p"))
     assert words in info.value.diag.message_primary
 
 

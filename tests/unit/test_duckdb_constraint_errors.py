@@ -8,13 +8,17 @@ import pytest
 from pgbarrier.backends.duckdb_constraint_errors import constraint_error, target_table
 
 ROWS = [
-    ("t", "PRIMARY KEY", ["a"], None, None, []),
-    ("t", "UNIQUE", ["e"], None, None, []),
-    ("t", "CHECK", ["a", "c"], "(a > c)", None, []),
-    ("t", "CHECK", ["c"], "(c > 0)", None, []),
-    ("t", "CHECK", ["c"], "(c < 10)", None, []),
-    ("t", "FOREIGN KEY", ["b"], None, "p", ["id"]),
-    ("d", "PRIMARY KEY", ["x", "y"], None, None, []),
+    ("t", "PRIMARY KEY", ["a"], None, None, [], None),
+    ("t", "UNIQUE", ["e"], None, None, [], None),
+    ("t", "CHECK", ["a", "c"], "(a > c)", None, [], None),
+    ("t", "CHECK", ["c"], "(c > 0)", None, [], None),
+    ("t", "CHECK", ["c"], "(c < 10)", None, [], None),
+    ("t", "FOREIGN KEY", ["b"], None, "p", ["id"], None),
+    ("d", "PRIMARY KEY", ["x", "y"], None, None, [], None),
+    # constraints the client named
+    ("n", "UNIQUE", ["u"], None, None, [], "uq_n"),
+    ("n", "CHECK", ["v"], "(v > 0)", None, [], "ck_v"),
+    ("n", "FOREIGN KEY", ["w"], None, "p", ["id"], "fk_w"),
 ]
 
 
@@ -52,6 +56,16 @@ def test_target_table(sql, table):
      "table", "INSERT INTO t (b) VALUES (5)", "23503",
      'insert or update on table "t" violates foreign key constraint "t_b_fkey"',
      'Key (b)=(5) is not present in table "p".'),
+    ('Duplicate key "u: 1" violates unique constraint.', "INSERT INTO n VALUES (1)",
+     "23505", 'duplicate key value violates unique constraint "uq_n"',
+     "Key (u)=(1) already exists."),
+    ('CHECK constraint failed on table "n" with expression CHECK((v > 0))',
+     "INSERT INTO n VALUES (0)", "23514",
+     'new row for relation "n" violates check constraint "ck_v"', None),
+    ('Violates foreign key constraint because key "id: 5" does not exist in the referenced '
+     "table", "INSERT INTO n (w) VALUES (5)", "23503",
+     'insert or update on table "n" violates foreign key constraint "fk_w"',
+     'Key (w)=(5) is not present in table "p".'),
     ('Violates foreign key constraint because key "b: 1" is still referenced by a foreign key '
      "in a different table. If this is ...", "DELETE FROM p", "23503",
      'update or delete on table "p" violates foreign key constraint "t_b_fkey" on table "t"',

@@ -141,6 +141,7 @@ from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_intervals import interval_indexes, months_query, months_rows
+from pgbarrier.backends import duckdb_explain
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
 from pgbarrier.backends.duckdb_files import database_path
@@ -502,7 +503,8 @@ class DuckDBSession(BackendSession):
                 raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
-        sql, retype, translated = self._to_duckdb(sql)
+        sql, retype, translated = self._to_duckdb(
+            duckdb_explain.for_duckdb(sql) if words[:1] == ("EXPLAIN",) else sql)
         cur = self._cursor
         rows = _returns_rows(words, sql)
         # before the statement: the lookup runs on the same cursor (pgcatalog.origins)
@@ -514,6 +516,8 @@ class DuckDBSession(BackendSession):
                 cur.execute(sql, [_duck_param(v) for v in params])
             else:
                 cur.execute(sql)
+            if words[0] == "EXPLAIN" and duckdb_explain.is_duckdb_plan(cur.description):
+                return rowset(*duckdb_explain.plan_result(client_sql, cur.fetchall()))
             if rows:
                 columns = with_origins(self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
@@ -728,24 +732,29 @@ class DuckDBSession(BackendSession):
         return self.catalog.rename(client_sql, columns)
 
     def _constraints(self) -> list[ConstraintRow]:
-        """The database's constraints (``duckdb_constraints()``), for constraint-violation
-        messages: read on a connection of its own (the session's transaction has failed by
-        then), so a table created in that uncommitted transaction has none."""
+        """The database's constraints (the catalog's ``pgb.named_cons``: DuckDB's
+        constraints with the names clients gave them), for constraint-violation messages:
+        read on a connection of its own (the session's transaction has failed by then), so a
+        table created in that uncommitted transaction has none."""
+        installer = self.catalog.installer
         try:
-            cur = self._conn.cursor()
+            cur = installer.cursor() if installer is not None else self._conn.cursor()
         except duckdb.Error:
             return []
+        source, given = ((f"{CATALOG_DB}.pgb.named_cons", "given_name") if installer is not None
+                         else ("duckdb_constraints()", "NULL"))
         try:
             rows = cur.execute(
                 "SELECT table_name, constraint_type, constraint_column_names, expression, "
-                "referenced_table, referenced_column_names FROM duckdb_constraints() "
+                f"referenced_table, referenced_column_names, {given} FROM {source} "
                 "WHERE database_name = current_database() "
                 "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
         except duckdb.Error:
             return []
         finally:
             cur.close()
-        return [(t, k, list(c or []), e, rt, list(rc or [])) for t, k, c, e, rt, rc in rows]
+        return [(t, k, list(c or []), e, rt, list(rc or []), g)
+                for t, k, c, e, rt, rc, g in rows]
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:

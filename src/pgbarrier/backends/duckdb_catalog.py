@@ -72,7 +72,7 @@ _CARRIERS = {pgt.OID: _INTEGER_OIDS, 28: _INTEGER_OIDS, pgt.NAME: _TEXT_OIDS,
              pgt.CHAR: _TEXT_OIDS, 24: _TEXT_OIDS | _INTEGER_OIDS,
              1034: frozenset({1009}), 1028: frozenset({1016, 1007}), 1002: frozenset({1009}),
              1003: frozenset({1009}), 22: frozenset({1005}), 30: frozenset({1016, 1007}),
-             194: _TEXT_OIDS, pgt.VARCHAR: frozenset({pgt.TEXT}), 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
+             194: _TEXT_OIDS, 2277: _TEXT_OIDS, pgt.VARCHAR: frozenset({pgt.TEXT}), 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
 
 
 def _fits(pg_oid: int, carried_oid: int) -> bool:

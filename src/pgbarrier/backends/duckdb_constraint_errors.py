@@ -17,9 +17,9 @@ Rules this module keeps:
   ``lookup``); its name is PostgreSQL's default: ``<table>_pkey``,
   ``<table>_<col>[_<col>...]_key``, ``<table>_<col>[_<col>...]_fkey``,
   ``<table>_<col>_check`` for a check on one column and ``<table>_check`` otherwise, a
-  repeated check name numbered ``1``, ``2``... in definition order, as PostgreSQL does. A
-  constraint the client named is therefore reported by its default name (a documented
-  difference). Without a lookup answer the message keeps PostgreSQL's shape with the
+  repeated check name numbered ``1``, ``2``... in definition order, as PostgreSQL does; a
+  constraint the client named in its ``CREATE TABLE`` by that name (the lookup's last field,
+  from the catalog's ``pgb.named_cons``). Without a lookup answer the message keeps PostgreSQL's shape with the
   names DuckDB gave. PostgreSQL's DETAIL ``Failing row contains (...)`` (CHECK, NOT NULL)
   is not given: DuckDB's message has not the row.
 """
@@ -31,8 +31,9 @@ from collections.abc import Callable
 
 from pgbarrier.errors import PgError
 
-#: (table, constraint type, columns, CHECK expression, referenced table, referenced columns)
-ConstraintRow = tuple[str, str, list[str], "str | None", "str | None", list[str]]
+#: (table, constraint type, columns, CHECK expression, referenced table, referenced columns,
+#: the name the client gave it or None)
+ConstraintRow = tuple[str, str, list[str], "str | None", "str | None", list[str], "str | None"]
 Lookup = Callable[[], list[ConstraintRow]]
 
 _NAME = r'(?:"(?:[^"]|"")+"|[^\s.(,;"]+)'
@@ -87,8 +88,11 @@ def _check_names(table: str, rows: list[ConstraintRow]) -> list[tuple[str | None
     """(expression, PostgreSQL's default name) of ``table``'s checks in definition order."""
     seen: dict[str, int] = {}
     out = []
-    for _t, kind, cols, expr, _rt, _rc in rows:
+    for _t, kind, cols, expr, _rt, _rc, given in rows:
         if kind != "CHECK":
+            continue
+        if given is not None:
+            out.append((expr, given))
             continue
         base = f"{table}_{cols[0]}_check" if len(cols) == 1 else f"{table}_check"
         n = seen.get(base, 0)
@@ -140,7 +144,8 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
             columns = found[2] if found else ["?"] * len(parts)
             values = parts if found is None else _pairs(
                 ", ".join(f"{c}: {v}" for c, v in zip(columns, parts)), columns)[1]
-        name = f"{table}_pkey" if kind == "PRIMARY KEY" else f"{table}_{'_'.join(columns)}_key"
+        name = (found[6] if found and found[6] else f"{table}_pkey" if kind == "PRIMARY KEY"
+                else f"{table}_{'_'.join(columns)}_key")
         return err("23505", f'duplicate key value violates unique constraint "{name}"',
                    _key(columns, values) + " already exists.")
     m = _FK_MISSING.match(message)
@@ -152,8 +157,9 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
                    [c.lower() for c in r[5]] == lower), None)
         columns = fk[2] if fk else ref_cols
         referenced = fk[4] if fk and fk[4] else "?"
+        name = fk[6] if fk and fk[6] else f"{table}_{'_'.join(columns)}_fkey"
         return err("23503", f'insert or update on table "{table}" violates foreign key '
-                            f'constraint "{table}_{"_".join(columns)}_fkey"',
+                            f'constraint "{name}"',
                    _key(columns, values) + f' is not present in table "{referenced}".')
     m = _FK_REFERENCED.match(message)
     if m:
@@ -164,7 +170,8 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
                    r[4].lower() == parent.lower() and [c.lower() for c in r[2]] == lower), None)
         child = fk[0] if fk else "?"
         ref_cols = fk[5] if fk else fk_cols
+        name = fk[6] if fk and fk[6] else f"{child}_{'_'.join(fk_cols)}_fkey"
         return err("23503", f'update or delete on table "{parent}" violates foreign key '
-                            f'constraint "{child}_{"_".join(fk_cols)}_fkey" on table "{child}"',
+                            f'constraint "{name}" on table "{child}"',
                    _key(ref_cols, values) + f' is still referenced from table "{child}".')
     return None

@@ -198,6 +198,7 @@ def _translate(sql: str, columns: tuple[tuple[str, str], ...] | None) -> _Answer
     tree = trees[0]
     try:
         fired, prelude = _transform(tree)
+        fired = _now_defaults(tree, sql) or fired
         needs = _bare_hex_target(tree) if columns is None else None
         if columns is not None:
             fired = _bare_hex(tree, columns) or fired
@@ -486,6 +487,27 @@ def _array_items(text: str, i: int) -> tuple[exp.Expr, int]:
         if i < n and text[i] == "}":
             return exp.Array(expressions=items), i + 1
         raise _malformed(text)
+
+
+# -- now() defaults -------------------------------------------------------------------
+
+
+def _now_defaults(tree: exp.Expr, sql: str) -> bool:
+    """sqlglot reads ``now()`` and ``CURRENT_TIMESTAMP`` as one node and writes the latter;
+    DuckDB keeps a column default as written, and PostgreSQL shows each as the client wrote
+    it, so a table's ``DEFAULT now()`` stays ``now()`` when the statement has no
+    ``CURRENT_TIMESTAMP`` to tell it from."""
+    if not isinstance(tree, (exp.Create, exp.Alter)):
+        return False
+    low = sql.lower()
+    if "now(" not in low or "current_timestamp" in low:
+        return False
+    fired = False
+    for node in list(tree.find_all(exp.DefaultColumnConstraint)):
+        if isinstance(node.this, exp.CurrentTimestamp) and not node.this.args:
+            node.set("this", exp.Anonymous(this="now", expressions=[]))
+            fired = True
+    return fired
 
 
 # -- serial / identity ---------------------------------------------------------------

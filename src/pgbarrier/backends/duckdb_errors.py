@@ -65,6 +65,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^No function matches the given name and argument types '(@>|<@)\(\"?JSON"),
      "0A000", "jsonb containment ({0}) of values not cast to jsonb is not supported by "
               "pgbarrier on DuckDB"),
+    (re.compile(r"^FOREIGN KEY constraints cannot use (CASCADE, SET NULL or SET DEFAULT)"),
+     "0A000", "foreign keys with ON DELETE / ON UPDATE {0} are not supported by pgbarrier "
+              "on DuckDB"),
     (re.compile(r"^Current transaction is aborted"), "25P02",
      "current transaction is aborted, commands ignored until end of transaction block"),
     (re.compile(r'Referenced column "([^"]+)" not found'), "42703", 'column "{0}" does not exist'),

@@ -25,7 +25,7 @@ _NAME_COLS = {"relname", "nspname", "attname", "typname", "datname", "conname", 
               "stxname", "pubname", "tgname", "enumlabel", "schemaname", "tablename",
               "viewname", "indexname", "matviewname", "tableowner", "viewowner", "lanname",
               "oprname", "opcname", "opfname", "indexrelname", "evtname",
-              "fdwname", "srvname",
+              "fdwname", "srvname", "tgoldtable", "tgnewtable", "evtevent",
               "sequencename", "sequenceowner", "policyname", "rulename"}
 _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam", "relfilenode",
              "reltablespace", "reltoastrelid", "attrelid", "atttypid", "attcollation",
@@ -41,21 +41,28 @@ _OID_COLS = {"oid", "relnamespace", "reltype", "reloftype", "relowner", "relam",
              "castsource", "casttarget", "castfunc", "lanowner", "lanplcallfoid", "laninline",
              "lanvalidator", "oprnamespace", "oprowner", "oprleft", "oprright", "oprresult",
              "opfmethod", "opfnamespace", "opfowner", "ev_class", "datid", "classid", "objid",
-             "refclassid", "refobjid", "relation", "database"}
+             "refclassid", "refobjid", "relation", "database", "tgconstrrelid", "tgconstrindid",
+             "tgconstraint", "defaclrole", "defaclnamespace", "provariadic", "fdwowner",
+             "fdwhandler", "fdwvalidator", "srvowner", "srvfdw", "evtowner", "evtfoid",
+             "aggsortop", "aggtranstype", "aggmtranstype"}
 _CHAR_COLS = {"relkind", "relpersistence", "relreplident", "contype", "typtype",
               "typcategory", "attidentity", "attgenerated", "attstorage", "attalign",
               "amtype", "prokind", "provolatile", "proparallel", "confupdtype", "confdeltype",
               "confmatchtype", "typalign", "typstorage", "typdelim", "datlocprovider",
               "polcmd", "collprovider", "deptype", "attcompression", "castcontext",
-              "castmethod", "oprkind", "evtenabled",
+              "castmethod", "oprkind", "evtenabled", "tgenabled", "aggkind", "ev_type", "ev_enabled",
+              "aggfinalmodify", "aggmfinalmodify",
               "defaclobjtype"}
 _REGPROC_COLS = {"typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout",
-                 "typanalyze"}
+                 "typanalyze", "amhandler", "prosupport", "aggfnoid", "aggtransfn",
+                 "aggfinalfn", "aggcombinefn", "aggserialfn", "aggdeserialfn", "aggmtransfn",
+                 "aggminvtransfn", "aggmfinalfn"}
 _XID_COLS = {"datfrozenxid", "datminmxid", "relfrozenxid", "relminmxid", "transactionid",
              "backend_xid", "backend_xmin"}
-_ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl"}
+_ACL_COLS = {"nspacl", "relacl", "datacl", "attacl", "typacl", "proacl", "spcacl", "defaclacl",
+             "lanacl", "fdwacl", "srvacl"}
 _OID_ARRAY_COLS = {"conpfeqop", "conppeqop", "conffeqop", "conexclop", "proallargtypes",
-                   "polroles", "extconfig"}
+                   "polroles", "extconfig", "protrftypes"}
 #: information_schema's sql_identifier columns (a domain over name: sent as name) and its
 #: character_data / yes_or_no ones (domains over varchar: sent as varchar)
 _SQL_IDENTIFIER_COLS = {
@@ -87,18 +94,27 @@ _CHARACTER_DATA_COLS = {
     "privilege_type", "is_grantable", "with_hierarchy", "event_manipulation",
     "action_condition", "action_statement", "action_orientation", "action_timing"}
 _VECTOR_COLS = {"indkey": 22, "indoption": 22, "indcollation": 30, "indclass": 30,
-                "proargtypes": 30}
+                "proargtypes": 30, "tgattr": 22}
 COLUMN_TYPES: dict[str, int] = {
     **{c: 28 for c in _XID_COLS}, **{c: 1034 for c in _ACL_COLS},
     **{c: 1028 for c in _OID_ARRAY_COLS}, **_VECTOR_COLS,
     **{c: 194 for c in ("typdefaultbin", "relpartbound", "indexprs", "indpred", "conbin",
-                        "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults")},
+                        "adbin", "polqual", "polwithcheck", "prqual", "proargdefaults",
+                        "tgqual", "prosqlbody", "ev_qual", "ev_action")},
+    "attmissingval": 2277,
     "typsubscript": 24, "relrewrite": pgt.OID, "proargmodes": 1002, "stxkind": 1002,
     "memberof": 1003, "roles": 1003,
     **{c: pgt.VARCHAR for c in _CHARACTER_DATA_COLS},
     **{c: pgt.NAME for c in _SQL_IDENTIFIER_COLS},
     **{c: pgt.NAME for c in _NAME_COLS}, **{c: pgt.OID for c in _OID_COLS},
     **{c: pgt.CHAR for c in _CHAR_COLS}, **{c: 24 for c in _REGPROC_COLS},
+}
+
+#: columns whose name another catalog relation types differently: their type in this one
+RELATION_COLUMN_TYPES: dict[str, dict[str, int]] = {
+    "pg_sequences": {"data_type": 2206}, "pg_available_extensions": {"name": pgt.NAME},
+    "table_privileges": {"grantor": pgt.NAME}, "routine_privileges": {"grantor": pgt.NAME},
+    "column_privileges": {"grantor": pgt.NAME}, "usage_privileges": {"grantor": pgt.NAME},
 }
 
 _REG_OUTPUT = {"regclass": 2205, "regtype": 2206, "regnamespace": 4089, "regproc": 24}
@@ -118,6 +134,12 @@ def _derived_types(select: exp.Select) -> dict[tuple[str, str], int]:
             if isinstance(c, exp.CTE) and c.alias}
     for source in sources:
         sub = source.this if source is not None else None
+        if isinstance(sub, exp.Table) and sub.name.lower() in RELATION_COLUMN_TYPES:
+            alias = (sub.alias or sub.name).lower()
+            for name, oid in RELATION_COLUMN_TYPES[sub.name.lower()].items():
+                found[(alias, name)] = oid
+                if len(sources) == 1:  # unqualified columns can only be this relation's
+                    found[("", name)] = oid
         if isinstance(sub, exp.Table) and not sub.args.get("db") and \
                 sub.name.lower() in ctes:  # a CTE: typed as its query
             inner = first_select(ctes[sub.name.lower()])
@@ -208,6 +230,9 @@ def _function_table_types(select: exp.Select) -> dict[str, int]:
         oid = _catalog_type(table.this, {})
         if oid is not None:
             return {"unnest": oid}
+    if isinstance(table, exp.Table) and isinstance(table.this, exp.CurrentSchemas) \
+            and not table.alias:
+        return {"current_schemas": pgt.ARRAY_OF[pgt.NAME]}
     if isinstance(table, exp.Unnest) and not table.alias:
         oid = _catalog_type(table, {})
         if oid is not None:

@@ -27,7 +27,9 @@ Rules this package keeps:
 * ``pg_database`` lists pgbarrier's databases (:meth:`CatalogInstaller.set_databases`).
 * Declared ``varchar(n)``, ``char(n)`` and ``jsonb`` column types, which DuckDB stores as
   ``VARCHAR`` / ``JSON``, come from the hidden ``pgbarrier.column_types``
-  (:mod:`pgbarrier.backends.pgcatalog.declared`), created with the marker table.
+  (:mod:`pgbarrier.backends.pgcatalog.declared`), created with the marker table; so do
+  the names clients give constraints (``pgbarrier.constraint_names``) and identity columns
+  (``pgbarrier.identity_columns``).
 * A RowDescription's table OID, attnum and typmod come from the same rows
   (:mod:`pgbarrier.backends.pgcatalog.origins`).
 """
@@ -42,7 +44,8 @@ import duckdb
 
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
-from pgbarrier.backends.pgcatalog.declared import COLUMN_TYPES_TABLE
+from pgbarrier.backends.pgcatalog.declared import (COLUMN_TYPES_TABLE, CONSTRAINT_NAMES_TABLE,
+                                                   IDENTITY_COLUMNS_TABLE)
 from pgbarrier.backends.pgcatalog.origins import OriginCache
 from pgbarrier.backends.pgcatalog.types import opclass_case_sql, pg_type_rows, type_oid_sql
 
@@ -136,6 +139,13 @@ class CatalogInstaller:
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
                     "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "
                     "type_oid INTEGER, typmod INTEGER)")
+        # constraint names DuckDB does not keep: declared.py
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{CONSTRAINT_NAMES_TABLE} "
+                    "(schema_name VARCHAR, table_name VARCHAR, contype VARCHAR, "
+                    "column_names VARCHAR[], constraint_name VARCHAR)")
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{IDENTITY_COLUMNS_TABLE} "
+                    "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "
+                    "generation VARCHAR)")
 
     def set_databases(self, names: list[str]) -> None:
         self._databases = sorted(set(names))

@@ -27,15 +27,33 @@ UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'rw_catalog'), 'rw_catalog', '@CNAME@
                  'pgbarrier system views'
 UNION ALL SELECT @C@.pgb.hash_oid('n', '', 'pg_temp_1'), 'pg_temp_1', 'temp', 'main', NULL;
 
+-- DuckDB's constraints with their PostgreSQL names: the name the client gave the one of its
+-- kind and columns (pgbarrier.constraint_names, declared.py), else PostgreSQL's default
+-- (DuckDB's foreign-key name adds the referenced columns, its primary key's the columns)
+CREATE VIEW @C@.pgb.named_cons AS
+SELECT k.*, coalesce(d.constraint_name,
+       CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
+            WHEN k.constraint_type = 'FOREIGN KEY'
+            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
+            ELSE k.constraint_name END) AS pg_name,
+       d.constraint_name AS given_name
+FROM duckdb_constraints() k
+LEFT JOIN (SELECT schema_name, table_name, contype, list_sort(column_names) AS cols,
+                  min(constraint_name) AS constraint_name
+           FROM @U@.pgbarrier.constraint_names GROUP BY ALL) d
+       ON k.database_name = '@UNAME@' AND d.schema_name = k.schema_name
+      AND d.table_name = k.table_name AND d.cols = list_sort(k.constraint_column_names)
+      AND d.contype = CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
+                           WHEN 'FOREIGN KEY' THEN 'f' WHEN 'CHECK' THEN 'c' END
+WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
+
 -- indexes: the ones PRIMARY KEY and UNIQUE constraints build, and CREATE INDEX ones
 CREATE VIEW @C@.pgb.indexes AS
-SELECT database_name, schema_name, table_name,
-       CASE WHEN constraint_type = 'PRIMARY KEY' THEN table_name || '_pkey'
-            ELSE constraint_name END AS index_name,
+SELECT database_name, schema_name, table_name, pg_name AS index_name,
        constraint_type = 'PRIMARY KEY' AS is_primary, true AS is_unique,
        constraint_column_names AS column_names, constraint_type AS contype_name,
        constraint_column_indexes AS column_indexes
-FROM duckdb_constraints()
+FROM @C@.pgb.named_cons
 WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')
 UNION ALL
 SELECT x.database_name, x.schema_name, x.table_name, x.index_name, x.is_primary, x.is_unique,
@@ -147,8 +165,21 @@ SELECT @C@.pgb.reloid(n.nspname, c.table_name) AS attrelid, c.column_name AS att
                      THEN ((c.numeric_precision << 16) | c.numeric_scale) + 4 ELSE -1 END)::INTEGER
            AS atttypmod,
        NOT c.is_nullable AS attnotnull,
-       -- a string literal default as PostgreSQL decompiles it: 'x'::text
-       CASE WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
+       -- a default as PostgreSQL decompiles it: a string literal PostgreSQL folds to a bare
+       -- constant (a non-negative int2 / int4, a decimal fraction, a boolean), else 'x'::text;
+       -- the value functions in capitals
+       CASE WHEN regexp_full_match(c.column_default, '''[0-9]+''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) IN (21, 23)
+                 OR regexp_full_match(c.column_default, '''[0-9]+\.[0-9]+''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) = 1700
+                 OR c.column_default IN ('''true''', '''false''')
+                 AND coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type)) = 16
+            THEN trim(c.column_default, '''')
+            WHEN lower(c.column_default) IN ('current_timestamp', 'current_date', 'current_time',
+                                              'localtimestamp', 'localtime', 'current_user',
+                                              'session_user', 'current_role')
+            THEN upper(c.column_default)
+            WHEN regexp_full_match(c.column_default, '''([^'']|'''')*''')
             THEN c.column_default || '::' || coalesce(
                  (SELECT t.fmt FROM @C@.pgb.types t
                   WHERE t.oid = coalesce(d.type_oid, @C@.pgb.type_oid(c.data_type))), 'text')
@@ -174,25 +205,26 @@ LEFT JOIN @U@.pgbarrier.column_types d
 CREATE VIEW @C@.pgb.relcols AS SELECT * FROM @C@.pgb.relcols_named(NULL);
 
 CREATE VIEW @C@.pgb.cols AS
-SELECT b.* EXCLUDE (duck_db, duck_schema), r.relkind
+SELECT b.* EXCLUDE (duck_db, duck_schema), r.relkind,
+       -- an identity column's kind (a / d): its sequence default is no default there
+       i.generation AS attidentity
 FROM @C@.pgb.relcols b
 JOIN @C@.pgb.rels r ON r.duck_db = b.duck_db AND r.duck_schema = b.duck_schema
-                   AND r.relname = b.relname AND r.relkind <> 'i';
+                   AND r.relname = b.relname AND r.relkind <> 'i'
+LEFT JOIN @U@.pgbarrier.identity_columns i
+       ON b.duck_db = '@UNAME@' AND i.schema_name = b.duck_schema
+      AND i.table_name = b.relname AND i.column_name = b.attname
+      AND starts_with(b.column_default, 'nextval(');
 
 CREATE VIEW @C@.pgb.cons AS
 SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_index) AS oid,
-       -- PostgreSQL's default names (DuckDB's foreign-key name adds the referenced columns)
-       CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-            WHEN k.constraint_type = 'FOREIGN KEY'
-            THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
-            ELSE k.constraint_name END AS conname,
+       k.pg_name AS conname,
        n.oid AS connamespace,
        CASE k.constraint_type WHEN 'PRIMARY KEY' THEN 'p' WHEN 'UNIQUE' THEN 'u'
             WHEN 'FOREIGN KEY' THEN 'f' ELSE 'c' END AS contype,
        @C@.pgb.reloid(n.nspname, k.table_name) AS conrelid,
        CASE WHEN k.constraint_type IN ('PRIMARY KEY', 'UNIQUE') THEN @C@.pgb.reloid(n.nspname,
-            CASE WHEN k.constraint_type = 'PRIMARY KEY' THEN k.table_name || '_pkey'
-                 ELSE k.constraint_name END)
+                                                                          k.pg_name)
             -- a foreign key's: the referenced table's index on the referenced columns
             WHEN k.constraint_type = 'FOREIGN KEY' THEN coalesce(
                 (SELECT @C@.pgb.reloid(n.nspname, x.index_name) FROM @C@.pgb.indexes x
@@ -223,9 +255,8 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
        k.expression AS conbin,
        -- a foreign key's referenced table is in the constraint's schema (DuckDB's rule)
        CASE WHEN k.referenced_table IS NOT NULL THEN n.nspname END AS refnsp
-FROM duckdb_constraints() k
-JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
-WHERE k.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
+FROM @C@.pgb.named_cons k
+JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name;
 
 
 -- lookups for the macros below: prefixed column names, so that a macro argument written as
@@ -270,16 +301,17 @@ FROM @C@.pgb.rels r;
 -- pgb.cols once for the table columns and the index columns
 CREATE VIEW @C@.pgcat.pg_attribute AS
 WITH allcols AS MATERIALIZED (SELECT * FROM @C@.pgb.cols)
+-- PostgreSQL 15's column order (DBeaver reads a.* by position and name)
 SELECT CAST(a.attrelid AS BIGINT) AS attrelid, a.attname, CAST(a.atttypid AS BIGINT) AS atttypid,
-       CAST(t.typlen AS SMALLINT) AS attlen, a.attnum, CAST(-1 AS INTEGER) AS attcacheoff,
-       a.atttypmod, CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS SMALLINT)
-           AS attndims,
+       CAST(-1 AS INTEGER) AS attstattarget, CAST(t.typlen AS SMALLINT) AS attlen, a.attnum,
+       CAST(CASE WHEN ends_with(a.data_type, '[]') THEN 1 ELSE 0 END AS INTEGER) AS attndims,
+       CAST(-1 AS INTEGER) AS attcacheoff, a.atttypmod,
        t.typlen > 0 AND t.typlen <= 8 AS attbyval, 'i' AS attalign,
        CASE WHEN a.atttypid IN (1700, 1231) THEN 'm' WHEN t.typlen = -1 THEN 'x' ELSE 'p' END
            AS attstorage, '' AS attcompression,
-       a.attnotnull, a.column_default IS NOT NULL AS atthasdef, false AS atthasmissing,
-       '' AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
-       CAST(0 AS INTEGER) AS attinhcount, CAST(-1 AS INTEGER) AS attstattarget,
+       a.attnotnull, a.column_default IS NOT NULL AND a.attidentity IS NULL AS atthasdef,
+       false AS atthasmissing, coalesce(a.attidentity, '') AS attidentity, '' AS attgenerated, false AS attisdropped, true AS attislocal,
+       CAST(0 AS INTEGER) AS attinhcount,
        CAST(CASE WHEN a.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT)
            AS attcollation,
        CAST(NULL AS VARCHAR[]) AS attacl, CAST(NULL AS VARCHAR[]) AS attoptions,
@@ -288,11 +320,11 @@ FROM allcols a LEFT JOIN @C@.pgb.types t ON t.oid = a.atttypid
 UNION ALL
 -- an index's columns: the indexed column's name and type, or "expr" for an expression
 SELECT CAST(@C@.pgb.reloid(u.nspname, u.index_name) AS BIGINT), coalesce(c.attname, 'expr'),
-       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(coalesce(t.typlen, -1) AS SMALLINT),
-       CAST(u.pos AS SMALLINT), CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1),
-       CAST(0 AS SMALLINT), t.typlen > 0 AND t.typlen <= 8, 'i',
+       CAST(coalesce(c.atttypid, 25) AS BIGINT), CAST(-1 AS INTEGER),
+       CAST(coalesce(t.typlen, -1) AS SMALLINT), CAST(u.pos AS SMALLINT), CAST(0 AS INTEGER),
+       CAST(-1 AS INTEGER), coalesce(c.atttypmod, -1), t.typlen > 0 AND t.typlen <= 8, 'i',
        CASE WHEN t.typlen = -1 THEN 'x' ELSE 'p' END, '', false, false, false, '', '', false,
-       true, CAST(0 AS INTEGER), CAST(-1 AS INTEGER),
+       true, CAST(0 AS INTEGER),
        CAST(CASE WHEN c.atttypid IN (25, 1043, 1042, 1009, 1015) THEN 100 ELSE 0 END AS BIGINT),
        CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
        CAST(NULL AS VARCHAR)
@@ -302,12 +334,23 @@ FROM (SELECT x.*, n.nspname, unnest(x.column_indexes) AS i,
       JOIN @C@.pgb.nsps n ON n.duck_db = x.database_name AND n.duck_schema = x.schema_name) u
 LEFT JOIN allcols c ON c.attrelid = @C@.pgb.reloid(u.nspname, u.table_name)
      AND c.attnum = u.i + 1
-LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid;
+LEFT JOIN @C@.pgb.types t ON t.oid = c.atttypid
+UNION ALL
+-- a sequence's columns, as PostgreSQL gives every sequence relation (relnatts 3)
+SELECT CAST(r.oid AS BIGINT), s.attname, CAST(s.atttypid AS BIGINT), CAST(-1 AS INTEGER),
+       CAST(s.attlen AS SMALLINT), CAST(s.attnum AS SMALLINT), CAST(0 AS INTEGER),
+       CAST(-1 AS INTEGER), -1, true, 'i', 'p', '', true, false, false, '', '', false, true,
+       CAST(0 AS INTEGER), CAST(0 AS BIGINT), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]),
+       CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR)
+FROM @C@.pgb.rels r,
+     (VALUES ('last_value', 20, 8, 1), ('log_cnt', 20, 8, 2), ('is_called', 16, 1, 3))
+         AS s(attname, atttypid, attlen, attnum)
+WHERE r.relkind = 'S';
 
 CREATE VIEW @C@.pgcat.pg_attrdef AS
 SELECT @C@.pgb.hash_oid('d', CAST(attrelid AS VARCHAR), CAST(attnum AS VARCHAR)) AS oid,
        CAST(attrelid AS BIGINT) AS adrelid, attnum AS adnum, column_default AS adbin
-FROM @C@.pgb.cols WHERE column_default IS NOT NULL;
+FROM @C@.pgb.cols WHERE column_default IS NOT NULL AND attidentity IS NULL;
 
 CREATE VIEW @C@.pgcat.pg_type AS
 SELECT CAST(oid AS BIGINT) AS oid, typname, CAST(11 AS BIGINT) AS typnamespace,
@@ -448,6 +491,13 @@ SELECT CAST(13500 AS BIGINT) AS oid, 'plpgsql' AS extname, CAST(10 AS BIGINT) AS
        CAST(11 AS BIGINT) AS extnamespace, false AS extrelocatable, '1.0' AS extversion,
        CAST(NULL AS BIGINT[]) AS extconfig, CAST(NULL AS VARCHAR[]) AS extcondition;
 
+-- the extensions there are: the installed ones (plpgsql), nothing more can be installed
+CREATE VIEW @C@.pgcat.pg_available_extensions AS
+SELECT e.extname AS name, e.extversion AS default_version, e.extversion AS installed_version,
+       d.description AS comment
+FROM @C@.pgcat.pg_extension e
+LEFT JOIN @C@.pgcat.pg_description d ON d.objoid = e.oid AND d.classoid = 3079;
+
 CREATE VIEW @C@.pgcat.pg_replication_slots AS
 SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
        CAST(NULL AS VARCHAR) AS slot_type, CAST(NULL AS BIGINT) AS datoid,
@@ -464,7 +514,7 @@ SELECT CAST(NULL AS VARCHAR) AS slot_name, CAST(NULL AS VARCHAR) AS plugin,
 -- would change psql's \dx, which matches PostgreSQL's)
 CREATE VIEW @C@.pgcat.pg_depend AS
 WITH seqdefs AS (
-    SELECT c.attrelid, c.attnum, r.nspname,
+    SELECT c.attrelid, c.attnum, r.nspname, c.attidentity,
            (SELECT t.relname FROM @C@.pgb.rels t WHERE t.oid = c.attrelid) AS tblname,
            regexp_extract(c.column_default, 'nextval\(''(?:[^''.]+\.)?([^''.]+)''\)', 1) AS seqname
     FROM @C@.pgb.cols c JOIN @C@.pgb.rels r ON r.oid = c.attrelid
@@ -477,7 +527,9 @@ FROM @C@.pgb.rels v JOIN @C@.pgb.rels r
     AND regexp_matches(v.viewdef, '(^|[^A-Za-z0-9_$])' || r.relname || '($|[^A-Za-z0-9_$])', 'i')
 WHERE v.relkind IN ('v', 'm') AND v.viewdef IS NOT NULL AND v.duck_db = '@UNAME@'
 UNION ALL
-SELECT 1259, s.oid, 0, 1259, d.attrelid, CAST(d.attnum AS INTEGER), 'a'
+-- a serial's sequence is owned by its column (auto), an identity's is part of it (internal)
+SELECT 1259, s.oid, 0, 1259, d.attrelid, CAST(d.attnum AS INTEGER),
+       CASE WHEN d.attidentity IS NULL THEN 'a' ELSE 'i' END
 FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
      AND s.relname = d.seqname AND d.seqname = d.tblname || '_' ||
          (SELECT c.attname FROM @C@.pgb.cols c WHERE c.attrelid = d.attrelid
@@ -486,7 +538,7 @@ UNION ALL
 SELECT 2604, @C@.pgb.hash_oid('d', CAST(d.attrelid AS VARCHAR), CAST(d.attnum AS VARCHAR)), 0,
        1259, s.oid, 0, 'n'
 FROM seqdefs d JOIN @C@.pgb.rels s ON s.relkind = 'S' AND s.nspname = d.nspname
-     AND s.relname = d.seqname
+     AND s.relname = d.seqname AND d.attidentity IS NULL
 UNION ALL
 SELECT 2615, n.oid, 0, 3079, 13500, 0, 'e' FROM @C@.pgb.nsps n WHERE n.nspname = 'rw_catalog'
 UNION ALL
@@ -660,6 +712,29 @@ SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL AS VARCHAR) AS rulename,
        CAST(NULL AS VARCHAR) AS ev_enabled, CAST(NULL AS BOOLEAN) AS is_instead,
        CAST(NULL AS VARCHAR) AS ev_qual, CAST(NULL AS VARCHAR) AS ev_action WHERE false;
 
+-- no rules are listed (a view's _RETURN rule included), so there is none to decompile
+CREATE MACRO @C@.pgcat.pg_get_ruledef(ruleoid) AS CAST(NULL AS VARCHAR),
+             (ruleoid, pretty) AS CAST(NULL AS VARCHAR);
+
+-- no comments on databases, roles or tablespaces are kept
+CREATE VIEW @C@.pgcat.pg_shdescription AS
+SELECT CAST(NULL AS BIGINT) AS objoid, CAST(NULL AS BIGINT) AS classoid,
+       CAST(NULL AS VARCHAR) AS description WHERE false;
+
+-- pg_proc is empty, so are the aggregates (PostgreSQL 15's columns)
+CREATE VIEW @C@.pgcat.pg_aggregate AS
+SELECT CAST(NULL AS VARCHAR) AS aggfnoid, CAST(NULL AS VARCHAR) AS aggkind,
+       CAST(NULL AS SMALLINT) AS aggnumdirectargs, CAST(NULL AS VARCHAR) AS aggtransfn,
+       CAST(NULL AS VARCHAR) AS aggfinalfn, CAST(NULL AS VARCHAR) AS aggcombinefn,
+       CAST(NULL AS VARCHAR) AS aggserialfn, CAST(NULL AS VARCHAR) AS aggdeserialfn,
+       CAST(NULL AS VARCHAR) AS aggmtransfn, CAST(NULL AS VARCHAR) AS aggminvtransfn,
+       CAST(NULL AS VARCHAR) AS aggmfinalfn, CAST(NULL AS BOOLEAN) AS aggfinalextra,
+       CAST(NULL AS BOOLEAN) AS aggmfinalextra, CAST(NULL AS VARCHAR) AS aggfinalmodify,
+       CAST(NULL AS VARCHAR) AS aggmfinalmodify, CAST(NULL AS BIGINT) AS aggsortop,
+       CAST(NULL AS BIGINT) AS aggtranstype, CAST(NULL AS INTEGER) AS aggtransspace,
+       CAST(NULL AS BIGINT) AS aggmtranstype, CAST(NULL AS INTEGER) AS aggmtransspace,
+       CAST(NULL AS VARCHAR) AS agginitval, CAST(NULL AS VARCHAR) AS aggminitval WHERE false;
+
 CREATE VIEW @C@.pgcat.pg_auth_members AS
 SELECT CAST(NULL AS BIGINT) AS roleid, CAST(NULL AS BIGINT) AS member,
        CAST(NULL AS BIGINT) AS grantor, CAST(NULL AS BOOLEAN) AS admin_option WHERE false;
@@ -692,12 +767,17 @@ WITH seqs AS (
     SELECT CAST(@C@.pgb.reloid(n.nspname, s.sequence_name) AS BIGINT) AS seqrelid, s.*
     FROM duckdb_sequences() s
     JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name),
+-- the type of the serial / identity column whose default reads the sequence (read from
+-- the defaults, not through pg_depend: SQLAlchemy reads this per identity column)
+owners AS (
+    SELECT regexp_extract(c.column_default, 'nextval\(''(?:[^''.]+\.)?([^''.]+)''\)', 1)
+               AS seqname, min(c.atttypid) AS atttypid
+    FROM @C@.pgb.cols c
+    WHERE c.atttypid IN (21, 23) AND starts_with(c.column_default, 'nextval(')
+    GROUP BY 1),
 typed AS (
-    SELECT s.*, coalesce((SELECT c.atttypid FROM @C@.pgcat.pg_depend d
-                          JOIN @C@.pgb.cols c ON c.attrelid = d.refobjid AND c.attnum = d.refobjsubid
-                          WHERE d.classid = 1259 AND d.objid = s.seqrelid AND d.deptype = 'a'
-                            AND c.atttypid IN (21, 23) LIMIT 1), 20) AS typid
-    FROM seqs s)
+    SELECT s.*, coalesce(o.atttypid, 20) AS typid
+    FROM seqs s LEFT JOIN owners o ON o.seqname = s.sequence_name)
 SELECT seqrelid, CAST(typid AS BIGINT) AS seqtypid, start_value AS seqstart,
        increment_by AS seqincrement,
        CASE typid WHEN 23 THEN least(max_value, 2147483647) WHEN 21 THEN least(max_value, 32767)
@@ -800,13 +880,17 @@ SELECT CAST(NULL AS VARCHAR) AS locktype, CAST(NULL AS BIGINT) AS database,
        CAST(NULL AS VARCHAR) AS mode, CAST(NULL AS BOOLEAN) AS granted,
        CAST(NULL AS BOOLEAN) AS fastpath, CAST(NULL AS TIMESTAMPTZ) AS waitstart WHERE false;
 
+-- a serial or identity column's sequence has its column's type (and range), as pg_sequence
 CREATE VIEW @C@.pgcat.pg_sequences AS
 SELECT n.nspname AS schemaname, s.sequence_name AS sequencename,
-       getvariable('pgbarrier_user') AS sequenceowner, 'bigint' AS data_type,
-       s.start_value, s.min_value, s.max_value, s.increment_by, s.cycle,
-       CAST(1 AS BIGINT) AS cache_size, s.last_value
+       getvariable('pgbarrier_user') AS sequenceowner,
+       CASE q.seqtypid WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' ELSE 'bigint' END
+           AS data_type,
+       s.start_value, s.min_value, coalesce(q.seqmax, s.max_value) AS max_value,
+       s.increment_by, s.cycle, CAST(1 AS BIGINT) AS cache_size, s.last_value
 FROM duckdb_sequences() s
-JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
+JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name
+LEFT JOIN @C@.pgcat.pg_sequence q ON q.seqrelid = @C@.pgb.reloid(n.nspname, s.sequence_name);
 
 CREATE VIEW @C@.pgcat.pg_policies AS
 SELECT CAST(NULL AS VARCHAR) AS schemaname, CAST(NULL AS VARCHAR) AS tablename,
@@ -1022,7 +1106,11 @@ FROM @C@.pgb.rels WHERE relkind = 'v';
 CREATE VIEW @C@.infoschema.columns AS
 SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,
        c.attname AS column_name, CAST(c.attnum AS INTEGER) AS ordinal_position,
-       c.column_default AS column_default,
+       -- decompiled as pg_get_expr does it (a view cannot see the session's search path:
+       -- a sequence outside public and pg_catalog is qualified)
+       CASE WHEN c.attidentity IS NULL
+            THEN @C@.pgcat.pg_get_expr(c.column_default, c.attrelid, false,
+                                       ['pg_catalog', 'public']) END AS column_default,
        CASE WHEN c.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
        CASE WHEN ends_with(c.data_type, '[]') THEN 'ARRAY'
             ELSE coalesce((SELECT t.fmt FROM @C@.pgb.types t WHERE t.oid = c.atttypid), 'text')
@@ -1047,7 +1135,9 @@ SELECT '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_na
        CAST(NULL AS VARCHAR) AS scope_catalog, CAST(NULL AS VARCHAR) AS scope_schema,
        CAST(NULL AS VARCHAR) AS scope_name, CAST(NULL AS INTEGER) AS maximum_cardinality,
        CAST(c.attnum AS VARCHAR) AS dtd_identifier, 'NO' AS is_self_referencing,
-       'NO' AS is_identity, CAST(NULL AS VARCHAR) AS identity_generation,
+       CASE WHEN c.attidentity IS NULL THEN 'NO' ELSE 'YES' END AS is_identity,
+       CASE c.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' END
+           AS identity_generation,
        CAST(NULL AS VARCHAR) AS identity_start, CAST(NULL AS VARCHAR) AS identity_increment,
        CAST(NULL AS VARCHAR) AS identity_maximum, CAST(NULL AS VARCHAR) AS identity_minimum,
        CAST(NULL AS VARCHAR) AS identity_cycle, 'NEVER' AS is_generated,
@@ -1128,6 +1218,15 @@ FROM duckdb_sequences() s
 JOIN @C@.pgb.nsps n ON n.duck_db = s.database_name AND n.duck_schema = s.schema_name;
 
 -- the session's user owns everything, so holds every privilege on every table
+-- there are no routines (pg_proc is empty)
+CREATE VIEW @C@.infoschema.routine_privileges AS
+SELECT CAST(NULL AS VARCHAR) AS grantor, CAST(NULL AS VARCHAR) AS grantee,
+       CAST(NULL AS VARCHAR) AS specific_catalog, CAST(NULL AS VARCHAR) AS specific_schema,
+       CAST(NULL AS VARCHAR) AS specific_name, CAST(NULL AS VARCHAR) AS routine_catalog,
+       CAST(NULL AS VARCHAR) AS routine_schema, CAST(NULL AS VARCHAR) AS routine_name,
+       CAST(NULL AS VARCHAR) AS privilege_type, CAST(NULL AS VARCHAR) AS is_grantable
+WHERE false;
+
 CREATE VIEW @C@.infoschema.table_privileges AS
 SELECT getvariable('pgbarrier_user') AS grantor, getvariable('pgbarrier_user') AS grantee,
        '@DB@' AS table_catalog, r.nspname AS table_schema, r.relname AS table_name,

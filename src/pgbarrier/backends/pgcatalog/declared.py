@@ -1,5 +1,6 @@
-"""The PostgreSQL column types DuckDB forgets: ``varchar(n)``, ``char(n)``, ``jsonb`` and the
-precision of ``timestamp(p)``, ``timestamptz(p)`` and ``time(p)``.
+"""What DuckDB forgets of a table's declaration: the PostgreSQL column types ``varchar(n)``,
+``char(n)`` and ``jsonb``, the precision of ``timestamp(p)``, ``timestamptz(p)`` and
+``time(p)``, identity columns, and the names the client gave its constraints.
 
 DuckDB stores ``varchar(120)``, ``char(3)`` and ``text`` all as ``VARCHAR``, and ``jsonb`` as
 ``JSON``, so a catalog read from DuckDB alone says ``text`` and ``json`` where PostgreSQL says
@@ -18,7 +19,25 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   and ``char(n)``, ``JSON`` for ``jsonb``, and their arrays; a ``TIMESTAMP[_S|_MS|_NS]``,
   ``TIMESTAMP WITH TIME ZONE`` or ``TIME`` for a precision), so a row left behind by a
   change made some other way can never give a column a type it does not have.
-* Only DDL pays a parse (and CREATE TABLE only when its text names one of those types);
+* DuckDB names every constraint itself (``CONSTRAINT uq_x UNIQUE (a, b)`` is ``t_a_b_key``
+  there), so a ``CREATE TABLE`` that names one also writes (schema, table, kind ``p``/``u``/
+  ``f``/``c``, columns, name) to the hidden ``pgbarrier.constraint_names``; the catalog
+  (``pgb.named_cons`` in catalog.sql) gives a constraint, and the index of a primary key or
+  unique constraint, the recorded name of its kind and columns, else PostgreSQL's default
+  (SQLAlchemy's reflection and Alembic's autogenerate compare these names). A CHECK's
+  columns are those its expression reads, as DuckDB lists them. ``DROP TABLE`` and the
+  table and column renames keep these rows in step (DuckDB refuses to drop a column a
+  constraint uses, and has no ``ADD CONSTRAINT``, so no other change can leave one stale).
+* An identity column (``GENERATED ALWAYS|BY DEFAULT AS IDENTITY``) is a sequence default on
+  DuckDB (duckdb_dialect), so its kind (``a`` / ``d``) is written to the hidden
+  ``pgbarrier.identity_columns``; the catalog shows the column as PostgreSQL does: an
+  ``attidentity``, no default (``pg_attrdef``, ``information_schema.columns``), its sequence
+  an internal dependency. A change of the column's type keeps it, a drop forgets it.
+* ``DROP SCHEMA`` forgets what was recorded of its tables (``CASCADE`` drops them without a
+  ``DROP TABLE``), so nothing recorded of a dropped table can attach to a new one of its
+  name; a ``CREATE TABLE`` that records something forgets the old rows first. Only DDL pays
+  a parse (and ``CREATE TABLE`` only when its text names one of those types, a constraint
+  or an identity: a plain one costs nothing more, as a restore of many tables needs);
   temporary tables are not recorded (their catalog rows would outlive the session's
   objects); the wire type of a ``jsonb`` value stays ``json`` (OID 114).
 """
@@ -31,10 +50,14 @@ from sqlglot import exp
 
 from pgbarrier.sql.colnames import parse_single
 
-__all__ = ["COLUMN_TYPES_TABLE", "ColumnType", "Forget", "Rename", "declared_changes"]
+__all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
+           "ConstraintName", "Forget", "ForgetSchema", "IdentityColumn", "Rename",
+           "declared_changes"]
 
-#: the hidden table (in schema pgbarrier of the user database)
+#: the hidden tables (in schema pgbarrier of the user database)
 COLUMN_TYPES_TABLE = "column_types"
+CONSTRAINT_NAMES_TABLE = "constraint_names"
+IDENTITY_COLUMNS_TABLE = "identity_columns"
 
 _VARCHAR = (exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR)
 _CHAR = (exp.DataType.Type.CHAR, exp.DataType.Type.NCHAR, exp.DataType.Type.BPCHAR)
@@ -54,12 +77,43 @@ class ColumnType:
 
 
 @dataclass(frozen=True)
+class ConstraintName:
+    """The constraint of kind ``contype`` on ``columns`` of ``schema.table`` is ``name``."""
+
+    schema: str
+    table: str
+    contype: str
+    columns: tuple[str, ...]
+    name: str
+
+
+@dataclass(frozen=True)
+class IdentityColumn:
+    """Column ``column`` of ``schema.table`` is an identity column: ``a`` ALWAYS, ``d`` BY
+    DEFAULT (PostgreSQL's ``attidentity``)."""
+
+    schema: str
+    table: str
+    column: str
+    generation: str
+
+
+@dataclass(frozen=True)
 class Forget:
-    """Forget ``schema.table``'s column ``column`` (every column when None)."""
+    """Forget ``schema.table``'s column ``column`` (every column when None); only its
+    declared type when ``type_only`` (``ALTER COLUMN ... TYPE``)."""
 
     schema: str
     table: str
     column: str | None = None
+    type_only: bool = False
+
+
+@dataclass(frozen=True)
+class ForgetSchema:
+    """Forget every table of ``schema`` (``DROP SCHEMA``)."""
+
+    schema: str
 
 
 @dataclass(frozen=True)
@@ -73,7 +127,7 @@ class Rename:
     new_column: str | None = None
 
 
-Change = ColumnType | Forget | Rename
+Change = ColumnType | ConstraintName | IdentityColumn | Forget | ForgetSchema | Rename
 
 
 def _name(node: exp.Expr | None) -> str | None:
@@ -139,18 +193,65 @@ def _columns(schema: str, table: str, defs: list[exp.Expr]) -> list[Change]:
         column, found = _name(d.this), pg_declared(d.args["kind"])
         if column is not None and found is not None:
             out.append(ColumnType(schema, table, column, *found))
+        identity = [c.kind for c in d.constraints
+                    if isinstance(c.kind, exp.GeneratedAsIdentityColumnConstraint)]
+        if column is not None and identity:
+            out.append(IdentityColumn(schema, table, column,
+                                      "a" if identity[0].this is True else "d"))
     return out
 
 
-def _mentions_type(sql: str) -> bool:
+def _identifiers(nodes: list[exp.Expr]) -> tuple[str, ...]:
+    return tuple(n for n in (_name(x) for x in nodes) if n is not None)
+
+
+def _named_constraint(kind: exp.Expr, column: str | None) -> tuple[str, tuple[str, ...]] | None:
+    """(contype, columns) of a constraint's body; ``column`` when it is a column's."""
+    own = (column,) if column is not None else ()
+    if isinstance(kind, (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey)):
+        return "p", own or _identifiers(kind.expressions)
+    if isinstance(kind, exp.UniqueColumnConstraint):
+        schema = kind.this
+        return "u", own or _identifiers(schema.expressions if isinstance(schema, exp.Schema)
+                                        else [])
+    if isinstance(kind, exp.ForeignKey):
+        return "f", _identifiers(kind.expressions)
+    if isinstance(kind, exp.Reference):
+        return "f", own
+    if isinstance(kind, exp.CheckColumnConstraint):
+        read = {c.name if c.this.quoted else c.name.lower()
+                for c in kind.this.find_all(exp.Column)}
+        return "c", tuple(sorted(read))
+    return None
+
+
+def _constraint_names(schema: str, table: str, defs: list[exp.Expr]) -> list[Change]:
+    out: list[Change] = []
+    found: list[tuple[exp.Expr, str | None, exp.Expr]] = []  # (name node, column, body)
+    for d in defs:
+        if isinstance(d, exp.ColumnDef):
+            found += [(c.this, _name(d.this), c.kind) for c in d.constraints
+                      if isinstance(c, exp.ColumnConstraint) and c.this is not None]
+        elif isinstance(d, exp.Constraint):
+            found += [(d.this, None, body) for body in d.expressions]
+    for name_node, column, body in found:
+        name, shape = _name(name_node), _named_constraint(body, column)
+        if name is not None and shape is not None and shape[1]:
+            out.append(ConstraintName(schema, table, shape[0], shape[1], name))
+    return out
+
+
+def _may_declare(sql: str) -> bool:
     low = sql.lower()
-    return "char" in low or "jsonb" in low or "time" in low
+    return ("char" in low or "jsonb" in low or "time" in low or "constraint" in low
+            or "identity" in low)
 
 
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
-    """What a successful DDL statement changes in ``pgbarrier.column_types``."""
-    if words[:1] == ("CREATE",) and "TABLE" in words[1:3] and not _mentions_type(sql):
-        return []
+    """What a successful DDL statement changes in the hidden ``pgbarrier`` tables
+    (column types, constraint names, identity columns)."""
+    if words[:1] == ("CREATE",) and "TABLE" in words[1:3] and not _may_declare(sql):
+        return []  # nothing to record, and nothing recorded under its name (see above)
     tree = parse_single(sql)
     if isinstance(tree, exp.Create) and tree.kind == "TABLE":
         schema_node = tree.this
@@ -158,9 +259,16 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
         temporary = any(isinstance(p, exp.TemporaryProperty)
                         for p in (tree.args.get("properties") or exp.Properties()).expressions)
         named = _table(table) if isinstance(table, exp.Table) else None
-        if named is None or temporary or not isinstance(schema_node, exp.Schema):
+        if named is None or temporary:
             return []
-        return [Forget(*named), *_columns(*named, schema_node.expressions)]
+        if not isinstance(schema_node, exp.Schema):  # CREATE TABLE ... AS
+            return [Forget(*named)]
+        return [Forget(*named), *_columns(*named, schema_node.expressions),
+                *_constraint_names(*named, schema_node.expressions)]
+    if isinstance(tree, exp.Drop) and tree.args.get("kind") == "SCHEMA":
+        return [ForgetSchema("main" if s == "public" else s)
+                for t in tree.args.get("tables") or []
+                if isinstance(t, exp.Table) and (s := _name(t.args.get("db") or t.this))]
     if isinstance(tree, exp.Drop) and tree.args.get("kind") == "TABLE":
         return [Forget(*named) for t in tree.args.get("tables") or []
                 if isinstance(t, exp.Table) and (named := _table(t)) is not None]
@@ -177,7 +285,7 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
             elif isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None:
                 column = _name(action.this)
                 if column is not None:
-                    out.append(Forget(schema, table, column))
+                    out.append(Forget(schema, table, column, type_only=True))
                     found = pg_declared(action.args["dtype"])
                     if found is not None:
                         out.append(ColumnType(schema, table, column, *found))
@@ -199,9 +307,26 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
 
 
 def apply_changes(cur, schema: str, changes: list[Change]) -> None:
-    """Write ``changes`` to ``<schema>.column_types`` on the DuckDB cursor ``cur``."""
+    """Write ``changes`` to ``<schema>.column_types``, ``<schema>.constraint_names`` and
+    ``<schema>.identity_columns`` on the DuckDB cursor ``cur``."""
     table = f"{schema}.{COLUMN_TYPES_TABLE}"
+    names = f"{schema}.{CONSTRAINT_NAMES_TABLE}"
+    identities = f"{schema}.{IDENTITY_COLUMNS_TABLE}"
     for c in changes:
+        if isinstance(c, ForgetSchema):
+            for hidden in (table, names, identities):
+                cur.execute(f"DELETE FROM {hidden} WHERE schema_name = $1", [c.schema])
+            continue
+        if isinstance(c, ConstraintName):
+            cur.execute(f"INSERT INTO {names} VALUES ($1, $2, $3, $4, $5)",
+                        [c.schema, c.table, c.contype, list(c.columns), c.name])
+            continue
+        if isinstance(c, IdentityColumn):
+            cur.execute(f"INSERT INTO {identities} VALUES ($1, $2, $3, $4)",
+                        [c.schema, c.table, c.column, c.generation])
+            continue
+        _apply_to_names(cur, names, c)
+        _apply_to_identities(cur, identities, c)
         if isinstance(c, ColumnType):
             cur.execute(f"DELETE FROM {table} WHERE schema_name = $1 AND table_name = $2 "
                         "AND column_name = $3", [c.schema, c.table, c.column])
@@ -220,3 +345,33 @@ def apply_changes(cur, schema: str, changes: list[Change]) -> None:
             cur.execute(f"UPDATE {table} SET column_name = $4 WHERE schema_name = $1 "
                         "AND table_name = $2 AND column_name = $3",
                         [c.schema, c.table, c.column, c.new_column])
+
+
+def _apply_to_names(cur, names: str, c: Change) -> None:
+    """A table's drop or rename, or a column's, on the recorded constraint names."""
+    if isinstance(c, Forget) and c.column is None:
+        cur.execute(f"DELETE FROM {names} WHERE schema_name = $1 AND table_name = $2",
+                    [c.schema, c.table])
+    elif isinstance(c, Rename) and c.column is None:
+        cur.execute(f"UPDATE {names} SET table_name = $3 WHERE schema_name = $1 "
+                    "AND table_name = $2", [c.schema, c.table, c.new_table])
+    elif isinstance(c, Rename):
+        cur.execute(f"UPDATE {names} SET column_names = list_transform(column_names, "
+                    "lambda x: CASE WHEN x = $3 THEN $4 ELSE x END) "
+                    "WHERE schema_name = $1 AND table_name = $2",
+                    [c.schema, c.table, c.column, c.new_column])
+
+
+def _apply_to_identities(cur, identities: str, c: Change) -> None:
+    """A table's or column's drop or rename on the recorded identity columns."""
+    if isinstance(c, Forget) and not c.type_only:
+        column = "" if c.column is None else " AND column_name = $3"
+        cur.execute(f"DELETE FROM {identities} WHERE schema_name = $1 AND table_name = $2"
+                    + column, [c.schema, c.table, *([c.column] if c.column else [])])
+    elif isinstance(c, Rename) and c.column is None:
+        cur.execute(f"UPDATE {identities} SET table_name = $3 WHERE schema_name = $1 "
+                    "AND table_name = $2", [c.schema, c.table, c.new_table])
+    elif isinstance(c, Rename):
+        cur.execute(f"UPDATE {identities} SET column_name = $4 WHERE schema_name = $1 "
+                    "AND table_name = $2 AND column_name = $3",
+                    [c.schema, c.table, c.column, c.new_column])

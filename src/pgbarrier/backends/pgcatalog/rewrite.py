@@ -255,6 +255,13 @@ class _Rewriter:
         if isinstance(node.this, exp.Anonymous) or isinstance(node.this, exp.Func):
             fn = node.this
             fname = fn.name.lower() if isinstance(fn, exp.Anonymous) else None
+            if fname == "pg_show_all_settings" and not fn.expressions and \
+                    schema in (None, "pg_catalog"):
+                # the function behind pg_settings (pgAdmin's start-up reads it): the same rows
+                self.changed = True
+                alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(fname))
+                return exp.Subquery(this=_derived_select(self.ctx.settings_table(), "duckdb"),
+                                    alias=alias)
             if schema == "pg_catalog" or fname in FUNCTIONS:
                 self.changed = True
                 if fname in FUNCTIONS:
@@ -548,12 +555,18 @@ def _setting_named_by_where(call: exp.Expr, column: exp.Column) -> str | None:
     return None
 
 
+#: functions that return a relation's name as text (SQLAlchemy's identity reflection casts
+#: pg_get_serial_sequence(...)::regclass::oid)
+_NAME_TEXT_FUNCS = frozenset({"concat", "pg_get_serial_sequence"})
+
+
 def _is_text(node: exp.Expr) -> bool:
     """Whether ``node`` makes a string: a concatenation (``||``, ``concat``, a rewritten
-    ``format()``) or a cast to text."""
+    ``format()``), a relation name from ``pg_get_serial_sequence`` or a cast to text."""
     if isinstance(node, (exp.DPipe, exp.Concat)):
         return True
-    if isinstance(node, exp.Anonymous) and node.name.lower() == "concat":
+    func = node.expression if isinstance(node, exp.Dot) else node
+    if isinstance(func, exp.Anonymous) and func.name.lower() in _NAME_TEXT_FUNCS:
         return True
     return isinstance(node, exp.Cast) and type_name(node.args["to"]) in ("text", "varchar")
 
@@ -665,6 +678,10 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
     # names and types come from the query as the client wrote it
     names = output_names(first) if first is not None else []
     types = column_types(first) if first is not None else {}
+    # a CTE's unaliased columns too: the outer query names them as PostgreSQL does
+    # (pgcli's casing query orders by the "count" of a COUNT(1))
+    cte_names = [(sel, output_names(sel)) for cte in tree.find_all(exp.CTE)
+                 if isinstance(sel := cte.this, exp.Select) and not cte.args["alias"].columns]
     rewriter = _Rewriter(ctx, _pg_class_aliases(tree), _catalog_aliases(tree))
     rewriter.bare_tableoids = _bare_tableoids(tree)
     tree = _post_order(tree, lambda n: rewriter.visit(n, ctes))
@@ -676,10 +693,12 @@ def rewrite_pg_catalog(sql: str, ctx: CatalogContext) -> Rewritten | None:
                    "relation is not part of it.")
     if not rewriter.changed:
         return None
-    if first is not None:
-        for i, name in names:
-            first.expressions[i] = exp.alias_(first.expressions[i],
-                                              exp.to_identifier(name, quoted=True))
+    for sel, named_outputs in [(first, names), *cte_names]:
+        if sel is None:
+            continue
+        for i, name in named_outputs:
+            sel.expressions[i] = exp.alias_(sel.expressions[i],
+                                            exp.to_identifier(name, quoted=True))
     return Rewritten(tree.sql(dialect="duckdb"), types)
 
 
