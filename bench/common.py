@@ -174,16 +174,22 @@ class Server:
 
 
 def start_pgbarrier(*args: str, name: str = "pgbarrier", timeout: float = 60,
-                    wrap: list[str] | None = None) -> Server:
+                    wrap: list[str] | None = None, src: Path | None = None) -> Server:
     """``python -m pgbarrier serve --port 0 ...``; waits for its ready line (which names the port).
-    ``wrap``: a command to run it under (valgrind, say)."""
+    ``wrap``: a command to run it under (valgrind, say); ``src``: another tree's ``src`` to
+    serve from (its own environment: servers started at once from threads must not share
+    :func:`python_path`'s)."""
     tmp = tempfile.TemporaryDirectory(prefix="pgbarrier-bench-")
     log_path = Path(tmp.name) / "server.log"
     cmd = [*(wrap or ()), sys.executable, "-m", "pgbarrier", "serve", "--port", "0", *args]
     if "--data-dir" not in args:
         cmd += ["--data-dir", ":memory:"]
     log = open(log_path, "w")  # noqa: SIM115 - the child owns it
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT)
+    env = None
+    if src is not None:
+        before = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": str(src) + (os.pathsep + before if before else "")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env)
     log.close()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

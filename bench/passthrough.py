@@ -108,10 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(drop_database)
         ref_src = c.source_tree(args.compare_ref, Path(tmp)) if args.compare_ref else None
 
-        def start_ref() -> c.Server:
-            with c.python_path(ref_src):
-                return c.start_pgbarrier("--upstream", UPSTREAM, "--database", DATABASE,
-                                         name="pgbarrier-ref")
+        def start_ref() -> c.Server:  # started beside the others, from threads: its own env
+            return c.start_pgbarrier("--upstream", UPSTREAM, "--database", DATABASE,
+                                     name="pgbarrier-ref", src=ref_src)
 
         script_files = {}
         for name, text in SCRIPTS.items():
