@@ -45,7 +45,8 @@ import duckdb
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
 from pgbarrier.backends.pgcatalog.declared import (COLUMN_TYPES_TABLE, CONSTRAINT_NAMES_TABLE,
-                                                   IDENTITY_COLUMNS_TABLE)
+                                                   IDENTITY_COLUMNS_TABLE,
+                                                   declared_storage_sql)
 from pgbarrier.backends.pgcatalog.origins import OriginCache
 from pgbarrier.backends.pgcatalog.types import opclass_case_sql, pg_type_rows, type_oid_sql
 
@@ -197,6 +198,8 @@ class CatalogInstaller:
                    .replace("@UNAME@", uname.replace("'", "''"))
                    .replace("@DB@", self.database.replace("'", "''"))
                    .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm"))
+                   .replace("@DECLARED_STORAGE@", declared_storage_sql("d.type_oid",
+                                                                       "c.data_type"))
                    .replace("@OPCLASS_CASE@", opclass_case_sql("dt")))
             cur.execute(sql)
             for name, columns in self._system_views.items():

@@ -193,14 +193,7 @@ JOIN @C@.pgb.nsps n ON n.duck_db = c.database_name AND n.duck_schema = c.schema_
 LEFT JOIN @U@.pgbarrier.column_types d
        ON c.database_name = '@UNAME@' AND d.schema_name = c.schema_name
       AND d.table_name = c.table_name AND d.column_name = c.column_name
-      AND CASE WHEN d.type_oid = 1114
-               THEN c.data_type IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS')
-               ELSE c.data_type = CASE WHEN d.type_oid IN (1043, 1042) THEN 'VARCHAR'
-                                       WHEN d.type_oid IN (1015, 1014) THEN 'VARCHAR[]'
-                                       WHEN d.type_oid = 3802 THEN 'JSON'
-                                       WHEN d.type_oid = 3807 THEN 'JSON[]'
-                                       WHEN d.type_oid = 1184 THEN 'TIMESTAMP WITH TIME ZONE'
-                                       WHEN d.type_oid = 1083 THEN 'TIME' END END;
+      AND @DECLARED_STORAGE@;
 
 CREATE VIEW @C@.pgb.relcols AS SELECT * FROM @C@.pgb.relcols_named(NULL);
 

@@ -50,9 +50,25 @@ from sqlglot import exp
 
 from pgbarrier.sql.colnames import parse_single
 
-__all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
+__all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "DECLARED_STORAGE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
            "ConstraintName", "Forget", "ForgetSchema", "IdentityColumn", "Rename",
-           "declared_changes"]
+           "declared_changes", "declared_storage_sql"]
+
+#: DuckDB's types of a column a declared type (its OID) still describes: a declaration
+#: whose column DuckDB has since stored as something else is stale (one rule for the
+#: catalog's join, :func:`declared_storage_sql`, and pgcatalog.origins)
+DECLARED_STORAGE: dict[int, tuple[str, ...]] = {
+    1043: ("VARCHAR",), 1042: ("VARCHAR",), 1015: ("VARCHAR[]",), 1014: ("VARCHAR[]",),
+    3802: ("JSON",), 3807: ("JSON[]",), 1184: ("TIMESTAMP WITH TIME ZONE",), 1083: ("TIME",),
+    1114: ("TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS")}
+
+
+def declared_storage_sql(oid: str, data_type: str) -> str:
+    """:data:`DECLARED_STORAGE` as a SQL condition on the columns ``oid`` and ``data_type``."""
+    whens = " ".join(f"WHEN {k} THEN {data_type} IN ({', '.join(repr(t) for t in v)})"
+                     for k, v in DECLARED_STORAGE.items())
+    return f"CASE {oid} {whens} ELSE false END"
+
 
 #: the hidden tables (in schema pgbarrier of the user database)
 COLUMN_TYPES_TABLE = "column_types"

@@ -42,7 +42,7 @@ import duckdb
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
 
-from pgbarrier.backends.pgcatalog.declared import declared_type
+from pgbarrier.backends.pgcatalog.declared import DECLARED_STORAGE, declared_type
 from pgbarrier.backends.pgcatalog.types import type_oid_of
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column
@@ -65,13 +65,6 @@ _COLUMNS_QUERY = (
 _DECLARED_QUERY = (
     "SELECT schema_name, table_name, column_name, type_oid, typmod FROM {marker}.column_types "
     "WHERE list_contains($1::VARCHAR[], lower(table_name))")
-#: DuckDB's type of a column a declared type still describes (catalog.sql's join rule)
-_DECLARED_STORAGE = {1043: ("VARCHAR",), 1042: ("VARCHAR",), 1015: ("VARCHAR[]",),
-                     1014: ("VARCHAR[]",), 3802: ("JSON",), 3807: ("JSON[]",),
-                     1184: ("TIMESTAMP WITH TIME ZONE",), 1083: ("TIME",),
-                     1114: ("TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS")}
-
-
 def hash_oid(kind: str, nsp: str, name: str) -> int:
     """catalog.sql's ``pgb.hash_oid``: a user object's OID from its kind and names."""
     digest = hashlib.md5(f"{kind}:{nsp}.{name}".encode()).hexdigest()
@@ -92,7 +85,7 @@ def _catalog_rows(cur: Any, names: list[str], marker: str) -> list[CatalogRow]:
             _COLUMNS_QUERY.format(marker=marker), [names]).fetchall():
         nsp = "pg_temp_1" if temp else ("public" if schema == "main" else schema)
         found = declared.get((schema, table, column)) if not temp else None
-        if found is not None and data_type in _DECLARED_STORAGE.get(found[0], ()):
+        if found is not None and data_type in DECLARED_STORAGE.get(found[0], ()):
             type_oid, typmod = found
         else:
             type_oid = type_oid_of(data_type)
