@@ -340,6 +340,73 @@ def test_malformed_relayed_message_is_an_error_of_that_connection_only(relay):
         assert c.execute("SELECT 4").fetchone() == (4,)
 
 
+class _Replies:
+    """Reads messages from a raw socket, keeping what arrived beyond the last one asked."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = b""
+
+    def until(self, code: bytes) -> list[tuple[bytes, bytes]]:
+        out = []
+        while True:
+            while len(self.buf) >= 5 and len(self.buf) >= 1 + struct.unpack("!i", self.buf[1:5])[0]:
+                end = 1 + struct.unpack("!i", self.buf[1:5])[0]
+                msg = (self.buf[:1], self.buf[5:end])
+                self.buf = self.buf[end:]
+                out.append(msg)
+                if msg[0] == code:
+                    return out
+            data = self.sock.recv(65536)
+            if not data:
+                return out
+            self.buf += data
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.parametrize("behind", [b"", _frame(b"Q", b"SELECT 1\0")],
+                         ids=["the-read-alone", "a-query-behind-it"])
+def test_a_client_that_does_not_read_a_relayed_result_holds_the_upstream_not_memory(
+        relay, behind):
+    """The relay passes replies on as they arrive and stops reading the upstream while the
+    client does not read: the upstream backend waits on its socket (ClientWrite) and the
+    server holds a bounded amount. Read after, every row arrives: also when the reply came
+    whole while the client was not reading (the steps once waited for more bytes then,
+    forever)."""
+    rows = 200_000
+    marker = f"nread_{uuid.uuid4().hex[:8]}"
+    sock = _raw_session(relay)
+    before = _rss_kb(relay.server.proc.pid)
+    sock.sendall(_frame(b"Q", f"SELECT repeat('x', 1000) AS {marker} "
+                              f"FROM generate_series(1, {rows})\0".encode()) + behind)
+    with relay.direct() as direct:
+        for _ in range(600):  # bounded: 30 s of 50 ms polls, each a round trip upstream
+            waiting = direct.execute(
+                "SELECT wait_event FROM pg_stat_activity WHERE query LIKE %s AND pid <> "
+                "pg_backend_pid()", [f"%{marker}%"]).fetchone()
+            if waiting and waiting[0] == "ClientWrite":
+                break
+            direct.execute("SELECT pg_sleep(0.05)")
+        else:
+            raise AssertionError("the upstream never waited for the relay to read")
+    grown_mb = (_rss_kb(relay.server.proc.pid) - before) / 1024
+    assert grown_mb < 64, f"the server held {grown_mb:.0f} MB of a reply nobody read"
+    replies = _Replies(sock)
+    msgs = replies.until(b"Z")
+    assert sum(1 for code, _ in msgs if code == b"D") == rows
+    assert msgs[-2][0] == b"C" and msgs[-2][1] == f"SELECT {rows}\0".encode()
+    if behind:
+        assert [c for c, _ in replies.until(b"Z")] == [b"T", b"D", b"C", b"Z"]
+    sock.close()
+
+
 # --------------------------------------------------------------------------- cursors
 
 

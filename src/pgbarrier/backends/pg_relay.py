@@ -476,6 +476,7 @@ class Upstream:
                 if held > SPILL_BYTES:
                     yield Spill(out)
                     held = 0
+                    continue  # what arrived while the client was written to is held: scan it
                 if self.lost is not None:
                     raise self.lost
                 yield NEED_BYTES

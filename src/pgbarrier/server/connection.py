@@ -806,7 +806,8 @@ class Connection(asyncio.Protocol):
                         chunks.clear()
                         if self.transport.is_closing():
                             raise ClientGone()
-                        if self._write_paused:
+                        if self._write_paused:  # the client does not read: nor does the relay
+                            io.pause()
                             self._on_writable = self._resume
                             return _PENDING
                         io.fresh = False
