@@ -26,7 +26,13 @@ answer instead of looking at the words again. Rules it keeps:
 * ``relayable`` (kind ``PLAIN``) is what the byte relay passes upstream in a Query;
   ``relayable_parse`` (``relayable`` and not ``copy_from_stdin``) in a Parse.
 * No sqlglot: the cheap checks of :mod:`~pgbarrier.sql.classify` decide, and ordinary SQL
-  is settled by its first two characters plus a substring test. Routes of texts up to
+  is settled by its first two characters plus a substring test. Before them, substring
+  tests of the upper-cased text (:data:`_MAY_BE_OURS`) settle every text that does not
+  contain a word that may start a statement of pgbarrier's (``ALTER``, ``CREATE``,
+  ``DROP``, ``FLUSH``, ``REFRESH``, ``SHOW``, ``SET``, ``RESET``), nor ``COPY``, nor
+  ``rw_catalog``: such a text is ``PLAIN`` without being split (a new text per
+  statement, as clients that inline literals send, costs that much). The tests err only
+  towards the full checks (``offset`` contains ``SET``). Routes of texts up to
   :data:`CACHED_TEXT` characters are remembered (:data:`CACHE_SIZE` of them, least
   recently used forgotten first): clients send the same texts again and again. A route is
   a frozen value; ``PLAIN`` without flags is one shared instance.
@@ -99,7 +105,23 @@ def _one(text: str) -> Route | None:
     return None
 
 
+#: words that may start a statement of pgbarrier's, COPY, and rw_catalog, upper-cased:
+#: a text containing none of them is PLAIN (``SET`` covers ``RESET``)
+_MAY_BE_OURS = ("SET", "SHOW", "ALTER", "CREATE", "DROP", "FLUSH", "REFRESH", "COPY",
+                "RW_CATALOG")
+
+
+def _may_be_ours(text: str) -> bool:
+    upper = text.upper()
+    for word in _MAY_BE_OURS:
+        if word in upper:
+            return True
+    return False
+
+
 def _route(text: str) -> Route:
+    if not _may_be_ours(text):
+        return PLAIN
     if ";" in text:
         pieces = split_statements(text)
         if len(pieces) == 1:
