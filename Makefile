@@ -6,7 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install clients run test bench clean
 
-$(STAMP): pyproject.toml
+# the sources setup.py compiles (pgbarrier/accel.py): an edit rebuilds their extensions
+COMPILED := src/pgbarrier/pgproto/scan.py src/pgbarrier/pgproto/_scan_c.pxd \
+	src/pgbarrier/session/relay_queue.py src/pgbarrier/session/_relay_queue_c.pxd
+
+$(STAMP): pyproject.toml setup.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'

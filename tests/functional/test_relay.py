@@ -379,7 +379,7 @@ def test_a_client_that_does_not_read_a_relayed_result_holds_the_upstream_not_mem
     client does not read: the upstream backend waits on its socket (ClientWrite) and the
     server holds a bounded amount. Read after, every row arrives: also when the reply came
     whole while the client was not reading (the steps once waited for more bytes then,
-    forever)."""
+    forever). A Query alone takes the fast path, one with a second behind it the steps."""
     rows = 200_000
     marker = f"nread_{uuid.uuid4().hex[:8]}"
     sock = _raw_session(relay)
@@ -404,6 +404,22 @@ def test_a_client_that_does_not_read_a_relayed_result_holds_the_upstream_not_mem
     assert msgs[-2][0] == b"C" and msgs[-2][1] == f"SELECT {rows}\0".encode()
     if behind:
         assert [c for c, _ in replies.until(b"Z")] == [b"T", b"D", b"C", b"Z"]
+    sock.close()
+
+
+def test_a_second_query_sent_while_the_first_runs_is_answered_after_it(relay):
+    sock = _raw_session(relay)
+    replies = _Replies(sock)
+    sock.sendall(_frame(b"Q", b"SELECT pg_sleep(0.2), 1 AS first\0"))
+    sock.sendall(_frame(b"Q", b"SELECT 2 AS second\0"))
+    sock.sendall(_frame(b"P", b"\0SELECT $1::int + 1\0\0\0") + _frame(b"B", b"\0\0\0\0\0\x01\0\0\0\x012\0\0")
+                 + _frame(b"E", b"\0\0\0\0\0") + _frame(b"S", b""))
+    first = replies.until(b"Z")
+    second = replies.until(b"Z")
+    third = replies.until(b"Z")
+    assert [c for c, _ in first] == [b"T", b"D", b"C", b"Z"] and b"first" in first[0][1]
+    assert [c for c, _ in second] == [b"T", b"D", b"C", b"Z"] and second[1][1].endswith(b"2")
+    assert [c for c, _ in third] == [b"1", b"2", b"D", b"C", b"Z"] and third[2][1].endswith(b"3")
     sock.close()
 
 

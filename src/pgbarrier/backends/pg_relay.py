@@ -54,6 +54,7 @@ from typing import Any
 
 import psycopg
 
+from pgbarrier import accel
 from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WireParams
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.pgproto.codes import (
@@ -79,6 +80,7 @@ from pgbarrier.sql.classify import leading_words
 from pgbarrier.pgproto.types import to_text
 
 log = logging.getLogger(__name__)
+_scan = accel.load("pgbarrier.pgproto.scan")
 
 _ENCODING = "utf-8"
 _RECV = 65536
@@ -95,8 +97,10 @@ _INT = struct.Struct("!i")
 _unpack_int = _INT.unpack_from
 #: replies that complete one extended-protocol message
 _DONE = COMPLETES_A_MESSAGE
-#: what pump() stopped at
-READY, DRAINED, COPY_IN = 0, 1, 2
+#: what pump() and scan() stopped at (-1 for scan: the held bytes ended first)
+READY, DRAINED, COPY_IN = _scan.READY, _scan.DRAINED, _scan.COPY_IN
+_ERROR, _PARAMETER = _scan.ERROR, _scan.PARAMETER
+_replies = _scan.replies
 
 
 class _NeedBytes:
@@ -409,6 +413,35 @@ class Upstream:
 
     # ------------------------------------------------------------------ the relay's pump
 
+    def scan(self, drain: int = 0) -> int:
+        """Account for the whole replies held from ``pos`` on, moving ``pos`` past them:
+        the one reading of reply types that :meth:`pump` and the connection's fast path
+        share (the loop itself is :func:`pgbarrier.pgproto.scan.replies`). Stops after
+        ReadyForQuery (READY), after the ``drain``-th completed message or an error while
+        draining (DRAINED), or after CopyInResponse/CopyBothResponse (COPY_IN); returns
+        -1 when the held bytes end first."""
+        buf = self.buf
+        pos = self.pos
+        while True:
+            stop, start, pos, self.done, commands = _replies(buf, pos, drain, self.done)
+            if commands:
+                self.commands += commands
+            if stop == READY:
+                self.status = buf[pos - 1]
+                self.dirty = self.skipping = False
+            elif stop == _ERROR:
+                if self.failed_at is None:
+                    self.failed_at = self.done
+                    self.failed_sqlstate = _sqlstate(buf, start + 5, pos)
+                if not drain:
+                    continue
+                stop = DRAINED
+            elif stop == _PARAMETER:
+                self._parameter_status(buf[start + 5:pos - 1])
+                continue
+            self.pos = pos
+            return stop
+
     def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:
         """Pass upstream replies into ``out`` (whole messages, as bytes) until ReadyForQuery
         (``drain == 0``), or until ``self.done`` reaches ``drain`` or an error arrives.
@@ -422,49 +455,15 @@ class Upstream:
         held = 0
         self.busy = True
         self.generation += 1
-        unpack = _unpack_int
-        done_types = _DONE
         try:
             while True:
-                buf = self.buf
-                start = pos = self.pos
-                n = len(buf)
-                stop = -1
-                while n - pos >= 5:
-                    end = pos + 1 + unpack(buf, pos + 1)[0]
-                    if end > n:
-                        break
-                    t = buf[pos]
-                    if t == DATA_ROW:
-                        pos = end
-                        continue
-                    if t in done_types:
-                        self.done += 1
-                        if t == COMMAND_COMPLETE:
-                            self.commands += 1
-                        if drain and self.done >= drain:
-                            stop = DRAINED
-                    elif t == READY_FOR_QUERY:
-                        self.status = buf[end - 1]
-                        self.dirty = self.skipping = False
-                        stop = READY
-                    elif t == ERROR_RESPONSE:
-                        if self.failed_at is None:
-                            self.failed_at = self.done
-                            self.failed_sqlstate = _sqlstate(buf, pos + 5, end)
-                        if drain:
-                            stop = DRAINED
-                    elif t == PARAMETER_STATUS:
-                        self._parameter_status(buf[pos + 5:end - 1])
-                    elif t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:
-                        stop = COPY_IN
-                    pos = end
-                    if stop >= 0:
-                        break
+                start = self.pos
+                stop = self.scan(drain)
+                pos = self.pos
                 if pos > start:
-                    out.append(buf if start == 0 and pos == n else buf[start:pos])
+                    buf = self.buf
+                    out.append(buf if start == 0 and pos == len(buf) else buf[start:pos])
                     held += pos - start
-                    self.pos = pos
                 if stop == COPY_IN:
                     # what the upstream said by itself right after (a BEFORE STATEMENT
                     # trigger's notice, say) goes with it, as a direct client reads it

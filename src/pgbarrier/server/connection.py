@@ -50,7 +50,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import NEED_BYTES, Spill
+from pgbarrier.backends.pg_relay import COPY_IN, NEED_BYTES, Spill
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -71,7 +71,7 @@ from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
-from pgbarrier.server.statement_text import statement_text
+from pgbarrier.server.statement_text import frames_of, statement_text
 from pgbarrier.sql.startup_params import check_startup_parameters
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ class Connection(asyncio.Protocol):
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch")
+                 "last_batch", "_fast", "_fast_query")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -187,6 +187,10 @@ class Connection(asyncio.Protocol):
         self.ended: float | None = None
         self.xact_began: float | None = None
         self.last_batch: list[bytes] | None = None
+        #: the session's relay, for the fast path of a whole relayed batch (None: no relay)
+        self._fast: Any = None
+        #: the fast path's batch in flight is a simple Query (else extended, up to Sync)
+        self._fast_query = False
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -206,11 +210,18 @@ class Connection(asyncio.Protocol):
         self.loop.create_task(self.run())
 
     def data_received(self, data: bytes) -> None:
-        frames = self.frames
-        frames.feed(data)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
+        if self._fast is not None and not self._busy:
+            try:
+                if self._relay_fast(data):
+                    return
+            except BaseException as exc:  # noqa: BLE001 - run() sorts it out
+                self._end(exc)
+                return
+        frames = self.frames
+        frames.feed(data)
         if frames.holds_more_than(_READ_AHEAD) and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
@@ -524,6 +535,7 @@ class Connection(asyncio.Protocol):
             self.upstream_io = UpstreamIO(self.loop, session.relay.up)
             self.upstream_io.idle = self._upstream_spoke
             self.upstream_io.attach()
+            self._fast = session.relay
         else:
             session.spill = self._spill
         self._serving = True
@@ -549,17 +561,7 @@ class Connection(asyncio.Protocol):
                 elif self._idle:
                     self._arm_idle_timer(session)
                 return
-            self.in_batch = True
-            self.batches += 1
-            self.began = session.received_at = now = time.monotonic()
-            if session.tx is TxState.IDLE:
-                self.xact_began = now
-            if len(batch) > 1 or batch[0][0] != 0x53:  # not a lone Sync
-                self.last_batch = batch
-            if self.server.log_min_duration_ms >= 0:
-                self._timing = (now, batch)
-            if self.eof:  # it hung up before this batch began (behind its start-up, say)
-                self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
+            self._batch_began(session, batch)
             if session.relay is not None:
                 self._batch = batch
                 self._next = 0
@@ -567,6 +569,21 @@ class Connection(asyncio.Protocol):
             else:
                 self._busy = True
                 self.server.pool.call(self._run_batch_reported, session, batch)
+
+    def _batch_began(self, session: Session, batch: list[bytes]) -> None:
+        """What a batch's start records: pg_stat_activity's times and text (``batch``: its
+        frames, or reads holding them whole), the duration log's start, a hang-up."""
+        self.in_batch = True
+        self.batches += 1
+        self.began = session.received_at = now = time.monotonic()
+        if session.tx is TxState.IDLE:
+            self.xact_began = now
+        if len(batch) > 1 or batch[0][0] != 0x53 or len(batch[0]) > 5:  # not a lone Sync
+            self.last_batch = batch
+        if self.server.log_min_duration_ms >= 0:
+            self._timing = (now, batch)
+        if self.eof:  # it hung up before this batch began (behind its start-up, say)
+            self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
 
     def _batch_ended(self, out: bytes, idle: bool) -> None:
         self.in_batch = False
@@ -762,6 +779,110 @@ class Connection(asyncio.Protocol):
         up = relay.up
         if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
             self._upstream_spoke()
+
+    # ------------------------------------------------------------------ the relay's fast path
+
+    def _relay_fast(self, data: bytes) -> bool:
+        """A client read that is one whole relayed batch (``SessionRelay.fast_batch``): the
+        read goes upstream as it came and the replies come back as they arrive, with no
+        steps, no frame list and no outbox, as PgBouncer relays. False (nothing changed):
+        the usual path takes it, also whenever anything is out of the ordinary (bytes
+        held, reading or writing paused, the client gone, shutdown or statement logging,
+        the upstream's own bytes unread)."""
+        if (not self._serving or self._finished or self.frames.head or self._read_paused
+                or self._write_paused or self.eof or self.shut_read):
+            return False
+        server = self.server
+        if server.terminating or server.logs_statements or server.log_min_duration_ms >= 0:
+            return False
+        relay = self._fast
+        taken = relay.fast_batch(data, self.frames.limit)
+        if taken < 0:
+            return False
+        session = self.session
+        self._batch_began(session, [data])
+        if taken < len(data):  # the messages from ``taken`` on need the steps
+            self._batch = frames_of([data[taken:]])
+            self._next = 0
+            self._guard(self._relay_frames, None)
+            if not self._busy:
+                self._guard(self._advance)
+            return True
+        self._busy = True
+        self._fast_query = data[0] == 0x51
+        io = self.upstream_io
+        io.fresh = False
+        try:
+            sent = io.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:  # it may have said why before it went: the read finds it
+            log.info("upstream send failed: %s", exc)
+            sent = len(data)
+        if sent < len(data):
+            relay.up.pending_writes.append(data[sent:])
+            io.send_later(self._fast_sent)
+        else:
+            io.waiting = self._fast_replied
+        return True
+
+    def _fast_sent(self) -> None:
+        io = self.upstream_io
+        if io.fresh or io.up.lost is not None:
+            self._fast_replied()
+        else:
+            io.waiting = self._fast_replied
+
+    def _fast_replied(self) -> None:
+        """The upstream's replies to the fast path's batch: passed on as they arrive; the
+        batch ends at ReadyForQuery (or CopyInResponse)."""
+        io = self.upstream_io
+        up = io.up
+        try:
+            start = up.pos
+            stop = up.scan()
+            pos = up.pos
+            if stop == COPY_IN:
+                up.pos = pos = pos + len(up.take_asynchronous())  # said with it: goes with it
+            if pos > start and not self.cancelled and not self.transport.is_closing():
+                buf = up.buf
+                self.transport.write(buf if start == 0 and pos == len(buf) else buf[start:pos])
+            if stop < 0:
+                if up.lost is not None:
+                    raise up.lost
+                if self._write_paused:  # the client does not read: neither does the relay
+                    io.pause()
+                    self._on_writable = self._fast_writable
+                else:
+                    io.waiting = self._fast_replied
+                return
+            relay = self._fast
+            if stop == COPY_IN:
+                relay.fast_copy()
+            else:
+                relay.fast_ready(self._fast_query)
+            self._busy = False
+            self._batch_ended(b"", True)
+            if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
+                self._upstream_spoke()
+            if self.frames.head or self.eof or self.shut_read or self._write_paused:
+                self._advance()
+            else:
+                info = self.session.executor.info
+                if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
+                    self._arm_idle_timer(self.session)
+        except BaseException as err:  # noqa: BLE001 - run() sorts it out
+            up.busy = False
+            self._end(err)
+
+    def _fast_writable(self) -> None:
+        """The client reads again: so does the fast path's batch."""
+        io = self.upstream_io
+        io.resume()
+        if io.fresh or io.up.pos < len(io.up.buf) or io.up.lost is not None:
+            self._fast_replied()
+        else:
+            io.waiting = self._fast_replied
 
     def _step_ended(self, answer: Any) -> None:
         self._busy = False

@@ -26,14 +26,16 @@ _GATHER = 1 << 16
 class FrameBuffer:
     """Bytes received and not yet handed out as frames."""
 
-    __slots__ = ("_buf", "_pos", "limit", "_parts", "_parts_len", "_need")
+    __slots__ = ("head", "_pos", "limit", "_parts", "_parts_len", "_need")
 
     def __init__(self, limit: int) -> None:
-        self._buf = b""
+        #: bytes received, from ``_pos`` on not handed out yet; empty exactly when nothing
+        #: is held (a cheap test for the relay's fast path)
+        self.head = b""
         self._pos = 0
         #: the largest length word accepted (``--max-message-bytes``)
         self.limit = limit
-        #: pieces fed after ``_buf`` while a long message is incomplete, and their length
+        #: pieces fed after ``head`` while a long message is incomplete, and their length
         self._parts: list[bytes] = []
         self._parts_len = 0
         #: bytes the held message still needs before the pieces are joined (0: none held)
@@ -48,10 +50,10 @@ class FrameBuffer:
             data = b"".join(self._parts)
             self._parts.clear()
             self._parts_len = self._need = 0
-        if self._pos < len(self._buf):
-            self._buf = self._buf[self._pos:] + data
+        if self._pos < len(self.head):
+            self.head = self.head[self._pos:] + data
         else:
-            self._buf = data
+            self.head = data
         self._pos = 0
         self._gather_if_long()
 
@@ -64,15 +66,15 @@ class FrameBuffer:
     @property
     def pending(self) -> int:
         """Bytes held (a partial frame included)."""
-        return len(self._buf) - self._pos + self._parts_len
+        return len(self.head) - self._pos + self._parts_len
 
     def _frame_length(self) -> int:
-        buf, pos = self._buf, self._pos
+        buf, pos = self.head, self._pos
         return _unpack(buf, pos + 1)[0] if len(buf) - pos >= 5 else 0
 
     def missing(self) -> int:
         """How many more bytes the frame at the head needs (0: it is whole, or no header yet)."""
-        buf, pos = self._buf, self._pos
+        buf, pos = self.head, self._pos
         if len(buf) - pos < 5:
             return 0
         length = _unpack(buf, pos + 1)[0]
@@ -92,15 +94,15 @@ class FrameBuffer:
     def take(self, n: int) -> bytes:
         """The next ``n`` raw bytes (start-up packets); the caller checked ``pending``."""
         if self._need:  # start-up reads are short: join what is held
-            self._buf = self._buf[self._pos:] + b"".join(self._parts)
+            self.head = self.head[self._pos:] + b"".join(self._parts)
             self._pos = 0
             self._parts.clear()
             self._parts_len = self._need = 0
         pos = self._pos
-        data = self._buf[pos:pos + n]
+        data = self.head[pos:pos + n]
         self._pos = pos + len(data)
-        if self._pos >= len(self._buf):
-            self._buf = b""
+        if self._pos >= len(self.head):
+            self.head = b""
             self._pos = 0
         return data
 
@@ -108,7 +110,7 @@ class FrameBuffer:
         """Every whole frame held, in order; raises 08P01 at a length that cannot be."""
         if self._need:
             return []
-        buf, pos = self._buf, self._pos
+        buf, pos = self.head, self._pos
         n = len(buf)
         out: list[bytes] = []
         limit = self.limit
@@ -126,7 +128,7 @@ class FrameBuffer:
             pos = end
         self._pos = pos
         if pos == n:
-            self._buf = b""
+            self.head = b""
             self._pos = 0
         else:
             self._gather_if_long()

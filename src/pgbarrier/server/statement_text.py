@@ -22,10 +22,25 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + "..."
 
 
+def frames_of(batch: list[bytes]) -> list[bytes]:
+    """The frames of ``batch``: each element is one frame or a client read holding several
+    whole ones (the relay's fast path keeps the read as it came)."""
+    out: list[bytes] = []
+    for data in batch:
+        pos, n = 0, len(data)
+        while n - pos >= 5:
+            end = pos + 1 + int.from_bytes(data[pos + 1:pos + 5], "big")
+            if end > n or end <= pos + 4:
+                break
+            out.append(data if pos == 0 and end == n else data[pos:end])
+            pos = end
+    return out
+
+
 def statement_text(batch: list[bytes], session: Session) -> str:
     texts: list[str] = []
     bound: bytes | None = None
-    for frame in batch:
+    for frame in frames_of(batch):
         code = frame[0]
         if code == _QUERY:
             texts.append(frame[5:-1].decode("utf-8", "replace"))

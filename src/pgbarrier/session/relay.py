@@ -51,15 +51,18 @@ from collections.abc import Generator
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
+from pgbarrier import accel
 from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
-from pgbarrier.sql.route import route
+from pgbarrier.sql.route import CACHED_TEXT, route
 from pgbarrier.pgproto import messages as m
 
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
+
+_queue = accel.load("pgbarrier.session.relay_queue")
 
 _Q, _P, _B, _D, _E, _C, _S, _H, _F = b"QPBDECSHF"
 _COPY_DATA, _COPY_DONE, _COPY_FAIL = b"dcf"
@@ -69,8 +72,10 @@ _FLUSH = frame(b"H")
 _SYNC = frame(b"S")
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
-#: Parse verdicts a session remembers (forgotten all at once past this)
+#: Parse and Query verdicts a session remembers (forgotten all at once past this), and
+#: the longest text remembered (the route cache's bound: memory stays bounded)
 _VERDICTS = 256
+_VERDICT_TEXT = CACHED_TEXT
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
 #: client encodings whose text is read as UTF-8 (SQL_ASCII: PostgreSQL converts nothing)
@@ -84,6 +89,14 @@ Steps = Generator[Any, Any, Any]
 
 class SessionRelay:
     """Routes one session's client messages: relayed as bytes, or the session's full path."""
+
+    #: queue one Parse, Bind, Describe, Execute or Close that is relayed (True), or change
+    #: nothing (False: :meth:`steps` takes it): the hot half of the rules, in
+    #: :mod:`pgbarrier.session.relay_queue` (compiled where it could be)
+    relay_now = _queue.queue
+    #: a whole client read taken at once: a relayed Query alone, or relayed extended
+    #: messages ending in Sync (:func:`pgbarrier.session.relay_queue.batch`)
+    fast_batch = _queue.batch
 
     def __init__(self, session: Session, upstream: Upstream) -> None:
         self.session = session
@@ -100,7 +113,10 @@ class SessionRelay:
         self._copy_bytes = 0
         #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
         #: texts again and again, and this spares the decode and the route cache lookup
-        self._verdicts: dict[bytes, tuple[bool, str]] = {}
+        self.verdicts: dict[bytes, tuple[bool, str]] = {}
+        #: a simple Query's text bytes -> whether it is relayed (its route's ``relayable``),
+        #: read by :meth:`fast_batch` (:meth:`query_relayed`)
+        self._query_verdicts: dict[bytes, bool] = {}
 
     # ------------------------------------------------------------------ entry point
 
@@ -133,97 +149,43 @@ class SessionRelay:
             return True
         return (yield from self._local(code, frame))  # Execute, Describe, Close, others
 
-    # ------------------------------------------------------------------ extended protocol
+    # ------------------------------------------------------------------ the fast path
 
-    def _relay(self, code: int, frame: bytes, name: bytes, sql: str | None) -> None:
-        self.up.in_batch = True
-        if self.session.skip_until_sync:
-            return  # after an error everything up to Sync is skipped, as upstream does
-        self.wbuf.append(frame)
-        self.expect.append((code, name, sql))
-
-    def relay_now(self, code: int, frame: bytes) -> bool:
-        """The fast path of :meth:`feed`: a Parse, Bind, Describe, Execute or Close that is
-        relayed (queued until Sync or Flush, nothing to wait for) is handled here and True
-        returned; False (having changed nothing) means :meth:`steps` must take it."""
-        if self.copy_drain is not None:
-            return False
-        if code == _B:
-            return self._bind_relayed(frame)
-        if code == _E:
-            i = frame.find(b"\0", 5)
-            if i < 0:
-                return False  # malformed: the decoder says 08P01
-            name = frame[5:i]
-            sql = self.portals.get(name)
+    def query_relayed(self, text: bytes, sql: str | None = None) -> bool:
+        """Whether a simple Query of ``text`` (its SQL bytes) is relayed: its route's
+        ``relayable``, remembered per text (``sql``: the text as routed, when decoded);
+        False for text that is not UTF-8 where it is read so (the full path's 22021)."""
+        relayable = self._query_verdicts.get(text)
+        if relayable is None:
             if sql is None:
-                s = self.session
-                if s.portals and name.decode("utf-8", "replace") in s.portals:
+                sql = self._routed_text(text)
+                if sql is None:
                     return False
-                sql = ""  # the upstream's own (a cursor's portal), or its 34000
-            self._relay(code, frame, name, sql)
-            return True
-        if code == _P:
-            return self._parse_relayed(frame)
-        if code == _D or code == _C:
-            return self._describe_or_close_relayed(code, frame)
-        return False
+            relayable = route(sql).relayable
+            if len(text) <= _VERDICT_TEXT:
+                verdicts = self._query_verdicts
+                if len(verdicts) >= _VERDICTS:
+                    verdicts.clear()
+                verdicts[text] = relayable
+        return relayable
 
-    def _parse_relayed(self, frame: bytes) -> bool:
-        i = frame.find(b"\0", 5)
-        j = frame.find(b"\0", i + 1) if i >= 0 else -1
-        if j < 0:
-            return False
-        verdict = self._verdicts.get(frame[i + 1:j])
-        if verdict is None or not verdict[0]:
-            return False  # not decided yet, or not relayed: _parse has the rules
-        name = frame[5:i]
-        s = self.session
-        if name:
-            if s.statements and name.decode("utf-8", "replace") in s.statements:
-                return False  # 42P05 from the session
-        elif s.statements:
-            s.statements.pop("", None)
-        if not s.skip_until_sync:
-            self.stmts[name] = verdict[1]
-        self._relay(_P, frame, name, verdict[1])
-        return True
+    def fast_ready(self, query: bool) -> None:
+        """The fast path's batch got its ReadyForQuery (``query``: it was a simple Query)."""
+        up = self.up
+        up.busy = False
+        stats = self.session.stats
+        if query and stats is not None:
+            self._count(stats, up.commands)
+        self._after_ready()
+        up.in_batch = False
 
-    def _bind_relayed(self, frame: bytes) -> bool:
-        i = frame.find(b"\0", 5)
-        j = frame.find(b"\0", i + 1) if i >= 0 else -1
-        if j < 0:
-            return False  # malformed: the decoder says 08P01
-        statement = frame[i + 1:j]
-        sql = self.stmts.get(statement)
-        s = self.session
-        if sql is None:
-            if statement.decode("utf-8", "replace") in s.statements:
-                return False
-            sql = ""  # the upstream's own (SQL PREPARE), or its 26000
-        portal = frame[5:i]
-        if s.portals:
-            s.portals.pop(portal.decode("utf-8", "replace"), None)
-        if not s.skip_until_sync:
-            self.portals[portal] = sql
-        self._relay(_B, frame, portal, sql)
-        return True
+    def fast_copy(self) -> None:
+        """The fast path's batch got CopyInResponse: the client's COPY data comes next."""
+        self.up.busy = False
+        self._enter_copy(0)
+        self.up.in_batch = False
 
-    def _describe_or_close_relayed(self, code: int, frame: bytes) -> bool:
-        kind = frame[5:6]
-        name = frame[6:-1]
-        names = self.stmts if kind == b"S" else self.portals if kind == b"P" else None
-        if names is None or len(frame) < 7 or frame[-1] != 0 or name.find(b"\0") >= 0:
-            return False  # malformed: the decoder says 08P01
-        if name not in names:
-            s = self.session
-            held = s.statements if kind == b"S" else s.portals
-            if held and name.decode("utf-8", "replace") in held:
-                return False
-        self._relay(code, frame, name, None)
-        if code == _C and not self.session.skip_until_sync:
-            names.pop(name, None)
-        return True
+    # ------------------------------------------------------------------ extended protocol
 
     def _parse(self, frame: bytes) -> Steps:
         """A Parse :meth:`relay_now` did not queue: its text not decided yet (decided here,
@@ -235,17 +197,20 @@ class SessionRelay:
             yield from self._local(_P, frame)  # malformed: the decoder says 08P01
             return
         text = frame[i + 1:j]
-        verdict = self._verdicts.get(text)
+        verdict = self.verdicts.get(text)
         if verdict is None:
             sql = self._routed_text(text)
             if sql is None:
                 yield from self._local(_P, frame)
                 return
             verdict = (route(sql).relayable_parse, sql)
-            if len(self._verdicts) >= _VERDICTS:
-                self._verdicts.clear()
-            self._verdicts[text] = verdict
-            if self._parse_relayed(frame):
+            if len(self.verdicts) >= _VERDICTS:
+                self.verdicts.clear()
+            self.verdicts[text] = verdict
+            relayed = self.relay_now(_P, frame)
+            if len(text) > _VERDICT_TEXT:
+                del self.verdicts[text]  # decided each time, as the route of such a text
+            if relayed:
                 return
         name = frame[5:i]
         if not verdict[0]:
@@ -341,7 +306,8 @@ class SessionRelay:
         up.skipping = False
         s.skip_until_sync = False
         s.tx = _TX.get(up.status, s.tx)
-        self.take_params()
+        if up.param_events:
+            self.take_params()
 
     def take_params(self) -> None:
         """ParameterStatus messages passed on update what the client was told."""
@@ -362,7 +328,7 @@ class SessionRelay:
         if self.wbuf or self.expect or up.dirty:
             yield from self._end_batch()
         up.in_batch = False
-        if not route(sql).relayable:
+        if not self.query_relayed(frame[5:-1], sql):
             return (yield from self._local(_Q, frame))
         self.session.skip_until_sync = False
         stats = self.session.stats

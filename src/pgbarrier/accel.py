@@ -1,0 +1,58 @@
+"""Which implementation of the compiled hot paths runs: the C extension or its source.
+
+Two modules are the loops every relayed statement runs: :mod:`pgbarrier.pgproto.scan`
+(the upstream's replies) and :mod:`pgbarrier.session.relay_queue` (the client's relayed
+messages). ``setup.py`` compiles each with Cython, when pgbarrier is installed, into an
+extension named ``_<name>_c`` beside its source (C types from the ``_<name>_c.pxd``
+there). Rules this module keeps:
+
+* :func:`load` returns the extension when it was built and is not older than its source,
+  else the source module itself: the same code run as Python (the same answers, slower).
+  A machine without a C compiler installs and runs; a source edited after the build is
+  never shadowed by a stale extension (a warning says to reinstall: ``make install``).
+* ``PGBARRIER_PURE_PYTHON=1`` in the environment loads the sources always (the tests run
+  both implementations; a benchmark can compare them).
+* :data:`COMPILED` records what was loaded, for ``pgbarrier --version`` style reports and
+  for the test that CI runs the compiled path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from types import ModuleType
+
+log = logging.getLogger(__name__)
+
+#: module name -> whether its compiled extension was loaded
+COMPILED: dict[str, bool] = {}
+
+
+def pure_python() -> bool:
+    return os.environ.get("PGBARRIER_PURE_PYTHON", "") not in ("", "0")
+
+
+def load(name: str) -> ModuleType:
+    """The implementation of module ``name`` to use (see the module rules)."""
+    source = importlib.import_module(name)
+    package, _, base = name.rpartition(".")
+    compiled: ModuleType | None = None
+    if not pure_python():
+        try:
+            compiled = importlib.import_module(f"{package}._{base}_c")
+        except ImportError:
+            compiled = None
+    if compiled is not None and _older(compiled, source):
+        log.warning("%s: the compiled extension is older than its source; running the "
+                    "source (reinstall to rebuild it: make install)", name)
+        compiled = None
+    COMPILED[name] = compiled is not None
+    return compiled if compiled is not None else source
+
+
+def _older(compiled: ModuleType, source: ModuleType) -> bool:
+    try:
+        return os.path.getmtime(compiled.__file__ or "") < os.path.getmtime(source.__file__ or "")
+    except OSError:
+        return False

@@ -1,0 +1,51 @@
+"""Which implementation of the compiled hot paths runs (pgbarrier/accel.py)."""
+
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+from pgbarrier import accel
+
+MODULES = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_install_built_the_extension_and_it_is_the_one_loaded(name):
+    """``make install`` compiles both (setup.py); CI must run them, not their sources."""
+    package, _, base = name.rpartition(".")
+    try:
+        __import__(f"{package}._{base}_c")
+    except ImportError as exc:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"{name} was not compiled by the install: {exc}") from None
+        pytest.skip(f"{name} is not compiled here ({exc}); its Python source runs")
+    if accel.pure_python():
+        pytest.skip("PGBARRIER_PURE_PYTHON is set")
+    assert accel.load(name).__name__ == f"{package}._{base}_c"
+    assert accel.COMPILED[name] is True
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_pure_python_asks_for_the_sources(name, monkeypatch):
+    monkeypatch.setattr(accel, "COMPILED", {})
+    monkeypatch.setenv("PGBARRIER_PURE_PYTHON", "1")
+    assert accel.load(name).__name__ == name
+    assert accel.COMPILED[name] is False
+
+
+def test_an_extension_older_than_its_source_is_not_used(tmp_path):
+    source, built = tmp_path / "scan.py", tmp_path / "_scan_c.so"
+    source.write_text("")
+    built.write_text("")
+    os.utime(built, (1_000, 1_000))
+    os.utime(source, (2_000, 2_000))
+    compiled = types.ModuleType("c")
+    compiled.__file__ = str(built)
+    plain = types.ModuleType("p")
+    plain.__file__ = str(source)
+    assert accel._older(compiled, plain)
+    os.utime(built, (3_000, 3_000))
+    assert not accel._older(compiled, plain)

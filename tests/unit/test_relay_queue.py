@@ -1,0 +1,235 @@
+"""The relay's queued messages (session/relay_queue.py), fed bytes: one message at a time
+(``queue``) and a whole client read at once (``batch``), in the Python source and in the
+compiled extension. A whole read leaves the relay as feeding its messages one by one does."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import random
+import struct
+
+import pytest
+
+from pgbarrier.backends.pg_relay import Upstream, frame
+from pgbarrier.session.relay import SessionRelay
+from pgbarrier.session.session import Session
+
+IMPLEMENTATIONS = [importlib.import_module("pgbarrier.session.relay_queue")]
+try:
+    IMPLEMENTATIONS.append(importlib.import_module("pgbarrier.session._relay_queue_c"))
+except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
+    pass
+
+LIMIT = 1 << 20
+
+
+@pytest.fixture(params=IMPLEMENTATIONS, ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def q(request):
+    return request.param
+
+
+def cstr(s: str | bytes) -> bytes:
+    return (s.encode() if isinstance(s, str) else s) + b"\0"
+
+
+def parse(sql: str, name: str = "") -> bytes:
+    return frame(b"P", cstr(name) + cstr(sql) + struct.pack("!h", 0))
+
+
+def bind(portal: str = "", stmt: str = "", *params: bytes) -> bytes:
+    body = cstr(portal) + cstr(stmt) + struct.pack("!hh", 0, len(params))
+    for p in params:
+        body += struct.pack("!i", len(p)) + p
+    return frame(b"B", body + struct.pack("!h", 0))
+
+
+def describe(kind: bytes, name: str = "") -> bytes:
+    return frame(b"D", kind + cstr(name))
+
+
+def close(kind: bytes, name: str = "") -> bytes:
+    return frame(b"C", kind + cstr(name))
+
+
+def execute(portal: str = "") -> bytes:
+    return frame(b"E", cstr(portal) + struct.pack("!i", 0))
+
+
+SYNC = frame(b"S")
+
+
+def new_relay() -> SessionRelay:
+    session = Session(None, {})  # type: ignore[arg-type] - only protocol state is used
+    up = Upstream(None, {"client_encoding": "UTF8"})  # type: ignore[arg-type]
+    up.blocking = False
+    relay = SessionRelay(session, up)
+    relay.verdicts[b"SELECT 1"] = (True, "SELECT 1")
+    relay.verdicts[b"SELECT * FROM rw_catalog.rw_databases"] = (
+        False, "SELECT * FROM rw_catalog.rw_databases")
+    relay.stmts[b"up"] = "SELECT $1::int"
+    return relay
+
+
+def state(relay: SessionRelay) -> tuple:
+    s, up = relay.session, relay.up
+    return (dict(relay.stmts), dict(relay.portals), b"".join(relay.wbuf), list(relay.expect),
+            up.in_batch, sorted(s.statements), sorted(s.portals), s.skip_until_sync)
+
+
+def test_a_prepared_statement_batch_is_taken_whole(q):
+    relay = new_relay()
+    data = bind("", "up", b"42") + describe(b"P") + execute() + SYNC
+    assert q.batch(relay, data, LIMIT) == len(data)
+    assert relay.wbuf == []  # the caller writes ``data`` itself
+    assert [e[0] for e in relay.expect] == list(b"BDE")
+    assert relay.portals == {b"": "SELECT $1::int"}
+    up = relay.up
+    assert up.dirty and up.busy and up.in_batch and up.done == 0 and up.failed_at is None
+
+
+def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
+    relay = new_relay()
+    data = parse("SELECT 1", "s1") + bind("p", "s1") + execute("p") + close(b"S", "s1") + SYNC
+    assert q.batch(relay, data, LIMIT) == len(data)
+    assert relay.stmts.get(b"s1") is None  # closed at the end of the batch
+    assert relay.portals == {b"p": "SELECT 1"}
+
+
+@pytest.mark.parametrize("data", [
+    SYNC,  # a lone Sync: the full path answers it
+    bind("", "up") + execute(),  # no Sync yet
+    bind("", "up") + execute() + SYNC + SYNC,  # two batches in one read
+    bind("", "up") + frame(b"H") + SYNC,  # a Flush inside
+    (bind("", "up") + execute() + SYNC)[:-2],  # a partial message
+    bind("", "up") + frame(b"E")[:1] + b"\0\0\0\2" + SYNC,  # a length below 4
+    frame(b"Q", cstr("SELECT 1")) + SYNC,  # a Query with more behind it
+    frame(b"X"),  # Terminate
+])
+def test_other_reads_are_declined_and_change_nothing(q, data):
+    relay = new_relay()
+    before = state(relay)
+    assert q.batch(relay, data, LIMIT) == -1
+    assert state(relay) == before
+    assert not relay.up.busy
+
+
+def test_a_message_longer_than_the_limit_is_declined_for_the_framer_to_refuse(q):
+    relay = new_relay()
+    data = bind("", "up", b"x" * 100) + SYNC
+    assert q.batch(relay, data, 50) == -1
+
+
+def test_the_first_message_the_steps_must_take_ends_the_batch_there(q):
+    relay = new_relay()
+    head = parse("SELECT 1", "a") + bind("pa", "a")
+    data = head + parse("SELECT * FROM rw_catalog.rw_databases", "b") + execute("pa") + SYNC
+    assert q.batch(relay, data, LIMIT) == len(head)
+    assert b"".join(relay.wbuf) == head  # queued for the steps' Sync
+    assert [e[0] for e in relay.expect] == list(b"PB")
+    assert relay.up.in_batch and not relay.up.busy
+
+
+def test_a_relay_mid_batch_or_skipping_declines(q):
+    relay = new_relay()
+    relay.session.skip_until_sync = True
+    assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
+    relay = new_relay()
+    relay.up.dirty = True
+    assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
+
+
+def test_a_name_the_full_path_holds_is_not_queued(q):
+    relay = new_relay()
+    relay.session.statements["mine"] = object()
+    relay.session.portals["cur"] = object()
+    assert not q.queue(relay, ord("B"), bind("", "mine"))
+    assert not q.queue(relay, ord("E"), execute("cur"))
+    assert not q.queue(relay, ord("D"), describe(b"S", "mine"))
+    assert not q.queue(relay, ord("P"), parse("SELECT 1", "mine"))  # 42P05 is the session's
+    assert relay.expect == [] and not relay.up.in_batch
+    assert q.queue(relay, ord("B"), bind("cur", "up"))  # replaces the session's portal
+    assert "cur" not in relay.session.portals
+
+
+def test_malformed_messages_are_left_to_the_decoder(q):
+    relay = new_relay()
+    for code, bad in [(ord("B"), frame(b"B", b"no-nul")), (ord("E"), frame(b"E", b"x")),
+                      (ord("D"), frame(b"D", b"X" + cstr("n"))), (ord("C"), frame(b"C", b"S")),
+                      (ord("D"), frame(b"D", b"Sa\0b\0")), (ord("P"), frame(b"P", b"n\0q"))]:
+        assert not q.queue(relay, code, bad), bad
+    assert relay.expect == []
+
+
+def test_after_an_error_messages_up_to_sync_are_skipped_not_queued(q):
+    relay = new_relay()
+    relay.session.skip_until_sync = True
+    assert q.queue(relay, ord("B"), bind("p", "up"))
+    assert relay.wbuf == [] and relay.expect == [] and relay.portals == {}
+    assert relay.up.in_batch
+
+
+# ---------------------------------------------------------------- one read = one by one
+
+_NAMES = ["", "up", "s1", "mine", "cur"]
+_TEXTS = ["SELECT 1", "SELECT * FROM rw_catalog.rw_databases", "SELECT 2"]
+
+
+def _random_message(rng: random.Random) -> bytes:
+    kind = rng.choice("PBDECS")
+    name = rng.choice(_NAMES)
+    if kind == "P":
+        return parse(rng.choice(_TEXTS), name)
+    if kind == "B":
+        return bind(rng.choice(_NAMES), name, *[b"1"] * rng.randint(0, 2))
+    if kind == "D":
+        return describe(rng.choice([b"S", b"P"]), name)
+    if kind == "C":
+        return close(rng.choice([b"S", b"P"]), name)
+    if kind == "E":
+        return execute(name)
+    return SYNC
+
+
+def _random_relay(rng: random.Random) -> SessionRelay:
+    relay = new_relay()
+    for name in rng.sample(_NAMES, 2):
+        relay.stmts[name.encode()] = "SELECT 1"
+    for name in rng.sample(_NAMES, 2):
+        relay.portals[name.encode()] = "SELECT 1"
+    if rng.random() < 0.3:
+        relay.session.statements["mine"] = object()
+    if rng.random() < 0.3:
+        relay.session.portals["cur"] = object()
+    return relay
+
+
+def test_a_whole_read_leaves_the_relay_as_its_messages_one_by_one_do():
+    rng = random.Random(13)
+    for case in range(3000):
+        relay = _random_relay(rng)
+        messages = [_random_message(rng) for _ in range(rng.randint(1, 6))]
+        data = b"".join(messages)
+        outcomes = []
+        for q in IMPLEMENTATIONS:
+            whole = copy.deepcopy(relay)
+            taken = q.batch(whole, data, LIMIT)
+            one = copy.deepcopy(relay)
+            if taken < 0:
+                assert state(whole) == state(relay), (case, messages)
+                outcomes.append((taken, state(whole)))
+                continue
+            queued = 0
+            for i, msg in enumerate(messages):
+                if msg == SYNC and i == len(messages) - 1:
+                    queued = len(data)  # every message before the final Sync queued
+                    break
+                if not q.queue(one, msg[0], msg):
+                    break
+                queued += len(msg)
+            if taken == len(data):
+                one.wbuf.clear()  # batch leaves the bytes to its caller
+            assert taken == queued, (case, messages)
+            assert state(whole) == state(one), (case, messages)
+            outcomes.append((taken, state(whole)))
+        assert all(o == outcomes[0] for o in outcomes), (case, messages)

@@ -1,0 +1,112 @@
+"""The upstream reply scan (pgproto/scan.py), fed bytes: its Python source and its compiled
+extension, the same answers from each."""
+
+from __future__ import annotations
+
+import importlib
+import struct
+
+import pytest
+
+from pgbarrier.backends.pg_relay import Upstream, frame
+
+IMPLEMENTATIONS = [importlib.import_module("pgbarrier.pgproto.scan")]
+try:
+    IMPLEMENTATIONS.append(importlib.import_module("pgbarrier.pgproto._scan_c"))
+except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
+    pass
+
+
+@pytest.fixture(params=IMPLEMENTATIONS, ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def scan(request):
+    return request.param
+
+
+def cstr(s: str) -> bytes:
+    return s.encode() + b"\0"
+
+
+PARSE_OK, BIND_OK, NO_DATA = frame(b"1"), frame(b"2"), frame(b"n")
+READY_I, READY_T, READY_E = frame(b"Z", b"I"), frame(b"Z", b"T"), frame(b"Z", b"E")
+
+
+def row(value: bytes) -> bytes:
+    return frame(b"D", struct.pack("!hi", 1, len(value)) + value)
+
+
+def complete(tag: str) -> bytes:
+    return frame(b"C", cstr(tag))
+
+
+def error(sqlstate: str) -> bytes:
+    return frame(b"E", b"SERROR\0C" + sqlstate.encode() + b"\0Mboom\0\0")
+
+
+def test_a_whole_reply_stops_after_ready_for_query(scan):
+    buf = PARSE_OK + BIND_OK + row(b"1") + row(b"2") + complete("SELECT 2") + READY_T
+    stop, start, end, done, commands = scan.replies(buf, 0, 0, 0)
+    assert (stop, end, done, commands) == (scan.READY, len(buf), 3, 1)
+    assert buf[start:end] == READY_T
+
+
+def test_held_bytes_ending_mid_message_say_where_the_whole_ones_end(scan):
+    buf = row(b"abc") + complete("SELECT 1")
+    for cut in range(len(buf)):
+        stop, start, end, done, commands = scan.replies(buf[:cut], 0, 0, 0)
+        assert stop == scan.MORE and start == end
+        assert end in (0, len(row(b"abc")))
+        assert end <= cut
+
+
+def test_draining_stops_at_the_nth_completed_message_and_counts_on(scan):
+    buf = PARSE_OK + BIND_OK + NO_DATA + complete("INSERT 0 1")
+    stop, _start, end, done, _ = scan.replies(buf, 0, 2, 0)
+    assert (stop, end, done) == (scan.DRAINED, len(PARSE_OK + BIND_OK), 2)
+    stop, _start, end, done, commands = scan.replies(buf, end, 4, done)
+    assert (stop, end, done, commands) == (scan.DRAINED, len(buf), 4, 1)
+
+
+def test_an_error_and_a_parameter_status_are_stops_for_the_caller(scan):
+    status = frame(b"S", cstr("TimeZone") + cstr("UTC"))
+    buf = PARSE_OK + status + error("22012") + READY_E
+    stop, start, end, done, _ = scan.replies(buf, 0, 0, 0)
+    assert stop == scan.PARAMETER and buf[start:end] == status and done == 1
+    stop, start, end, done, _ = scan.replies(buf, end, 0, done)
+    assert stop == scan.ERROR and buf[start:end] == error("22012") and done == 1
+    stop, start, end, done, _ = scan.replies(buf, end, 0, done)
+    assert stop == scan.READY and end == len(buf)
+
+
+def test_copy_in_and_copy_both_stop_the_scan(scan):
+    for code in (b"G", b"W"):
+        buf = frame(code, b"\0\0\0") + frame(b"N", b"SNOTICE\0\0")
+        stop, start, end, _, _ = scan.replies(buf, 0, 0, 0)
+        assert stop == scan.COPY_IN and start == 0 and end == 8
+
+
+def test_lengths_are_read_unsigned_and_a_length_below_four_stops(scan):
+    assert scan.length_at(b"D\x00\x00\x01\xc8", 0) == 456
+    assert scan.length_at(b"D\x80\x00\x00\x00", 0) == 0x80000000
+    bad = b"D\x00\x00\x00\x02" + READY_I
+    stop, start, end, _, _ = scan.replies(bad, 0, 0, 0)
+    assert stop == scan.MORE and start == end == 0
+
+
+def test_both_implementations_agree_on_every_cut_of_a_long_stream():
+    stream = b"".join([PARSE_OK, BIND_OK, row(b"x" * 300), frame(b"S", cstr("a") + cstr("b")),
+                       complete("SELECT 1"), error("40001"), READY_E, NO_DATA,
+                       frame(b"s"), frame(b"I"), READY_I, frame(b"G", b"\0\0\0")])
+    for cut in range(0, len(stream) + 1, 7):
+        for drain in (0, 1, 3):
+            answers = {tuple(m.replies(stream[:cut], 0, drain, 0)) for m in IMPLEMENTATIONS}
+            assert len(answers) == 1, (cut, drain, answers)
+
+
+def test_upstream_scan_records_errors_and_parameters_and_moves_on():
+    up = Upstream(None, {})  # type: ignore[arg-type] - no socket: bytes are fed
+    up.received(PARSE_OK + frame(b"S", cstr("DateStyle") + cstr("ISO, DMY")) + error("23505")
+                + READY_E)
+    assert up.scan() == 0  # READY
+    assert up.failed_at == 1 and up.failed_sqlstate == "23505"
+    assert up.params["DateStyle"] == "ISO, DMY" and up.status == ord("E")
+    assert up.pos == len(up.buf)
