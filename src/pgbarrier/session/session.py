@@ -101,8 +101,7 @@ from __future__ import annotations
 import logging
 import secrets
 from time import perf_counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.backends.base import NeedsExecution, WireParams
@@ -272,8 +271,12 @@ class Session:
             self._copy_message(msg)
         elif isinstance(msg, m.Query):
             self._end_extended_implicit()
-            with self._statement_timeout():
+            timer = self._arm_timeout()
+            try:
                 self._simple_query(msg.sql)
+            finally:
+                if timer is not None:
+                    timer.disarm()
             if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
                 self.portals.clear()
         elif isinstance(msg, m.Sync):
@@ -296,9 +299,13 @@ class Session:
         elif self.skip_until_sync:
             return
         else:
+            timer = self._arm_timeout() if isinstance(msg, m.Execute) else None
             try:
-                with self._statement_timeout(isinstance(msg, m.Execute)):
+                try:
                     self._extended(msg)
+                finally:
+                    if timer is not None:
+                        timer.disarm()
             except Exception as exc:  # every failure becomes an ErrorResponse
                 self._error(exc)
                 self.skip_until_sync = True
@@ -324,29 +331,24 @@ class Session:
             self.executor.backend.interrupt()
             self.control.cancel(self.executor.info)
 
-    @contextmanager
-    def _statement_timeout(self, timed: bool = True) -> Iterator[None]:
+    def _arm_timeout(self) -> Any:
         """``statement_timeout`` kept by pgbarrier: past it, the running statement is
         cancelled as by a CancelRequest and its 57014 says ``statement timeout``. It spans
         a whole Query message (PostgreSQL times each statement of one separately) or one
         Execute, rows sent included. DuckDB has no timeout of its own, and pgbarrier's own
         statements (a first snapshot) run beside the client's upstream session, so this
-        is on for every backend; an upstream enforces its own copy of the setting too."""
+        is on for every backend; an upstream enforces its own copy of the setting too.
+        Returns the armed timer, which the caller disarms when the statement ends; None
+        when no timeout is set (every statement asks: no context manager per message)."""
         ms = self.executor.info.statement_timeout_ms if self.executor is not None else 0
-        if not timed or ms <= 0:
-            yield
-            return
+        if ms <= 0:
+            return None
         self._timed_out = False
+        return TIMERS.arm(ms / 1000, self._expire)
 
-        def expire() -> None:
-            self._timed_out = True
-            self.cancel()
-
-        timer = TIMERS.arm(ms / 1000, expire)
-        try:
-            yield
-        finally:
-            timer.disarm()
+    def _expire(self) -> None:
+        self._timed_out = True
+        self.cancel()
 
     def close(self) -> None:
         if self.stats is not None and self.statement_totals is not None:
@@ -548,12 +550,20 @@ class Session:
             return
         try:
             if isinstance(msg, m.CopyOutsideCopy) and msg.type_code == b"d":
-                with self._statement_timeout():
+                timer = self._arm_timeout()
+                try:
                     state.data(msg.payload)
+                finally:
+                    if timer is not None:
+                        timer.disarm()
                 return
             if isinstance(msg, m.CopyOutsideCopy) and msg.type_code == b"c":
-                with self._statement_timeout():
+                timer = self._arm_timeout()
+                try:
                     n = state.done()
+                finally:
+                    if timer is not None:
+                        timer.disarm()
                 self._copy_in = None
                 self.out.add(m.command_complete(f"COPY {n}"))
                 if not state.extended:

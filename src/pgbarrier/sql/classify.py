@@ -64,6 +64,7 @@ trim), ~1 us with a trailing ``;``, ~4 us for the 1 KB INSERT followed by ``; SE
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 __all__ = [
@@ -282,8 +283,20 @@ def _word_at(sql: str, i: int) -> int:
     return m.end() if m else i
 
 
+#: texts up to this length have their leading words remembered (a statement's words are
+#: read by the router, the session, the executor and the backend, again for every run)
+_WORDS_CACHED_TEXT = 2048
+
+
 def leading_words(sql: str, n: int = 3) -> tuple[str, ...]:
     """The first ``n`` words of ``sql``, upper-cased (see the module rules)."""
+    if len(sql) <= _WORDS_CACHED_TEXT:
+        return _cached_words(sql, n)
+    return _words(sql, 0, n)
+
+
+@lru_cache(maxsize=4096)
+def _cached_words(sql: str, n: int) -> tuple[str, ...]:
     return _words(sql, 0, n)
 
 
