@@ -167,6 +167,7 @@ from pgbarrier.backends.duckdb_lock import lock_targets
 from pgbarrier.backends.duckdb_sequences import COLUMNS as SEQUENCE_COLUMNS
 from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
+from pgbarrier.backends.duckdb_plans import PLANNED_WORDS, Plans
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
 from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, PgError,
@@ -188,6 +189,9 @@ _ROW_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESCRIBE",
 #: queries DuckDB can plan lazily as a relation (describe without running)
 _LAZY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
+#: statements after which no kept plan may run (duckdb_plans): they may change settings
+_FORGETS_PLANS = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH", "USE", "LOAD",
+                            "INSTALL"})
 _SKIP_IN_TAG = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS",
                           "GLOBAL", "LOCAL", "PERSISTENT", "UNLOGGED"})
 _PREPARED_WORDS = frozenset({"PREPARE", "EXECUTE"})
@@ -274,6 +278,8 @@ class DuckDBSession(BackendSession):
         self._schemas: tuple[str, ...] | None = None
         #: SQL PREPAREd statements (duckdb_prepared)
         self._prepared = SqlPrepared()
+        #: the DuckDB plans of read statements run again (duckdb_plans)
+        self._plans = Plans()
         #: SQL cursors by name (duckdb_cursors)
         self._cursors: dict[str, Cursor] = {}
         self.catalog = SessionCatalog(catalog, database, user, self.client,
@@ -403,6 +409,7 @@ class DuckDBSession(BackendSession):
     def _set_timezone(self, zone: str) -> None:
         if self._raw_cursor is None and zone == "UTC":
             return  # what ``_open`` sets (another zone opens it now: DuckDB judges it)
+        self._plans.forget(self._raw_cursor)
         self._cursor.execute("SET SESSION TimeZone = " + literal(zone))
 
     def _set_search_path(self, value: str) -> None:
@@ -420,6 +427,7 @@ class DuckDBSession(BackendSession):
         shown = self.client.get("search_path")
         if shown == DEFAULT_SEARCH_PATH and self._schemas is None:
             return
+        self._plans.forget(cur)
         try:
             existing = {r[0] for r in cur.execute(
                 "SELECT schema_name FROM duckdb_schemas() "
@@ -444,6 +452,7 @@ class DuckDBSession(BackendSession):
     def _after_reset_all(self) -> None:
         if self._raw_cursor is None:
             return  # nothing was set on DuckDB: it is not open yet
+        self._plans.forget(self._raw_cursor)
         try:  # DuckDB has no RESET ALL: each setting this session changed is reset
             self._guard.reset(self._cursor)
             self._cursor.execute("SET SESSION TimeZone = 'UTC'")
@@ -497,6 +506,8 @@ class DuckDBSession(BackendSession):
             return command("LOCK TABLE")
         client = self.client
         client.tx_queried = True
+        if words and words[0] in _FORGETS_PLANS:
+            self._plans.forget(self._raw_cursor)  # a setting may change: plans made before go
         if client.read_only:
             refusal = refused(sql, words, lambda: command_tag(words, sql), self._is_temp)
             if refusal is not None:
@@ -514,6 +525,9 @@ class DuckDBSession(BackendSession):
         try:
             if params:
                 cur.execute(sql, [_duck_param(v) for v in params])
+            elif rows and words[0] in PLANNED_WORDS:
+                # its kept plan when it came before (duckdb_plans)
+                self._plans.run(cur, sql, client.in_block)
             else:
                 cur.execute(sql)
             if words[0] == "EXPLAIN" and duckdb_explain.is_duckdb_plan(cur.description):
