@@ -25,6 +25,11 @@ Rules this module keeps:
   same rule. A name must be an identifier: a string literal or parameter in its place is
   42601 at it, and an empty quoted name is PostgreSQL's 42601 ``zero-length delimited
   identifier``.
+* Both :func:`parse_control` and :func:`truncation_notices` are pure functions of the
+  text, and their answers are kept per text (texts up to :data:`_CACHED_TEXT` characters,
+  :data:`_CACHED` of them): a client runs the same ``PAUSE``/``RESUME`` again and again,
+  and each used to tokenize it twice (about 0.25 ms of a 0.4 ms statement). Statements
+  are frozen; a failing text is parsed again each time (errors are not kept).
 * This module reads PostgreSQL's grammar; it does not decide what a backend supports.
   Clauses one backend cannot honour are kept in the statement with their 1-based
   positions (``*_at``), and the control plane refuses them there (:mod:`pgbarrier.control`).
@@ -81,6 +86,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 
 from sqlglot import exp
@@ -282,8 +288,24 @@ def normalize_identifier(ident: exp.Expr | str) -> str:
     return truncate_identifier(name)
 
 
+#: control statement texts whose parse and notices are kept, and the longest kept
+_CACHED = 256
+_CACHED_TEXT = 8192
+
+
 def truncation_notices(sql: str) -> list[Notice]:
     """PostgreSQL's scanner NOTICE (42622) for each identifier of ``sql`` over 63 bytes."""
+    if len(sql) <= _CACHED_TEXT:
+        return list(_cached_notices(sql))
+    return _truncation_notices(sql)
+
+
+@lru_cache(maxsize=_CACHED)
+def _cached_notices(sql: str) -> tuple[Notice, ...]:
+    return tuple(_truncation_notices(sql))
+
+
+def _truncation_notices(sql: str) -> list[Notice]:
     try:
         tokens = _DIALECT.tokenize(sql)
     except TokenError:
@@ -426,6 +448,17 @@ def _top_level_alias(tokens: list[Token]) -> int | None:
 
 def parse_control(sql: str) -> ControlStatement:
     """Parse one pgbarrier control statement (see the module rules)."""
+    if len(sql) <= _CACHED_TEXT:
+        return _cached_parse(sql)
+    return _parse_control(sql)
+
+
+@lru_cache(maxsize=_CACHED)
+def _cached_parse(sql: str) -> ControlStatement:
+    return _parse_control(sql)
+
+
+def _parse_control(sql: str) -> ControlStatement:
     unterminated = unterminated_token(sql)
     if unterminated is not None:
         noun, at = unterminated
@@ -451,7 +484,7 @@ def parse_control(sql: str) -> ControlStatement:
         raise database_options
     if database_options is not None:  # the name's statement, then its options
         cut, options, options_at, force = database_options
-        head = parse_control(sql[:tokens[cut - 1].end + 1])
+        head = _parse_control(sql[:tokens[cut - 1].end + 1])
         if isinstance(head, CreateDatabase):
             return CreateDatabase(head.name, options, options_at)
         assert isinstance(head, DropDatabase)
