@@ -7,12 +7,16 @@ from __future__ import annotations
 import pytest
 
 from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.backends import duckdb_plans
 from pgbarrier.backends.duckdb_plans import PLANS, Plans
 from pgbarrier.errors import PgError
 
 
 @pytest.fixture
-def session():
+def session(monkeypatch):
+    # what is planned depends on how long a first run took: every run is short here, so
+    # what the tests pin does not depend on the machine's load
+    monkeypatch.setattr(duckdb_plans, "PLANNED_BELOW_S", 60.0)
     backend = DuckDBBackend(":memory:")
     backend.ensure_database("dev")
     s = backend.connect("dev", "root")
@@ -121,3 +125,16 @@ def test_a_kept_plan_failing_in_a_block_fails_the_block_with_its_own_error(sessi
         rows(session, "SELECT s::int FROM v")
     assert failed.value.sqlstate == "22P02"  # not 25P02 of a second run in the aborted block
     session.execute("ROLLBACK")
+
+
+def test_a_text_whose_first_run_was_long_is_not_planned(session, monkeypatch):
+    monkeypatch.setattr(duckdb_plans, "PLANNED_BELOW_S", 0.0)
+    for _ in range(3):
+        assert rows(session, "SELECT 3") == [(3,)]
+    assert kept(session) == []
+
+
+def test_reads_of_the_postgresql_catalog_are_never_planned(session):
+    for _ in range(3):
+        rows(session, "SELECT count(*) FROM pg_catalog.pg_class")
+    assert kept(session) == []

@@ -525,7 +525,7 @@ class DuckDBSession(BackendSession):
         try:
             if params:
                 cur.execute(sql, [_duck_param(v) for v in params])
-            elif rows and words[0] in PLANNED_WORDS:
+            elif rows and words[0] in PLANNED_WORDS and not may_touch_catalog(client_sql):
                 # its kept plan when it came before (duckdb_plans)
                 self._plans.run(cur, sql, client.in_block)
             else:

@@ -12,7 +12,11 @@ prepared statements keep theirs. Rules this module keeps:
   run again as its own text, for DuckDB's error with its position; inside a transaction
   block, which the failure aborted, ``EXECUTE``'s own error stands, without a position).
 * A text is prepared the second time the session runs it (a one-off text costs nothing),
-  and at most :data:`PLANS` plans are kept, the least recently used dropped
+  and only when its first run took DuckDB less than :data:`PLANNED_BELOW_S`: planning is
+  most of a short statement's work, while a long one's plan saves little and holds memory.
+  Statements that read pgbarrier's PostgreSQL catalog are never kept (the caller's rule:
+  a psql describe query's plan is about 125 KB of views expanded, and it ran no faster
+  kept). At most :data:`PLANS` plans are kept, the least recently used dropped
   (``DEALLOCATE``). Texts longer than :data:`PLANNED_TEXT` are never kept.
 * DuckDB rebinds a plan by itself when the catalog changed (DDL by any session) or the
   search path did; :meth:`Plans.forget` drops them all where a session setting changed
@@ -24,12 +28,17 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from time import perf_counter
 from typing import Any
 
 import duckdb
 
 #: plans kept per session
-PLANS = 64
+PLANS = 32
+#: a text whose first run took DuckDB longer is not planned (generous: a short statement
+#: takes well under a millisecond, and tens of them under valgrind, which the benchmark of
+#: instructions runs it under)
+PLANNED_BELOW_S = 0.05
 #: texts remembered as seen once (forgotten all at once past this)
 _SEEN = 256
 #: the longest text planned
@@ -41,7 +50,8 @@ _SIDE_EFFECTS = re.compile(r"(?i)(?:nextval|setval|currval|pgb_signal|pg_cancel_
 
 
 class Plans:
-    """One session's plans: statement text -> the ``EXECUTE`` that runs it."""
+    """One session's plans: statement text -> the ``EXECUTE`` that runs it; texts seen once
+    whose run was short (the candidates)."""
 
     __slots__ = ("_plans", "_seen", "_count")
 
@@ -55,6 +65,14 @@ class Plans:
         a DuckDB transaction is open (a failing plan has aborted it: its error stands)."""
         plan = self._plans.get(sql)
         if plan is None:
+            if sql not in self._seen:
+                started = perf_counter()
+                cur.execute(sql)
+                if perf_counter() - started < PLANNED_BELOW_S:
+                    if len(self._seen) >= _SEEN:
+                        self._seen.clear()
+                    self._seen.add(sql)
+                return
             plan = self._plan(cur, sql)
             if plan is None:
                 cur.execute(sql)
@@ -72,11 +90,7 @@ class Plans:
             cur.execute(sql)  # DuckDB's error for the text itself, with its position
 
     def _plan(self, cur: duckdb.DuckDBPyConnection, sql: str) -> tuple[str, str] | None:
-        if sql not in self._seen:
-            if len(self._seen) >= _SEEN:
-                self._seen.clear()
-            self._seen.add(sql)
-            return None
+        """Prepare a text seen once (fast) before; None when it is not to be kept."""
         self._seen.discard(sql)
         if len(sql) > PLANNED_TEXT or _SIDE_EFFECTS.search(sql) is not None:
             return None
