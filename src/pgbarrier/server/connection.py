@@ -123,7 +123,7 @@ class Connection(asyncio.Protocol):
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch", "_fast", "_fast_query")
+                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -191,6 +191,8 @@ class Connection(asyncio.Protocol):
         self._fast: Any = None
         #: the fast path's batch in flight is a simple Query (else extended, up to Sync)
         self._fast_query = False
+        #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
+        self._fast_replied_cb: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -536,6 +538,7 @@ class Connection(asyncio.Protocol):
             self.upstream_io.idle = self._upstream_spoke
             self.upstream_io.attach()
             self._fast = session.relay
+            self._fast_replied_cb = self._fast_replied
         else:
             session.spill = self._spill
         self._serving = True
@@ -585,7 +588,8 @@ class Connection(asyncio.Protocol):
         if self.eof:  # it hung up before this batch began (behind its start-up, say)
             self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
 
-    def _batch_ended(self, out: bytes, idle: bool) -> None:
+    def _batch_ended(self, out: bytes | None, idle: bool) -> None:
+        """The batch is over: ``out`` is its output still to write (None: written already)."""
         self.in_batch = False
         self.ended = time.monotonic()
         session = self.session
@@ -593,7 +597,8 @@ class Connection(asyncio.Protocol):
         if self.cancelled:  # shutdown's grace period ran out: the output is dropped
             session.out.take()
             raise self.server.admin_shutdown()
-        self._write(out)
+        if out:
+            self._write(out)
         self._idle = idle
         if self._timing is not None:
             self._log_duration(session, *self._timing)
@@ -823,7 +828,7 @@ class Connection(asyncio.Protocol):
             relay.up.pending_writes.append(data[sent:])
             io.send_later(self._fast_sent)
         else:
-            io.waiting = self._fast_replied
+            io.waiting = self._fast_replied_cb
         return True
 
     def _fast_sent(self) -> None:
@@ -854,7 +859,7 @@ class Connection(asyncio.Protocol):
                     io.pause()
                     self._on_writable = self._fast_writable
                 else:
-                    io.waiting = self._fast_replied
+                    io.waiting = self._fast_replied_cb
                 return
             relay = self._fast
             if stop == COPY_IN:
@@ -862,7 +867,7 @@ class Connection(asyncio.Protocol):
             else:
                 relay.fast_ready(self._fast_query)
             self._busy = False
-            self._batch_ended(b"", True)
+            self._batch_ended(None, True)
             if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
                 self._upstream_spoke()
             if self.frames.head or self.eof or self.shut_read or self._write_paused:

@@ -91,7 +91,11 @@ class UpstreamIO:
         except OSError as exc:
             up.received(b"", str(exc))
         else:
-            up.received(data)
+            if data and up.pos >= len(up.buf):  # Upstream.received's common case, inline
+                up.buf = data
+                up.pos = 0
+            else:
+                up.received(data)
         if up.lost is not None and self.watching:
             self.loop.remove_reader(self.fd)
             self.watching = False

@@ -173,9 +173,10 @@ class SessionRelay:
         """The fast path's batch got its ReadyForQuery (``query``: it was a simple Query)."""
         up = self.up
         up.busy = False
-        stats = self.session.stats
-        if query and stats is not None:
-            self._count(stats, up.commands)
+        if query:
+            stats = self.session.stats
+            if stats is not None:
+                self._count(stats, up.commands)
         self._after_ready()
         up.in_batch = False
 
