@@ -124,7 +124,7 @@ from pgbarrier.session.copy import CopyInState
 from pgbarrier.sql.copy_options import parse_copy
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
-from pgbarrier.session.timeouts import TIMERS
+from pgbarrier.session.timeouts import TIMERS, Timer
 from pgbarrier.session.transaction import (
     TxKind,
     TxState,
@@ -151,6 +151,18 @@ _READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "D
 
 #: DataRow bytes gathered before the handler's ``spill`` writes them out
 SPILL_BYTES = 256 * 1024
+
+
+class _Untimed:
+    """What :meth:`Session._arm_timeout` returns when no ``statement_timeout`` is set."""
+
+    __slots__ = ()
+
+    def disarm(self) -> None:
+        pass
+
+
+_UNTIMED = _Untimed()
 
 
 class ClientGone(BaseException):
@@ -275,8 +287,7 @@ class Session:
             try:
                 self._simple_query(msg.sql)
             finally:
-                if timer is not None:
-                    timer.disarm()
+                timer.disarm()
             if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
                 self.portals.clear()
         elif isinstance(msg, m.Sync):
@@ -299,13 +310,12 @@ class Session:
         elif self.skip_until_sync:
             return
         else:
-            timer = self._arm_timeout() if isinstance(msg, m.Execute) else None
+            timer = self._arm_timeout() if isinstance(msg, m.Execute) else _UNTIMED
             try:
                 try:
                     self._extended(msg)
                 finally:
-                    if timer is not None:
-                        timer.disarm()
+                    timer.disarm()
             except Exception as exc:  # every failure becomes an ErrorResponse
                 self._error(exc)
                 self.skip_until_sync = True
@@ -331,18 +341,19 @@ class Session:
             self.executor.backend.interrupt()
             self.control.cancel(self.executor.info)
 
-    def _arm_timeout(self) -> Any:
+    def _arm_timeout(self) -> Timer | _Untimed:
         """``statement_timeout`` kept by pgbarrier: past it, the running statement is
         cancelled as by a CancelRequest and its 57014 says ``statement timeout``. It spans
         a whole Query message (PostgreSQL times each statement of one separately) or one
         Execute, rows sent included. DuckDB has no timeout of its own, and pgbarrier's own
         statements (a first snapshot) run beside the client's upstream session, so this
         is on for every backend; an upstream enforces its own copy of the setting too.
-        Returns the armed timer, which the caller disarms when the statement ends; None
-        when no timeout is set (every statement asks: no context manager per message)."""
+        Returns the armed timer, which the caller disarms when the statement ends
+        (:data:`_UNTIMED` when no timeout is set; every statement asks, so no context
+        manager per message)."""
         ms = self.executor.info.statement_timeout_ms if self.executor is not None else 0
         if ms <= 0:
-            return None
+            return _UNTIMED
         self._timed_out = False
         return TIMERS.arm(ms / 1000, self._expire)
 
@@ -554,16 +565,14 @@ class Session:
                 try:
                     state.data(msg.payload)
                 finally:
-                    if timer is not None:
-                        timer.disarm()
+                    timer.disarm()
                 return
             if isinstance(msg, m.CopyOutsideCopy) and msg.type_code == b"c":
                 timer = self._arm_timeout()
                 try:
                     n = state.done()
                 finally:
-                    if timer is not None:
-                        timer.disarm()
+                    timer.disarm()
                 self._copy_in = None
                 self.out.add(m.command_complete(f"COPY {n}"))
                 if not state.extended:
