@@ -832,11 +832,13 @@ class Connection(asyncio.Protocol):
         return True
 
     def _fast_sent(self) -> None:
+        """The fast path's batch is all written upstream, or the client reads again:
+        replies that came meanwhile are passed on now, else when they come."""
         io = self.upstream_io
-        if io.fresh or io.up.lost is not None:
+        if io.fresh or io.up.pos < len(io.up.buf) or io.up.lost is not None:
             self._fast_replied()
         else:
-            io.waiting = self._fast_replied
+            io.waiting = self._fast_replied_cb
 
     def _fast_replied(self) -> None:
         """The upstream's replies to the fast path's batch: passed on as they arrive; the
@@ -882,12 +884,8 @@ class Connection(asyncio.Protocol):
 
     def _fast_writable(self) -> None:
         """The client reads again: so does the fast path's batch."""
-        io = self.upstream_io
-        io.resume()
-        if io.fresh or io.up.pos < len(io.up.buf) or io.up.lost is not None:
-            self._fast_replied()
-        else:
-            io.waiting = self._fast_replied
+        self.upstream_io.resume()
+        self._fast_sent()
 
     def _step_ended(self, answer: Any) -> None:
         self._busy = False
