@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pgbarrier.pgproto.scan import length_at
+
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
@@ -29,7 +31,7 @@ def frames_of(batch: list[bytes]) -> list[bytes]:
     for data in batch:
         pos, n = 0, len(data)
         while n - pos >= 5:
-            end = pos + 1 + int.from_bytes(data[pos + 1:pos + 5], "big")
+            end = pos + 1 + length_at(data, pos)
             if end > n or end <= pos + 4:
                 break
             out.append(data if pos == 0 and end == n else data[pos:end])
