@@ -241,6 +241,13 @@ def start_minimal_relay(upstream_port: int = 5432, wrap: list[str] | None = None
                          ["--upstream-port", str(upstream_port)], wrap)
 
 
+def start_minimal_duckdb(pool: bool = False, wrap: list[str] | None = None) -> Server:
+    """``bench/minimal_duckdb.py`` (the floor for serving DuckDB) in this venv on a free port;
+    ``pool``: its statements on a worker thread, not on the loop."""
+    return _start_script("minimal-duckdb" + ("-pool" if pool else ""), sys.executable,
+                         BENCH / "minimal_duckdb.py", [], ["--pool"] if pool else [], wrap)
+
+
 def start_pgbouncer(databases: dict[str, str], *, pool_size: int = 20,
                     wrap: list[str] | None = None) -> Server:
     """PgBouncer in session mode on a free port; ``databases`` maps a name to a libpq string.

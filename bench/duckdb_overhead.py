@@ -12,7 +12,14 @@ the in-process time per statement: what the wire, the session and the event loop
 ``--query table`` serves ``SELECT id, name, price FROM bench_origins WHERE id = 1`` instead
 (a ``varchar(10)``/``numeric(12,2)`` table of 100 rows, made on each server first), whose
 RowDescription carries table OIDs, attnums and typmods (issue 15); with ``--compare-ref``
-the same cell of a tree before that shows what they cost a statement. The in-process line
+the same cell of a tree before that shows what they cost a statement.
+
+Beside them, in the same rounds, ``bench/minimal_duckdb.py`` serves the same statements:
+the floor for any Python server answering from DuckDB (read, frame, execute, fetch,
+encode, write; nothing else), with the statement on its loop thread (``minimal-duckdb``)
+and on a worker thread (``minimal-duckdb-pool``, as pgbarrier runs it). Over the
+in-process time it shows what the wire alone costs on this machine, and pgbarrier's own
+share is its time over the floor's (``--no-floor`` leaves them out). The in-process line
 ``origins`` times :meth:`SessionCatalog.origins` itself for that statement: a cache hit
 (every execution after the first), a new statement text on the same table (another
 literal: a parse), and the first statement after DDL (a parse and a catalog read).
@@ -50,6 +57,24 @@ def in_process(statements: int) -> tuple[float, float]:
         cur.execute("SELECT 1").fetchall()
     return ((time.process_time() - c0) / statements * 1e6,
             (time.perf_counter() - t0) / statements * 1e6)
+
+
+def in_process_idle(statements: int, idle_s: float = 0.0002) -> float:
+    """µs of CPU per ``execute("SELECT 1").fetchall()`` as :func:`in_process`, with the
+    thread asleep ``idle_s`` after each, as a server's is while its client reads the reply
+    and sends the next statement; the sleeps' own CPU (a loop of them alone) subtracted.
+    Over :func:`in_process` it is what DuckDB's own work costs once the thread has slept."""
+    cur = duckdb.connect(":memory:").cursor()
+    cur.execute("SELECT 1").fetchall()
+    c0 = time.process_time()
+    for _ in range(statements):
+        cur.execute("SELECT 1").fetchall()
+        time.sleep(idle_s)
+    both = time.process_time() - c0
+    c0 = time.process_time()
+    for _ in range(statements):
+        time.sleep(idle_s)
+    return (both - (time.process_time() - c0)) / statements * 1e6
 
 
 TABLE_QUERY = "SELECT id, name, price FROM bench_origins WHERE id = 1"
@@ -109,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-ref", default=None,
                     help="also serve from this git commit's tree, in the same rounds")
     ap.add_argument("--query", choices=("select1", "table"), default="select1")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="leave out bench/minimal_duckdb.py (inline and on a worker)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"benchmark": "duckdb_overhead", "loadavg_start": c.loadavg(),
@@ -136,8 +163,16 @@ def main(argv: list[str] | None = None) -> int:
                     servers[label] = c.start_pgbarrier()
                 if args.query == "table":
                     _make_table(servers[label])
+            if not args.no_floor:
+                for pool in (False, True):
+                    floor = c.start_minimal_duckdb(pool=pool)
+                    servers[floor.name] = floor
+                    if args.query == "table":
+                        _make_table(floor)
             for rnd in range(args.rounds):
                 inproc, inproc_wall = in_process(args.statements)
+                result.setdefault("in_process_idle_us", []).append(
+                    in_process_idle(max(1, args.statements // 4)))
                 for mode in args.modes.split(","):
                     for label in c.rotate(list(servers), rnd):
                         srv = servers[label]
@@ -170,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
                     "ratio": srv_us / inp if inp else None,
                     "tps": statistics.median(x["tps"] for x in cells if x["tps"])}
     result["summary"] = summary
+    idle = result.get("in_process_idle_us")
+    if idle:
+        result["in_process_idle_median_us"] = statistics.median(idle)
+        print(f"in-process, 0.2 ms asleep between statements: "
+              f"{result['in_process_idle_median_us']:.1f} µs/stmt")
     c.write_json(args.json, result)
     for tree, modes in summary.items():
         for mode, s in modes.items():
