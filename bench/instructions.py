@@ -14,7 +14,8 @@ Targets (one process each, per cell): ``pgbarrier serve --upstream`` (metrics of
 Python ceiling) and PgBouncer (C), in front of PostgreSQL with ``pgbench -S`` (scale 1,
 its own database); and the embedded DuckDB path: ``pgbarrier serve`` with ``SELECT 1``
 against the same statement run in process, ``cursor.execute("SELECT 1").fetchall()``, by
-the same interpreter (``--duckdb``). Kernel time (the system calls) is not counted: the
+the same interpreter (``--duckdb``), and ``bench/minimal_duckdb.py`` serving it (the floor
+for any Python server answering from DuckDB). Kernel time (the system calls) is not counted: the
 relays make the same ones (see the strace table of the profile section).
 
     .venv/bin/python bench/instructions.py [--modes simple,extended,prepared]
@@ -213,10 +214,17 @@ def main(argv: list[str] | None = None) -> int:
                     except Exception as exc:  # noqa: BLE001
                         served = None
                         result.setdefault("duckdb_errors", {})[mode] = str(exc)[:300]
-                    result["duckdb"].append({"mode": mode, "server": served,
+                    try:  # the floor: bench/minimal_duckdb.py, the statement on its loop
+                        floor = measure(lambda wrap: c.start_minimal_duckdb(wrap=wrap),
+                                        "dev", mode, 1, args.n1 * args.clients,
+                                        args.n2 * args.clients, script)
+                    except Exception as exc:  # noqa: BLE001
+                        floor = None
+                        result.setdefault("duckdb_errors", {})[f"{mode} floor"] = str(exc)[:300]
+                    result["duckdb"].append({"mode": mode, "server": served, "floor": floor,
                                              "in_process": inproc})
                     print(f"instructions duckdb SELECT 1 -M {mode}: server {served}, "
-                          f"in process {inproc}", flush=True)
+                          f"floor {floor}, in process {inproc}", flush=True)
     finally:
         with psycopg.connect(c.POSTGRES_DSN, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

@@ -1018,10 +1018,12 @@ def _instructions(d: Doc, ins: dict[str, Any] | None, summary: list[list[str]]) 
         d("DuckDB `SELECT 1`; the first column as above, recorded at `fab3cab` before the "
           "session's kept plans (`backends/duckdb_plans.py`):", "")
         d.table(["DuckDB `SELECT 1`, -M", "pgbarrier serve at fab3cab", "pgbarrier serve",
-                 "in process", "ratio"],
+                 "the floor (minimal_duckdb.py)", "in process", "pgbarrier / in process",
+                 "pgbarrier / the floor"],
                 [[r["mode"], _num(DUCKDB_INSTRUCTIONS_BEFORE.get(r["mode"])),
-                  _num(r.get("server")), _num(r.get("in_process")),
-                  _x(_ratio(r.get("server"), r.get("in_process")))] for r in ins["duckdb"]])
+                  _num(r.get("server")), _num(r.get("floor")), _num(r.get("in_process")),
+                  _x(_ratio(r.get("server"), r.get("in_process"))),
+                  _x(_ratio(r.get("server"), r.get("floor")))] for r in ins["duckdb"]])
 
 
 #: instructions per transaction recorded by make bench on 2026-12-01 at fab3cab (the
