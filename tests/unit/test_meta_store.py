@@ -91,3 +91,33 @@ def test_values_with_quotes_are_parameters(reopen: Callable[[], MetaStore]) -> N
     store = reopen()
     store.put_view(ViewRecord("d'b", "x'); DROP TABLE databases; --", "it's"))
     assert store.load_views() == [ViewRecord("d'b", "x'); DROP TABLE databases; --", "it's")]
+
+
+def _record(name: str, paused: bool = False) -> DatabaseRecord:
+    return DatabaseRecord(name, paused, T0 if paused else None, "root" if paused else None,
+                          1 << 16, 1 << 16)
+
+
+def test_writes_are_committed_when_they_return(reopen: Callable[[], MetaStore]) -> None:
+    """A write alone (SQLite: its own implicit transaction) and writes from several threads
+    at once (one group-commit transaction) are committed, whatever path they took, and a
+    failing write fails only its caller and leaves no transaction open."""
+    import threading
+
+    store = reopen()
+    store.put_database(_record("alone", paused=True))
+    threads = [threading.Thread(target=store.put_database, args=(_record(f"db{i}"),))
+               for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with pytest.raises(Exception):
+        store._exec("INSERT INTO {p}no_such_table (x) VALUES (?)", (1,))  # type: ignore[attr-defined]
+    store.put_database(_record("after"))
+    conn = store._conn  # type: ignore[attr-defined]
+    if isinstance(getattr(conn, "in_transaction", None), bool):  # sqlite3: nothing left open
+        assert not conn.in_transaction
+    names = {d.name: d.paused for d in reopen().load_databases()}
+    assert names["alone"] is True and names["after"] is False
+    assert {f"db{i}" for i in range(8)} <= set(names)

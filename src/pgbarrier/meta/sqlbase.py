@@ -46,14 +46,17 @@ class MetaStoreError(RuntimeError):
 
 
 class _Write:
-    """One write waiting for (or done by) a group commit."""
+    """One write waiting for (or done by) a group commit; ``single``: the one statement it
+    is, (text, values), when it is one."""
 
-    __slots__ = ("op", "done", "error")
+    __slots__ = ("op", "done", "error", "single")
 
-    def __init__(self, op: Callable[[Any], None]) -> None:
+    def __init__(self, op: Callable[[Any], None],
+                 single: tuple[str, tuple[Any, ...]] | None = None) -> None:
         self.op = op
         self.done = False
         self.error: BaseException | None = None
+        self.single = single
 
     def finish(self, error: BaseException | None) -> None:
         self.error = error
@@ -106,6 +109,7 @@ class SqlMetaStore:
             self._reconnect_if_broken()
             cur = self._conn.cursor()
             try:
+                self._begin(cur)
                 yield cur
                 self._conn.commit()
             except BaseException:
@@ -116,12 +120,14 @@ class SqlMetaStore:
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
         text, values = self._sql(sql), tuple(params)
-        self._write(lambda cur: cur.execute(text, values))
+        self._write(lambda cur: cur.execute(text, values), (text, values))
 
-    def _write(self, op: Callable[[Any], None]) -> None:
-        """Run ``op(cursor)`` in a committed transaction, shared with concurrent writes."""
+    def _write(self, op: Callable[[Any], None],
+               single: tuple[str, tuple[Any, ...]] | None = None) -> None:
+        """Run ``op(cursor)`` in a committed transaction, shared with concurrent writes
+        (``single``: op is that one statement, see :meth:`_commit_alone`)."""
         started = time.perf_counter()
-        mine = _Write(op)
+        mine = _Write(op, single)
         leader = False
         with self._batch_cond:
             self._pending.append(mine)
@@ -142,7 +148,32 @@ class SqlMetaStore:
         if self.on_written is not None:
             self.on_written(time.perf_counter() - started)
 
+    #: whether one statement on its own is a durable transaction (:meth:`_commit_alone`)
+    autocommits = False
+
+    def _begin(self, cur: Any) -> None:
+        """Open the transaction ``_tx`` runs in (a hook: psycopg opens it by itself)."""
+
+    def _commit_alone(self, text: str, values: tuple[Any, ...]) -> None:
+        """A write that is one statement, arriving alone and unfenced, as its own implicit
+        transaction (stores that ``autocommits``): the same durability as ``_tx`` with one
+        call into the driver instead of three (BEGIN, the statement, COMMIT). Each of those
+        calls gives up the GIL and takes it back, and a PAUSE waits for this write while
+        other sessions keep the GIL busy."""
+        with self._lock:
+            self._reconnect_if_broken()
+            self._conn.execute(text, values).close()
+
     def _commit_batch(self, batch: list[_Write]) -> None:
+        if len(batch) == 1 and batch[0].single is not None and self.autocommits \
+                and self._fence is None:
+            try:
+                self._commit_alone(*batch[0].single)
+            except BaseException as exc:  # noqa: BLE001 - handed to its caller
+                batch[0].finish(exc)
+            else:
+                batch[0].finish(None)
+            return
         try:
             with self._tx() as cur:
                 self._fenced(cur)

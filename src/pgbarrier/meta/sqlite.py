@@ -66,6 +66,10 @@ def _unlock(path: str) -> None:
 
 class SqliteMetaStore(SqlMetaStore):
     paramstyle = "?"
+    autocommits = True
+
+    def _begin(self, cur: sqlite3.Cursor) -> None:
+        cur.execute("BEGIN")
 
     def __init__(self, data_dir: str) -> None:
         self._lock_path: str | None = None
@@ -76,7 +80,9 @@ class SqliteMetaStore(SqlMetaStore):
             path = os.path.join(data_dir, FILE_NAME)
             self._lock_path = _lock_data_dir(data_dir)
         try:
-            conn = sqlite3.connect(path, check_same_thread=False, isolation_level="DEFERRED")
+            # transactions are opened explicitly (``_begin``); a single write alone is its
+            # own transaction (``SqlMetaStore._commit_alone``)
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         except BaseException:
             self._release()
             raise
