@@ -156,47 +156,49 @@ def build_parser() -> argparse.ArgumentParser:
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def _refuse(text: str, code: int) -> int:
+    """``pgbarrier: <text>`` on stderr after every log line before it (the log writer is
+    stopped first: its lines come in their own time), then exit ``code``."""
+    logs.stop()
+    print(f"pgbarrier: {text}", file=sys.stderr)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in admin.COMMANDS:
         return admin.run(args)
+    # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
+    # that starts them, so this comes before any is started, the log writer's first) and
+    # taken by sigwait below: a signal arriving during start-up shuts down once the server
+    # is up, and no other thread (the event loop's, DuckDB's) can swallow it
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     logs.configure(args.log_level, args.log_format)
     # sqlglot warns when it falls back to a Command; pgbarrier turns those into 42601 itself
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     if args.barrier_interval_ms <= 0 or args.checkpoint_frequency <= 0:
-        print("pgbarrier: --barrier-interval-ms and --checkpoint-frequency must be positive",
-              file=sys.stderr)
-        return 2
+        return _refuse("--barrier-interval-ms and --checkpoint-frequency must be positive", 2)
     if args.shutdown_grace_sec < 0:
-        print("pgbarrier: --shutdown-grace-sec must not be negative", file=sys.stderr)
-        return 2
+        return _refuse("--shutdown-grace-sec must not be negative", 2)
     if args.max_connections <= 0 or args.authentication_timeout_sec <= 0:
-        print("pgbarrier: --max-connections and --authentication-timeout-sec must be positive",
-              file=sys.stderr)
-        return 2
+        return _refuse("--max-connections and --authentication-timeout-sec must be positive", 2)
     if args.refresh_history_per_job < 0 or args.refresh_history_max_age_sec < 0:
-        print("pgbarrier: --refresh-history-per-job and --refresh-history-max-age-sec must not "
-              "be negative", file=sys.stderr)
-        return 2
+        return _refuse("--refresh-history-per-job and --refresh-history-max-age-sec must not "
+                       "be negative", 2)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
-        print("pgbarrier: --metrics-port must be between 0 and 65535", file=sys.stderr)
-        return 2
+        return _refuse("--metrics-port must be between 0 and 65535", 2)
     if args.follow_only and not args.meta_store:
-        print("pgbarrier: --follow-only needs a PostgreSQL --meta-store (the SQLite meta "
-              "store is single-process)", file=sys.stderr)
-        return 2
+        return _refuse("--follow-only needs a PostgreSQL --meta-store (the SQLite meta "
+                       "store is single-process)", 2)
     if args.leader_check_interval_ms <= 0:
-        print("pgbarrier: --leader-check-interval-ms must be positive", file=sys.stderr)
-        return 2
+        return _refuse("--leader-check-interval-ms must be positive", 2)
     if args.require_tls and not (args.tls_cert and args.tls_key):
-        print("pgbarrier: --require-tls needs --tls-cert and --tls-key", file=sys.stderr)
-        return 2
+        return _refuse("--require-tls needs --tls-cert and --tls-key", 2)
     allow_paths = tuple(args.allow_path if args.allow_path is not None else
                         [p for p in (_env("allow-path", "") or "").split(os.pathsep) if p])
     problem = check_duckdb_flags(allow_paths, args.duckdb_memory_limit, args.duckdb_threads)
     if problem:
-        print(f"pgbarrier: {problem}", file=sys.stderr)
-        return 2
+        return _refuse(problem, 2)
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     upstream_force_user=args.upstream_force_user,
                     meta_store=args.meta_store,
@@ -219,29 +221,19 @@ def main(argv: list[str] | None = None) -> int:
                     metrics_port=args.metrics_port,
                     follow_only=args.follow_only,
                     leader_check_interval_s=args.leader_check_interval_ms / 1000)
-    # SIGINT/SIGTERM are blocked in every thread (threads inherit the mask of the thread
-    # that starts them, so this comes before any is started) and taken by sigwait below:
-    # a signal arriving during start-up shuts down once the server is up, and no other
-    # thread (the event loop's, DuckDB's) can swallow it
-    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         app = App(config)
     except MetaStoreError as exc:
-        print(f"pgbarrier: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(str(exc), 2)
     except OSError as exc:  # the DuckDB data dir
-        print(f"pgbarrier: cannot use data dir {args.data_dir}: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(f"cannot use data dir {args.data_dir}: {exc}", 2)
     try:
         server = app.start()
     except ConfigError as exc:
-        print(f"pgbarrier: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(str(exc), 2)
     except ListenError as exc:
         port = exc.port if exc.port is not None else args.port
-        print(f"pgbarrier: cannot listen on {args.host}:{port}: {exc.__cause__}",
-              file=sys.stderr)
-        return 1
+        return _refuse(f"cannot listen on {args.host}:{port}: {exc.__cause__}", 1)
     # what start-up built lives as long as the process: out of the collector's way, so
     # the per-statement garbage is collected without walking sqlglot's and DuckDB's heaps
     gc.freeze()
@@ -251,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pgbarrier").info("received %s, shutting down", signal.Signals(signum).name)
     app.stop(grace_s=args.shutdown_grace_sec)
     logging.getLogger("pgbarrier").info("stopped")
+    logs.stop()  # every line logged is written before the process exits
     return 0
 
 

@@ -17,15 +17,29 @@ Rules this module keeps:
   ``\\r``, ``\\t``, ``\\xNN`` or ``\\uNNNN``, and a backslash as two, so nothing a client
   sends can begin a line of its own and every escape reads one way; a traceback's lines
   follow, each indented by a tab (no real log line starts with one).
+* The thread that logs never formats or writes: :func:`configure` keeps each record (the
+  message's ``%`` arguments applied first) and one thread formats and writes what has
+  come every 50 ms, in order. A write gives up the GIL and waits to take it back, which
+  on a busy server is a share of every other thread's Python work: a PAUSE logged from
+  its worker waited for that twice per round trip, and the event loop would wait for a
+  slow stderr. Nothing wakes the writer per record (a wake-up is a GIL hand-off too).
+  :func:`stop` (at exit, and by ``pgbarrier serve`` after shutdown) writes what is kept;
+  records logged after it are written directly. ``kill -9`` loses at most the last 50 ms
+  of lines. At most 10,000 records wait: past that (a stderr nobody reads) records are
+  dropped and the writer says how many, so a stuck log costs neither the event loop nor
+  unbounded memory.
 """
 
 from __future__ import annotations
 
+import atexit
+import collections
 import datetime as dt
 import json
 import logging
 import re
 import sys
+import threading
 from typing import Any, Protocol
 
 FIELDS = ("event", "pid", "user", "database", "application", "sqlstate", "duration_ms")
@@ -98,12 +112,99 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(doc, ensure_ascii=False, default=str)
 
 
+class _Deferred(logging.Handler):
+    """Keeps each record (its message made final: ``%`` applied, so arguments changed
+    later do not show) for the writer thread, which formats and writes what has come
+    every ``_WRITE_EVERY_S``, in order. Logging is an append: no lock, no wake-up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: collections.deque[logging.LogRecord] = collections.deque()
+        #: records not kept since the writer last said so (over ``_KEPT_AT_MOST``)
+        self.dropped = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) >= _KEPT_AT_MOST:
+            self.dropped += 1
+            return
+        if record.args:
+            record.msg = record.getMessage()
+            record.args = None
+        self.records.append(record)
+
+    # the deque is the only state: no handler lock is needed around an append
+    def handle(self, record: logging.LogRecord) -> bool:
+        rv = self.filter(record)
+        if rv:
+            self.emit(record)
+        return bool(rv)
+
+
+#: how often the writer thread writes what was logged meanwhile
+_WRITE_EVERY_S = 0.05
+#: records kept for the writer at most: past it (stderr not read), records are dropped
+#: and counted, and the writer says how many once it writes again
+_KEPT_AT_MOST = 10_000
+
+
+class _Writer(threading.Thread):
+    def __init__(self, deferred: _Deferred, writer: logging.Handler) -> None:
+        super().__init__(name="pgbarrier-log-writer", daemon=True)
+        self.deferred = deferred
+        self.writer = writer
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(_WRITE_EVERY_S):
+            self.drain()
+        self.drain()
+
+    def drain(self) -> None:
+        deferred = self.deferred
+        records = deferred.records
+        while records:
+            self.writer.handle(records.popleft())
+        if deferred.dropped:
+            dropped, deferred.dropped = deferred.dropped, 0  # a count lost to a race is fine
+            self.writer.handle(logging.LogRecord(
+                "pgbarrier.logs", logging.WARNING, __file__, 0,
+                "%d log records dropped: stderr did not keep up", (dropped,), None))
+
+
+_writing: tuple[_Writer, logging.Handler, logging.Handler] | None = None
+_writing_lock = threading.Lock()
+
+
 def configure(level: str, fmt: str = "text") -> None:
-    """Send every record to stderr in ``fmt`` (``text`` or ``json``) from ``level`` up."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    """Send every record to stderr in ``fmt`` (``text`` or ``json``) from ``level`` up,
+    written by a thread of its own (see the module rules)."""
+    global _writing
+    stop()
+    writer = logging.StreamHandler(sys.stderr)
+    writer.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    deferred = _Deferred()
+    thread = _Writer(deferred, writer)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
-    root.addHandler(handler)
+    root.addHandler(deferred)
     root.setLevel(level.upper())
+    with _writing_lock:
+        _writing = (thread, deferred, writer)
+    thread.start()
+    atexit.register(stop)
+
+
+def stop() -> None:
+    """Write what is kept, end the writer thread, and write later records directly."""
+    global _writing
+    with _writing_lock:
+        writing, _writing = _writing, None
+    if writing is None:
+        return
+    thread, deferred, writer = writing
+    root = logging.getLogger()
+    root.addHandler(writer)  # from now on written by the thread that logs
+    root.removeHandler(deferred)
+    thread.stopping.set()
+    thread.join()  # what was kept before is written first, in order
