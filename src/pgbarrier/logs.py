@@ -122,8 +122,14 @@ class _Deferred(logging.Handler):
         self.records: collections.deque[logging.LogRecord] = collections.deque()
         #: records not kept since the writer last said so (over ``_KEPT_AT_MOST``)
         self.dropped = 0
+        #: once the writer thread has ended (:func:`stop`): records go straight to it
+        self.direct: logging.Handler | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
+        direct = self.direct
+        if direct is not None:
+            direct.handle(record)
+            return
         if len(self.records) >= _KEPT_AT_MOST:
             self.dropped += 1
             return
@@ -202,9 +208,8 @@ def stop() -> None:
         writing, _writing = _writing, None
     if writing is None:
         return
-    thread, deferred, writer = writing
-    root = logging.getLogger()
-    root.addHandler(writer)  # from now on written by the thread that logs
-    root.removeHandler(deferred)
+    thread, deferred, _writer = writing
     thread.stopping.set()
-    thread.join()  # what was kept before is written first, in order
+    thread.join()  # what was kept is written, in order
+    deferred.direct = _writer  # from now on written by the thread that logs
+    thread.drain()  # what came between the writer's last drain and that
