@@ -826,6 +826,25 @@ def _failover(d: Doc, fo: dict[str, Any] | None, summary: list[list[str]]) -> No
                     _mark(fo["worst_s"] <= fo["target_s"])])
 
 
+def _four_client_cells(pt: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any],
+                                                           dict[str, Any]]]:
+    """pgbarrier's 4-client pass-through cells that ran, each with PgBouncer's and the
+    minimal relay's cell of the same script and mode (``{}`` where one is missing)."""
+    cells = _pt_cells(pt)
+    return [(cell, cells.get((script, mode, n, "pgbouncer")) or {},
+             cells.get((script, mode, n, "minimal-relay")) or {})
+            for (script, mode, n, target), cell in cells.items()
+            if target == "pgbarrier" and n == 4 and cell.get("median")]
+
+
+def _over_floor(summary: dict[str, Any], tree: str) -> list[float]:
+    """``tree``'s server CPU per statement over the floor's (``minimal-duckdb``), per mode
+    both ran (duckdb_overhead's summary)."""
+    rows, floor = summary.get(tree) or {}, summary.get("minimal-duckdb") or {}
+    return [rows[k]["server_cpu_us"] / floor[k]["server_cpu_us"] for k in rows
+            if k in floor and rows[k]["server_cpu_us"] and floor[k]["server_cpu_us"]]
+
+
 def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
     d("## The event-loop core (issue 13)", "")
     d("Pass-through against PgBouncer and the minimal relay is in the pass-through section "
@@ -834,13 +853,8 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
       "")
     pt = _load(results, "passthrough")
     if pt and pt.get("cells") and not pt.get("skipped"):
-        cells = _pt_cells(pt)
         tps_b, tps_m, cpu_b = [], [], []
-        for (script, mode, n, target), cell in cells.items():
-            if target != "pgbarrier" or n != 4 or not cell.get("median"):
-                continue
-            b = cells.get((script, mode, n, "pgbouncer"), {})
-            m = cells.get((script, mode, n, "minimal-relay"), {})
+        for cell, b, m in _four_client_cells(pt):
             if b.get("median"):
                 tps_b.append(cell["median"] / b["median"])
                 if b.get("server_cpu_us") and cell.get("server_cpu_us"):
@@ -938,9 +952,7 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
             best = min(x["ratio"] for x in floor.values())
             summary.append(["issue 13 DuckDB", "the floor (bench/minimal_duckdb.py) / in-process",
                             f"best {best:.2f}×", "context"])
-            over = [_ratio(x["server_cpu_us"], floor[k]["server_cpu_us"])
-                    for k, x in mine.items() if k in floor]
-            over = [r for r in over if r is not None]
+            over = _over_floor(dko["summary"], "this")
             if over:
                 summary.append(["issue 13 DuckDB", "pgbarrier / the floor, same mode",
                                 f"worst {max(over):.2f}×", "context"])
@@ -1270,15 +1282,12 @@ def _analysis(d: Doc, pt: dict[str, Any] | None, pt_v: dict[str, Any], dk_v: dic
 def _issue13_analysis(d: Doc, pt: dict[str, Any] | None, dko: dict[str, Any] | None,
                       ins: dict[str, Any] | None) -> None:
     """The two issue 13 targets each measured against its Python floor, in this run."""
-    cells = _pt_cells(pt) if pt and pt.get("cells") and not pt.get("skipped") else {}
     pairs = []
-    for (script, mode, n, target), cell in cells.items():
-        if target != "pgbarrier" or n != 4 or not cell.get("median"):
-            continue
-        b = (cells.get((script, mode, n, "pgbouncer")) or {}).get("median")
-        m = (cells.get((script, mode, n, "minimal-relay")) or {}).get("median")
-        if b and m:
-            pairs.append((cell["median"] / b, m / b, cell["median"] / m))
+    if pt and pt.get("cells") and not pt.get("skipped"):
+        for cell, bc, mc in _four_client_cells(pt):
+            b, m = bc.get("median"), mc.get("median")
+            if b and m:
+                pairs.append((cell["median"] / b, m / b, cell["median"] / m))
     if pairs:
         d(f"**Issue 13, pgbarrier / PgBouncer ≥ 0.85 at 4 clients: "
           f"{'met' if min(p[0] for p in pairs) >= 0.85 else 'missed'}** (lowest "
@@ -1299,11 +1308,10 @@ def _issue13_analysis(d: Doc, pt: dict[str, Any] | None, dko: dict[str, Any] | N
           "pass-through paragraph above).", "")
     summary = (dko or {}).get("summary") or {}
     mine, floor = summary.get("this") or {}, summary.get("minimal-duckdb") or {}
-    pool = summary.get("minimal-duckdb-pool") or {}
-    if mine and floor:
+    over = _over_floor(summary, "this")
+    if mine and floor and over:
         worst = max(x["ratio"] for x in mine.values())
         fl = [x["ratio"] for x in floor.values()]
-        over = [mine[k]["server_cpu_us"] / floor[k]["server_cpu_us"] for k in mine if k in floor]
         text = (f"**Issue 13, DuckDB `SELECT 1` server time ≤ 1.3× in process: "
                 f"{'met' if worst <= 1.3 else 'missed'}** (worst {worst:.2f}×). The floor, "
                 f"`bench/minimal_duckdb.py` (read, frame, execute on the loop thread, encode "
@@ -1317,13 +1325,12 @@ def _issue13_analysis(d: Doc, pt: dict[str, Any] | None, dko: dict[str, Any] | N
                      f"0.2 ms between statements as a server's is between a reply and the "
                      f"next statement, the same `SELECT 1` costs {_ratio(idle_us, inp):.2f}× "
                      "the hot loop's CPU, before any wire.")
-        if pool:
-            po = [pool[k]["server_cpu_us"] / floor[k]["server_cpu_us"] for k in pool if k in floor]
-            if po:
-                text += (f" Handing each statement to a worker thread, as item 1 asks for "
-                         f"blocking work, costs the floor itself {min(po):.2f}–{max(po):.2f}× "
-                         "(`minimal-duckdb-pool`; `bench/thread_hop.py` times the hand-off "
-                         "alone).")
+        po = _over_floor(summary, "minimal-duckdb-pool")
+        if po:
+            text += (f" Handing each statement to a worker thread, as item 1 asks for "
+                     f"blocking work, costs the floor itself {min(po):.2f}–{max(po):.2f}× "
+                     "(`minimal-duckdb-pool`; `bench/thread_hop.py` times the hand-off "
+                     "alone).")
         text += (" So the target is below what any Python server answering over the wire "
                  "reaches on this machine, with or without the thread pool; what pgbarrier adds "
                  "over the floor is its session: the extended protocol's messages decoded one "
