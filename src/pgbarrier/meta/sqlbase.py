@@ -46,17 +46,23 @@ class MetaStoreError(RuntimeError):
 
 
 class _Write:
-    """One write waiting for (or done by) a group commit; ``single``: the one statement it
-    is, (text, values), when it is one."""
+    """One write waiting for (or done by) a group commit: ``op(cursor)``, or ``single``,
+    the one statement (text, values) it is."""
 
     __slots__ = ("op", "done", "error", "single")
 
-    def __init__(self, op: Callable[[Any], None],
+    def __init__(self, op: Callable[[Any], None] | None,
                  single: tuple[str, tuple[Any, ...]] | None = None) -> None:
         self.op = op
         self.done = False
         self.error: BaseException | None = None
         self.single = single
+
+    def run(self, cur: Any) -> None:
+        if self.op is not None:
+            self.op(cur)
+        else:
+            cur.execute(*self.single)
 
     def finish(self, error: BaseException | None) -> None:
         self.error = error
@@ -120,12 +126,12 @@ class SqlMetaStore:
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
         text, values = self._sql(sql), tuple(params)
-        self._write(lambda cur: cur.execute(text, values), (text, values))
+        self._write(None, (text, values))
 
-    def _write(self, op: Callable[[Any], None],
+    def _write(self, op: Callable[[Any], None] | None,
                single: tuple[str, tuple[Any, ...]] | None = None) -> None:
-        """Run ``op(cursor)`` in a committed transaction, shared with concurrent writes
-        (``single``: op is that one statement, see :meth:`_commit_alone`)."""
+        """Run ``op(cursor)``, or the one statement ``single`` (see :meth:`_commit_alone`),
+        in a committed transaction, shared with concurrent writes."""
         started = time.perf_counter()
         mine = _Write(op, single)
         leader = False
@@ -178,7 +184,7 @@ class SqlMetaStore:
             with self._tx() as cur:
                 self._fenced(cur)
                 for w in batch:
-                    w.op(cur)
+                    w.run(cur)
         except FencedWrite as exc:
             for w in batch:
                 w.finish(exc)
@@ -191,7 +197,7 @@ class SqlMetaStore:
                 try:
                     with self._tx() as cur:
                         self._fenced(cur)
-                        w.op(cur)
+                        w.run(cur)
                 except BaseException as exc:  # noqa: BLE001 - handed to its caller
                     w.finish(exc)
                 else:
