@@ -177,7 +177,8 @@ class _Writer(threading.Thread):
                 "%d log records dropped: stderr did not keep up", (dropped,), None))
 
 
-_writing: tuple[_Writer, logging.Handler, logging.Handler] | None = None
+#: the writer thread :func:`configure` started (its handlers with it), until :func:`stop`
+_writing: _Writer | None = None
 _writing_lock = threading.Lock()
 
 
@@ -196,7 +197,7 @@ def configure(level: str, fmt: str = "text") -> None:
     root.addHandler(deferred)
     root.setLevel(level.upper())
     with _writing_lock:
-        _writing = (thread, deferred, writer)
+        _writing = thread
     thread.start()
     atexit.register(stop)
 
@@ -205,11 +206,10 @@ def stop() -> None:
     """Write what is kept, end the writer thread, and write later records directly."""
     global _writing
     with _writing_lock:
-        writing, _writing = _writing, None
-    if writing is None:
+        thread, _writing = _writing, None
+    if thread is None:
         return
-    thread, deferred, _writer = writing
     thread.stopping.set()
     thread.join()  # what was kept is written, in order
-    deferred.direct = _writer  # from now on written by the thread that logs
+    thread.deferred.direct = thread.writer  # from now on written by the thread that logs
     thread.drain()  # what came between the writer's last drain and that
