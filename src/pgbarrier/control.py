@@ -167,6 +167,12 @@ _NAME = (("Name", pgt.TEXT),)
 _LAND_S = 30.0
 
 
+#: PostgreSQL's HINT for a DROP of the wrong kind, by the relation's kind
+_DROP_HINTS = {"r": "Use DROP TABLE to remove a table.", "v": "Use DROP VIEW to remove a view.",
+               "S": "Use DROP SEQUENCE to remove a sequence.",
+               "i": "Use DROP INDEX to remove an index."}
+
+
 class ControlPlane:
     def __init__(self, backend: Backend, barrier: BarrierManager, jobs: JobRegistry,
                  clock: Clock, *, history: RefreshHistory | None = None,
@@ -319,10 +325,10 @@ class ControlPlane:
         return self.backend.dialect == "postgres"
 
     def _name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
-        """pgbarrier's name of the view ``name`` means to the client (upstream: resolved
-        with the session's search_path; as written when there is no such relation)."""
-        if self.upstream and session is not None:
-            return self.backend.relation_name(session, name) or name  # type: ignore[attr-defined]
+        """pgbarrier's name of the view ``name`` means to the client (resolved with the
+        session's search_path; as written when there is no such relation)."""
+        if session is not None:
+            return self.backend.relation_name(session, name) or name
         return name
 
     def _ours(self, database: str, name: str) -> bool:
@@ -561,10 +567,10 @@ class ControlPlane:
         """RisingWave's rule, directly or through any chain of plain views (resolved by
         the backend's own catalog; upstream in the client's session, so with its
         search_path): no materialized view reads a batch-refresh view."""
-        resolved = self.upstream and session is not None  # every name is pgbarrier's own
+        resolved = session is not None  # every name is pgbarrier's own
         if resolved:
-            chains = sorted(self.backend.relations_read(  # type: ignore[call-arg]
-                database, inputs, session=session), key=len)
+            chains = sorted(self.backend.relations_read(database, inputs, session=session),
+                            key=len)
         else:
             chains = [(name,) for name in sorted(inputs)]
             chains += sorted(self.backend.relations_read(database, inputs), key=len)
@@ -604,10 +610,11 @@ class ControlPlane:
     def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
                    session: BackendSession | None = None) -> Result:
         self._refuse_clauses(stmt)
-        if self.upstream and session is not None:
-            name = self.backend.creation_name(session, stmt.name)  # type: ignore[attr-defined]
-            if name != stmt.name:
-                stmt = dataclasses.replace(stmt, name=name)
+        if session is not None:
+            name = self.backend.creation_name(session, stmt.name)
+            query = self.backend.bind_query(session, stmt.query)
+            if name != stmt.name or query != stmt.query:
+                stmt = dataclasses.replace(stmt, name=name, query=query)
         with self._name_lock(info, stmt.name, "create"):
             return self._create_mv_locked(stmt, info, session)
 
@@ -749,41 +756,66 @@ class ControlPlane:
                 detail=None if not self.upstream else
                 "One of them is a batch refresh materialized view.",
                 hint="Drop one materialized view per statement.", position=stmt.second_at)
-        if stmt.cascade and not self.upstream:
-            raise FeatureNotSupported("DROP ... CASCADE is not supported",
-                                      hint="Drop the objects that depend on it first.",
-                                      position=stmt.cascade_at)
         name = self._name(info, stmt.name, session)
         if name != stmt.name:
             stmt = dataclasses.replace(stmt, name=name, names=(name,))
         with self._name_lock(info, stmt.name, "drop") as cancelled_create:
-            return self._drop_mv_locked(stmt, info, cancelled_create)
+            return self._drop_mv_locked(stmt, info, cancelled_create, session)
 
     def _drop_mv_locked(self, stmt: st.DropMaterializedView, info: SessionInfo,
-                        cancelled_create: bool) -> Result:
+                        cancelled_create: bool, session: BackendSession | None = None
+                        ) -> Result:
+        """Drop one of pgbarrier's views. Where the backend keeps no dependencies itself
+        (DuckDB: ``Backend.plan_view_drop``), PostgreSQL's rules come first: 2BP01 when
+        something depends on it, and with CASCADE the other pgbarrier views that do are
+        dropped before it, and the backend's own dependents after it."""
         db, name = info.database, stmt.name
         tag = "DROP MATERIALIZED VIEW"
-        if self.jobs.get(db, name) is not None:
+        batch = self.jobs.get(db, name) is not None
+        streaming = not batch and self.jobs.streaming_view(db, name) is not None
+        plan = None
+        if (batch or streaming) and session is not None:
+            plan = self.backend.plan_view_drop(session, name, stmt.cascade)
+            if plan is not None:
+                self.drop_views([n for n in plan.pgbarrier_views if n != name], info)
+        notices = list(plan.notices) if plan is not None else []
+        if batch:
             self.backend.require_owner(db, "materialized view", name, info.user)
             # dropping (durable), its backend table, then the job: see RefreshScheduler.drop
-            self.scheduler.drop(db, name, lambda f: self._wait(f, info), cascade=stmt.cascade)
+            self.scheduler.drop(db, name, lambda f: self._wait(f, info),
+                                cascade=stmt.cascade and plan is None)
             log.info('batch refresh job "%s" dropped from database "%s" by %s', name, db,
                      info.user, extra={"event": "job_dropped", **session_fields(info)})
-            return command(tag)
-        if self.jobs.streaming_view(db, name) is not None:
+        elif streaming:
             # a streaming view is a plain view upstream; its record goes after it
             self.backend.require_owner(db, "view", name, info.user)
             self.backend.drop_view(db, name)
             testpoint.reached("drop-streaming:after-backend")
             self.jobs.remove_streaming(db, name)
-            return command(tag)
+        if batch or streaming:
+            if plan is not None and session is not None:
+                self.backend.run_statements(session, plan.statements)
+            return command(tag, notices)
         if cancelled_create:  # this DROP cancelled the view's create: nothing is left of it
             return command(tag)
         if self.upstream:
             raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
+        kind = self.backend.relation_kind(session, stmt.name) if session is not None else None
+        if kind is not None:  # PostgreSQL's answer for a relation of another kind
+            raise PgError(f'"{name.rpartition(".")[2]}" is not a materialized view',
+                          sqlstate="42809", hint=_DROP_HINTS.get(kind))
         if stmt.if_exists:
             return command(tag, [Notice(f'materialized view "{name}" does not exist, skipping')])
         raise UndefinedTable(f'materialized view "{name}" does not exist')
+
+    def drop_views(self, names: list[str], info: SessionInfo,
+                   session: BackendSession | None = None) -> None:
+        """Drop pgbarrier's materialized views ``names`` (pgbarrier's names) as ``DROP
+        MATERIALIZED VIEW IF EXISTS`` does, for a client statement whose CASCADE reaches
+        them (the backend's ``DropsMaterializedViews``)."""
+        for name in names:
+            self._drop_mv(st.DropMaterializedView(name=name, if_exists=True, names=(name,)),
+                          info, None)
 
     def _rename_mv(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
                    session: BackendSession) -> Result:

@@ -100,6 +100,20 @@ class PassThrough(Exception):
     sends the text to the backend session unchanged, as it would have."""
 
 
+class DropsMaterializedViews(Exception):
+    """Raised by a backend session when a client's statement (``DROP TABLE ...
+    CASCADE``, ``DROP SCHEMA ... CASCADE``) would drop pgbarrier's materialized views
+    ``names`` (pgbarrier's names): the backend never drops them behind the control
+    plane's back. Nothing has run yet. The caller has the control plane drop them (their
+    jobs durably), then calls ``resume()``, which carries out the rest of the statement as
+    it was decided (its NOTICEs and tag)."""
+
+    def __init__(self, names: list[str], resume: Any) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+        self.resume = resume
+
+
 @dataclass(frozen=True)
 class WireParams:
     """Bind parameters as the client sent them: bytes, per-value format, per-value type OID."""
@@ -274,12 +288,49 @@ class Backend(Connection, abc.ABC):
     def drop_view(self, database: str, name: str) -> None:
         """Drop view ``name``; nothing when it does not exist."""
 
-    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+    def relation_name(self, session: BackendSession, name: str) -> str | None:
+        """pgbarrier's name (:mod:`pgbarrier.sql.relnames`) of the relation ``name`` means
+        in the client's ``session`` (its search_path), or None when there is none."""
+        return None
+
+    def creation_name(self, session: BackendSession, name: str) -> str:
+        """pgbarrier's name for a relation the client's ``session`` creates as ``name``
+        (an unqualified name goes to its current schema)."""
+        return name
+
+    def plan_view_drop(self, session: BackendSession, name: str, cascade: bool) -> Any:
+        """Before pgbarrier's materialized view ``name`` is dropped: what else goes with
+        it (a backend whose catalog keeps dependencies itself, PostgreSQL, answers None
+        and drops its dependents itself). Raises PostgreSQL's 2BP01 when ``cascade`` is
+        false and something depends on it; else a plan with ``notices``, the other
+        pgbarrier views to drop first (``pgbarrier_views``) and ``statements`` to run
+        after (:meth:`run_statements`)."""
+        return None
+
+    def run_statements(self, session: BackendSession, statements: list[str]) -> None:
+        """Run a plan's ``statements`` in one transaction in the client's ``session``."""
+
+    def relation_kind(self, session: BackendSession, name: str) -> str | None:
+        """PostgreSQL's relkind of the relation ``name`` means in the client's ``session``
+        (``r``, ``v``, ``m``, ``S``...), None when there is none or the backend does not
+        say (it answers for itself)."""
+        return None
+
+    def bind_query(self, session: BackendSession, query: str) -> str:
+        """A view's ``query`` as it must be kept to mean what it means in the client's
+        ``session`` when it runs later elsewhere (a backend that binds names itself at
+        CREATE, as PostgreSQL, answers ``query``)."""
+        return query
+
+    def relations_read(self, database: str, inputs: frozenset[str],
+                       session: BackendSession | None = None) -> list[tuple[str, ...]]:
         """What the relations ``inputs`` read through plain views, from the backend's own
         catalog: for each relation that is not a plain view, reached from an input that
         is one, the shortest chain ``(input, view, ..., relation)``. A relation of the
         default schema is named bare, another ``schema.name``. Names that are no
-        relation are skipped. A backend that cannot see into views answers ``[]``."""
+        relation are skipped. With the client's ``session`` the inputs resolve with its
+        search_path and each that exists is reported as a chain of one too. A backend that
+        cannot see into views answers ``[]``."""
         return []
 
     @abc.abstractmethod

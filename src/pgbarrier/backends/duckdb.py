@@ -127,9 +127,11 @@ from typing import Any
 import duckdb
 
 from pgbarrier import __version__
+from pgbarrier.backends import duckdb_ddl
 from pgbarrier.backends.base import (
     Backend,
     BackendSession,
+    DropsMaterializedViews,
     NeedsExecution,
     RefreshCancel,
     WireParams,
@@ -174,6 +176,7 @@ from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, Pg
                               QueryCanceled, SyntaxError)
 from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.relnames import canonical, name_parts, qualify_relations, quote_name
 from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
@@ -449,6 +452,67 @@ class DuckDBSession(BackendSession):
         """The schemas the session searches, in PostgreSQL's names (``current_schemas``)."""
         return ("public",) if self._schemas is None else self._schemas
 
+    # ------------------------------------------------------------------ names
+
+    def _relation_schemas(self, rel: str) -> list[str]:
+        """PostgreSQL's names of the schemas holding a table or view ``rel`` (not temporary)."""
+        try:
+            rows = self._cursor.execute(
+                "SELECT schema_name FROM duckdb_tables() WHERE database_name = "
+                "current_database() AND NOT temporary AND table_name = $1 UNION ALL "
+                "SELECT schema_name FROM duckdb_views() WHERE database_name = "
+                "current_database() AND NOT temporary AND NOT internal AND view_name = $1",
+                [rel]).fetchall()
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        return ["public" if r[0] == "main" else r[0] for r in rows]
+
+    def resolve(self, name: str) -> tuple[str, str] | None:
+        """(PostgreSQL schema, relation) the client's relation name ``name`` (normalised,
+        ``s.v`` when qualified) means: a qualified one in its schema, an unqualified one in
+        the first schema of the search_path holding it; None when there is none."""
+        schema, dot, rel = name.partition(".")
+        if not dot:
+            schema, rel = "", name
+        found = self._relation_schemas(rel)
+        if schema:
+            return (schema, rel) if schema in found else None
+        return next(((s, rel) for s in self.search_path() if s in found), None)
+
+    def relation_name(self, name: str) -> str | None:
+        """pgbarrier's name (:mod:`pgbarrier.sql.relnames`) of the relation ``name`` means
+        in this session, or None when there is none."""
+        found = self.resolve(name)
+        return None if found is None else canonical(*found)
+
+    def creation_name(self, name: str) -> str:
+        """pgbarrier's name for a relation this session creates as ``name``: an unqualified
+        name goes to the first schema of the search_path (PostgreSQL's rule)."""
+        schema, dot, rel = name.partition(".")
+        if dot:
+            duck = "main" if schema == "public" else schema
+            try:
+                known = self._cursor.execute(
+                    "SELECT count(*) FROM duckdb_schemas() WHERE database_name = "
+                    "current_database() AND schema_name = $1", [duck]).fetchone()[0]
+            except duckdb.Error as exc:
+                raise to_pg_error(exc) from None
+            if not known:
+                raise PgError(f'schema "{schema}" does not exist', sqlstate="3F000")
+            return canonical(schema, rel)
+        path = [s for s in self.search_path() if s != "pg_catalog"]
+        return canonical(path[0] if path else "public", name)
+
+    def bind_query(self, query: str) -> str:
+        """``query`` with every relation it names unqualified, that this session's
+        search_path finds outside ``public``, qualified with its schema: a view is bound
+        to the relations its creator meant (PostgreSQL binds them at CREATE), while its
+        refreshes run with the default search_path. The text is unchanged when nothing
+        needs it (:func:`pgbarrier.sql.relnames.qualify_relations`)."""
+        if self._schemas is None:
+            return query  # the default path: public only
+        return qualify_relations(query, self.resolve)
+
     def _after_reset_all(self) -> None:
         if self._raw_cursor is None:
             return  # nothing was set on DuckDB: it is not open yet
@@ -494,12 +558,20 @@ class DuckDBSession(BackendSession):
             own_schema = _public_schema_command(sql)
             if own_schema is not None:
                 return own_schema
+            if words[0] == "DROP":
+                planned = self._planned_ddl(sql, words)
+                if planned is not None:
+                    return planned
         elif words and words[0] in _TX_TAGS:
             return self._transaction(sql, words)
         elif words[:1] == ("SELECT",) and "_" in sql and (read := sequence_read(sql)) is not None:
             row = sequence_row(self._cursor, read, list(self.search_path()))
             if row is not None:  # duckdb_sequences: a sequence read as its one row
                 return rowset([Column(c, SEQUENCE_COLUMNS[c]) for c in read.columns], [row])
+        elif duckdb_ddl.decides(words):
+            planned = self._planned_ddl(sql, words)
+            if planned is not None:
+                return planned
         elif words and words[0] == "LOCK":
             for name in lock_targets(sql, self.client.in_block):  # duckdb_lock
                 self.execute(f"SELECT * FROM {name} LIMIT 0")  # 42P01 for a missing one
@@ -577,6 +649,82 @@ class DuckDBSession(BackendSession):
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
         return command(tag)
+
+    def ddl_plan(self, sql: str) -> duckdb_ddl.Plan | None:
+        """The plan of DDL statement ``sql`` (:mod:`pgbarrier.backends.duckdb_ddl`), None
+        when DuckDB runs it as written; raises PostgreSQL's refusal."""
+        words = leading_words(sql, 3)
+        cur = self._cursor
+        installer = self.catalog.installer
+        try:
+            if installer is not None:
+                installer.ensure()  # constraints by PostgreSQL's names: pgb.named_cons
+            return duckdb_ddl.plan(sql, words, cur, self.search_path(),
+                                   f"{CATALOG_DB}.pgb.named_cons" if installer else None)
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+
+    def relation_kind(self, name: str) -> str | None:
+        """PostgreSQL's relkind of the relation ``name`` means here, None when none."""
+        found = self.resolve(name)
+        if found is None:
+            return None
+        try:
+            rel = duckdb_ddl.snapshot(self._cursor).find(
+                "main" if found[0] == "public" else found[0], found[1])
+        except duckdb.Error as exc:
+            raise to_pg_error(exc) from None
+        return None if rel is None else rel.kind
+
+    def run_statements(self, statements: list[str], sql: str | None = None,
+                       words: tuple[str, ...] = ()) -> None:
+        """``statements`` in one transaction (the client's block, or one of their own),
+        then, for the client's DDL ``sql``, what DuckDB forgets recorded as for any DDL."""
+        client = self.client
+        cur = self._cursor
+        client.tx_queried = True
+        own = not client.in_block
+        try:
+            if own:
+                cur.execute("BEGIN TRANSACTION")
+            for statement in statements:
+                cur.execute(statement)
+            if sql is not None:
+                self.catalog.after_ddl(cur, sql, words)
+            if own:
+                cur.execute("COMMIT")
+        except duckdb.Error as exc:
+            if own:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+            raise to_pg_error(exc, None, self._constraints) from None
+        finally:
+            if self.catalog.installer is not None:
+                self.catalog.installer.origins.bump()
+
+    def _planned_ddl(self, sql: str, words: tuple[str, ...]) -> Result | None:
+        """DDL whose PostgreSQL rules DuckDB does not keep (:mod:`pgbarrier.backends.
+        duckdb_ddl`): its plan's statements run in one transaction (the client's block,
+        or one of their own), then what DuckDB forgets is recorded as for any DDL; None
+        when the statement runs on DuckDB as written."""
+        if self.client.read_only:
+            refusal = refused(sql, words, lambda: command_tag(words, sql), self._is_temp)
+            if refusal is not None:
+                raise refusal
+        plan = self.ddl_plan(sql)
+        if plan is None:
+            return None
+        def carry_out() -> Result:
+            self.run_statements(plan.statements, sql, words)
+            if self._schemas is not None and words[:2] == ("DROP", "SCHEMA"):
+                self._apply_search_path(self._cursor)  # a schema on the path may be gone
+            return command(plan.tag or command_tag(words, sql), plan.notices)
+
+        if plan.pgbarrier_views:  # the control plane's to drop first
+            raise DropsMaterializedViews(plan.pgbarrier_views, carry_out)
+        return carry_out()
 
     def _sql_cursor(self, sql: str, words: tuple[str, ...]) -> Result:
         """DECLARE / FETCH / MOVE / CLOSE (:mod:`pgbarrier.backends.duckdb_cursors`)."""
@@ -984,6 +1132,27 @@ def _with_main(database: str, query: str) -> str:
     return mapped.sql
 
 
+def _located(name: str) -> tuple[str, str]:
+    """(DuckDB schema, relation) of pgbarrier's name ``name`` (:mod:`pgbarrier.sql.relnames`:
+    PostgreSQL's ``public`` is DuckDB's ``main``)."""
+    schema, rel = name_parts(name)
+    return ("main" if schema == "public" else schema), rel
+
+
+def _where(cur: duckdb.DuckDBPyConnection, name: str) -> tuple[str, str]:
+    """(DuckDB schema, relation) of pgbarrier's view ``name``: as its marker row says (a
+    view made before views had schemas is in ``main`` under its whole name), else
+    :func:`_located`."""
+    row = cur.execute(f"SELECT schema_name, relname FROM {MARKER_SCHEMA}.materialized_views "
+                      "WHERE name = $1", [name]).fetchone()
+    return (row[0], row[1]) if row is not None else _located(name)
+
+
+def _duck_name(schema: str, rel: str) -> str:
+    """A DuckDB schema and relation as a qualified identifier."""
+    return f"{quote_ident(schema)}.{quote_ident(rel)}"
+
+
 #: how many times a create/drop transaction is retried after a write-write conflict
 _CONFLICT_RETRIES = 5
 
@@ -1113,13 +1282,16 @@ class DuckDBBackend(Backend):
               definition: str | None = None) -> None:
         """Record (or with ``kind=None`` forget) that ``name`` is a materialized view, in
         the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is
-        (the marker table exists since the database was opened). ``definition`` is a
-        batch view's query as the client wrote it (PostgreSQL's SQL), for
-        ``pg_get_viewdef`` (a batch view is a table: DuckDB keeps no query of it)."""
+        (the marker table exists since the database was opened), with where DuckDB has it
+        (:func:`_located`). ``definition`` is a batch view's query as the client wrote it
+        (PostgreSQL's SQL), for ``pg_get_viewdef`` (a batch view is a table: DuckDB keeps
+        no query of it)."""
+        schema, rel = _where(cur, name)
         cur.execute(f"DELETE FROM {MARKER_SCHEMA}.materialized_views WHERE name = $1", [name])
         if kind is not None:
             cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views "
-                        "(name, kind, definition) VALUES ($1, $2, $3)", [name, kind, definition])
+                        "(name, kind, definition, schema_name, relname) "
+                        "VALUES ($1, $2, $3, $4, $5)", [name, kind, definition, schema, rel])
 
     def _marked(self, database: str, cur: duckdb.DuckDBPyConnection, name: str,
                 kind: str | None, definition: str | None = None) -> None:
@@ -1168,16 +1340,47 @@ class DuckDBBackend(Backend):
             cur.close()
 
     def relation_exists(self, database: str, name: str) -> bool:
+        schema, rel = _located(name)
         rows = self._run(database, lambda c: c.execute(
             "SELECT 1 FROM information_schema.tables WHERE table_catalog = current_database() "
-            "AND table_schema = 'main' AND table_name = $1", [name]).fetchall())
+            "AND table_schema = $1 AND table_name = $2", [schema, rel]).fetchall())
         return bool(rows)
 
-    def relations_read(self, database: str, inputs: frozenset[str]) -> list[tuple[str, ...]]:
+    def relation_name(self, session: BackendSession, name: str) -> str | None:
+        return session.relation_name(name) if isinstance(session, DuckDBSession) else None
+
+    def creation_name(self, session: BackendSession, name: str) -> str:
+        return session.creation_name(name) if isinstance(session, DuckDBSession) else name
+
+    def bind_query(self, session: BackendSession, query: str) -> str:
+        return session.bind_query(query) if isinstance(session, DuckDBSession) else query
+
+    def plan_view_drop(self, session: BackendSession, name: str, cascade: bool) -> Any:
+        if not isinstance(session, DuckDBSession):
+            return None
+        return session.ddl_plan(f"DROP MATERIALIZED VIEW {quote_name(name)}"
+                                + (" CASCADE" if cascade else ""))
+
+    def run_statements(self, session: BackendSession, statements: list[str]) -> None:
+        if isinstance(session, DuckDBSession) and statements:
+            session.run_statements(statements)
+
+    def relation_kind(self, session: BackendSession, name: str) -> str | None:
+        return session.relation_kind(name) if isinstance(session, DuckDBSession) else None
+
+    def relations_read(self, database: str, inputs: frozenset[str],
+                       session: BackendSession | None = None) -> list[tuple[str, ...]]:
         """Plain views followed through ``duckdb_views()``: DuckDB records no dependencies
         of a view, so its stored SQL is parsed (:mod:`pgbarrier.sql.dependencies`). An
         unqualified name resolves in the view's schema, then ``main`` (as DuckDB binds);
-        names compare case-insensitively, as DuckDB's do."""
+        names compare case-insensitively, as DuckDB's do. With the client's ``session``
+        the inputs resolve with its search_path, and each that exists is reported too, as
+        a chain of one (pgbarrier's name for it)."""
+        resolved: list[str] | None = None
+        if isinstance(session, DuckDBSession):
+            found = [session.resolve(n) for n in sorted(inputs)]
+            resolved = [canonical(*f) for f in found if f is not None]
+            inputs = frozenset(resolved)
         def go(cur: duckdb.DuckDBPyConnection) -> tuple[str, list[tuple[str, str, str]],
                                                        list[tuple[str, str]]]:
             (db,) = cur.execute("SELECT current_database()").fetchone()
@@ -1215,7 +1418,10 @@ class DuckDBBackend(Backend):
 
         starts = [k for k in (resolve(n, "main") for n in sorted(inputs)) if k is not None]
         shown = {k: (n if s == "main" else f"{s}.{n}") for k, (s, n) in known.items()}
-        return [tuple(shown[k] for k in path) for path in walk(starts, step)]
+        chains = [tuple(shown[k] for k in path) for path in walk(starts, step)]
+        if resolved is not None:
+            chains[:0] = [(n,) for n in resolved]
+        return chains
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         duck_query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
@@ -1240,8 +1446,9 @@ class DuckDBBackend(Backend):
         query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
-            cur.execute(f"{verb} {quote_ident(name)} AS {self._aliased(columns, query)}")
-            (count,) = cur.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()
+            target = _duck_name(*_where(cur, name))
+            cur.execute(f"{verb} {target} AS {self._aliased(columns, query)}")
+            (count,) = cur.execute(f"SELECT count(*) FROM {target}").fetchone()
             if cancel is not None:
                 cancel.check()  # an interrupt that missed the query still rolls it back
             if replace and cur.execute(
@@ -1267,7 +1474,7 @@ class DuckDBBackend(Backend):
 
     def _drop(self, database: str, kind: str, name: str) -> None:
         def body(cur: duckdb.DuckDBPyConnection) -> None:
-            cur.execute(f"DROP {kind} IF EXISTS {quote_ident(name)}")
+            cur.execute(f"DROP {kind} IF EXISTS {_duck_name(*_where(cur, name))}")
             self._marked(database, cur, name, None)
         self._transaction(database, body)
 
@@ -1279,7 +1486,8 @@ class DuckDBBackend(Backend):
         query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> None:
-            cur.execute(f"CREATE VIEW {quote_ident(name)} AS {self._aliased(columns, query)}")
+            cur.execute(f"CREATE VIEW {_duck_name(*_located(name))} AS "
+                        f"{self._aliased(columns, query)}")
             self._marked(database, cur, name, "streaming")
         self._transaction(database, body)
 

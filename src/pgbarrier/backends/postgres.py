@@ -112,6 +112,7 @@ from pgbarrier.backends.base import (
     RefreshCancel,
     WireParams,
 )
+from pgbarrier.sql.relnames import canonical
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.startup_params import StartupSettings, options_text
@@ -195,10 +196,9 @@ FROM edge e JOIN pg_class c ON c.oid = e.child JOIN pg_namespace n ON n.oid = c.
 _F = pq.DiagnosticField
 
 
-def _canonical(schema: str, relname: str) -> str:
-    """pgbarrier's name of a relation upstream: bare in ``public`` (the refresh pool's
-    schema), else ``schema.relname``. One place decides it."""
-    return relname if schema == "public" else f"{schema}.{relname}"
+#: pgbarrier's name of a relation upstream: bare in ``public`` (the refresh pool's
+#: schema), else ``schema.relname`` (:mod:`pgbarrier.sql.relnames` decides it)
+_canonical = canonical
 
 
 def _text_array(values: list[str]) -> str:

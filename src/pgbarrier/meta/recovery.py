@@ -256,7 +256,11 @@ def _present(backend: RecoveryBackend,
 
 
 def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    """pgbarrier's name of a view (``v`` or ``schema.v``: pgbarrier.sql.relnames, which
+    meta does not import) quoted part by part."""
+    schema, dot, rel = name.partition(".")
+    parts = (schema, rel) if dot else (name,)
+    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
 
 
 __all__ = ["RESTARTED", "RecoveryBackend", "Restored", "RestoredDatabase", "recover"]

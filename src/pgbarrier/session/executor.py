@@ -22,6 +22,11 @@ Rules this module keeps:
 * ``CATALOG`` statements (they mention ``rw_catalog``) get its tables substituted on the AST;
   everything else goes to the backend unchanged, with the client's Bind
   parameters and result formats.
+* A statement whose ``CASCADE`` would drop pgbarrier's materialized views
+  (:class:`~pgbarrier.backends.base.DropsMaterializedViews`) has the control plane drop
+  them first (their jobs durably, as ``DROP MATERIALIZED VIEW`` does), then the rest of
+  the statement runs as the backend decided it;
+  inside a transaction block it is refused (25001), as the control statements are.
 * Describing never executes: control statements and own settings are described
   here, everything else by the backend (row shape and parameter types).
 """
@@ -30,12 +35,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.base import PassThrough
+from pgbarrier.backends.base import DropsMaterializedViews, PassThrough
 from pgbarrier.errors import ActiveSqlTransaction
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.session import settings
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
+from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.route import Kind, Route, route
 from pgbarrier.sql.statements import parse_control, truncation_notices
 from pgbarrier.pgproto import types as pgt
@@ -43,6 +49,11 @@ from pgbarrier.pgproto import types as pgt
 if TYPE_CHECKING:
     from pgbarrier.backends.base import BackendSession, WireParams
     from pgbarrier.control import ControlPlane, SessionInfo
+
+
+def _tag(sql: str) -> str:
+    words = leading_words(sql, 2)
+    return " ".join(words[:2]) + " ... CASCADE"
 
 
 class StatementExecutor:
@@ -99,7 +110,21 @@ class StatementExecutor:
             return result
         if r.setting is not None:
             return self._setting(r.setting, sql)
-        return self.backend.execute(self._backend_sql(sql, r), params, result_formats)
+        try:
+            return self.backend.execute(self._backend_sql(sql, r), params, result_formats)
+        except DropsMaterializedViews as drops:
+            if tx is not TxState.IDLE or in_multi:
+                raise ActiveSqlTransaction(
+                    f"{_tag(sql)} cannot run inside a transaction block",
+                    detail="It drops pgbarrier's materialized view"
+                           f"{'s' if len(drops.names) > 1 else ''} "
+                           + ", ".join(f'"{n}"' for n in drops.names)
+                           + ", whose refresh jobs are dropped durably outside any "
+                             "transaction.",
+                    hint="Drop the materialized views first, or run the statement on "
+                         "its own.") from None
+            self.control.drop_views(drops.names, self.info, self.backend)
+            return drops.resume()
 
     def describe(self, sql: str, params: list[Any] | WireParams | None) -> list[Column] | None:
         """Row shape without executing (may raise NeedsExecution for DML ... RETURNING)."""

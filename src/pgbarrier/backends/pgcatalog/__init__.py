@@ -12,7 +12,8 @@ Rules this package keeps:
   schemas keep their names; ``pg_catalog`` (OID 11), ``information_schema`` and
   ``rw_catalog`` list pgbarrier's emulated relations; temporary objects are in
   ``pg_temp_1``. The hidden schema ``pgbarrier`` of each user database holds
-  ``materialized_views`` (name, kind, definition: a batch view's query), created once when the backend opens the database
+  ``materialized_views`` (name: pgbarrier's, kind, definition: a batch view's query,
+  schema_name and relname: where DuckDB has it), created once when the backend opens the database
   (:meth:`CatalogInstaller.ensure_marker`, outside any transaction) and written by the
   DuckDB backend in the same transaction that creates or drops a batch-refresh or
   streaming view, so ``relkind`` is ``'m'`` for exactly those.
@@ -136,6 +137,13 @@ class CatalogInstaller:
         # a batch view's query (pg_get_viewdef); data dirs made before it lack the column
         cur.execute(f"ALTER TABLE {MARKER_SCHEMA}.materialized_views "
                     "ADD COLUMN IF NOT EXISTS definition VARCHAR")
+        # where the view is in DuckDB (``name`` is pgbarrier's, pgbarrier.sql.relnames):
+        # data dirs made before views had schemas kept every one in main under its name
+        for column in ("schema_name", "relname"):
+            cur.execute(f"ALTER TABLE {MARKER_SCHEMA}.materialized_views "
+                        f"ADD COLUMN IF NOT EXISTS {column} VARCHAR")
+        cur.execute(f"UPDATE {MARKER_SCHEMA}.materialized_views SET schema_name = 'main', "
+                    "relname = name WHERE relname IS NULL")
         # declared types DuckDB forgets (varchar(n), char(n), jsonb): declared.py
         cur.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
                     "(schema_name VARCHAR, table_name VARCHAR, column_name VARCHAR, "

@@ -135,7 +135,7 @@ WITH objs AS (
     SELECT database_name, schema_name, sequence_name, 'S', 3, false, 0, temporary, comment,
            1, NULL, NULL, false
     FROM duckdb_sequences()),
-mv AS (SELECT name, kind, definition FROM @U@.pgbarrier.materialized_views)
+mv AS (SELECT schema_name, relname, kind, definition FROM @U@.pgbarrier.materialized_views)
 SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnamespace,
        n.nspname, o.duck_db, o.duck_schema,
        CASE WHEN mv.kind IS NOT NULL THEN 'm' ELSE o.kind0 END AS relkind, o.relnatts,
@@ -146,8 +146,8 @@ SELECT @C@.pgb.reloid(n.nspname, o.relname) AS oid, o.relname, n.oid AS relnames
            AS indrelid
 FROM objs o
 JOIN @C@.pgb.nsps n ON n.duck_db = o.duck_db AND n.duck_schema = o.duck_schema
-LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = 'main' AND o.kind0 <> 'i'
-            AND mv.name = o.relname;
+LEFT JOIN mv ON o.duck_db = '@UNAME@' AND o.duck_schema = mv.schema_name AND o.kind0 <> 'i'
+            AND mv.relname = o.relname;
 
 -- a column's type: DuckDB's, or the declared varchar(n) / char(n) / jsonb / timestamp(p) DuckDB forgets
 -- (pgbarrier.column_types, declared.py) while DuckDB's type is still the one it is stored as
