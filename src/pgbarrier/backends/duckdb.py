@@ -660,7 +660,8 @@ class DuckDBSession(BackendSession):
             if installer is not None:
                 installer.ensure()  # constraints by PostgreSQL's names: pgb.named_cons
             return duckdb_ddl.plan(sql, words, cur, self.search_path(),
-                                   f"{CATALOG_DB}.pgb.named_cons" if installer else None)
+                                   f"{CATALOG_DB}.pgb.named_cons" if installer else None,
+                                   lambda text: self._to_duckdb(text)[0], self._user)
         except duckdb.Error as exc:
             raise to_pg_error(exc) from None
 

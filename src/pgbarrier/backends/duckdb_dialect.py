@@ -85,6 +85,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.backends.duckdb_ddl import lengths
 from pgbarrier.errors import FeatureNotSupported, PgError
 
 __all__ = ["CACHE_SIZE", "translate", "translate_cached", "may_differ"]
@@ -95,12 +96,15 @@ CACHE_SIZE = 2048
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
 _GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x", "?")
-_GATE_WORDS = ("bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
+_GATE_WORDS = ("char", "bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
                "json_agg", "json_object_agg", "json_typeof")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
 _TRANSLATED = (exp.ExplodingGenerateSeries,)
 
+#: types a length may be declared on (duckdb_ddl.lengths)
+_LENGTHS = (exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR, exp.DataType.Type.CHAR,
+            exp.DataType.Type.NCHAR, exp.DataType.Type.BPCHAR)
 _SERIALS = {exp.DataType.Type.SERIAL: exp.DataType.Type.INT,
             exp.DataType.Type.BIGSERIAL: exp.DataType.Type.BIGINT,
             exp.DataType.Type.SMALLSERIAL: exp.DataType.Type.SMALLINT}
@@ -254,6 +258,7 @@ def _transform(tree: exp.Expr) -> tuple[bool, list[str]]:
     if isinstance(tree, exp.Create) and tree.kind == "TABLE":
         prelude = _serials(tree)
         fired = bool(prelude)
+        fired = _length_checks(tree) or fired
     elif isinstance(tree, exp.Alter):
         prelude = _added_serials(tree)
         fired = bool(prelude)
@@ -267,7 +272,40 @@ def _transform(tree: exp.Expr) -> tuple[bool, list[str]]:
     return fired, prelude
 
 
+def _length_checks(create: exp.Create) -> bool:
+    """``varchar(n)`` / ``char(n)`` columns get pgbarrier's length check
+    (:mod:`pgbarrier.backends.duckdb_ddl.lengths`)."""
+    schema = create.this
+    if not isinstance(schema, exp.Schema):
+        return False
+    fired = False
+    for col in schema.expressions:
+        kind = col.args.get("kind") if isinstance(col, exp.ColumnDef) else None
+        if not isinstance(kind, exp.DataType):
+            continue
+        check = lengths.column_check(exp.to_identifier(col.name, quoted=True).sql("duckdb"),
+                                     kind)
+        if check is not None:
+            col.append("constraints", exp.ColumnConstraint(kind=exp.CheckColumnConstraint(
+                this=sqlglot.parse_one(check, read="duckdb"))))
+            fired = True
+    return fired
+
+
+def _result_column(node: exp.Expr) -> bool:
+    """``node`` is a SELECT list item itself (perhaps aliased): its value is a result."""
+    parent = node.parent
+    if isinstance(parent, exp.Alias):
+        node, parent = parent, parent.parent
+    return isinstance(parent, exp.Select) and node.arg_key == "expressions"
+
+
 def _rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.Cast) and isinstance(node.args.get("to"), exp.DataType) and \
+            node.args["to"].this in _LENGTHS:
+        cut = lengths.cast(node, _result_column(node))
+        if cut is not None:
+            return cut
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
         to = node.args["to"]
         if isinstance(to, exp.DataType) and to.this in _BINARY:

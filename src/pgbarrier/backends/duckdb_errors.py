@@ -78,6 +78,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str, str]] = [
 ]
 
 _LINE = re.compile(r"^LINE (\d+): ", re.M)
+#: an error of pgbarrier's (error('pgbarrier:SQLSTATE:message')) that DuckDB wrapped, e.g.
+#: in a CHECK's failure: ``... (Error: pgbarrier:22001:value too long ...)``
+_WRAPPED_OWN = re.compile(r"\(Error: pgbarrier:([0-9A-Z]{5}):(.*)\)\s*$", re.S)
 
 _FILE_DENIED = re.compile(r'Cannot access (file|directory) "(.*)" - file system operations '
                           r"are disabled by configuration")
@@ -165,6 +168,23 @@ _CREATE_TABLE = re.compile(r"(?is)^\s*CREATE OR REPLACE (?:TEMP )?SEQUENCE .*?; 
                            r"(?:TEMPORARY )?TABLE\s+(?:IF NOT EXISTS\s+)?(?:\S+\.)?(\S+)")
 
 
+def _own(code: str, text: str) -> PgError:
+    """pgbarrier's own error raised in SQL (``error('pgbarrier:SQLSTATE:message')``, then
+    optionally ``chr(30)`` + ``X=value`` per ErrorResponse field: ``D`` detail, ``H`` hint,
+    ``s``/``t``/``c``/``d``/``n`` schema, table, column, type and constraint names)."""
+    message, *fields = text.split("\x1e")
+    err = PgError.by_sqlstate(code)(message, sqlstate=code)
+    for item in fields:
+        key, _, value = item.partition("=")
+        if key == "D":
+            err.detail = value
+        elif key == "H":
+            err.hint = value
+        elif key:
+            err.fields[key] = value
+    return err
+
+
 def to_pg_error(exc: BaseException, sql: str | None = None,
                 constraints: Lookup | None = None) -> PgError:
     """The PgError a client should see for a DuckDB exception (``constraints`` lists the
@@ -178,6 +198,9 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
     refused = _refusal(exc, message, sql)
     if refused is not None:
         return refused
+    wrapped = _WRAPPED_OWN.search(text)
+    if wrapped is not None:  # pgbarrier's own error() inside DuckDB's (a length check)
+        return _own(*wrapped.groups())
     if isinstance(exc, duckdb.ConstraintException):
         violated = constraint_error(message, sql, constraints)
         if violated is not None:
@@ -193,7 +216,7 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
         hint = None  # DuckDB's guess from its own or pgbarrier's catalog views misleads
     own = _OWN_ERROR.match(message)
     if own is not None:  # the catalog's pgb.fail: PostgreSQL's SQLSTATE and message
-        return PgError.by_sqlstate(own.group(1))(own.group(2), sqlstate=own.group(1))
+        return _own(own.group(1), own.group(2))
     state = "XX000"
     for cls, code in _CLASS_STATE:
         if isinstance(exc, cls):

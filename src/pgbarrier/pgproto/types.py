@@ -484,10 +484,15 @@ def _text_encoder(type_oid: int) -> Callable[[Any], bytes]:
     return lambda v: to_text(v).encode("utf-8")
 
 
-def encoder(type_oid: int, fmt: int, styles: tuple[str, str] | None = None
-            ) -> Callable[[Any], bytes]:
+def encoder(type_oid: int, fmt: int, styles: tuple[str, str] | None = None,
+            typmod: int = -1) -> Callable[[Any], bytes]:
     """A function encoding one non-NULL value of ``type_oid`` in format ``fmt``;
-    ``styles``: the session's (DateStyle, IntervalStyle) when not the default."""
+    ``styles``: the session's (DateStyle, IntervalStyle) when not the default. A
+    ``char(n)`` value (``bpchar`` with ``typmod`` n + 4) is blank-padded to ``n``
+    characters, as PostgreSQL stores and prints it (a backend may keep it unpadded)."""
+    if type_oid == BPCHAR and typmod > 4:
+        width = typmod - 4
+        return lambda v: str(v).ljust(width).encode("utf-8")
     if fmt == 1:
         enc = _BINARY_OUT.get(type_oid)
         if enc is not None:

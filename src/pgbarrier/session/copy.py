@@ -142,9 +142,10 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
             if not pgt.supports_binary(c.type_oid):
                 raise PgError(f"COPY BINARY of a column of type OID {c.type_oid} is not "
                               "supported by pgbarrier", sqlstate="0A000")
-        encoders = [pgt.encoder(c.type_oid, 1) for c in columns]
+        encoders = [pgt.encoder(c.type_oid, 1, None, c.type_modifier) for c in columns]
     else:
-        encoders = text_encoders or [pgt.encoder(c.type_oid, 0) for c in columns]
+        encoders = text_encoders or [pgt.encoder(c.type_oid, 0, None, c.type_modifier)
+                                    for c in columns]
     if st.format == "csv":
         force = list(range(len(names))) if st.force_quote is True else \
             _indexes(list(st.force_quote or []), names, "FORCE_QUOTE")  # type: ignore[arg-type]

@@ -452,8 +452,8 @@ class Session:
             return encs
         assert self.executor is not None
         styles = self.executor.backend.output_styles()
-        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid), styles)
-                for i, c in enumerate(columns)]
+        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid), styles,
+                            c.type_modifier) for i, c in enumerate(columns)]
 
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pgbarrier.backends.duckdb_ddl.alter import Translate, plan_alter
 from pgbarrier.backends.duckdb_ddl.drop import Plan, plan_drop
 from pgbarrier.backends.duckdb_ddl.objects import snapshot
 
@@ -42,10 +43,15 @@ def decides(words: tuple[str, ...]) -> bool:
 
 
 def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
-         named_cons: str | None = None) -> Plan | None:
+         named_cons: str | None = None, translate: Translate | None = None,
+         user: str = "") -> Plan | None:
     """The plan for DDL statement ``sql`` (its first ``words``), seen from the session's
     cursor ``cur`` and search_path ``path`` (``named_cons``: the catalog's constraints
-    with PostgreSQL's names, :func:`.objects.snapshot`); None: DuckDB runs it as written."""
+    with PostgreSQL's names, :func:`.objects.snapshot`; ``translate``: PostgreSQL's SQL
+    to DuckDB's; ``user``: the session's); None: DuckDB runs it as written."""
     if words[0] == "DROP":
         return plan_drop(sql, snapshot(cur, named_cons), path)
+    if words[:2] == ("ALTER", "TABLE"):
+        return plan_alter(sql, snapshot(cur, named_cons), path, translate or (lambda s: s),
+                          user)
     return None

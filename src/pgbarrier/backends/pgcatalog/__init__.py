@@ -43,7 +43,7 @@ from importlib import resources
 
 import duckdb
 
-from pgbarrier.backends.duckdb_sql import literal, quote_ident
+from pgbarrier.backends.duckdb_sql import LENGTH_CHECK_MARKER, literal, quote_ident
 from pgbarrier.backends.pgcatalog.builtins import CAST_FUNCTIONS, CASTS, LANGUAGES
 from pgbarrier.backends.pgcatalog.declared import (COLUMN_TYPES_TABLE, CONSTRAINT_NAMES_TABLE,
                                                    IDENTITY_COLUMNS_TABLE,
@@ -208,7 +208,8 @@ class CatalogInstaller:
                    .replace("@FIXED_OIDS_CASE@", _fixed_oids_case("nm"))
                    .replace("@DECLARED_STORAGE@", declared_storage_sql("d.type_oid",
                                                                        "c.data_type"))
-                   .replace("@OPCLASS_CASE@", opclass_case_sql("dt")))
+                   .replace("@OPCLASS_CASE@", opclass_case_sql("dt"))
+                   .replace("@LENGTH_MARKER@", LENGTH_CHECK_MARKER))
             cur.execute(sql)
             for name, columns in self._system_views.items():
                 cols = ", ".join(f"CAST(NULL AS {_duck_type(t)}) AS {quote_ident(n)}"

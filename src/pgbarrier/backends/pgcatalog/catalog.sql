@@ -36,7 +36,10 @@ SELECT k.*, coalesce(d.constraint_name,
             WHEN k.constraint_type = 'FOREIGN KEY'
             THEN k.table_name || '_' || array_to_string(k.constraint_column_names, '_') || '_fkey'
             ELSE k.constraint_name END) AS pg_name,
-       d.constraint_name AS given_name
+       d.constraint_name AS given_name,
+       -- pgbarrier's own length check of a varchar(n) / char(n) column (duckdb_ddl/lengths.py):
+       -- not the client's, never listed as a constraint
+       k.constraint_type = 'CHECK' AND contains(k.expression, '@LENGTH_MARKER@') AS hidden
 FROM duckdb_constraints() k
 LEFT JOIN (SELECT schema_name, table_name, contype, list_sort(column_names) AS cols,
                   min(constraint_name) AS constraint_name
@@ -113,7 +116,13 @@ WITH objs AS (
     SELECT database_name AS duck_db, schema_name AS duck_schema, table_name AS relname,
            'r' AS kind0, column_count AS relnatts,
            index_count > 0 OR has_primary_key AS relhasindex,
-           check_constraint_count AS relchecks, temporary, comment,
+           check_constraint_count - (SELECT count(*) FROM duckdb_constraints() lc
+                                     WHERE lc.database_name = t.database_name
+                                       AND lc.schema_name = t.schema_name
+                                       AND lc.table_name = t.table_name
+                                       AND lc.constraint_type = 'CHECK'
+                                       AND contains(lc.expression, '@LENGTH_MARKER@'))
+               AS relchecks, temporary, comment,
            estimated_size AS reltuples, CAST(NULL AS VARCHAR) AS viewdef,
            CAST(NULL AS VARCHAR) AS indtable,
            -- PostgreSQL enforces foreign keys with triggers on both tables
@@ -249,7 +258,8 @@ SELECT @C@.pgb.hash_oid('c', n.nspname, k.table_name || '.' || k.constraint_inde
        -- a foreign key's referenced table is in the constraint's schema (DuckDB's rule)
        CASE WHEN k.referenced_table IS NOT NULL THEN n.nspname END AS refnsp
 FROM @C@.pgb.named_cons k
-JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name;
+JOIN @C@.pgb.nsps n ON n.duck_db = k.database_name AND n.duck_schema = k.schema_name
+WHERE NOT k.hidden;
 
 
 -- lookups for the macros below: prefixed column names, so that a macro argument written as

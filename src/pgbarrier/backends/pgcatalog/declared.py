@@ -25,7 +25,9 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   (``pgb.named_cons`` in catalog.sql) gives a constraint, and the index of a primary key or
   unique constraint, the recorded name of its kind and columns, else PostgreSQL's default
   (SQLAlchemy's reflection and Alembic's autogenerate compare these names). A CHECK's
-  columns are those its expression reads, as DuckDB lists them. ``DROP TABLE`` and the
+  columns are those its expression reads, as DuckDB lists them. ``ALTER TABLE ... ADD
+  CONSTRAINT name`` (and a named constraint of an added column) records its name the same
+  way; ``DROP CONSTRAINT name`` forgets it. ``DROP TABLE`` and the
   table and column renames keep these rows in step (DuckDB refuses to drop a column a
   constraint uses, and has no ``ADD CONSTRAINT``, so no other change can leave one stale).
 * An identity column (``GENERATED ALWAYS|BY DEFAULT AS IDENTITY``) is a sequence default on
@@ -126,6 +128,16 @@ class Forget:
 
 
 @dataclass(frozen=True)
+class ForgetConstraint:
+    """Forget the name ``name`` given to a constraint of ``schema.table`` (``DROP
+    CONSTRAINT``): a later constraint of the same kind and columns gets its own."""
+
+    schema: str
+    table: str
+    name: str
+
+
+@dataclass(frozen=True)
 class ForgetSchema:
     """Forget every table of ``schema`` (``DROP SCHEMA``)."""
 
@@ -143,7 +155,8 @@ class Rename:
     new_column: str | None = None
 
 
-Change = ColumnType | ConstraintName | IdentityColumn | Forget | ForgetSchema | Rename
+Change = (ColumnType | ConstraintName | IdentityColumn | Forget | ForgetSchema | Rename
+          | ForgetConstraint)
 
 
 def _name(node: exp.Expr | None) -> str | None:
@@ -298,6 +311,15 @@ def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
         for action in tree.args.get("actions") or []:
             if isinstance(action, exp.ColumnDef):
                 out += _columns(schema, table, [action])
+                out += _constraint_names(schema, table, [action])
+            elif isinstance(action, exp.AddConstraint):
+                out += _constraint_names(schema, table, [
+                    c for c in action.expressions if isinstance(c, exp.Constraint)])
+            elif isinstance(action, exp.Drop) and action.args.get("kind") == "CONSTRAINT":
+                for con in action.args.get("tables") or []:
+                    name = _name(con.this if isinstance(con, exp.Table) else con)
+                    if name is not None:
+                        out.append(ForgetConstraint(schema, table, name))
             elif isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None:
                 column = _name(action.this)
                 if column is not None:
@@ -332,6 +354,10 @@ def apply_changes(cur, schema: str, changes: list[Change]) -> None:
         if isinstance(c, ForgetSchema):
             for hidden in (table, names, identities):
                 cur.execute(f"DELETE FROM {hidden} WHERE schema_name = $1", [c.schema])
+            continue
+        if isinstance(c, ForgetConstraint):
+            cur.execute(f"DELETE FROM {names} WHERE schema_name = $1 AND table_name = $2 "
+                        "AND constraint_name = $3", [c.schema, c.table, c.name])
             continue
         if isinstance(c, ConstraintName):
             cur.execute(f"INSERT INTO {names} VALUES ($1, $2, $3, $4, $5)",
