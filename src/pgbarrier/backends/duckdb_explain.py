@@ -79,6 +79,16 @@ min_parallel_index_scan_size min_parallel_table_scan_size parallel_leader_partic
 parallel_setup_cost parallel_tuple_cost plan_cache_mode random_page_cost
 recursive_worktable_factor search_path seq_page_cost temp_buffers work_mem""".split()))
 
+#: PostgreSQL 15's reserved keywords (``pg_get_keywords()`` where ``catcode = 'R'``): no
+#: option name (but ANALYZE) and no option value (but TRUE, FALSE, ON) in its grammar
+_RESERVED = frozenset("""
+all analyse analyze and any array as asc asymmetric both case cast check collate column
+constraint create current_catalog current_date current_role current_time current_timestamp
+current_user default deferrable desc distinct do else end except false fetch for foreign from
+grant group having in initially intersect into lateral leading limit localtime localtimestamp
+not null offset on only or order placing primary references returning select session_user
+some symmetric table then to trailing true union unique user using variadic when where window
+with""".split())
 _BOOLEAN_OPTIONS = ("analyze", "verbose", "costs", "buffers", "wal", "settings", "timing",
                     "summary")
 _FORMATS = {"text": pgt.TEXT, "json": pgt.JSON, "yaml": pgt.TEXT, "xml": XML}
@@ -163,6 +173,41 @@ def _boolean(name: str, value: _Tok | None) -> bool:
     raise SyntaxError(f"{name} requires a Boolean value")
 
 
+def _not_create_as(toks: Iterator[_Tok]) -> _Tok | None:
+    """Where PostgreSQL's grammar stops reading a CREATE that is no ``CREATE TABLE ... AS``
+    / ``CREATE MATERIALIZED VIEW ... AS`` (the only CREATEs EXPLAIN takes)."""
+    tok = next(toks, None)
+    while tok is not None and tok.value in ("global", "local", "temp", "temporary",
+                                            "unlogged"):
+        tok = next(toks, None)
+    if tok is None or tok.value not in ("table", "materialized"):
+        return tok
+    if tok.value == "materialized":
+        tok = next(toks, None)
+        if tok is None or tok.value != "view":
+            return tok
+    tok = next(toks, None)
+    if tok is not None and tok.value == "if":  # IF NOT EXISTS
+        next(toks, None)
+        next(toks, None)
+        tok = next(toks, None)
+    tok = next(toks, None)  # after the name (and its qualifiers)
+    while tok is not None and tok.text == ".":
+        next(toks, None)
+        tok = next(toks, None)
+    if tok is not None and tok.text == "(":  # a column name list: names and commas only
+        while True:
+            tok = next(toks, None)
+            if tok is None or tok.kind not in ("w", "q"):
+                return tok
+            tok = next(toks, None)
+            if tok is None or tok.text == ")":
+                return next(toks, None) if tok is not None else None
+            if tok.text != ",":
+                return tok
+    return tok
+
+
 def parse(sql: str) -> Explain:
     """The options and statement of the EXPLAIN ``sql`` (PostgreSQL's errors when wrong)."""
     toks = _tokens(sql, 0)
@@ -176,13 +221,19 @@ def parse(sql: str) -> Explain:
     if tok is not None and tok.text == "(":
         tok = next(toks, None)
         while True:
-            if tok is None or tok.kind not in ("w", "q"):
+            if tok is None or tok.kind not in ("w", "q") or (
+                    tok.kind == "w" and tok.value in _RESERVED
+                    and tok.value not in ("analyze", "analyse")):
                 raise _syntax_error(sql, tok)
             name, where = tok.value, tok.start
+            if name == "analyse" and tok.kind == "w":
+                name = "analyze"
             tok = next(toks, None)
             value = None
             if tok is not None and tok.text not in (",", ")"):
-                if tok.kind not in ("w", "q", "s", "n"):
+                if tok.kind not in ("w", "q", "s", "n") or (
+                        tok.kind == "w" and tok.value in _RESERVED
+                        and tok.value not in ("true", "false", "on")):
                     raise _syntax_error(sql, tok)
                 value, tok = tok, next(toks, None)
             if name == "format":
@@ -222,7 +273,7 @@ def parse(sql: str) -> Explain:
         raise _syntax_error(sql, tok)
     statement = sql[tok.start:]
     if tok.text.upper() == "CREATE" and not _CREATE_EXPLAINABLE.match(statement):
-        raise _syntax_error(sql, next(toks, None))
+        raise _syntax_error(sql, _not_create_as(toks))
     if o.wal and not o.analyze:
         raise InvalidParameterValue("EXPLAIN option WAL requires ANALYZE")
     o.timing = o.analyze if timing is None else timing
@@ -433,9 +484,9 @@ def explain(cur: duckdb.DuckDBPyConnection, options: Options, statement: str, du
         measured = (time.perf_counter() - started) * 1000.0
         root = duckdb_root(profile)
         if root is None:  # DuckDB profiles no operator of a plain INSERT ... VALUES
-            plan, _ = _run(cur, "EXPLAIN (FORMAT JSON) ", duck, params, constraints)
+            plan, took = _run(cur, "EXPLAIN (FORMAT JSON) ", duck, params, constraints)
             root = duckdb_root(plan)
-            summary.planning_ms, summary.execution_ms = 0.0, measured
+            summary.planning_ms, summary.execution_ms = took, measured
             unprofiled = True
         else:
             summary.planning_ms, summary.execution_ms = _profile_times(profile)
@@ -450,7 +501,10 @@ def explain(cur: duckdb.DuckDBPyConnection, options: Options, statement: str, du
         facts.indexes = _indexes(cur, root, constraints)
     except duckdb.Error:
         relations = {}
-    facts.result_types = _result_types(cur, first_word(duck), duck, params)
+    query = duck
+    if word == "CREATE":  # CREATE TABLE ... AS: its query's
+        query = re.split(r"\bAS\b", duck, maxsplit=1, flags=re.I)[-1]
+    facts.result_types = _result_types(cur, first_word(query), query, params)
     if facts.target is not None:
         facts.target_types = _table_types(cur, facts.target[0], facts.target_schema)
     node = convert(root, relations, facts, analyze=o.analyze, verbose=o.verbose)

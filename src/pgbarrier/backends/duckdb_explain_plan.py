@@ -220,7 +220,7 @@ def tables_of(op: dict[str, Any] | None) -> list[str]:
         table = (cur.get("extra_info") or {}).get("Table")
         if table and table not in out:
             out.append(str(table))
-        stack.extend(cur.get("children") or [])
+        stack.extend(reversed(cur.get("children") or []))
     return out
 
 
