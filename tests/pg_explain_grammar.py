@@ -11,7 +11,8 @@ is PostgreSQL's, not pgbarrier's idea of it):
   of a node starts at column ``c``; its detail lines (``Label: value``), its subplan labels
   (``CTE x``, ``InitPlan 1 (returns $0)``, ``SubPlan 1``) and its children's ``->`` start
   at ``c + 2``; a subplan's node's ``->`` at the label's column + 2. The summary lines
-  (``Planning Time: x ms``...) start at column 0. Anything else is an error.
+  (``Planning Time: x ms``...) start at column 0, a summary group's (``Planning:``, then
+  ``  Buffers: ...``) at 2. Anything else is an error.
 * :func:`walk_json` visits every node of a ``FORMAT JSON`` plan (``Plan``, then ``Plans``),
   as pgcli and pgAdmin do.
 """
@@ -47,12 +48,15 @@ def parse_text(lines: list[str]) -> dict[str, Any]:
     #: (column where the node's name starts, node) from the root down to the current one
     stack: list[tuple[int, dict[str, Any]]] = [(0, root)]
     labels: list[tuple[int, int]] = []  # (label column, depth of its node on the stack)
-    summary = False
+    summary = group = False
     for line in lines[1:]:
         col = len(line) - len(line.lstrip(" "))
         if col == 0:
             assert SUMMARY.match(line), f"not a summary line: {line!r}"
-            summary = True
+            summary, group = True, line.endswith(":")
+            continue
+        if group:  # the lines of a summary group (``Planning:``, ``JIT:``)
+            assert col == 2 and DETAIL.match(line), f"not a summary group line: {line!r}"
             continue
         assert not summary, f"plan line after the summary: {line!r}"
         node_m = NODE.match(line)

@@ -852,6 +852,11 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
+            if leading_words(sql, 1) == ("EXPLAIN",):  # the explained statement's parameters
+                try:
+                    sql = duckdb_explain.parse(sql).statement
+                except PgError:
+                    pass  # the EXPLAIN's own error comes with its execution
             sql, _, _ = self._to_duckdb(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
