@@ -396,3 +396,16 @@ def test_simple_plans_without_costs_are_postgresqls_own(duck, pg, sql):
     """Where DuckDB's plan is PostgreSQL's (one scan and its filter), the output is the
     same text, line for line."""
     assert _explain(duck.dsn(), sql)[1] == _explain(pg, sql)[1]
+
+
+def test_explain_analyze_of_a_write_is_checked_as_the_write(duck):
+    """EXPLAIN ANALYZE runs the statement: what pgbarrier refuses to run (a write to its
+    own schemas) it refuses to explain-and-run; a plain EXPLAIN (nothing runs) is a plan."""
+    with psycopg.connect(duck.dsn(), autocommit=True) as c:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as info:
+            c.execute("EXPLAIN ANALYZE DELETE FROM pgbarrier.materialized_views")
+        assert info.value.diag.message_primary == "permission denied for schema pgbarrier"
+        assert c.execute("EXPLAIN DELETE FROM pgbarrier.materialized_views").fetchall()
+        assert c.execute("EXPLAIN ANALYZE SELECT * FROM pgbarrier.materialized_views").fetchall()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute("EXPLAIN ANALYZE SELECT * FROM read_csv('/etc/passwd')")

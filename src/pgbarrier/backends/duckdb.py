@@ -674,11 +674,13 @@ class DuckDBSession(BackendSession):
             statement, values = self._prepared_call(statement)
             offset = -1  # the prepared text is not the client's: no position to give
         words = leading_words(statement, 3)
-        if ex.options.analyze and self.client.read_only:
-            refusal = refused(statement, words, lambda: command_tag(words, statement),
-                              self._is_temp)
-            if refusal is not None:
-                raise refusal
+        if ex.options.analyze:  # it runs: the checks of running it (pgbarrier's schemas...)
+            self._guard.check(statement, words[0] if words else None)
+            if self.client.read_only:
+                refusal = refused(statement, words, lambda: command_tag(words, statement),
+                                  self._is_temp)
+                if refusal is not None:
+                    raise refusal
         duck, _, translated = self._to_duckdb(statement)
         settings = duckdb_explain.changed_settings(self.client.get) \
             if ex.options.settings else None
