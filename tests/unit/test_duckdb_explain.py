@@ -555,3 +555,39 @@ def test_every_duckdb_plan_reads_as_postgresqls(duck, sql, analyze):
         assert shape(parse_text(got)) == json_shape(
             json.loads(render(node, Options(analyze=analyze, format="json", timing=analyze),
                               Summary()))[0]["Plan"])
+
+
+def test_an_index_scan_names_its_index(duck):
+    """DuckDB's plan says ``Type: Index Scan`` but not which index: the index on the
+    filtered column, else its primary key or unique constraint by PostgreSQL's name."""
+    from pgbarrier.backends.duckdb_explain import _indexes
+    duck.execute("CREATE TABLE IF NOT EXISTS w (a INTEGER, d BIGINT)")
+    duck.execute("CREATE INDEX IF NOT EXISTS w_d_idx ON w (d)")
+
+    def index_scan(table: str, cond: str) -> dict[str, Any]:
+        return op("SEQ_SCAN", Table=f"memory.main.{table}", Type="Index Scan",
+                  Projections=["a"], Filters=cond)
+
+    pk = [("u", "PRIMARY KEY", ["a"], None, None, None, None)]
+    assert _indexes(duck, index_scan("w", "d = 5"), lambda: pk) == {"memory.main.w": "w_d_idx"}
+    assert _indexes(duck, index_scan("u", "a = 5"), lambda: pk) == {"memory.main.u": "u_pkey"}
+    named = [("u", "PRIMARY KEY", ["a"], None, None, None, "my_pk")]
+    assert _indexes(duck, index_scan("u", "a = 5"), lambda: named) == {"memory.main.u": "my_pk"}
+    unique = [("u", "UNIQUE", ["d"], None, None, None, None)]
+    assert _indexes(duck, index_scan("u", "d = 5"), lambda: unique) == \
+        {"memory.main.u": "u_d_key"}
+
+
+@pytest.mark.parametrize("root", [
+    op("HASH_JOIN", scan("t", ["a"], 10), Join_Type="INNER", Conditions="a = a"),
+    op("ORDER_BY", Order_By="a ASC"),
+    op("CTE", scan("t", ["a"], 10), **{"CTE_Name": "x", "Table_Index": "0"}),
+    op("PROJECTION", scan("t", ["a"], 10), scan("u", ["a"], 10), Projections="#0"),
+    op("CTE_SCAN", **{"CTE_Index": "9"}),
+    op("SEQ_SCAN", Table="nowhere", Projections=["z"], Filters=["optional: x"]),
+    op("HASH_GROUP_BY", scan("t", ["a"], 10), Groups="#7", Aggregates="sum(#3)"),
+])
+def test_unexpected_shapes_still_render(root):
+    """An operator with inputs DuckDB does not usually give it is shown as DuckDB's own."""
+    text = plan(root)
+    parse_text(lines(text))

@@ -284,17 +284,14 @@ def parse(sql: str) -> Explain:
 
 
 def columns(sql: str) -> list[Column]:
-    """The EXPLAIN's result column (its type from the last FORMAT option, as PostgreSQL's
-    ExplainResultDesc decides it before running anything)."""
-    oid = pgt.TEXT
-    m = re.match(r"\s*EXPLAIN\s*\(", sql, re.I)
-    if m is not None:
-        for f in re.finditer(r"\bFORMAT\s+(\w+|\"[^\"]*\"|'[^']*')", sql[:sql.find(")") + 1],
-                             re.I):
-            word = f.group(1)
-            value = word[1:-1] if word[0] in "\"'" else word.lower()
-            oid = _FORMATS.get(value, pgt.TEXT)
-    return [Column("QUERY PLAN", oid)]
+    """The EXPLAIN's result column, its type the FORMAT option's (PostgreSQL's
+    ExplainResultDesc decides it before running anything); an EXPLAIN that is wrong says so
+    when it runs."""
+    try:
+        fmt = parse(sql).options.format
+    except PgError:
+        fmt = "text"
+    return [Column("QUERY PLAN", _FORMATS[fmt])]
 
 
 def _result(options: Options, text: str) -> Result:

@@ -84,6 +84,11 @@ _BLOCKING = frozenset({"Sort", "Aggregate", "Hash", "WindowAgg"})
 _QUAL_CARRIERS = frozenset({"Seq Scan", "Index Scan", "Sample Scan", "Function Scan",
                             "Values Scan", "CTE Scan", "WorkTable Scan", "Hash Join",
                             "Nested Loop", "Aggregate", "Result"})
+#: the operators whose PostgreSQL node needs this many inputs (otherwise: DuckDB's own)
+_ARITY = {"HASH_JOIN": 2, "NESTED_LOOP_JOIN": 2, "BLOCKWISE_NL_JOIN": 2, "CROSS_PRODUCT": 2,
+          "CTE": 2, "REC_CTE": 2, "ORDER_BY": 1, "TOP_N": 1, "LIMIT": 1, "STREAMING_LIMIT": 1,
+          "LIMIT_PERCENT": 1, "WINDOW": 1, "STREAMING_WINDOW": 1, "FILTER": 1,
+          "PROJECTION": 1}
 _JOIN_TYPES = {"INNER": "Inner", "LEFT": "Left", "RIGHT": "Right", "OUTER": "Full",
                "FULL": "Full", "SEMI": "Semi", "ANTI": "Anti"}
 #: joins whose output is their left input's columns only (and a right-side one, its right's)
@@ -421,7 +426,8 @@ class _Builder:
         name = str(op.get("name", "")).strip().upper()
         info = op.get("extra_info") or {}
         handler = getattr(self, "op_" + name.lower(), None)
-        if handler is not None:
+        arity = _ARITY.get(name)
+        if handler is not None and (arity is None or len(op.get("children") or []) == arity):
             return handler(op, info)
         if info.get("Table"):
             return self.op_seq_scan(op, info)
