@@ -270,7 +270,7 @@ def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
 
 
 def test_explain_sends_a_row_per_plan_line_or_one_json_plan(duck):
-    """The whole of EXPLAIN is tests/functional/test_duckdb_explain.py's."""
+    """The whole of EXPLAIN is tests/functional/test_explain_vs_postgres.py's."""
     with psycopg.connect(duck.dsn(), autocommit=True) as dk:
         lines = [r[0] for r in dk.execute(
             "EXPLAIN SELECT * FROM generate_series(1, 3) a, generate_series(1, 3) b").fetchall()]
