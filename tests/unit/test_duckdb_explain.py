@@ -16,8 +16,9 @@ import pytest
 
 from pgbarrier.backends.duckdb_explain import (EXPLAIN_SETTINGS, changed_settings, columns,
                                                parse, statement_facts, utility_result)
+from pgbarrier.backends.duckdb_explain_columns import pg_width
 from pgbarrier.backends.duckdb_explain_plan import (Relation, Statement, convert, duckdb_root,
-                                                    pg_width, tables_of)
+                                                    tables_of)
 from pgbarrier.backends.pg_explain_format import Options, PlanNode, Summary, render
 from pgbarrier.errors import PgError
 from pgbarrier.pgproto import types as pgt

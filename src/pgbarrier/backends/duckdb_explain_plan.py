@@ -34,13 +34,9 @@ the shape are PostgreSQL's, where PostgreSQL has a real equivalent. Rules this m
   derived where DuckDB gives none: a product for a cross product, a sum for a union), at
   least 1 as PostgreSQL clamps them, except a ``ModifyTable`` without RETURNING (0).
 * Width is the sum of PostgreSQL's average widths of the node's output columns
-  (``get_typavgwidth``: the type's length for a fixed-length type, 1 bool, 2 int2, 4 int4
-  / float4 / date, 8 int8 / float8 / timestamp[tz] / time, 12 timetz, 16 interval / uuid;
-  ``numeric(p,s)`` 8 + 2 × (⌈p/4⌉ + 1); 32 for text, varchar, bytea, json, arrays and
-  numeric without precision). Column types are the tables' (DuckDB's catalog), the
-  statement's result types for the top node, aggregates' as PostgreSQL types them
-  (``count`` int8, ``sum`` of an integer int8, ``avg`` numeric...); an expression whose type
-  the plan does not tell counts 8.
+  (:mod:`pgbarrier.backends.duckdb_explain_columns`: 4 for int4, 8 for int8 / float8 /
+  timestamp, 32 for text and other variable-length types, 8 for an expression of unknown
+  type); the top node's columns are typed by the statement's result types (DuckDB's own).
 * Costs are pgbarrier's, not a cost model (DuckDB has none): monotone in the rows, derived
   only from the estimates above. Each node's own cost is its rows × 0.01 (PostgreSQL's
   ``cpu_tuple_cost``), a ``Seq Scan``'s the rows it reads (the table's estimated size) ×
@@ -59,27 +55,18 @@ the shape are PostgreSQL's, where PostgreSQL has a real equivalent. Rules this m
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pgbarrier.backends.duckdb_types import pg_type_oid
+from pgbarrier.backends.duckdb_explain_columns import (REF, OutCol, aggregated, projected,
+                                                       refs, typed)
 from pgbarrier.backends.pg_explain_format import Actual, Child, PlanNode
-from pgbarrier.pgproto import types as pgt
 
-__all__ = ["Relation", "Statement", "convert", "duckdb_root", "pg_width", "tables_of"]
+__all__ = ["Relation", "Statement", "convert", "duckdb_root", "tables_of"]
 
 #: PostgreSQL's cpu_tuple_cost: the cost of a row, the one factor of pgbarrier's costs
 ROW_COST = 0.01
-#: the width an output column counts when its type is unknown
-UNKNOWN_WIDTH = 8
-
-_FIXED_WIDTH = {pgt.BOOL: 1, pgt.CHAR: 1, pgt.INT2: 2, pgt.INT4: 4, pgt.OID: 4, pgt.INT8: 8,
-                pgt.FLOAT4: 4, pgt.FLOAT8: 8, pgt.DATE: 4, pgt.TIME: 8, pgt.TIMETZ: 12,
-                pgt.TIMESTAMP: 8, pgt.TIMESTAMPTZ: 8, pgt.INTERVAL: 16, pgt.UUID: 16,
-                pgt.NAME: 64}
-_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*\d+\)", re.I)
 _BLOCKING = frozenset({"Sort", "Aggregate", "Hash", "WindowAgg"})
 _QUAL_CARRIERS = frozenset({"Seq Scan", "Index Scan", "Sample Scan", "Function Scan",
                             "Values Scan", "CTE Scan", "WorkTable Scan", "Hash Join",
@@ -97,15 +84,7 @@ _RIGHT_ONLY = frozenset({"RIGHT_SEMI", "RIGHT_ANTI"})
 _EQUALITY = (" IS NOT DISTINCT FROM ", " = ")
 _COMPARISONS = (" IS NOT DISTINCT FROM ", " IS DISTINCT FROM ", " <> ", " != ", " <= ",
                 " >= ", " = ", " < ", " > ")
-_REF = re.compile(r"#(\d+)")
 _IDENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*|\S")
-_CALL = re.compile(r"\A(\w+)\((.*)\)(?: EXPORT_STATE)?\Z", re.S)
-_CAST = re.compile(r"\ACAST\((.*) AS ([A-Z][A-Z0-9_ ]*(?:\(\d+(?:,\s*\d+)?\))?(?:\[\])?)\)\Z",
-                   re.S)
-_INTERNAL = re.compile(r"\A__internal_(?:de)?compress\w*\((.*)\)\Z", re.S)
-_INT_LITERAL = re.compile(r"\A-?\d+\Z")
-_NUM_LITERAL = re.compile(r"\A-?(?:\d+\.\d*|\.\d+)(?:e[+-]?\d+)?\Z", re.I)
-_TYPED_LITERAL = re.compile(r"\A(?:NULL|'(?:[^']|'')*'|-?[\d.]+)::([A-Z][A-Z0-9_ ]*)\Z")
 
 
 @dataclass(frozen=True)
@@ -135,20 +114,9 @@ class Statement:
 
 
 @dataclass
-class _Col:
-    """An output column: its name (or expression text), its relation, PostgreSQL type OID
-    (None: unknown) and width."""
-
-    name: str
-    qual: str | None = None
-    oid: int | None = None
-    width: int = UNKNOWN_WIDTH
-
-
-@dataclass
 class _Built:
     node: PlanNode
-    cols: list[_Col]
+    cols: list[OutCol]
     #: the rows the node's own cost counts (a scan's rows read, a ModifyTable's input)
     cost_rows: float | None = None
     #: DuckDB's own time for the operators in this node, ms (ANALYZE)
@@ -156,25 +124,6 @@ class _Built:
     #: a join's key columns, in :attr:`cols`, that DuckDB drops from its output when
     #: nothing above needs them (its plan does not say: see :meth:`_Builder.input_cols`)
     droppable: list[int] = field(default_factory=list)
-
-
-def pg_width(oid: int | None, duck_type: str | None = None) -> int:
-    """PostgreSQL's average width of a value of the type (get_typavgwidth)."""
-    if oid is None:
-        return UNKNOWN_WIDTH
-    fixed = _FIXED_WIDTH.get(oid)
-    if fixed is not None:
-        return fixed
-    if oid == pgt.NUMERIC and duck_type:
-        m = _DECIMAL.match(duck_type)
-        if m:
-            size = 8 + 2 * (math.ceil(int(m.group(1)) / 4) + 1)
-            return size if size <= 32 else 32 + (size - 32) // 2
-    return 32
-
-
-def _oid(duck_type: str) -> int:
-    return pg_type_oid(duck_type.upper())
 
 
 def _strings(value: Any) -> list[str]:
@@ -249,7 +198,7 @@ class _Builder:
         self.verbose = verbose
         self.multi = False
         #: CTE table index -> (name, its columns)
-        self.ctes: dict[str, tuple[str, list[_Col]]] = {}
+        self.ctes: dict[str, tuple[str, list[OutCol]]] = {}
         #: id(PlanNode) -> the rows its own cost counts, and its own time (ms)
         self.cost_rows: dict[int, tuple[float | None, float]] = {}
 
@@ -268,16 +217,14 @@ class _Builder:
             stack.extend(op.get("children") or [])
         self.multi = count > 1
 
-    def show(self, col: _Col, prefix: bool | None = None) -> str:
+    def show(self, col: OutCol, prefix: bool | None = None) -> str:
         prefix = self.multi if prefix is None else prefix
         return f"{col.qual}.{col.name}" if prefix and col.qual else col.name
 
-    def refs(self, text: str, cols: list[_Col]) -> str:
-        """``#i`` in DuckDB's text named after column i of the node's input."""
-        return _REF.sub(lambda m: self.show(cols[int(m.group(1))])
-                        if int(m.group(1)) < len(cols) else m.group(0), text)
+    def refs(self, text: str, cols: list[OutCol]) -> str:
+        return refs(text, cols, self.show)
 
-    def qualify(self, text: str, cols: list[_Col], prefix: bool | None = None) -> str:
+    def qualify(self, text: str, cols: list[OutCol], prefix: bool | None = None) -> str:
         """DuckDB's expression with ``#i`` named and bare column names qualified."""
         text = self.refs(text, cols)
         prefix = self.multi if prefix is None else prefix
@@ -309,89 +256,20 @@ class _Builder:
         except (TypeError, ValueError):
             return 0.0
 
-    def resolve(self, item: str, cols: list[_Col], used: set[int]) -> _Col:
-        """A projection item as an output column."""
-        item = item.strip()
-        m = _REF.fullmatch(item)
-        if m and int(m.group(1)) < len(cols):
-            used.add(int(m.group(1)))
-            return cols[int(m.group(1))]
-        m = _INTERNAL.match(item)
-        if m:
-            return self.resolve(m.group(1), cols, used)
-        m = _CAST.match(item)
-        if m:
-            inner = m.group(1).strip()
-            if _REF.fullmatch(inner):  # DuckDB's own re-typing between its operators
-                return self.resolve(inner, cols, used)
-            oid = _oid(m.group(2))
-            return _Col(f"({self.refs(inner, cols)})::{m.group(2).lower()}", None, oid,
-                        pg_width(oid, m.group(2)))
-        same = [i for i, c in enumerate(cols) if c.name == item]
-        if same:
-            index = next((i for i in same if i not in used), same[0])
-            used.add(index)
-            return cols[index]
-        if _INT_LITERAL.match(item):
-            oid = pgt.INT4 if abs(int(item)) < 2 ** 31 else pgt.INT8
-            return _Col(item, None, oid, pg_width(oid))
-        if _NUM_LITERAL.match(item):
-            return _Col(item, None, pgt.NUMERIC, 32)
-        if item.startswith("'") and item.endswith("'"):
-            return _Col(item, None, pgt.TEXT, 32)
-        if item.upper() in ("TRUE", "FALSE"):
-            return _Col(item.lower(), None, pgt.BOOL, 1)
-        m = _TYPED_LITERAL.match(item)
-        if m:
-            oid = _oid(m.group(1))
-            return _Col(item, None, oid, pg_width(oid, m.group(1)))
-        return _Col(self.refs(item, cols))
+    def resolve(self, item: str, cols: list[OutCol], used: set[int]) -> OutCol:
+        return projected(item, cols, used, self.show)
 
-    def aggregate(self, item: str, cols: list[_Col]) -> _Col:
-        """An aggregate (or window function) as an output column, typed as PostgreSQL
-        types it."""
-        text = self.refs(item.strip(), cols)
-        m = _CALL.match(item.strip().split(" OVER ")[0])
-        oid: int | None = None
-        if m:
-            fn, args = m.group(1).lower(), m.group(2)
-            arg = None
-            first = _REF.match(args.replace("DISTINCT ", "").strip())
-            if first and int(first.group(1)) < len(cols):
-                arg = cols[int(first.group(1))]
-            arg_oid = arg.oid if arg is not None else None
-            if fn in ("count", "count_star", "row_number", "rank", "dense_rank", "ntile"):
-                oid = pgt.INT8
-            elif fn in ("sum", "sum_no_overflow"):
-                oid = {pgt.INT2: pgt.INT8, pgt.INT4: pgt.INT8, pgt.FLOAT4: pgt.FLOAT4,
-                       pgt.FLOAT8: pgt.FLOAT8, pgt.INTERVAL: pgt.INTERVAL}.get(
-                    arg_oid or 0, pgt.NUMERIC)
-            elif fn in ("avg", "mean"):
-                oid = pgt.FLOAT8 if arg_oid in (pgt.FLOAT4, pgt.FLOAT8) else \
-                    pgt.INTERVAL if arg_oid == pgt.INTERVAL else pgt.NUMERIC
-            elif fn in ("min", "max", "first", "last", "any_value", "arbitrary", "arg_min",
-                        "arg_max", "lag", "lead", "first_value", "last_value", "nth_value"):
-                if arg is not None:
-                    return _Col(text, None, arg.oid, arg.width)
-            elif fn in ("string_agg", "group_concat", "listagg"):
-                oid = pgt.TEXT
-            elif fn in ("bool_and", "bool_or", "every"):
-                oid = pgt.BOOL
-            elif fn in ("percent_rank", "cume_dist", "stddev", "stddev_samp", "stddev_pop",
-                        "variance", "var_samp", "var_pop", "corr"):
-                oid = pgt.FLOAT8 if arg_oid in (pgt.FLOAT4, pgt.FLOAT8, None) else pgt.NUMERIC
-            elif fn in ("list", "array_agg"):
-                oid = pgt.TEXT  # an array: 32 as any varlena
-        return _Col(text, None, oid, pg_width(oid))
+    def aggregate(self, item: str, cols: list[OutCol]) -> OutCol:
+        return aggregated(item, cols, self.show)
 
-    def input_cols(self, below: _Built, texts: list[str]) -> list[_Col]:
+    def input_cols(self, below: _Built, texts: list[str]) -> list[OutCol]:
         """The input columns of a node whose expressions are ``texts``: a join's output
         without the key columns DuckDB dropped, when the references (``#i``) show it
         returns fewer columns than both sides have."""
         cols = below.cols
         if not below.droppable:
             return cols
-        refs = [int(r) for t in texts for r in _REF.findall(t)]
+        refs = [int(r) for t in texts for r in REF.findall(t)]
         needed = max(refs) + 1 if refs else 0
         if not refs or needed >= len(cols):
             return cols
@@ -406,7 +284,7 @@ class _Builder:
     def node(self, text_name: str, node_type: str | None = None, **kw: Any) -> PlanNode:
         return PlanNode(text_name, node_type or text_name, **kw)
 
-    def built(self, node: PlanNode, cols: list[_Col], op: dict[str, Any],
+    def built(self, node: PlanNode, cols: list[OutCol], op: dict[str, Any],
               cost_rows: float | None = None, own_ms: float | None = None) -> _Built:
         node.width = sum(c.width for c in cols)
         est = _estimate(op)
@@ -470,8 +348,7 @@ class _Builder:
         cols = []
         for c in _strings(info.get("Projections")):
             duck = types.get(c)
-            oid = _oid(duck) if duck else None
-            cols.append(_Col(c, alias, oid, pg_width(oid, duck)))
+            cols.append(typed(c, duck, alias) if duck else OutCol(c, alias))
         filters = [f for f in _strings(info.get("Filters")) if not f.startswith("optional:")]
         index = str(info.get("Type") or "") == "Index Scan"
         sample = info.get("Sample Method")
@@ -483,7 +360,7 @@ class _Builder:
         if sample:
             node.details.append(("Sampling", str(sample)))
         if filters:
-            every = [_Col(c, alias) for c in types] or cols
+            every = [OutCol(c, alias) for c in types] or cols
             shown = self.qualify(_and(filters), every, self.verbose)
             node.details.append(("Index Cond" if index else "Filter", shown))
         read = max(rel.rows if rel else 0.0, _estimate(op) or 0.0)
@@ -501,7 +378,7 @@ class _Builder:
         fn = str(info.get("Function") or "").lower()
         node = self.node("Function Scan", target=("Function Name", fn), alias=fn)
         node.children = [Child("Outer", k.node) for k in self.children(op)]
-        return self.built(node, [_Col(fn, fn)], op)
+        return self.built(node, [OutCol(fn, fn)], op)
 
     op_table_scan = op_seq_scan
 
@@ -530,7 +407,7 @@ class _Builder:
         cols = [self.resolve(item, source, used) for item in items]
         return self.fold(below, op, cols)
 
-    def fold(self, below: _Built, op: dict[str, Any], cols: list[_Col] | None) -> _Built:
+    def fold(self, below: _Built, op: dict[str, Any], cols: list[OutCol] | None) -> _Built:
         """``op`` computed by the node below it (PostgreSQL has no node for it)."""
         node = below.node
         if cols is not None:
@@ -637,7 +514,7 @@ class _Builder:
             node.output = [self.show(c) for c in cols]
         return b
 
-    def condition(self, cond: str, left: list[_Col], right: list[_Col]) -> str:
+    def condition(self, cond: str, left: list[OutCol], right: list[OutCol]) -> str:
         """A join condition ``a = a`` with each side named from its own input."""
         for op in _COMPARISONS:
             depth = 0
@@ -691,7 +568,7 @@ class _Builder:
 
     op_simple_aggregate = op_ungrouped_aggregate
 
-    def sort_keys(self, info: dict[str, Any], cols: list[_Col]) -> list[str]:
+    def sort_keys(self, info: dict[str, Any], cols: list[OutCol]) -> list[str]:
         keys = []
         for key in _strings(info.get("Order By")):
             key = self.qualify(key, cols)
@@ -771,7 +648,7 @@ class _Builder:
 
     def op_unnest(self, op: dict[str, Any], info: dict[str, Any]) -> _Built:
         kids = self.children(op)
-        cols = (kids[0].cols if kids else []) + [_Col("unnest")]
+        cols = (kids[0].cols if kids else []) + [OutCol("unnest")]
         node = self.node("ProjectSet", children=[Child("Outer", k.node) for k in kids])
         return self.built(node, cols, op)
 
@@ -789,7 +666,7 @@ class _Builder:
     def op_cte_scan(self, op: dict[str, Any], info: dict[str, Any]) -> _Built:
         name, cols = self.ctes.get(str(info.get("CTE Index")), ("cte", []))
         node = self.node("CTE Scan", target=("CTE Name", name), alias=name)
-        return self.built(node, [_Col(c.name, name, c.oid, c.width) for c in cols], op)
+        return self.built(node, [OutCol(c.name, name, c.oid, c.width) for c in cols], op)
 
     def op_rec_cte(self, op: dict[str, Any], info: dict[str, Any]) -> _Built:
         children = op.get("children") or []
@@ -806,7 +683,7 @@ class _Builder:
     def op_rec_cte_scan(self, op: dict[str, Any], info: dict[str, Any]) -> _Built:
         name, cols = self.ctes.get(str(info.get("CTE Index")), ("cte", []))
         node = self.node("WorkTable Scan", target=("CTE Name", name), alias=name)
-        return self.built(node, [_Col(c.name, name, c.oid, c.width) for c in cols], op)
+        return self.built(node, [OutCol(c.name, name, c.oid, c.width) for c in cols], op)
 
     def modify(self, op: dict[str, Any], operation: str) -> _Built:
         kids = self.children(op)
@@ -818,7 +695,7 @@ class _Builder:
                          children=[Child("Outer", k.node) for k in kids])
         input_rows = kids[0].node.rows if kids else 1.0
         if operation == "Insert" and kids and not kids[0].cols and kids[0].node.width == 0:
-            kids[0].node.width = sum(pg_width(_oid(t), t) for t in self.statement.target_types)
+            kids[0].node.width = sum(typed("", t).width for t in self.statement.target_types)
         b = self.built(node, [], op, cost_rows=input_rows)
         node.rows = 0.0
         if self.analyze and node.actual is not None:
@@ -858,7 +735,7 @@ class _Builder:
         if not types:
             return
         old = top.node.width
-        new = sum(pg_width(_oid(t), t) for t in types)
+        new = sum(typed("", t).width for t in types)
         node: PlanNode | None = top.node
         while node is not None and node.width == old:
             node.width = new
