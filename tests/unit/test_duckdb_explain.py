@@ -170,6 +170,9 @@ def test_statement_facts_name_aliases_and_the_dml_target():
     facts = statement_facts("INSERT INTO s.t (a) VALUES (1)")
     assert facts.target == ("t", None) and facts.target_schema == "s"
     assert statement_facts("WITH c AS (SELECT 1) SELECT * FROM c").aliases == {}
+    assert statement_facts("DELETE FROM u RETURNING *, a + 1").returning == ["*", "a + 1"]
+    assert statement_facts("UPDATE u SET a = 1 RETURNING u.*").returning == ["*"]
+    assert statement_facts("DELETE FROM u").returning is None
 
 
 def test_changed_settings_are_the_planner_ones_off_their_defaults():
@@ -431,13 +434,27 @@ def test_duckdb_operators_as_postgresqls_nodes(root, facts, expected):
 def test_dml_is_a_modify_table_node(kind, expected):
     child = op("COLUMN_DATA_SCAN", Estimated_Cardinality=2) if kind == "INSERT" else \
         scan("u", [], 2, Filters="(a = 3)")
-    facts = Statement(target=("u", None), target_types=["INTEGER", "BIGINT"])
+    facts = Statement(target=("u", None), target_columns=[("a", "INTEGER"), ("d", "BIGINT")])
     text = plan(op(kind, child), statement=facts)
     assert lines(text) == expected
     loaded = json.loads(plan(op(kind, child), Options(format="json"), statement=facts))
     top = loaded[0]["Plan"]
     assert (top["Node Type"], top["Operation"], top["Relation Name"], top["Plan Rows"]) == \
         ("ModifyTable", kind.title(), "u", 0)
+
+
+def test_returning_makes_the_modify_table_return_rows():
+    facts = Statement(target=("u", None), target_columns=[("a", "INTEGER"), ("d", "BIGINT")],
+                      returning=["*"])
+    child = op("COLUMN_DATA_SCAN", Estimated_Cardinality=2)
+    assert lines(plan(op("INSERT", child), Options(verbose=True), statement=facts)) == [
+        "Insert on public.u  (cost=0.00..0.04 rows=2 width=12)", "  Output: u.a, u.d",
+        '  ->  Values Scan on "*VALUES*"  (cost=0.00..0.02 rows=2 width=12)']
+    facts.returning = ["a", "d + 1"]
+    got = lines(plan(op("DELETE", scan("u", [], 2, Filters="(a = 3)")), Options(verbose=True),
+                     statement=facts))
+    assert got[:2] == ["Delete on public.u  (cost=0.00..1.02 rows=2 width=12)",
+                       "  Output: u.a, d + 1"]
 
 
 def test_create_table_as_shows_its_query():

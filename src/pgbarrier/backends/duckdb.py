@@ -668,7 +668,7 @@ class DuckDBSession(BackendSession):
         values = [_duck_param(v) for v in params] if params else None
         if ex.first_word == "DECLARE":
             query = parse_declare(statement).query
-            offset += statement.find(query) if query in statement else 0
+            offset += statement.rfind(query) if query in statement else 0
             statement = query
         elif ex.first_word == "EXECUTE":
             statement, values = self._prepared_call(statement)

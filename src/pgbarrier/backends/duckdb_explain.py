@@ -343,6 +343,11 @@ def statement_facts(statement: str) -> Statement:
             facts.target = (target.name, target.alias or None)
             if target.db and target.db.lower() not in ("public", "main"):
                 facts.target_schema = target.db
+        returning = tree.args.get("returning")
+        if isinstance(returning, exp.Returning):
+            facts.returning = ["*" if isinstance(e, exp.Star) or
+                               (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                               else e.sql(dialect="postgres") for e in returning.expressions]
     return facts
 
 
@@ -408,18 +413,19 @@ def _indexes(cur: duckdb.DuckDBPyConnection, plan: dict[str, Any],
     return out
 
 
-def _table_types(cur: duckdb.DuckDBPyConnection, table: str, schema: str) -> list[str]:
-    """The DuckDB types of a table's columns (the session's temporary table first)."""
+def _table_columns(cur: duckdb.DuckDBPyConnection, table: str, schema: str
+                   ) -> list[tuple[str, str]]:
+    """A table's (column, DuckDB type) in order (the session's temporary table first)."""
     try:
         rows = cur.execute(
-            "SELECT database_name, schema_name, data_type FROM duckdb_columns() "
+            "SELECT database_name, schema_name, column_name, data_type FROM duckdb_columns() "
             "WHERE table_name = $1 AND (schema_name = $2 OR database_name = 'temp') "
             "ORDER BY database_name <> 'temp', database_name, schema_name, column_index",
             [table, "main" if schema == "public" else schema]).fetchall()
     except duckdb.Error:
         return []
     first = rows[0][:2] if rows else None
-    return [r[2] for r in rows if r[:2] == first]
+    return [(r[2], r[3]) for r in rows if r[:2] == first]
 
 
 def _result_types(cur: duckdb.DuckDBPyConnection, first_word: str, duck: str,
@@ -503,7 +509,7 @@ def explain(cur: duckdb.DuckDBPyConnection, options: Options, statement: str, du
         query = re.split(r"\bAS\b", duck, maxsplit=1, flags=re.I)[-1]
     facts.result_types = _result_types(cur, first_word(query), query, params)
     if facts.target is not None:
-        facts.target_types = _table_types(cur, facts.target[0], facts.target_schema)
+        facts.target_columns = _table_columns(cur, facts.target[0], facts.target_schema)
     node = convert(root, relations, facts, analyze=o.analyze, verbose=o.verbose)
     if unprofiled:
         _unprofiled(node, measured)

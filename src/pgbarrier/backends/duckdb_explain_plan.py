@@ -109,8 +109,10 @@ class Statement:
     target_schema: str = "public"
     result_types: list[str] | None = None
     indexes: dict[str, str] = field(default_factory=dict)
-    #: the DML target's columns' DuckDB types (an INSERT's VALUES rows are as wide)
-    target_types: list[str] = field(default_factory=list)
+    #: the DML target's (column, DuckDB type): an INSERT's VALUES rows are as wide
+    target_columns: list[tuple[str, str]] = field(default_factory=list)
+    #: the RETURNING list (``*`` for all the target's columns), None without one
+    returning: list[str] | None = None
 
 
 @dataclass
@@ -694,12 +696,26 @@ class _Builder:
                          schema=self.statement.target_schema if self.verbose else None,
                          children=[Child("Outer", k.node) for k in kids])
         input_rows = kids[0].node.rows if kids else 1.0
+        facts = self.statement
         if operation == "Insert" and kids and not kids[0].cols and kids[0].node.width == 0:
-            kids[0].node.width = sum(typed("", t).width for t in self.statement.target_types)
-        b = self.built(node, [], op, cost_rows=input_rows)
-        node.rows = 0.0
+            kids[0].node.width = sum(typed("", t).width for _, t in facts.target_columns)
+        cols: list[OutCol] = []
+        if facts.returning is not None:  # the rows written come back
+            target = alias or name
+            known = dict(facts.target_columns)
+            for item in facts.returning:
+                if item == "*":
+                    cols += [typed(c, t, target) for c, t in facts.target_columns]
+                else:
+                    cols.append(typed(item, known[item], target) if item in known
+                                else OutCol(item))
+        b = self.built(node, cols, op, cost_rows=input_rows)
+        node.rows = input_rows if cols else 0.0
         if self.analyze and node.actual is not None:
-            node.actual.rows = 0.0
+            below = kids[0].node.actual if kids else None
+            node.actual.rows = below.rows if cols and below is not None else 0.0
+        if self.verbose and cols:
+            node.output = [f"{c.qual}.{c.name}" if c.qual else c.name for c in cols]
         return b
 
     def op_insert(self, op: dict[str, Any], info: dict[str, Any]) -> _Built:
