@@ -270,11 +270,14 @@ def test_column_names_and_types_as_postgresql(duck, pg_admin, sql):
 
 
 def test_explain_sends_a_row_per_plan_line_or_one_json_plan(duck):
+    """The whole of EXPLAIN is tests/functional/test_explain_vs_postgres.py's."""
     with psycopg.connect(duck.dsn(), autocommit=True) as dk:
-        lines = [r[0] for r in dk.execute("EXPLAIN SELECT 1").fetchall()]
+        lines = [r[0] for r in dk.execute(
+            "EXPLAIN SELECT * FROM generate_series(1, 3) a, generate_series(1, 3) b").fetchall()]
         (plan,), = dk.execute("EXPLAIN (FORMAT JSON, COSTS) SELECT 1").fetchall()
     assert len(lines) > 1 and not any("\n" in line for line in lines)
-    assert isinstance(plan, (list, dict))  # psycopg loaded the json value
+    assert lines[1].startswith("  ->  ")
+    assert isinstance(plan, list) and plan[0]["Plan"]["Node Type"] == "Result"
 
 
 @pytest.mark.parametrize("setup, sql, words", [

@@ -585,9 +585,10 @@ class DuckDBSession(BackendSession):
             if refusal is not None:
                 raise refusal
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
+        if words[:1] == ("EXPLAIN",):
+            return self._explain(sql, params)
         client_sql = sql
-        sql, retype, translated = self._to_duckdb(
-            duckdb_explain.for_duckdb(sql) if words[:1] == ("EXPLAIN",) else sql)
+        sql, retype, translated = self._to_duckdb(sql)
         cur = self._cursor
         rows = _returns_rows(words, sql)
         # before the statement: the lookup runs on the same cursor (pgcatalog.origins)
@@ -602,8 +603,6 @@ class DuckDBSession(BackendSession):
                 self._plans.run(cur, sql, client.in_block)
             else:
                 cur.execute(sql)
-            if words[0] == "EXPLAIN" and duckdb_explain.is_duckdb_plan(cur.description):
-                return rowset(*duckdb_explain.plan_result(client_sql, cur.fetchall()))
             if rows:
                 columns = with_origins(self.catalog.retype(self._named(client_sql, [
                     Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
@@ -786,7 +785,12 @@ class DuckDBSession(BackendSession):
         if words[0] == "PREPARE":
             prepared.prepare(sql)
             return command("PREPARE")
-        stmt, args, name = prepared.lookup(sql)
+        statement, values = self._prepared_call(sql)
+        return self.execute(statement, values or None, result_formats)
+
+    def _prepared_call(self, sql: str) -> tuple[str, list[Any]]:
+        """The statement an ``EXECUTE name (args)`` runs, and its arguments' values."""
+        stmt, args, name = self._prepared.lookup(sql)
         values: list[Any] = []
         cur = self._cursor
         try:
@@ -801,7 +805,50 @@ class DuckDBSession(BackendSession):
                     values).fetchone() or ())
         except duckdb.Error as exc:
             raise to_pg_error(exc) from None
-        return self.execute(stmt.statement, values or None, result_formats)
+        return stmt.statement, values
+
+    def _explain(self, sql: str, params: list[Any] | WireParams | None) -> Result:
+        """EXPLAIN (:mod:`pgbarrier.backends.duckdb_explain`): the explained statement is
+        translated, ``public``-mapped and catalog-rewritten as if it ran; with ANALYZE it
+        runs (a read-only transaction refuses what it would refuse), and its errors are its
+        own, positions in the client's text."""
+        ex = duckdb_explain.parse(sql)
+        statement, offset = ex.statement, ex.offset
+        values = [_duck_param(v) for v in params] if params else None
+        if ex.first_word == "DECLARE":
+            query = parse_declare(statement).query
+            offset += statement.rfind(query) if query in statement else 0
+            statement = query
+        elif ex.first_word == "EXECUTE":
+            statement, values = self._prepared_call(statement)
+            offset = -1  # the prepared text is not the client's: no position to give
+        words = leading_words(statement, 3)
+        if ex.options.analyze:  # it runs: the checks of running it (pgbarrier's schemas...)
+            self._guard.check(statement, words[0] if words else None)
+            if self.client.read_only:
+                refusal = refused(statement, words, lambda: command_tag(words, statement),
+                                  self._is_temp)
+                if refusal is not None:
+                    raise refusal
+        duck, _, translated = self._to_duckdb(statement)
+        settings = duckdb_explain.changed_settings(self.client.get) \
+            if ex.options.settings else None
+        try:
+            result = duckdb_explain.explain(self._cursor, ex.options, statement, duck,
+                                            values or None, settings=settings,
+                                            constraints=self._constraints)
+        except PgError as err:
+            err = self._kept_error(err)
+            if translated or offset < 0:
+                err.position = None
+            else:
+                err = self.catalog.for_client(err, statement, duck)
+                if err.position is not None:
+                    err.position += offset
+            raise err from None
+        if ex.options.analyze and words[:1] == ("CREATE",):
+            self.catalog.after_ddl(self._cursor, statement, words)
+        return result
 
     def _transaction(self, sql: str, words: tuple[str, ...]) -> Result:
         """BEGIN / START TRANSACTION with PostgreSQL's modes (kept by the client settings;
@@ -850,6 +897,8 @@ class DuckDBSession(BackendSession):
         if words[:1] == ("EXECUTE",):
             stmt = self._prepared.statement_of(sql)
             return None if stmt is None else self.describe(stmt.statement, None)
+        if words[:1] == ("EXPLAIN",):
+            return duckdb_explain.columns(sql)  # its shape is its options' (explain.c)
         if words[:1] == ("FETCH",):
             name = parse_fetch(sql)[0]
             columns = self.sql_cursor_columns(name)
@@ -954,6 +1003,11 @@ class DuckDBSession(BackendSession):
         oids = list(param_oids)
         n = count_params(sql)
         if n > 0 and (len(oids) < n or 0 in oids):
+            if leading_words(sql, 1) == ("EXPLAIN",):  # the explained statement's parameters
+                try:
+                    sql = duckdb_explain.parse(sql).statement
+                except PgError:
+                    pass  # the EXPLAIN's own error comes with its execution
             sql, _, _ = self._to_duckdb(sql)
             inferred = infer_param_types(sql, self._table_columns)
             n = max(len(oids), len(inferred))
