@@ -190,7 +190,7 @@ def _figure(node: exp.Expr) -> tuple[str | None, int]:
                 return first.alias_or_name, 2
             return (figure_colname(first) or "?column?"), 2
         return None, 0
-    if isinstance(node, (exp.Paren, exp.Window)):
+    if isinstance(node, (exp.Paren, exp.Window, exp.Filter, exp.WithinGroup)):
         return _figure(node.this)
     if isinstance(node, exp.Bracket):  # a subscript is named by what it subscripts
         return _figure(node.this)

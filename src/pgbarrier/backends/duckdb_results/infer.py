@@ -131,8 +131,8 @@ class Typer:
         node = scope.expression
         if isinstance(node, exp.Select):
             out = [self.type_of(e.unalias(), scope) for e in node.expressions]
-        elif isinstance(node, exp.SetOperation) and scope.union_scopes:
-            branches = [self.outputs(s) for s in scope.union_scopes]
+        elif isinstance(node, exp.SetOperation) and scope.set_operation_scopes:
+            branches = [self.outputs(s) for s in scope.set_operation_scopes]
             width = min(len(b) for b in branches)
             out = [common([b[i] for b in branches]) for i in range(width)]
             out = [T.TEXT if t == T.UNKNOWN else t for t in out]
