@@ -529,7 +529,7 @@ class DuckDBSession(BackendSession):
         sql = self._guard.check(sql, words[0] if words else None)  # duckdb_config
         client_sql = sql
         # PostgreSQL's result types (duckdb_results): its text, when it has one, runs
-        plan = self.catalog.result_plan(self._cursor, sql, words)
+        plan = self.catalog.result_plan(self.cursor, sql, words)
         edited = plan.sql if plan is not None and plan.sql is not None else client_sql
         sql, retype, translated = self._to_duckdb(
             duckdb_explain.for_duckdb(sql) if words[:1] == ("EXPLAIN",) else edited)
@@ -757,7 +757,7 @@ class DuckDBSession(BackendSession):
             raise self.catalog.for_client(err, sql, rewritten) from None
         columns = with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
                                self.catalog.origins(self._cursor, sql, words))
-        plan = self.catalog.result_plan(self._cursor, sql, words)  # duckdb_results
+        plan = self.catalog.result_plan(self.cursor, sql, words)  # duckdb_results
         if plan is not None:
             columns = plan.columns(columns)
         self.catalog.remember_described(key, generation, columns)

@@ -256,10 +256,11 @@ class SessionCatalog:
             # PostgreSQL's extra, never a reason to fail the client's query
             return None
 
-    def result_plan(self, cur: Any, sql: str, words: tuple[str, ...]) -> ResultPlan | None:
+    def result_plan(self, cursor: Callable[[], Any], sql: str, words: tuple[str, ...]
+                    ) -> ResultPlan | None:
         """PostgreSQL's result types of the client's query ``sql``
-        (:mod:`pgbarrier.backends.duckdb_results`), planned on ``cur`` before it runs;
-        None: DuckDB's result as it is."""
+        (:mod:`pgbarrier.backends.duckdb_results`), planned on ``cursor()`` (asked only when
+        the catalog must be read) before it runs; None: DuckDB's result as it is."""
         if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(
                 sql.lower().replace("pg_typeof(", "")):  # a catalog query: its own types
             return None
@@ -267,8 +268,10 @@ class SessionCatalog:
         if self._relations is None:
             self._relations = RelationColumns(installer.origins, MARKER_SCHEMA)
         try:
+            relations = self._relations
             return result_plan(sql, self._search_path(), plans_of(installer.origins),
-                               installer.origins.generation, self._relations.lookup(cur))
+                               installer.origins.generation,
+                               lambda names: relations.lookup(cursor())(names))
         except duckdb.Error:
             return None
 
