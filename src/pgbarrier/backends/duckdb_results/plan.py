@@ -86,7 +86,7 @@ def may_retype(sql: str) -> bool:
 class _Out:
     type: PgType | None
     evaluate: Eval | None = None
-    #: how a DuckDB float becomes this numeric: "quotient" or a fixed scale
+    #: how a DuckDB float becomes this numeric: a fixed scale, else a quotient's
     scale: str | int | None = None
 
 
@@ -172,7 +172,10 @@ def _carries(duck_oid: int, pg_oid: int, computed: bool) -> bool:
     if computed or duck_oid == pg_oid:
         return True
     if duck_oid in _NUMBERS and pg_oid in _NUMBERS:
-        return True
+        # never a DuckDB float as an integer: DuckDB computed something else (a session's
+        # own `SET integer_division = false`)
+        return not (pg_oid in (pgt.INT2, pgt.INT4, pgt.INT8) and
+                    duck_oid in (pgt.FLOAT4, pgt.FLOAT8))
     return duck_oid == pgt.TEXT and pg_oid in _TEXTUAL
 
 
@@ -189,14 +192,15 @@ def _converter(duck_oid: int, out: _Out) -> Callable[[Any], Any] | None:
             scale = out.scale
 
             def from_double(v: Any) -> Any:
-                d = num.from_float(v) if not isinstance(v, Decimal) else v
+                # the shortest digits that are the double; a quotient's scale from them
+                d = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
                 if not d.is_finite():
                     return d
-                if scale == "quotient":
-                    return num.round_to(d, num.div_scale(d, Decimal(1)))
                 if isinstance(scale, int):
                     return num.round_to(d, scale)
-                return d
+                if scale == "as is":
+                    return d
+                return num.round_to(d, num.div_scale(d, Decimal(1)))
             return from_double
         if t.typmod >= 4:
             mod = t.typmod
@@ -206,6 +210,8 @@ def _converter(duck_oid: int, out: _Out) -> Callable[[Any], Any] | None:
 
 
 def _to_int(v: Any) -> Any:
+    if isinstance(v, Decimal) and v != v.to_integral_value():
+        raise ValueError(v)  # not an integer after all: DuckDB's value stays
     return int(v) if not isinstance(v, bool) else v
 
 
@@ -385,8 +391,13 @@ def _approx_scale(node: exp.Expr, typer: Typer) -> str | int | None:
             return 0
         if isinstance(places, exp.Literal) and places.this.isdigit():
             return int(places.this)
+        return "as is"  # a scale not known before the row: DuckDB's digits
     if name in ("ceil", "ceiling", "floor"):
         return 0
+    if isinstance(node, exp.Extract):  # PostgreSQL's scales of extract's fields
+        unit = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Column)) else ""
+        return 6 if unit in ("epoch", "second", "seconds") else \
+            3 if unit in ("milliseconds", "millisecond") else 0
     return None
 
 
