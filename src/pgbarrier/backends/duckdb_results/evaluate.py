@@ -203,7 +203,7 @@ class _Builder:
             float4 = source.oid == pgt.FLOAT4
             self.fired = True
             mod = t.typmod
-            return lambda row: _one(row_value(a, row),
+            return lambda row: _one(a(row),
                                     lambda v: num.typmod(num.from_float(float(v), float4), mod))
         elif source.oid in (pgt.TEXT, pgt.VARCHAR, pgt.UNKNOWN, pgt.BPCHAR):
             if isinstance(inner, exp.Literal) and inner.is_string:
@@ -303,10 +303,6 @@ class _Builder:
         self.fired = True
         return lambda row: None if row[index] is None else \
             Decimal(int(row[index])).scaleb(-scale)
-
-
-def row_value(f: Eval, row: tuple[Any, ...]) -> Any:
-    return f(row)
 
 
 def _one(a: Any, f: Callable[[Decimal], Any]) -> Any:

@@ -228,13 +228,13 @@ class Typer:
             return None
         if isinstance(source, exp.Table):
             if isinstance(source.this, (exp.Func, exp.Anonymous)):  # a table function
-                found = self._call(source.this, scope)
-                if found is not None and call_name(source.this) == "unnest":
-                    return found
-                return found
+                alias = source.args.get("alias")
+                names = [c.name for c in alias.columns] if alias is not None else []
+                if len(names) > 1 and node.name != names[0]:
+                    return None  # WITH ORDINALITY's, or a record's other columns
+                return self._call(source.this, scope)
             columns = self._table(source.db, source.name)
-            found = columns.get(node.name) if columns is not None else None
-            return found
+            return columns.get(node.name) if columns is not None else None
         if isinstance(source, Scope):
             outs = self.outputs(source)
             expr = source.expression
