@@ -122,6 +122,7 @@ import re
 import threading
 import weakref
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -137,6 +138,7 @@ from pgbarrier.backends.base import (
     WireParams,
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
+from pgbarrier.backends.duckdb_results import ResultPlan
 from pgbarrier.backends.duckdb_copy import CopyIn, target_columns
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
 from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
@@ -367,19 +369,25 @@ class DuckDBSession(BackendSession):
         return self._cursor
 
     def _stream_rows(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
-                     notices: list[Notice] | None = None, intervals: tuple[int, ...] = ()
-                     ) -> RowStream:
+                     notices: list[Notice] | None = None, intervals: tuple[int, ...] = (),
+                     plan: ResultPlan | None = None,
+                     convert: Callable[[list[tuple[Any, ...]]], list[tuple[Any, ...]]] | None
+                     = None) -> RowStream:
         """The pending result's rows, fetched as they are read (errors as in ``execute``;
         ``notices``: where the signals' warnings of each fetch go; ``intervals``: columns
-        of a :func:`~pgbarrier.backends.duckdb_intervals.months_query`, decoded)."""
+        of a :func:`~pgbarrier.backends.duckdb_intervals.months_query`, decoded; ``plan``
+        and ``convert``: :mod:`pgbarrier.backends.duckdb_results`' text and values)."""
         def to_error(exc: Exception) -> PgError:
             if isinstance(exc, PgError):
                 return exc
             if not isinstance(exc, duckdb.Error):
                 raise exc
             # DuckDB's position is in the text it ran
-            return self._kept_error(
-                self.catalog.for_client(to_pg_error(exc, sql), client_sql, sql))
+            err = self.catalog.for_client(to_pg_error(exc, sql), plan.sql or client_sql
+                                          if plan is not None else client_sql, sql)
+            if plan is not None:
+                err.position = plan.client_position(err.position)
+            return self._kept_error(err)
 
         def fetch(n: int) -> list[tuple[Any, ...]]:
             self._fetching = True
@@ -391,7 +399,13 @@ class DuckDBSession(BackendSession):
                     assert self._signals is not None
                     notices.extend(self._signals.take_notices(self.process_id))
 
-        stream = RowStream(months_rows(fetch, intervals) if intervals else fetch, to_error)
+        source = months_rows(fetch, intervals) if intervals else fetch
+        if convert is not None:
+            def converted(n: int) -> list[tuple[Any, ...]]:
+                return convert(source(n))
+            stream = RowStream(converted, to_error)
+        else:
+            stream = RowStream(source, to_error)
         self._stream = weakref.ref(stream)
         return stream
 
@@ -588,7 +602,10 @@ class DuckDBSession(BackendSession):
         if words[:1] == ("EXPLAIN",):
             return self._explain(sql, params)
         client_sql = sql
-        sql, retype, translated = self._to_duckdb(sql)
+        # PostgreSQL's result types (duckdb_results): its text, when it has one, runs
+        plan = self.catalog.result_plan(self.cursor, sql, words)
+        edited = plan.sql if plan is not None and plan.sql is not None else client_sql
+        sql, retype, translated = self._to_duckdb(edited)
         cur = self._cursor
         rows = _returns_rows(words, sql)
         # before the statement: the lookup runs on the same cursor (pgcatalog.origins)
@@ -604,14 +621,19 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if rows:
-                columns = with_origins(self.catalog.retype(self._named(client_sql, [
-                    Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()],
-                    translated), retype), origins)
+                duck = [Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]
+                if plan is not None:  # the appended inputs are the plan's
+                    duck = duck[:len(duck) - plan.hidden]
+                columns = with_origins(self.catalog.retype(self._named(
+                    client_sql, duck, translated or edited is not client_sql), retype), origins)
+                convert = None
+                if plan is not None:
+                    columns, convert = plan.columns(columns), plan.rows(duck)
                 tag = words[0] if words[0] in _DML else "SELECT"
                 intervals = interval_indexes(cur.description)
                 if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
                     # duckdb_intervals: again, with the intervals' months kept
-                    again = months_query(sql, len(columns), intervals)
+                    again = months_query(sql, len(cur.description), intervals)
                     if params:
                         cur.execute(again, [_duck_param(v) for v in params])
                     else:
@@ -620,10 +642,11 @@ class DuckDBSession(BackendSession):
                     intervals = ()
                 if self._signals is None or "PGB_SIGNAL" not in sql:  # sqlglot's case
                     return rowset(columns, self._stream_rows(cur, sql, client_sql,
-                                                             intervals=intervals), tag)
+                                                             intervals=intervals, plan=plan,
+                                                             convert=convert), tag)
                 notices: list[Notice] = []  # duckdb_signals: the warnings of the rows read
                 result = rowset(columns, self._stream_rows(cur, sql, client_sql, notices,
-                                                           intervals), tag)
+                                                           intervals, plan, convert), tag)
                 result.notices = notices
                 return result
             counted = cur.fetchall() if words and words[0] in _DML else None
@@ -634,7 +657,9 @@ class DuckDBSession(BackendSession):
             if translated:
                 err.position = None
             else:
-                err = self.catalog.for_client(err, client_sql, sql)
+                err = self.catalog.for_client(err, edited, sql)
+                if plan is not None:
+                    err.position = plan.client_position(err.position)
             if setting is not None and setting.verb == "SHOW" and err.sqlstate == "42P01":
                 # DuckDB's SHOW x describes a table x; PostgreSQL's names a setting
                 err = PgError(f'unrecognized configuration parameter "{setting.name.lower()}"',
@@ -930,6 +955,9 @@ class DuckDBSession(BackendSession):
             raise self.catalog.for_client(err, sql, rewritten) from None
         columns = with_origins(self.catalog.retype(self._named(sql, columns, translated), retype),
                                self.catalog.origins(self._cursor, sql, words))
+        plan = self.catalog.result_plan(self.cursor, sql, words)  # duckdb_results
+        if plan is not None:
+            columns = plan.columns(columns)
         self.catalog.remember_described(key, generation, columns)
         return columns
 

@@ -51,6 +51,7 @@ import duckdb
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA
 from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, RelationColumns, origins_of
 from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
+from pgbarrier.backends.duckdb_results import ResultPlan, plans_of, result_plan
 from pgbarrier.backends.pgcatalog.viewdefs import view_definition
 from pgbarrier.sql.setting import SettingStatement
 from pgbarrier.pgproto import types as pgt
@@ -81,14 +82,16 @@ def _fits(pg_oid: int, carried_oid: int) -> bool:
 
 _MISSING = re.compile(r'relation "([^"]+)" does not exist')
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$ ]*\Z")
+#: plain-looking names DuckDB gives constants (PostgreSQL: ``?column?``)
+_KEYWORD_NAMES = frozenset({"true", "false", "null"})
 
 
 @lru_cache(maxsize=1024)
 def _pg_names(sql: str, duck_names: tuple[str, ...]) -> tuple[str, ...] | None:
     """PostgreSQL's names for a result DuckDB named ``duck_names``; None to keep them
     (cached: the same statement text comes back on every execution)."""
-    if all(_PLAIN_NAME.match(n) for n in duck_names):
-        return None
+    if all(_PLAIN_NAME.match(n) and n.lower() not in _KEYWORD_NAMES for n in duck_names):
+        return None  # columns and aliases (DuckDB names anything else by its text)
     return postgres_names(sql, len(duck_names))
 
 
@@ -251,6 +254,25 @@ class SessionCatalog:
         except (RecursionError, ValueError, KeyError, AttributeError, TypeError):
             # sqlglot's optimizer on a statement it does not expect: the metadata is
             # PostgreSQL's extra, never a reason to fail the client's query
+            return None
+
+    def result_plan(self, cursor: Callable[[], Any], sql: str, words: tuple[str, ...]
+                    ) -> ResultPlan | None:
+        """PostgreSQL's result types of the client's query ``sql``
+        (:mod:`pgbarrier.backends.duckdb_results`), planned on ``cursor()`` (asked only when
+        the catalog must be read) before it runs; None: DuckDB's result as it is."""
+        if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(
+                sql.lower().replace("pg_typeof(", "")):  # a catalog query: its own types
+            return None
+        installer = self.installer
+        if self._relations is None:
+            self._relations = RelationColumns(installer.origins, MARKER_SCHEMA)
+        try:
+            relations = self._relations
+            return result_plan(sql, self._search_path(), plans_of(installer.origins),
+                               installer.origins.generation,
+                               lambda names: relations.lookup(cursor())(names))
+        except duckdb.Error:
             return None
 
     @staticmethod

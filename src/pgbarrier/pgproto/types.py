@@ -67,7 +67,7 @@ ELEMENT_OF = {v: k for k, v in ARRAY_OF.items()}
 
 TYPE_SIZE = {BOOL: 1, INT2: 2, INT4: 4, INT8: 8, FLOAT4: 4, FLOAT8: 8, DATE: 4,
              TIME: 8, TIMETZ: 12, TIMESTAMP: 8, TIMESTAMPTZ: 8, INTERVAL: 16, UUID: 16, OID: 4,
-             CHAR: 1, NAME: 64}
+             CHAR: 1, NAME: 64, 2205: 4, 2206: 4}  # regclass, regtype (OIDs)
 
 #: type names, for error messages worded as PostgreSQL's
 TYPE_NAME = {BOOL: "boolean", BYTEA: "bytea", INT2: "smallint", INT4: "integer", INT8: "bigint",

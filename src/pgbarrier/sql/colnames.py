@@ -2,20 +2,33 @@
 
 Rules this module keeps:
 
-* A column reference is named by its column, a function call by its function (a window
-  call by its function; ``now()`` ``now``, ``current_timestamp`` its own name), a cast by
-  what it casts (or else the type), ``CASE`` by its ``ELSE`` result when that is a column
-  or a function (else ``case``), ``ARRAY[...]``/``ARRAY(...)`` ``array``, ``EXISTS``
-  ``exists``, a scalar subquery by its own first column; anything else is ``?column?``.
+* PostgreSQL's FigureColnameInternal, with its strengths: a column reference is named by
+  its column, a function call by its function's name as the client wrote it (lower case
+  unless quoted; a window call by its function), PostgreSQL's special forms by the
+  function they are (``trim(...)`` ``btrim`` / ``ltrim`` / ``rtrim``, ``position``,
+  ``substring``, ``overlay``, ``extract``, ``date_part``, ``current_date``,
+  ``current_timestamp``, ``now``...), ``coalesce`` / ``greatest`` / ``least`` /
+  ``nullif`` by themselves, a cast by what it casts when that has a name (a column or a
+  function), else by the target type's internal name (``int4``, ``int8``, ``numeric``,
+  ``bpchar``, ``varchar``, ``float8``, ``bool``, ``timestamptz``...), ``CASE`` by its
+  ``ELSE`` result when that is a column or a function (else ``case``),
+  ``ARRAY[...]``/``ARRAY(...)`` ``array``, ``ROW(...)`` ``row``, ``EXISTS`` ``exists``, a
+  scalar subquery by its own first column, a subscript by what it subscripts; anything
+  else (operators, literals) is ``?column?``.
+* Statements are parsed with :class:`PgWritten`: pgbarrier's dialect keeping, on every
+  function node, the name its call was written with (sqlglot normalises ``array_length``
+  to ``ARRAY_SIZE``, ``strpos`` to ``STR_POSITION``...).
 * :func:`postgres_names` answers for a whole query text: DuckDB names unaliased items by
-  their SQL text (``1``, ``"version"()``), so the DuckDB backend asks here, and only when
-  a result has such a name (plain names never pay for a parse). Unquoted aliases are
-  folded to lower case, as PostgreSQL does.
+  their SQL text (``1``, ``"version"()``) or by its own function names, so the DuckDB
+  backend asks here (cached per text). Unquoted aliases are folded to lower case, as
+  PostgreSQL does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -24,7 +37,33 @@ from sqlglot.errors import ParseError, TokenError
 from pgbarrier.sql.catalog_rewrite import folded
 from pgbarrier.sql.dialect import PgBarrier
 
-#: sqlglot function classes whose PostgreSQL name differs from their sql_name()
+#: meta key of the name a function call was written with
+WRITTEN = "pg_name"
+
+
+def _marked(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A special-form parser (``TRIM(...)``, ``EXTRACT(...)``) whose node keeps its name."""
+    def run(self: Any) -> Any:
+        name = self._tokens[self._index - 2].text if self._index >= 2 else None
+        node = parse(self)
+        if isinstance(node, exp.Expr) and name is not None:
+            node.meta.setdefault(WRITTEN, name)
+        return node
+    return run
+
+
+class _WrittenParser(PgBarrier.Parser):
+    FUNCTION_PARSERS = {k: _marked(v) for k, v in PgBarrier.Parser.FUNCTION_PARSERS.items()}
+
+
+class PgWritten(PgBarrier):
+    """pgbarrier's dialect, function nodes keeping the names they were written with."""
+
+    ORIGINAL_NAME_META_KEY = WRITTEN
+    Parser = _WrittenParser
+
+
+#: sqlglot function classes (no written name: keyword forms) -> PostgreSQL's name
 PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
                  "CurrentSchema": "current_schema", "CurrentUser": "current_user",
                  "SessionUser": "session_user", "CurrentDatabase": "current_database",
@@ -40,7 +79,25 @@ PG_FUNC_NAMES = {"GroupConcat": "string_agg", "CurrentVersion": "version",
                  "JSONBExtractScalar": "?column?", "ArrayContainedBy": "?column?",
                  "ArrayOverlaps": "?column?", "JSONBContains": "?column?",
                  "JSONBContainsTopKey": "?column?", "JSONArrayAgg": "json_agg",
-                 "JSONObjectAgg": "json_object_agg", "JSONBObjectAgg": "jsonb_object_agg"}
+                 "JSONObjectAgg": "json_object_agg", "JSONBObjectAgg": "jsonb_object_agg",
+                 "CurrentDate": "current_date", "CurrentTime": "current_time",
+                 "CurrentTimestamp": "current_timestamp", "Localtime": "localtime",
+                 "Localtimestamp": "localtimestamp", "CurrentRole": "current_role",
+                 "CurrentCatalog": "current_catalog", "Greatest": "greatest",
+                 "Least": "least", "StrPosition": "position", "Extract": "extract",
+                 "Overlay": "overlay", "AtTimeZone": "timezone",
+                 "StructExtract": "?column?"}
+
+#: a cast's target type (sqlglot's name, lower case) -> PostgreSQL's internal type name
+PG_TYPE_NAMES = {"int": "int4", "integer": "int4", "bigint": "int8", "smallint": "int2",
+                 "tinyint": "int2", "decimal": "numeric", "bigdecimal": "numeric",
+                 "double": "float8", "float": "float4", "real": "float4",
+                 "boolean": "bool", "char": "bpchar", "nchar": "bpchar", "nvarchar": "varchar",
+                 "timestamptz": "timestamptz", "timestampltz": "timestamptz",
+                 "datetime": "timestamp", "timestampntz": "timestamp",
+                 "varbinary": "bytea", "binary": "bytea", "blob": "bytea", "bit": "bit",
+                 "varbit": "varbit", "serial": "int4", "bigserial": "int8",
+                 "smallserial": "int2", "money": "money", "timetz": "timetz"}
 
 
 def _called(node: exp.Expr) -> str:
@@ -65,60 +122,93 @@ def type_name(dtype: exp.Expr) -> str | None:
     return None
 
 
-def figure_colname(node: exp.Expr) -> str | None:
-    """PostgreSQL's FigureColname: the name an unaliased select-list item gets."""
+def written_name(node: exp.Expr) -> str | None:
+    """The name a function call was written with, as PostgreSQL names its column (lower
+    case unless it was quoted); None for a node that is not such a call."""
+    if isinstance(node, exp.Anonymous):
+        this = node.this
+        if isinstance(this, exp.Identifier):
+            return this.name if this.quoted else this.name.lower()
+        return node.name.lower()
+    if not isinstance(node, exp.Func):
+        return None
+    name = node.meta.get(WRITTEN)
+    if isinstance(name, str):
+        low = name.lower()
+        if low == "trim" and isinstance(node, exp.Trim):
+            where = str(node.args.get("position") or "").upper()
+            return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(where, "btrim")
+        return low
+    if isinstance(node, exp.Pow):
+        return _called(node) if "start" in node.meta else None
+    found = PG_FUNC_NAMES.get(type(node).__name__)
+    return found if found is not None else node.sql_name().lower()
+
+
+def _figure(node: exp.Expr) -> tuple[str | None, int]:
+    """(name, strength) as PostgreSQL's FigureColnameInternal: 2 a strong name (a column,
+    a function), 1 a cast's type name or ``case``, 0 none."""
     if isinstance(node, exp.Column):
         if node.this is None or isinstance(node.this, exp.Star):
-            return None
-        return folded(node.this)
+            return None, 0
+        return folded(node.this), 2
     if isinstance(node, exp.Dot):
         right = node.expression
         if isinstance(right, exp.Identifier):
-            return folded(right)
-        return figure_colname(right)
-    if isinstance(node, exp.Anonymous):
-        return node.name.lower()
-    if isinstance(node, exp.Cast):
-        inner = figure_colname(node.this)
-        if inner is not None:
-            return inner
-        name = type_name(node.args["to"])
-        if name is None:
-            return None
-        name = name[:-2] if name.endswith("[]") else name
-        return {"int4": "int4", "integer": "int4", "int": "int4", "bigint": "int8",
-                "smallint": "int2", "varchar": "varchar", "boolean": "bool",
-                "double": "float8", "float": "float4", "varbinary": "bytea"}.get(name, name)
+            return folded(right), 2
+        return _figure(right)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        name, strength = _figure(node.this)
+        if strength > 1:
+            return name, strength
+        found = type_name(node.args["to"])
+        if found is None:
+            return None, 0
+        found = found.rstrip("[]") if found.endswith("[]") else found
+        return PG_TYPE_NAMES.get(found, found), 1
     if isinstance(node, exp.Case):
         default = node.args.get("default")
-        strong = default is not None and not isinstance(default, (exp.Literal, exp.Null)) and \
-            not (isinstance(default, exp.Cast) and figure_colname(default.this) is None)
-        return (figure_colname(default) or "case") if strong else "case"
+        if default is not None:
+            name, strength = _figure(default)
+            if strength > 1:
+                return name, strength
+        return "case", 1
+    if isinstance(node, exp.Interval):
+        return "interval", 1  # interval '1 day': a cast of a literal
     if isinstance(node, exp.Exists):
-        return "exists"
+        return "exists", 2
     if isinstance(node, exp.Array):
-        return "array"
+        return "array", 2
+    if isinstance(node, exp.Struct) or (isinstance(node, exp.Anonymous) and
+                                         node.name.lower() == "row"):
+        return "row", 2
     if isinstance(node, exp.Subquery):
         query = node.this
         if isinstance(query, exp.Select) and query.expressions:
             first = query.expressions[0]
-            return first.alias_or_name if isinstance(first, exp.Alias) else figure_colname(first)
-        return None
-    if isinstance(node, exp.Paren):
-        return figure_colname(node.this)
-    if isinstance(node, exp.Window):
-        return figure_colname(node.this)
+            if isinstance(first, exp.Alias):
+                return first.alias_or_name, 2
+            return (figure_colname(first) or "?column?"), 2
+        return None, 0
+    if isinstance(node, (exp.Paren, exp.Window, exp.Filter, exp.WithinGroup)):
+        return _figure(node.this)
     if isinstance(node, exp.Bracket):  # a subscript is named by what it subscripts
-        return figure_colname(node.this)
-    if isinstance(node, exp.Pow):  # power(a, b) / pow(a, b) are calls (with a position)
-        return _called(node) if "start" in node.meta else None
-    if isinstance(node, exp.CurrentTimestamp):
-        # sqlglot reads now() and current_timestamp alike; only the call has a position
-        return "now" if "start" in node.meta else "current_timestamp"
-    if isinstance(node, exp.Func):
-        name = PG_FUNC_NAMES.get(type(node).__name__)
-        return name if name is not None else node.sql_name().lower()
-    return None
+        return _figure(node.this)
+    if isinstance(node, exp.Collate):
+        return _figure(node.this)
+    if isinstance(node, exp.Binary) and isinstance(node.meta.get(WRITTEN), str):
+        return node.meta[WRITTEN].lower(), 2  # mod(a, b): a call sqlglot reads as `%`
+    if isinstance(node, (exp.Func, exp.Anonymous)):
+        name = written_name(node)
+        if name is None or name == "?column?":
+            return None, 0
+        return name, 2
+    return None, 0
+
+
+def figure_colname(node: exp.Expr) -> str | None:
+    """PostgreSQL's FigureColname: the name an unaliased select-list item gets."""
+    return _figure(node)[0]
 
 
 def output_names(select: exp.Select) -> list[tuple[int, str]]:
@@ -146,7 +236,7 @@ def first_select(node: exp.Expr) -> exp.Select | None:
 def parse_single(sql: str) -> exp.Expr | None:
     """``sql`` parsed in pgbarrier's dialect when it is exactly one statement, else None."""
     try:
-        statements = sqlglot.parse(sql, read=PgBarrier)
+        statements = sqlglot.parse(sql, read=PgWritten)
     except (ParseError, TokenError):
         return None
     return statements[0] if len(statements) == 1 else None
