@@ -129,3 +129,86 @@ def test_cascade_notice_lists_what_it_dropped(duck):
         c.execute("DROP MATERIALIZED VIEW nb_mv CASCADE")
         assert notices == [("drop cascades to view nb_v", None)]
         c.execute("DROP TABLE nb")
+
+
+@pytest.mark.parametrize("form", ["BATCH REFRESH EVERY 30 SECONDS", ""])
+def test_pgbarrier_views_refuse_writes(duck, form):
+    kind = "batch" if form else "streaming"
+    with psycopg.connect(duck.dsn(), autocommit=True) as c:
+        c.execute(f"CREATE TABLE w_{kind} (a int)")
+        c.execute(f"INSERT INTO w_{kind} VALUES (1), (2)")
+        c.execute(f"CREATE MATERIALIZED VIEW wv_{kind} {form} AS SELECT a FROM w_{kind}")
+        try:
+            for stmt, message in (
+                    (f"INSERT INTO wv_{kind} VALUES (1)", f'cannot change materialized view "wv_{kind}"'),
+                    (f"UPDATE wv_{kind} SET a = 3", f'cannot change materialized view "wv_{kind}"'),
+                    (f"DELETE FROM public.wv_{kind}", f'cannot change materialized view "wv_{kind}"'),
+                    (f"WITH d AS (DELETE FROM wv_{kind} RETURNING a) SELECT * FROM d",
+                     f'cannot change materialized view "wv_{kind}"'),
+                    (f"TRUNCATE wv_{kind}", f'"wv_{kind}" is not a table')):
+                err = _error(c, stmt)
+                assert (err.sqlstate, err.diag.message_primary) == ("42809", message), stmt
+            with pytest.raises(psycopg.Error) as info:
+                with c.cursor().copy(f"COPY wv_{kind} FROM STDIN") as copy:
+                    copy.write_row((5,))
+            assert info.value.sqlstate == "42809"
+            assert c.execute(f"SELECT count(*) FROM wv_{kind}").fetchone() == (2,)
+            # reading it into another table is no write of it
+            c.execute(f"INSERT INTO w_{kind} SELECT a FROM wv_{kind}")
+        finally:
+            c.execute(f"DROP MATERIALIZED VIEW wv_{kind}")
+            c.execute(f"DROP TABLE w_{kind}")
+
+
+def test_an_index_on_a_batch_view_survives_its_refreshes(duck):
+    with psycopg.connect(duck.dsn(), autocommit=True) as c:
+        c.execute("CREATE TABLE ix (a int)")
+        c.execute("CREATE MATERIALIZED VIEW ixv BATCH REFRESH EVERY 30 SECONDS AS SELECT a FROM ix")
+        c.execute("CREATE INDEX ixv_a ON ixv (a)")
+        c.execute("INSERT INTO ix VALUES (1), (2)")
+        c.execute("REFRESH MATERIALIZED VIEW ixv")
+        assert c.execute("SELECT count(*) FROM ixv").fetchone() == (2,)
+        assert c.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'ixv'"
+                         ).fetchall() == [("ixv_a",)]
+        c.execute("DROP MATERIALIZED VIEW ixv")
+        c.execute("DROP TABLE ix")
+
+
+def test_alter_table_on_pgbarrier_views_is_refused(duck):
+    with psycopg.connect(duck.dsn(), autocommit=True) as c:
+        c.execute("CREATE TABLE al (a int)")
+        c.execute("CREATE MATERIALIZED VIEW alv BATCH REFRESH EVERY 30 SECONDS AS SELECT a FROM al")
+        try:
+            err = _error(c, "ALTER TABLE alv ADD COLUMN b int")
+            assert err.sqlstate == "42809"
+            assert err.diag.message_detail == "This operation is not supported for materialized views."
+            assert _error(c, "ALTER TABLE alv RENAME TO alw").sqlstate == "0A000"
+            # a batch view reading a column refuses its rename: its query is the job's
+            assert _error(c, "ALTER TABLE al RENAME COLUMN a TO b").sqlstate == "0A000"
+            err = _error(c, "ALTER TABLE al DROP COLUMN a")
+            assert err.sqlstate == "2BP01"
+            assert err.diag.message_detail == "materialized view alv depends on column a of table al"
+        finally:
+            c.execute("DROP MATERIALIZED VIEW alv")
+            c.execute("DROP TABLE al")
+
+
+def test_unconstrained_numeric_keeps_its_digits(duck):
+    with psycopg.connect(duck.dsn(), autocommit=True) as c:
+        c.execute("CREATE TABLE num (n numeric)")
+        try:
+            c.execute("INSERT INTO num VALUES (1.23456), (-0.0375), (12345678901234567890.5), (0)")
+            assert [str(r[0]) for r in c.execute("SELECT n FROM num ORDER BY n")] == \
+                ["-0.0375", "0", "1.23456", "12345678901234567890.5"]
+            assert c.execute("SELECT sum(n) FROM num").fetchone()[0] == \
+                __import__("decimal").Decimal("12345678901234567891.69706")
+            cur = c.execute("SELECT n FROM num")
+            assert (cur.description[0].type_code, cur.description[0].internal_size) == (1700, None)
+            assert c.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                             "WHERE attrelid = 'num'::regclass AND attname = 'n'"
+                             ).fetchone() == ("numeric",)
+            assert [str(v) for v in c.execute(
+                "SELECT 1.50::numeric, 1.5::numeric * 2, '2.50'::numeric").fetchone()] == \
+                ["1.50", "3.0", "2.50"]
+        finally:
+            c.execute("DROP TABLE num")

@@ -129,6 +129,9 @@ import duckdb
 
 from pgbarrier import __version__
 from pgbarrier.backends import duckdb_ddl
+from pgbarrier.backends.duckdb_numeric import natural_converter
+from pgbarrier.backends.duckdb_views import WRITES as VIEW_WRITES, ViewNames
+from pgbarrier.backends.duckdb_views import refused as refused_write
 from pgbarrier.backends.base import (
     Backend,
     BackendSession,
@@ -240,6 +243,10 @@ def postgres_to_duckdb(sql: str, column_types: ColumnTypes | None = None) -> str
     return _translate(sql, column_types)
 
 
+def _chain(first: Callable[[Any], Any], then: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda rows: then(first(rows))
+
+
 def _duck_param(v: Any) -> Any:
     """A decoded Bind value as DuckDB's Python API takes it."""
     if isinstance(v, pgt.Interval):
@@ -254,14 +261,24 @@ class DuckDBSession(BackendSession):
     copies_locally = True
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> CopyIn:
-        """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`)."""
+        """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`); a
+        materialized view of pgbarrier's refuses it (42809)."""
+        views = self._views
+        if views is not None and views.mentioned(table):
+            found = self.resolve(table.replace('"', ""))
+            if found is not None and views.is_view(
+                    "main" if found[0] == "public" else found[0], found[1]):
+                raise refused_write(found[1], "copy")
         table = self.catalog.relation_name(table)
         cur = self._cursor
         return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
-                 database: str = "", user: str = "", signals: Signals | None = None) -> None:
+                 database: str = "", user: str = "", signals: Signals | None = None,
+                 views: ViewNames | None = None) -> None:
         super().__init__()
+        #: pgbarrier's materialized views of the database (duckdb_views): no writes
+        self._views = views
         #: pg_stat_activity and pgb_signal (duckdb_signals); None: no sessions to see
         self._signals = signals
         #: the database's connection, whose cursor the session opens when it needs one
@@ -493,6 +510,14 @@ class DuckDBSession(BackendSession):
             return (schema, rel) if schema in found else None
         return next(((s, rel) for s in self.search_path() if s in found), None)
 
+    def _relation_schema(self, rel: str, schema: str | None) -> str | None:
+        """The DuckDB schema holding relation ``rel`` as the session finds it (in
+        ``schema`` when the client qualified it), None when there is none."""
+        found = self.resolve(rel if schema is None else f"{schema}.{rel}")
+        if found is None:
+            return None
+        return "main" if found[0] == "public" else found[0]
+
     def relation_name(self, name: str) -> str | None:
         """pgbarrier's name (:mod:`pgbarrier.sql.relnames`) of the relation ``name`` means
         in this session, or None when there is none."""
@@ -591,6 +616,11 @@ class DuckDBSession(BackendSession):
                 self.execute(f"SELECT * FROM {name} LIMIT 0")  # 42P01 for a missing one
             return command("LOCK TABLE")
         client = self.client
+        views = self._views
+        if views is not None and words and words[0] in VIEW_WRITES:
+            refusal = views.refusal(sql, words[0], self._relation_schema)
+            if refusal is not None:  # pgbarrier's materialized views are the barrier's
+                raise refusal
         client.tx_queried = True
         if words and words[0] in _FORGETS_PLANS:
             self._plans.forget(self._raw_cursor)  # a setting may change: plans made before go
@@ -629,6 +659,10 @@ class DuckDBSession(BackendSession):
                 convert = None
                 if plan is not None:
                     columns, convert = plan.columns(columns), plan.rows(duck)
+                natural = natural_converter([d[1] for d in cur.description], columns,
+                                            plan.computed if plan is not None else frozenset())
+                if natural is not None:  # unconstrained numerics (duckdb_numeric)
+                    convert = natural if convert is None else _chain(convert, natural)
                 tag = words[0] if words[0] in _DML else "SELECT"
                 intervals = interval_indexes(cur.description)
                 if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
@@ -738,6 +772,7 @@ class DuckDBSession(BackendSession):
             refusal = refused(sql, words, lambda: command_tag(words, sql), self._is_temp)
             if refusal is not None:
                 raise refusal
+        self._guard.check(sql, words[0])  # duckdb_config: pgbarrier's own schemas stay
         plan = self.ddl_plan(sql)
         if plan is None:
             return None
@@ -1260,6 +1295,8 @@ class DuckDBBackend(Backend):
         self._lock = threading.Lock()
         #: per database: held while a marker row is written and its transaction commits
         self._marker_locks: dict[str, threading.Lock] = {}
+        #: per database: pgbarrier's views as DuckDB relations (duckdb_views)
+        self._views: dict[str, ViewNames] = {}
         #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
         self.signals = Signals()
         if data_dir != ":memory:":
@@ -1283,6 +1320,13 @@ class DuckDBBackend(Backend):
                 except duckdb.Error:
                     conn.close()
                     raise
+                views = ViewNames()
+                try:
+                    views.load(conn, MARKER_SCHEMA)
+                except duckdb.Error:
+                    conn.close()
+                    raise
+                self._views[name] = views
                 self._dbs[name] = conn
                 self._marker_locks[name] = threading.Lock()
                 catalog.set_system_views(self._system_views)
@@ -1325,6 +1369,7 @@ class DuckDBBackend(Backend):
             conn = self._dbs.pop(name, None)
             self._catalogs.pop(name, None)
             self._marker_locks.pop(name, None)
+            self._views.pop(name, None)
             self._publish_databases()
         if conn is not None:
             conn.close()
@@ -1341,6 +1386,7 @@ class DuckDBBackend(Backend):
                 catalog.set_system_views(self._system_views)
                 self._dbs[new], self._catalogs[new] = conn, catalog
                 self._marker_locks[new] = self._marker_locks.pop(old)
+                self._views[new] = self._views.pop(old)
                 self._publish_databases()
             return
         source, target = self._path(old), self._path(new)
@@ -1358,11 +1404,11 @@ class DuckDBBackend(Backend):
                 startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user,
-                             self.signals)
+                             self.signals, self._views.get(database))
 
     @staticmethod
     def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None,
-              definition: str | None = None) -> None:
+              definition: str | None = None) -> tuple[str, str]:
         """Record (or with ``kind=None`` forget) that ``name`` is a materialized view, in
         the caller's transaction, so ``pg_class.relkind`` says ``'m'`` exactly while it is
         (the marker table exists since the database was opened), with where DuckDB has it
@@ -1375,13 +1421,17 @@ class DuckDBBackend(Backend):
             cur.execute(f"INSERT INTO {MARKER_SCHEMA}.materialized_views "
                         "(name, kind, definition, schema_name, relname) "
                         "VALUES ($1, $2, $3, $4, $5)", [name, kind, definition, schema, rel])
+        return schema, rel
 
     def _marked(self, database: str, cur: duckdb.DuckDBPyConnection, name: str,
                 kind: str | None, definition: str | None = None) -> None:
         """Write the marker row and COMMIT, serialised with the other marker writes."""
         with self._marker_locks.get(database) or threading.Lock():
-            self._mark(cur, name, kind, definition)
+            schema, rel = self._mark(cur, name, kind, definition)
             cur.execute("COMMIT")
+            views = self._views.get(database)
+            if views is not None:
+                (views.add if kind is not None else views.remove)(schema, rel)
 
     def _transaction(self, database: str, body: Any, cancel: RefreshCancel | None = None
                      ) -> Any:
@@ -1529,8 +1579,16 @@ class DuckDBBackend(Backend):
         query = _with_main(database, postgres_to_duckdb(query))  # duckdb_dialect, public
 
         def body(cur: duckdb.DuckDBPyConnection) -> int:
-            target = _duck_name(*_where(cur, name))
+            where = _where(cur, name)
+            target = _duck_name(*where)
+            # indexes a client made on the view (PostgreSQL allows them): built again
+            indexes = [r[0] for r in cur.execute(
+                "SELECT sql FROM duckdb_indexes() WHERE database_name = current_database() "
+                "AND schema_name = $1 AND table_name = $2 AND sql IS NOT NULL",
+                list(where)).fetchall()] if replace else []
             cur.execute(f"{verb} {target} AS {self._aliased(columns, query)}")
+            for index in indexes:
+                cur.execute(index)
             (count,) = cur.execute(f"SELECT count(*) FROM {target}").fetchone()
             if cancel is not None:
                 cancel.check()  # an interrupt that missed the query still rolls it back

@@ -86,6 +86,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier.backends.duckdb_ddl import lengths
+from pgbarrier.backends.duckdb_numeric import STORAGE as NUMERIC_STORAGE, literal_type
 from pgbarrier.errors import FeatureNotSupported, PgError
 
 __all__ = ["CACHE_SIZE", "translate", "translate_cached", "may_differ"]
@@ -96,7 +97,7 @@ CACHE_SIZE = 2048
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
 _GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x", "?")
-_GATE_WORDS = ("char", "bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
+_GATE_WORDS = ("char", "numeric", "decimal", "bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
                "json_agg", "json_object_agg", "json_typeof")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
@@ -301,6 +302,12 @@ def _result_column(node: exp.Expr) -> bool:
 
 
 def _rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and \
+            not node.expressions:  # PostgreSQL's unconstrained numeric (duckdb_numeric)
+        cast = node.parent
+        exact = literal_type(cast.this) if isinstance(cast, exp.Cast) and \
+            node.arg_key == "to" else None
+        return exp.DataType.build(exact or NUMERIC_STORAGE, dialect="duckdb")
     if isinstance(node, exp.Cast) and isinstance(node.args.get("to"), exp.DataType) and \
             node.args["to"].this in _LENGTHS:
         cut = lengths.cast(node, _result_column(node))

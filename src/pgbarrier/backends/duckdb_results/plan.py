@@ -115,6 +115,11 @@ class ResultPlan:
             delta += new - old
         return offset - delta + 1
 
+    @property
+    def computed(self) -> frozenset[int]:
+        """Indexes of the columns whose values the plan computes (PostgreSQL's already)."""
+        return frozenset(i for i, o in enumerate(self.outputs) if o.evaluate is not None)
+
     def columns(self, columns: list[Column]) -> list[Column]:
         """``columns`` (DuckDB's result, its own width) with PostgreSQL's types."""
         if len(columns) != len(self.outputs):

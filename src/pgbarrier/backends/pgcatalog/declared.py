@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from pgbarrier.sql.colnames import parse_single
+from pgbarrier.backends.duckdb_numeric import STORAGE as NUMERIC_STORAGE
 
 __all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "DECLARED_STORAGE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
            "ConstraintName", "Forget", "ForgetSchema", "IdentityColumn", "Rename",
@@ -62,7 +63,8 @@ __all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "DECLARED_STORAGE", "
 DECLARED_STORAGE: dict[int, tuple[str, ...]] = {
     1043: ("VARCHAR",), 1042: ("VARCHAR",), 1015: ("VARCHAR[]",), 1014: ("VARCHAR[]",),
     3802: ("JSON",), 3807: ("JSON[]",), 1184: ("TIMESTAMP WITH TIME ZONE",), 1083: ("TIME",),
-    1114: ("TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS")}
+    1114: ("TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"), 1700: (NUMERIC_STORAGE,),
+    1231: (NUMERIC_STORAGE + "[]",)}
 
 
 def declared_storage_sql(oid: str, data_type: str) -> str:
@@ -80,7 +82,7 @@ IDENTITY_COLUMNS_TABLE = "identity_columns"
 _VARCHAR = (exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR)
 _CHAR = (exp.DataType.Type.CHAR, exp.DataType.Type.NCHAR, exp.DataType.Type.BPCHAR)
 #: base OID -> array OID
-_ARRAY = {1043: 1015, 1042: 1014, 3802: 3807}
+_ARRAY = {1043: 1015, 1042: 1014, 3802: 3807, 1700: 1231}
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,8 @@ def pg_declared(kind: exp.DataType) -> tuple[int, int] | None:
         return declared_type(kind)
     if kind.this == exp.DataType.Type.JSONB:
         return 3802, -1
+    if kind.this == exp.DataType.Type.DECIMAL and not kind.expressions:
+        return 1700, -1  # stored as DECIMAL(38,10): pgbarrier.backends.duckdb_numeric
     if kind.this in _PRECISION and kind.this != _T.TIMETZ:
         return declared_type(kind)  # DuckDB keeps no precision (timestamp(1) is _MS)
     return None
@@ -273,7 +277,7 @@ def _constraint_names(schema: str, table: str, defs: list[exp.Expr]) -> list[Cha
 def _may_declare(sql: str) -> bool:
     low = sql.lower()
     return ("char" in low or "jsonb" in low or "time" in low or "constraint" in low
-            or "identity" in low)
+            or "identity" in low or "numeric" in low or "decimal" in low)
 
 
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
