@@ -183,11 +183,11 @@ def test_refresh_runs_succeeded_and_failed_are_counted_and_jobs_by_status(metric
         conn.execute("CREATE MATERIALIZED VIEW m_ok BATCH REFRESH EVERY 1 HOUR AS "
                      "SELECT count(*) AS n FROM m_src")
         conn.execute("CREATE MATERIALIZED VIEW m_bad BATCH REFRESH EVERY 1 HOUR AS "
-                     "SELECT a FROM m_doomed")
+                     "SELECT 1 / a AS a FROM m_doomed")
         created = metrics.scrape()
         conn.execute("REFRESH MATERIALIZED VIEW m_ok")
         refreshed = metrics.scrape()
-        conn.execute("DROP TABLE m_doomed")
+        conn.execute("INSERT INTO m_doomed VALUES (0)")  # the next refresh divides by zero
         with pytest.raises(psycopg.Error):
             conn.execute("REFRESH MATERIALIZED VIEW m_bad")
         failed = metrics.scrape()

@@ -13,6 +13,7 @@ runs in one transaction. Modules:
 * :mod:`.depends` — what depends on what (views' stored SQL, foreign keys, defaults);
 * :mod:`.drop` — ``DROP TABLE | VIEW | INDEX | SEQUENCE | SCHEMA``;
 * :mod:`.alter` — ``ALTER TABLE`` as migration tools emit it;
+* :mod:`.index` — ``ALTER INDEX``;
 * :mod:`.rebuild` — building a table again where DuckDB cannot alter it in place;
 * :mod:`.lengths` — ``varchar(n)`` / ``char(n)`` enforced as PostgreSQL does.
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from pgbarrier.backends.duckdb_ddl.alter import Translate, plan_alter
 from pgbarrier.backends.duckdb_ddl.drop import Plan, plan_drop
+from pgbarrier.backends.duckdb_ddl.index import plan_alter_index
 from pgbarrier.backends.duckdb_ddl.objects import snapshot
 
 __all__ = ["Plan", "plan", "decides", "snapshot"]
@@ -39,7 +41,7 @@ def decides(words: tuple[str, ...]) -> bool:
     if len(words) < 2:
         return False
     return (words[0] == "DROP" and words[1] in _DROPPED) or \
-        (words[0] == "ALTER" and words[1] == "TABLE")
+        (words[0] == "ALTER" and words[1] in ("TABLE", "INDEX"))
 
 
 def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
@@ -51,6 +53,8 @@ def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
     to DuckDB's; ``user``: the session's); None: DuckDB runs it as written."""
     if words[0] == "DROP":
         return plan_drop(sql, snapshot(cur, named_cons), path)
+    if words[:2] == ("ALTER", "INDEX"):
+        return plan_alter_index(sql, snapshot(cur, named_cons), path)
     if words[:2] == ("ALTER", "TABLE"):
         return plan_alter(sql, snapshot(cur, named_cons), path, translate or (lambda s: s),
                           user)

@@ -123,6 +123,8 @@ class _Work:
     drop_fks: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     views_to_drop: list[Rel] = field(default_factory=list)
     new_name: str | None = None
+    #: other tables built again with changed definitions (foreign keys following a rename)
+    others: dict[tuple[str, str], TableDef] = field(default_factory=dict)
 
     @property
     def table(self) -> str:
@@ -379,7 +381,7 @@ def _add_column(work: _Work, coldef: exp.ColumnDef) -> None:
     if not_null and default is None:  # every row would get a NULL
         work.before.append(f"SELECT {_null_error(work.rel, name)} FROM {work.table} LIMIT 1")
     # DuckDB cannot fill a NOT NULL column from a sequence in place inside a transaction
-    in_place = check is None and not constraints and not serial
+    in_place = check is None and not constraints and not serial and not work.indexed
     if in_place:
         text = f"ALTER TABLE {work.table} ADD COLUMN {quote_ident(name)} {col.type}"
         if default is not None:
@@ -592,15 +594,11 @@ def _rename_column(work: _Work, old: str, new: str, if_exists: bool) -> None:
     td.checks = [(_rename_in_expr(e, old, new), _renamed(cols, low, new))
                  for e, cols in td.checks]
     td.fks = [replace(fk, columns=_renamed(fk.columns, low, new)) for fk in td.fks]
-    referenced_elsewhere = any(
-        c.kind == "f" and (c.ref_table or "").lower() == work.rel.name.lower()
-        and low in {x.lower() for x in c.ref_columns}
-        for t in work.snap.tables() if t.key != work.rel.key for c in t.constraints)
-    if referenced_elsewhere:
-        raise FeatureNotSupported(
-            f'renaming column "{old}" of table "{work.shown}", which a foreign key of another '
-            "table references, is not supported on the DuckDB backend",
-            hint="Drop the foreign key, rename the column, and add the foreign key again.")
+    for t in _referencing(work):  # their foreign keys follow the new column name
+        td_t = work.others.setdefault(t.key, table_def(t))
+        td_t.fks = [replace(fk, ref_columns=_renamed(fk.ref_columns, low, new))
+                    if fk.ref_table.lower() == work.rel.name.lower() else fk
+                    for fk in td_t.fks]
     if work.indexed:
         work.rebuild()
     else:
@@ -642,18 +640,22 @@ def _rename_table(work: _Work, new: str) -> None:
                 f"INSERT INTO {MARKER_SCHEMA}.{CONSTRAINT_NAMES_TABLE} VALUES "
                 f"({_lit(work.rel.schema)}, {_lit(work.rel.name)}, {_lit(con.kind)}, {cols}, "
                 f"{_lit(con.name)})")
-    referenced = any(c.kind == "f" and (c.ref_table or "").lower() == work.rel.name.lower()
-                     for t in work.snap.tables() if t.key != work.rel.key
-                     for c in t.constraints)
-    if referenced:
-        raise FeatureNotSupported(
-            f'renaming table "{work.shown}", which a foreign key of another table references, '
-            "is not supported on the DuckDB backend",
-            hint="Drop the foreign key, rename the table, and add the foreign key again.")
-    if work.snap.indexes_of(work.rel):
+    referencing = _referencing(work)
+    for t in referencing:  # their foreign keys follow the new name (built again)
+        td = work.others.setdefault(t.key, table_def(t))
+        td.fks = [replace(fk, ref_table=new) if fk.ref_table.lower() == work.rel.name.lower()
+                  else fk for fk in td.fks]
+    if work.snap.indexes_of(work.rel) or referencing:
         work.rebuild()
     else:
         work.step(f"ALTER TABLE {work.table} RENAME TO {quote_ident(new)}")
+
+
+def _referencing(work: _Work) -> list[Rel]:
+    """The other tables with a foreign key to this one."""
+    return [t for t in work.snap.tables() if t.key != work.rel.key and t.schema == work.rel.schema
+            and any(c.kind == "f" and (c.ref_table or "").lower() == work.rel.name.lower()
+                    for c in t.constraints)]
 
 
 def _follow(work: _Work, table: str | None = None,
@@ -908,7 +910,8 @@ def _rebuild(work: _Work) -> list[str]:
         text = _index_after(index.sql, work)
         if text is not None:
             indexes.append(text)
-    return rebuild_statements(work.snap, {rel.key: td}, {rel.key: fill}, {rel.key: indexes})
+    return rebuild_statements(work.snap, {**work.others, rel.key: td}, {rel.key: fill},
+                              {rel.key: indexes})
 
 
 def _index_after(sql: str, work: _Work) -> str | None:

@@ -190,15 +190,19 @@ def rebuild_statements(snap: Snapshot, new: dict[tuple[str, str], TableDef],
 
 
 def _creation_order(defs: dict[tuple[str, str], TableDef]) -> list[tuple[str, str]]:
-    """Referenced tables before the tables whose foreign keys name them."""
+    """Referenced tables before the tables whose foreign keys name them (by the names
+    they will have)."""
     order: list[tuple[str, str]] = []
     pending = list(defs)
+
+    def named(key: tuple[str, str]) -> tuple[str, str]:
+        return defs[key].schema, defs[key].name.lower()
+
     while pending:
         for key in pending:
             td = defs[key]
-            needs = {(td.schema, fk.ref_table.lower()) for fk in td.fks} - \
-                {(key[0], key[1].lower())}
-            if not any((k[0], k[1].lower()) in needs for k in pending if k != key):
+            needs = {(td.schema, fk.ref_table.lower()) for fk in td.fks} - {named(key)}
+            if not any(named(k) in needs for k in pending if k != key):
                 order.append(key)
                 pending.remove(key)
                 break
