@@ -340,7 +340,8 @@ class Connection(asyncio.Protocol):
             if isinstance(err, AdminShutdown):
                 self.told = True
             out = b"" if session is None or self.cancelled else session.out.take()
-            self._write(out + m.error_response(err))
+            self._write(out + (m.error_response(err) if session is None
+                               else session.error_message(err)))
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -721,14 +722,14 @@ class Connection(asyncio.Protocol):
                 return out.take(), False, True
             if code in _GATED:
                 gate(self)
-            msg = m.decode_message(frame[:1], frame[5:])
+            msg = m.decode_message(frame[:1], frame[5:], session.encoding.codec)
             try:
                 session.handle(msg)
             except Fatal:
                 raise
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
-                out.add(m.error_response(as_pg_error(exc)))
+                out.add(session.error_message(as_pg_error(exc)))
             if i < last and out.chunks and (code in _WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
                 assert spill is not None
                 spill(out.take())
