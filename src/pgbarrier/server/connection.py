@@ -339,9 +339,10 @@ class Connection(asyncio.Protocol):
         except PgError as err:
             if isinstance(err, AdminShutdown):
                 self.told = True
-            out = b"" if session is None or self.cancelled else session.out.take()
-            self._write(out + (m.error_response(err) if session is None
-                               else session.error_message(err)))
+            said = session or self.session  # one whose start failed may have said more
+            out = b"" if said is None or self.cancelled else said.out.take()
+            self._write(out + (m.error_response(err) if said is None
+                               else said.error_message(err)))
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -253,8 +253,12 @@ class Session:
             for_backend = settings.for_backend(startup)
             backend = self.control.connect_backend(database, user, password, for_backend)
             backend.process_id = self.process_id
-            backend.apply_startup(for_backend)
-            settings.apply_startup(info, startup)
+            try:
+                backend.apply_startup(for_backend)
+                settings.apply_startup(info, startup)
+            except PgError:  # PostgreSQL finds a bad setting after authentication
+                self.out.add(m.authentication_ok())
+                raise
         except BaseException:
             if "backend" in locals():
                 backend.close()
@@ -824,12 +828,26 @@ class Session:
             values = msg.params
             codec = self.encoding.codec
             if codec is not None:  # each value as its type reads it (pgproto.transcode)
-                values = tuple(transcode.param_to_utf8(raw, fmt, oid, codec)
-                               for raw, fmt, (oid, _) in zip(values, formats, typed))
+                values = self._params_to_utf8(msg, formats, typed, codec)
             params = [pgt.decode_param(raw, oid, fmt, strict=given)
                       for raw, fmt, (oid, given) in zip(values, formats, typed)]
         self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
         self.out.add(m.bind_complete())
+
+    @staticmethod
+    def _params_to_utf8(msg: m.Bind, formats: tuple[int, ...], typed: list[tuple[int, bool]],
+                        codec: encodings.Codec) -> tuple[bytes | None, ...]:
+        """Bind values converted from the client encoding; an error names its parameter as
+        PostgreSQL's CONTEXT does."""
+        out = []
+        for i, (raw, fmt, (oid, _)) in enumerate(zip(msg.params, formats, typed)):
+            try:
+                out.append(transcode.param_to_utf8(raw, fmt, oid, codec))
+            except PgError as err:
+                where = f'portal "{msg.portal}"' if msg.portal else "unnamed portal"
+                err.fields["W"] = f"{where} parameter ${i + 1}"
+                raise
+        return tuple(out)
 
     def _param_count(self, stmt: PreparedStatement, supplied: int) -> int:
         """How many parameters ``stmt`` takes: the client's OIDs when they match what it
