@@ -4,8 +4,15 @@ Clients send ``SET application_name``, ``extra_float_digits``, ``DateStyle``... 
 connect and expect ``SHOW`` to answer. DuckDB rejects them, so pgbarrier keeps
 them here. Rules this module keeps:
 
-* Only values pgbarrier really honours are accepted: UTF8, hex bytea, standard strings
-  on; anything else is 22023 with a DETAIL saying why. ``DateStyle`` (every style and
+* Only values pgbarrier really honours are accepted: hex bytea, standard strings on;
+  anything else is 22023 with a DETAIL saying why. ``client_encoding`` takes PostgreSQL's
+  names (a bare word folded to lower case, ``UNICODE`` kept as written, as PostgreSQL keeps
+  it) and is shown by its canonical name; the wire converts to and from it
+  (:attr:`ClientSettings.encoding`, changed in place by SET, RESET, ``set_config``). A name
+  PostgreSQL does not know is 22023; an encoding pgbarrier cannot convert
+  (:mod:`pgbarrier.pgproto.encodings`) is PostgreSQL's 0A000 ``invalid value for parameter
+  "client_encoding": "SJIS"`` with DETAIL ``Conversion between SJIS and UTF8 is not
+  supported.``. ``DateStyle`` (every style and
   order, PostgreSQL's rules: :func:`pgbarrier.pgproto.datestyle.parse_datestyle`) and
   ``IntervalStyle`` (all four) are PostgreSQL's, and text results print in them
   (:meth:`ClientSettings.styles`); DuckDB itself reads date literals in its own ISO-first
@@ -17,12 +24,12 @@ them here. Rules this module keeps:
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
 * Start-up settings (a start-up parameter or ``options``' ``-c name=value``) are taken by
   :meth:`ClientSettings.apply_startup` exactly as ``SET`` takes them, so a value
-  pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped:
-  ``client_encoding`` other than UTF8 (or SQL_ASCII, which converts nothing, as in
-  PostgreSQL) is ``invalid value for parameter "client_encoding": "LATIN1"`` (DETAIL
-  ``pgbarrier speaks UTF8 only.``). Names
-  DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
-  ``--`` are 0A000.
+  pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped (a
+  ``client_encoding`` pgbarrier cannot convert: PostgreSQL's FATAL 0A000 ``conversion
+  between SJIS and UTF8 is not supported``). Names DuckDB sessions do not keep are ignored,
+  and ``options`` switches other than ``-c`` / ``--`` are 0A000. The start-up values are
+  what ``RESET``, ``RESET ALL`` (``DISCARD ALL``) and ``SET ... TO DEFAULT`` go back to, as
+  in PostgreSQL (pgbarrier's own settings excepted: :mod:`pgbarrier.session.settings`).
 * Transaction modes: ``BEGIN``/``START TRANSACTION`` modes (:meth:`ClientSettings.begin`),
   ``SET TRANSACTION ...``, ``SET SESSION CHARACTERISTICS AS TRANSACTION ...`` and the
   settings ``transaction_isolation`` / ``transaction_read_only`` /

@@ -73,6 +73,16 @@ writes them. Rules this module keeps:
   STDIN every message goes to it until CopyDone or CopyFail (or an error); the statement
   is recognised by its first word and ``STDIN``/``STDOUT``/``PROGRAM`` in its text (no
   parse on the fast path); a COPY of a file is the backend's statement.
+* Client encoding: where the backend leaves it to pgbarrier (DuckDB:
+  ``BackendSession.client_encoding``), the session holds its
+  :class:`~pgbarrier.pgproto.encodings.ClientEncoding`, which
+  the backend's settings change in place; while its codec is None (UTF8, the default)
+  nothing is converted and nothing per value is added. Otherwise text is converted where
+  PostgreSQL converts it (:mod:`pgbarrier.pgproto.transcode`): the connection decodes each
+  message in it, Bind values are converted before they are read, and errors, notices,
+  RowDescription, ParameterStatus, result values and COPY data are written in it. An
+  encoding changed where no SET reports it (``set_config``) is reported at the statement's
+  end. An upstream PostgreSQL converts for itself: relayed sessions convert nothing.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
@@ -284,9 +294,13 @@ class Session:
         reported.update(backend.reported_parameters())
         self.reported = reported
         codec = self.encoding.codec
-        for name, value in reported.items():
-            self.out.add(m.parameter_status(name, value) if codec is None
-                         else transcode.parameter_status(name, value, codec))
+        try:
+            for name, value in reported.items():
+                self.out.add(m.parameter_status(name, value) if codec is None
+                             else transcode.parameter_status(name, value, codec))
+        except PgError:  # a value the client encoding cannot hold (a user name): FATAL
+            self.close()
+            raise
         self.out.add(m.backend_key_data(self.process_id, self.secret_key))
         self.out.add(m.ready_for_query(self.tx.value))
 
