@@ -261,3 +261,23 @@ def test_duckdb_refuses_an_encoding_it_cannot_convert_with_postgresqls_fatal(duc
     if encoding == "MULE_INTERNAL":
         direct = duck.direct.psql("-c", "SELECT 1", env={"PGCLIENTENCODING": encoding})
         assert f"FATAL:  {message}".encode() in direct.stderr
+
+
+def test_duckdb_reset_goes_back_to_the_start_up_values_as_postgresql(duck):
+    env = {"PGTZ": "Asia/Tokyo", "PGAPPNAME": "first", "PGCLIENTENCODING": "LATIN1",
+           "PGOPTIONS": "-c search_path=pg_catalog,public -c extra_float_digits=2"}
+    args = []
+    for sql in ("SET TimeZone = 'UTC'", "SET application_name = 'second'",
+                "SET search_path = public", "SET client_encoding = 'WIN1252'",
+                "RESET TimeZone", "SHOW TimeZone", "SET TimeZone = DEFAULT", "SHOW TimeZone",
+                "RESET client_encoding", "SHOW client_encoding",
+                "SET client_encoding = 'WIN1252'", "SET TimeZone = 'UTC'", "RESET ALL",
+                "SHOW TimeZone", "SHOW application_name", "SHOW search_path",
+                "SHOW extra_float_digits", "SHOW client_encoding",
+                "SELECT '2026-01-01 00:00:00+00'::timestamptz", "SET application_name = 'x'",
+                "DISCARD ALL", "SHOW application_name"):
+        args += ["-c", sql]
+    through = duck.via.psql(*args, env=env)
+    assert through.returncode == 0, through.stderr.decode()
+    assert through.stdout == duck.direct.psql(*args, env=env).stdout
+    assert b"RESET\nAsia/Tokyo\nfirst\npg_catalog,public\n2\nLATIN1\n" in through.stdout
