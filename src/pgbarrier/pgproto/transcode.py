@@ -13,8 +13,9 @@ no codec then and calls none of this. Rules it keeps (PostgreSQL 15's):
   are bytes, never converted.
 * Out: ErrorResponse and NoticeResponse fields, RowDescription column names and
   ParameterStatus values (:func:`cstring`); CommandComplete is ASCII and goes as it is.
-  Result values (:func:`result_encoder`): every one in text format, in binary format the
-  same text types as above (``pq_sendtext``). An error whose text the client encoding
+  Result values (:func:`result_encoder`): every one in text format (those of types whose
+  text is always ASCII, numbers, dates and times, uuid, bytea's hex, need nothing), in
+  binary format the same text types as above (``pq_sendtext``). An error whose text the client encoding
   cannot hold is replaced by the 22P05 that says so (:func:`error_response`; PostgreSQL
   does the same); a notice, a column name or a value that cannot be converted fails its
   statement with that 22P05.
@@ -39,6 +40,11 @@ from pgbarrier.pgproto.encodings import Codec
 _TEXT_TYPES = frozenset({pgt.TEXT, pgt.VARCHAR, pgt.BPCHAR, pgt.NAME, pgt.UNKNOWN, pgt.JSON})
 #: arrays of those, and of jsonb
 _TEXT_ARRAYS = frozenset(a for e, a in pgt.ARRAY_OF.items() if e in _TEXT_TYPES or e == pgt.JSONB)
+#: types whose text form is ASCII whatever the value (and DateStyle): nothing to convert
+_ASCII_TEXT = frozenset({pgt.BOOL, pgt.INT2, pgt.INT4, pgt.INT8, pgt.OID, pgt.FLOAT4,
+                         pgt.FLOAT8, pgt.NUMERIC, pgt.DATE, pgt.TIME, pgt.TIMETZ, pgt.TIMESTAMP,
+                         pgt.TIMESTAMPTZ, pgt.INTERVAL, pgt.UUID, pgt.BYTEA})
+_ASCII_TEXT = _ASCII_TEXT | frozenset(pgt.ARRAY_OF[e] for e in _ASCII_TEXT if e in pgt.ARRAY_OF)
 _ARRAY_HEAD = struct.Struct("!iiI")
 _I32 = struct.Struct("!i")
 
@@ -156,6 +162,8 @@ def converts_binary(oid: int) -> bool:
 def result_encoder(encode: Callable[[Any], bytes], fmt: int, oid: int,
                    codec: Codec) -> Callable[[Any], bytes]:
     """``encode`` (a value to its wire bytes in UTF-8) for a client in ``codec``."""
+    if fmt == 0 and oid in _ASCII_TEXT:
+        return encode
     if fmt == 0:
         from_utf8 = codec.from_utf8
         return lambda v: from_utf8(encode(v))
