@@ -266,3 +266,34 @@ def test_copy_encoding_names_are_checked_as_postgresql_checks_them(latin1):
 
 def test_relayed_sessions_keep_the_shared_unconverted_state():
     assert encodings.UNCONVERTED_SESSION.codec is None
+
+
+def test_copy_encoding_converts_in_a_utf8_session(plane):
+    s, _ = open_session(plane, None)
+    send(s, query(b"CREATE TABLE t (a text)"))
+    resp = send(s, query(b"COPY t FROM STDIN (ENCODING 'LATIN1')"), copy_data(b"caf\xe9\n"),
+                COPY_DONE)
+    assert [c for c, _ in resp] == ["G", "C", "Z"]
+    send(s, query("INSERT INTO t VALUES ('€')".encode()))
+    resp = send(s, query(b"COPY t TO STDOUT (ENCODING 'WIN1252')"))
+    assert [b for c, b in resp if c == "d"] == [b"caf\xe9\n", b"\x80\n"]
+    resp = send(s, query(b"COPY t TO STDOUT (ENCODING 'LATIN1')"))
+    err = fields(next(b for c, b in resp if c == "E"))
+    assert err["C"] == b"22P05" and err["M"].endswith(b'in encoding "LATIN1"')
+    resp = send(s, query(b"COPY t FROM STDIN (ENCODING 'SJIS')"))
+    err = fields(resp[0][1])
+    assert (err["C"], err["M"]) == (b"0A000", b"conversion between SJIS and UTF8 is not supported")
+    s.close()
+
+
+def test_binary_copy_converts_text_fields_in_the_client_encoding(latin1):
+    send(latin1, query(b"CREATE TABLE t (a text, n int)"))
+    head = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
+    row = struct.pack("!h", 2) + struct.pack("!i", 4) + b"caf\xe9" + struct.pack("!ii", 4, 7)
+    resp = send(latin1, query(b"COPY t FROM STDIN (FORMAT binary)"),
+                copy_data(head + row + b"\xff\xff"), COPY_DONE)
+    assert [c for c, _ in resp] == ["G", "C", "Z"]
+    assert values(send(latin1, query(b"SELECT a, length(a) FROM t"))) == [[b"caf\xe9", b"4"]]
+    resp = send(latin1, query(b"COPY t TO STDOUT (FORMAT binary)"))
+    data = b"".join(b for c, b in resp if c == "d")
+    assert data == head + row + b"\xff\xff"
