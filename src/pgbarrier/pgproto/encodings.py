@@ -208,7 +208,8 @@ class Codec:
         nul = raw.find(b"\x00", 0, at)
         return at if nul < 0 else nul
 
-    def _decode_error(self, raw: bytes, at: int) -> CharacterNotInRepertoire | UntranslatableCharacter:
+    def _decode_error(self, raw: bytes,
+                      at: int) -> CharacterNotInRepertoire | UntranslatableCharacter:
         nul = raw.find(b"\x00", 0, at)
         if nul >= 0:  # PostgreSQL stops at the first NUL
             return invalid_bytes(self.name, b"\x00")
@@ -225,7 +226,8 @@ class Codec:
         except UnicodeEncodeError as exc:
             if "\x00" in text[:exc.start]:
                 raise invalid_bytes("UTF8", b"\x00") from None
-            raise untranslatable("UTF8", self.name, text[exc.start].encode("utf-8")) from None
+            raise untranslatable("UTF8", self.name,
+                                 text[exc.start].encode("utf-8", "surrogatepass")) from None
         if b"\x00" in out:
             raise invalid_bytes("UTF8", b"\x00")
         return out

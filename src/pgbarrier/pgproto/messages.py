@@ -20,8 +20,9 @@ Rules this module keeps:
   bad bytes are its 22021, a character with no UTF8 equivalent its 22P05, answered
   the same way. The builders of messages with text (ErrorResponse, NoticeResponse,
   RowDescription, ParameterStatus) take the ``cstr`` that writes a string in the client
-  encoding (UTF-8 by default); CommandComplete is ASCII and PostgreSQL sends it as is. CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`,
-  which PostgreSQL ignores.
+  encoding (UTF-8 by default); CommandComplete is ASCII and PostgreSQL sends it as is.
+  CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`, which
+  PostgreSQL ignores.
 * Start-up: protocol major 3 with any minor is accepted; a minor above 0 or ``_pq_.``
   options are recorded for NegotiateProtocolVersion (newest version 3.0, the ``_pq_.``
   options listed as unrecognized); another major is FATAL 0A000.

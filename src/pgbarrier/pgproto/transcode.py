@@ -15,10 +15,10 @@ no codec then and calls none of this. Rules it keeps (PostgreSQL 15's):
   ParameterStatus values (:func:`cstring`); CommandComplete is ASCII and goes as it is.
   Result values (:func:`result_encoder`): every one in text format (those of types whose
   text is always ASCII, numbers, dates and times, uuid, bytea's hex, need nothing), in
-  binary format the same text types as above (``pq_sendtext``). An error whose text the client encoding
-  cannot hold is replaced by the 22P05 that says so (:func:`error_response`; PostgreSQL
-  does the same); a notice, a column name or a value that cannot be converted fails its
-  statement with that 22P05.
+  binary format the same text types as above (``pq_sendtext``). An error whose text the
+  client encoding cannot hold is replaced by the 22P05 that says so
+  (:func:`error_response`; PostgreSQL does the same); a notice, a column name or a value
+  that cannot be converted fails its statement with that 22P05.
 * COPY: text and CSV data are converted as a stream, before they are parsed (from) or
   after they are written (to), in the COPY's ``ENCODING`` when it has one; binary COPY
   converts the fields of the text types, in the client encoding (as PostgreSQL's send and
