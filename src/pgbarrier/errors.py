@@ -199,9 +199,16 @@ class InternalError(PgError):
 
 
 class CharacterNotInRepertoire(PgError):
-    """22021: text that is not valid UTF-8 (an ERROR; the connection stays)."""
+    """22021: bytes that are no character of their encoding (an ERROR; the connection
+    stays)."""
 
     sqlstate = "22021"
+
+
+class UntranslatableCharacter(PgError):
+    """22P05: a character with no equivalent in the encoding it must be converted to."""
+
+    sqlstate = "22P05"
 
 
 class DuplicateCursor(PgError):

@@ -9,7 +9,9 @@ parameters does, the ParameterStatus values are the upstream's own (``server_ver
 included), a bad value is PostgreSQL's own FATAL with its SQLSTATE, and a LATIN1 client's
 text goes through the relay unconverted by pgbarrier. DuckDB: TimeZone, search_path,
 statement_timeout, application_name and extra_float_digits from start-up answer as
-PostgreSQL does; a client_encoding or DateStyle pgbarrier cannot honour is FATAL 22023.
+PostgreSQL does; a LATIN1 client's text is converted by pgbarrier as PostgreSQL converts it;
+a client_encoding PostgreSQL does not know, or a DateStyle pgbarrier cannot honour, is FATAL
+22023, and an encoding pgbarrier cannot convert (EUC_TW...) PostgreSQL's FATAL 0A000.
 Answers are compared with the direct PostgreSQL's, not hard-coded, where one exists.
 """
 
@@ -223,7 +225,6 @@ def test_duckdb_takes_start_up_settings_as_set_would(duck):
 
 
 @pytest.mark.parametrize("settings", [
-    {"client_encoding": "LATIN1"},
     {"client_encoding": "no_such_encoding"},
     {"DateStyle": "SQL, German"},
     {"options": "-c statement_timeout=abc"},
@@ -236,3 +237,47 @@ def test_duckdb_refuses_what_it_cannot_honour_with_postgresqls_fatal(duck, setti
     if name == "options":
         name, value = value.split(" ", 1)[1].split("=")
     assert err.message == f'invalid value for parameter "{name}": "{value}"'
+
+
+def test_duckdb_takes_a_latin1_client_as_postgresql_does(duck):
+    env = {"PGCLIENTENCODING": "LATIN1"}
+    script = "SHOW client_encoding;\nSELECT 'caf\xe9', length('caf\xe9');\n".encode("latin-1")
+    through = duck.via.psql(env=env, input=script)
+    direct = duck.direct.psql(env=env, input=script)
+    assert through.returncode == 0, through.stderr.decode("latin-1")
+    assert through.stdout == direct.stdout == "LATIN1\ncaf\xe9|4\n".encode("latin-1")
+
+
+@pytest.mark.parametrize("encoding, sqlstate, message", [
+    ("MULE_INTERNAL", "0A000", "conversion between MULE_INTERNAL and UTF8 is not supported"),
+    # PostgreSQL converts EUC_TW; Python has no codec for it: refused in PostgreSQL's words
+    ("EUC_TW", "0A000", "conversion between EUC_TW and UTF8 is not supported"),
+])
+def test_duckdb_refuses_an_encoding_it_cannot_convert_with_postgresqls_fatal(duck, encoding,
+                                                                              sqlstate, message):
+    done = duck.via.psql("-c", "SELECT 1", env={"PGCLIENTENCODING": encoding})
+    assert done.returncode != 0
+    assert f"FATAL:  {message}".encode() in done.stderr
+    if encoding == "MULE_INTERNAL":
+        direct = duck.direct.psql("-c", "SELECT 1", env={"PGCLIENTENCODING": encoding})
+        assert f"FATAL:  {message}".encode() in direct.stderr
+
+
+def test_duckdb_reset_goes_back_to_the_start_up_values_as_postgresql(duck):
+    env = {"PGTZ": "Asia/Tokyo", "PGAPPNAME": "first", "PGCLIENTENCODING": "LATIN1",
+           "PGOPTIONS": "-c search_path=pg_catalog,public -c extra_float_digits=2"}
+    args = []
+    for sql in ("SET TimeZone = 'UTC'", "SET application_name = 'second'",
+                "SET search_path = public", "SET client_encoding = 'WIN1252'",
+                "RESET TimeZone", "SHOW TimeZone", "SET TimeZone = DEFAULT", "SHOW TimeZone",
+                "RESET client_encoding", "SHOW client_encoding",
+                "SET client_encoding = 'WIN1252'", "SET TimeZone = 'UTC'", "RESET ALL",
+                "SHOW TimeZone", "SHOW application_name", "SHOW search_path",
+                "SHOW extra_float_digits", "SHOW client_encoding",
+                "SELECT '2026-01-01 00:00:00+00'::timestamptz", "SET application_name = 'x'",
+                "DISCARD ALL", "SHOW application_name"):
+        args += ["-c", sql]
+    through = duck.via.psql(*args, env=env)
+    assert through.returncode == 0, through.stderr.decode()
+    assert through.stdout == duck.direct.psql(*args, env=env).stdout
+    assert b"RESET\nAsia/Tokyo\nfirst\npg_catalog,public\n2\nLATIN1\n" in through.stdout

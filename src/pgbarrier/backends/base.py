@@ -45,6 +45,7 @@ from pgbarrier.errors import FeatureNotSupported, PgError, QueryCanceled
 from pgbarrier.result import Column, Result
 
 if TYPE_CHECKING:
+    from pgbarrier.pgproto.encodings import ClientEncoding
     from pgbarrier.sql.startup_params import StartupSettings
 
 #: what PostgreSQL 15 reports with ParameterStatus (its GUC_REPORT settings)
@@ -195,6 +196,12 @@ class BackendSession(Session, abc.ABC):
     def output_styles(self) -> tuple[str, str] | None:
         """(DateStyle, IntervalStyle) text results are printed in when pgbarrier prints
         them and they are not the default (``ISO, MDY`` and ``postgres``); None: default."""
+        return None
+
+    def client_encoding(self) -> ClientEncoding | None:
+        """The client encoding pgbarrier converts this session's text to and from, kept up
+        to date by the backend's settings (:mod:`pgbarrier.pgproto.encodings`); None: the
+        backend converts it itself (an upstream PostgreSQL) or it is always UTF8."""
         return None
 
     # buenavista's Session seam

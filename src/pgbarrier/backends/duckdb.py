@@ -52,7 +52,8 @@ Rules this module keeps:
   here (accepted, remembered, answered by ``SHOW``, reset by ``RESET``), so that
   drivers' connect-time ``SET``s work: ``application_name`` (63 characters
   kept), ``extra_float_digits`` (-15..3; output is always the shortest exact
-  form, as with PostgreSQL's default 1), ``client_encoding`` (UTF8 only),
+  form, as with PostgreSQL's default 1), ``client_encoding`` (every encoding
+  :mod:`pgbarrier.pgproto.encodings` converts; the wire converts text to and from it),
   ``DateStyle`` (ISO output only; the field order is remembered),
   ``IntervalStyle`` (postgres only), ``TimeZone`` (any zone DuckDB's ICU knows,
   applied to the session's DuckDB connection), ``standard_conforming_strings`` (on
@@ -187,6 +188,7 @@ from pgbarrier.sql.dependencies import view_inputs, walk
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
 from pgbarrier.pgproto import types as pgt
+from pgbarrier.pgproto.encodings import ClientEncoding
 
 #: what ``version()`` answers on DuckDB (clients parse "PostgreSQL <major>.<minor>")
 VERSION = f"PostgreSQL 15.0 (pgbarrier {__version__} on DuckDB {duckdb.__version__})"
@@ -434,6 +436,9 @@ class DuckDBSession(BackendSession):
 
     def output_styles(self) -> tuple[str, str] | None:
         return self.client.styles()
+
+    def client_encoding(self) -> ClientEncoding:
+        return self.client.encoding
 
     def remember_setting(self, name: str, shown: str) -> None:
         self.client.remember(name, shown)

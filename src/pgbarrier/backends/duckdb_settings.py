@@ -4,8 +4,15 @@ Clients send ``SET application_name``, ``extra_float_digits``, ``DateStyle``... 
 connect and expect ``SHOW`` to answer. DuckDB rejects them, so pgbarrier keeps
 them here. Rules this module keeps:
 
-* Only values pgbarrier really honours are accepted: UTF8, hex bytea, standard strings
-  on; anything else is 22023 with a DETAIL saying why. ``DateStyle`` (every style and
+* Only values pgbarrier really honours are accepted: hex bytea, standard strings on;
+  anything else is 22023 with a DETAIL saying why. ``client_encoding`` takes PostgreSQL's
+  names (a bare word folded to lower case, ``UNICODE`` kept as written, as PostgreSQL keeps
+  it) and is shown by its canonical name; the wire converts to and from it
+  (:attr:`ClientSettings.encoding`, changed in place by SET, RESET, ``set_config``). A name
+  PostgreSQL does not know is 22023; an encoding pgbarrier cannot convert
+  (:mod:`pgbarrier.pgproto.encodings`) is PostgreSQL's 0A000 ``invalid value for parameter
+  "client_encoding": "SJIS"`` with DETAIL ``Conversion between SJIS and UTF8 is not
+  supported.``. ``DateStyle`` (every style and
   order, PostgreSQL's rules: :func:`pgbarrier.pgproto.datestyle.parse_datestyle`) and
   ``IntervalStyle`` (all four) are PostgreSQL's, and text results print in them
   (:meth:`ClientSettings.styles`); DuckDB itself reads date literals in its own ISO-first
@@ -17,12 +24,12 @@ them here. Rules this module keeps:
 * ``server_version`` and friends answer ``SHOW``; ``SET`` on them is 55P02.
 * Start-up settings (a start-up parameter or ``options``' ``-c name=value``) are taken by
   :meth:`ClientSettings.apply_startup` exactly as ``SET`` takes them, so a value
-  pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped:
-  ``client_encoding`` other than UTF8 (or SQL_ASCII, which converts nothing, as in
-  PostgreSQL) is ``invalid value for parameter "client_encoding": "LATIN1"`` (DETAIL
-  ``pgbarrier speaks UTF8 only.``). Names
-  DuckDB sessions do not keep are ignored, and ``options`` switches other than ``-c`` /
-  ``--`` are 0A000.
+  pgbarrier cannot honour is the session's FATAL 22023 instead of being dropped (a
+  ``client_encoding`` pgbarrier cannot convert: PostgreSQL's FATAL 0A000 ``conversion
+  between SJIS and UTF8 is not supported``). Names DuckDB sessions do not keep are ignored,
+  and ``options`` switches other than ``-c`` / ``--`` are 0A000. The start-up values are
+  what ``RESET``, ``RESET ALL`` (``DISCARD ALL``) and ``SET ... TO DEFAULT`` go back to, as
+  in PostgreSQL (pgbarrier's own settings excepted: :mod:`pgbarrier.session.settings`).
 * Transaction modes: ``BEGIN``/``START TRANSACTION`` modes (:meth:`ClientSettings.begin`),
   ``SET TRANSACTION ...``, ``SET SESSION CHARACTERISTICS AS TRANSACTION ...`` and the
   settings ``transaction_isolation`` / ``transaction_read_only`` /
@@ -52,7 +59,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pgbarrier.backends.duckdb_gucs import GUCS, base_value, check
-from pgbarrier.errors import InvalidParameterValue, Notice, PgError, SyntaxError
+from pgbarrier.errors import (FeatureNotSupported, InvalidParameterValue, Notice, PgError,
+                              SyntaxError)
+from pgbarrier.pgproto import encodings
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql.setting import (
     OWN_SETTINGS,
@@ -168,11 +177,7 @@ def _check_setting(name: str, raw: str, current: str | None = None) -> str:
                 f'{n} is outside the valid range for parameter "{name}" (-15 .. 3)')
         return str(n)
     if name == "client_encoding":
-        if low in ("utf8", "utf-8", "unicode"):
-            return "UTF8"
-        if low in ("sql_ascii", "sqlascii"):
-            return "SQL_ASCII"  # no conversion, as PostgreSQL between SQL_ASCII and UTF8
-        raise _bad_value(name, value, "pgbarrier speaks UTF8 only.")
+        return _client_encoding(raw)
     if name == "TimeZone":
         if len(value) >= 2 and value[0] == value[-1] == '"':
             value = value[1:-1]  # SET TIME ZONE "Asia/Shanghai" (pgcli)
@@ -217,6 +222,37 @@ def _check_setting(name: str, raw: str, current: str | None = None) -> str:
     return check(guc, raw, value) if guc is not None else value  # else a custom a.b
 
 
+class _Unconvertible(PgError):
+    """A client encoding PostgreSQL knows that cannot be converted to and from UTF8."""
+
+    sqlstate = "0A000"
+
+    def __init__(self, message: str, canonical: str, **fields: str | None) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.canonical = canonical
+
+
+def _client_encoding(raw: str) -> str:
+    """``SET client_encoding`` (module rules): PostgreSQL's canonical name of the one
+    encoding given (a bare word folded to lower case, as PostgreSQL folds it), except
+    ``UNICODE`` written so, which PostgreSQL keeps as it is."""
+    text = raw.strip()
+    items = [unquote(text)] if text[:2] in ("E'", "e'") else _list_items(raw) if text else [""]
+    if len(items) != 1:
+        raise SyntaxError("SET client_encoding takes only one argument")
+    value = items[0]
+    canonical = encodings.encoding_name(value)
+    if canonical is None:
+        raise _bad_value("client_encoding", value)
+    if encodings.unsupported(canonical):
+        hint = None if canonical == "MULE_INTERNAL" else (  # PostgreSQL's own refusal
+            f"pgbarrier on DuckDB converts these client encodings: {encodings.CONVERTED_LIST}.")
+        raise _Unconvertible(f'invalid value for parameter "client_encoding": "{value}"',
+                             canonical, detail=f"Conversion between {canonical} and UTF8 "
+                             "is not supported.", hint=hint)
+    return value if value == "UNICODE" else canonical
+
+
 def _in_own_unit(name: str, shown: str) -> str:
     """``pg_settings.setting`` of a setting kept here (``5s`` of lock_timeout is ``5000``)."""
     guc = GUCS.get(name.lower())
@@ -226,6 +262,10 @@ def _in_own_unit(name: str, shown: str) -> str:
         return base_value(guc, shown)
     except PgError:
         return shown
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _default(name: str) -> str:
@@ -243,6 +283,10 @@ class ClientSettings:
                  set_search_path: Callable[[str], None] | None = None) -> None:
         #: the values this session set (one that went back to its default may stay)
         self._set: dict[str, str] = {}
+        #: the start-up values: what RESET, RESET ALL and SET ... DEFAULT go back to
+        self._reset: dict[str, str] = {}
+        #: the client encoding the wire converts to (changed in place: see its module)
+        self.encoding = encodings.ClientEncoding()
         self._on_reset_all = on_reset_all
         self._set_timezone = set_timezone
         self._set_search_path = set_search_path
@@ -345,14 +389,24 @@ class ClientSettings:
                           "pgbarrier on DuckDB", sqlstate="0A000",
                           hint="Set parameters with -c name=value.")
         for name, value in startup.items():
-            if name.lower() == "search_path":
+            canonical = _CANONICAL.get(name.lower())
+            if canonical == "search_path":
                 # a start-up value is the setting's text as given (PostgreSQL shows it so),
                 # not SET's list
                 self._set["search_path"] = value
                 if self._set_search_path is not None:
                     self._set_search_path(value)
-            elif name.lower() in _CANONICAL:
+            elif canonical == "client_encoding":
+                try:  # the value is a string, not SQL: quoted, it is taken as it is
+                    self.handle(SettingStatement("SET", name, _literal(value)))
+                except _Unconvertible as exc:  # PostgreSQL's words at start-up
+                    raise FeatureNotSupported(f"conversion between {exc.canonical} and UTF8 "
+                                              "is not supported", hint=exc.hint) from None
+            elif canonical is not None:
                 self.handle(SettingStatement("SET", name, value))
+            if canonical is not None and canonical in self._set \
+                    and canonical.lower() not in OWN_SETTINGS:
+                self._reset[canonical] = self._set[canonical]
 
     def styles(self) -> tuple[str, str] | None:
         """(DateStyle, IntervalStyle) when either is not the default, for text output."""
@@ -401,10 +455,19 @@ class ClientSettings:
             return rowset([Column(name, pgt.TEXT)], [(value,)], "SHOW")
         if stmt.verb == "RESET":
             if stmt.name.lower() == "all":
-                changed = {n: v for n, v in _DEFAULTS.items() if self.get(n) != v}
+                before = {n: self.get(n) for n in _REPORTED_ORDER}
                 self._set.clear()
                 self._on_reset_all()
-                return self._changed("RESET", changed)
+                reset = self._reset
+                if reset:  # back to the start-up values (PostgreSQL's reset values)
+                    self._set.update(reset)
+                    if "TimeZone" in reset:
+                        self._apply_timezone(reset["TimeZone"])
+                    if "search_path" in reset and self._set_search_path is not None:
+                        self._set_search_path(reset["search_path"])
+                self._encoding_now()
+                return self._changed("RESET", {n: v for n in _REPORTED_ORDER
+                                               if (v := self.get(n)) != before[n]})
             name = self._name(stmt.name, setting=True)
             if name is None:
                 return None
@@ -412,15 +475,20 @@ class ClientSettings:
                 raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
             if name in _TX_NAMES:
                 return command("RESET")
+            value = self._reset_value(name)
             if name == "TimeZone":
-                self._apply_timezone(_DEFAULTS[name])
-            if name in _CANONICAL.values():
+                self._apply_timezone(value)
+            if name in self._reset:
+                self._set[name] = value
+            elif name in _CANONICAL.values():
                 self._set.pop(name, None)
             else:
                 self._set[name] = ""  # a custom setting RESET is empty, not gone
             if name == "search_path" and self._set_search_path is not None:
-                self._set_search_path(_DEFAULTS[name])
-            return self._changed("RESET", {name: _default(name)})
+                self._set_search_path(value)
+            if name == "client_encoding":
+                self._encoding_now()
+            return self._changed("RESET", {name: self.get(name)})
         name = self._name(stmt.name, setting=True)
         if name is None:
             return None
@@ -428,7 +496,7 @@ class ClientSettings:
         if name in _READ_ONLY:
             raise PgError(f'parameter "{name}" cannot be changed', sqlstate="55P02")
         if raw.strip().lower() == "default" or (name == "TimeZone" and raw.strip().lower() == "local"):
-            value = _default(name)
+            value = self._reset_value(name)
         else:
             value = _check_setting(name, raw, self.get(name))
         if name == "TimeZone":
@@ -440,7 +508,18 @@ class ClientSettings:
         self._set[name] = value
         if name == "search_path" and self._set_search_path is not None:
             self._set_search_path(value)
+        elif name == "client_encoding":
+            self._encoding_now()
         return self._changed("SET", {name: value})
+
+    def _reset_value(self, name: str) -> str:
+        """What RESET gives ``name``: its start-up value, else its default."""
+        value = self._reset.get(name)
+        return value if value is not None else _default(name)
+
+    def _encoding_now(self) -> None:
+        """The wire converts to the client_encoding now in force."""
+        self.encoding.set(self.get("client_encoding"))
 
     def value(self, name: str) -> str:
         """``current_setting(name)``: 42704 for a setting pgbarrier does not keep."""

@@ -15,8 +15,14 @@ Rules this module keeps:
   encoding "UTF8": 0x..`` (the bytes of the first bad sequence, as many as its lead byte
   announces), not a protocol violation: :func:`decode_message` returns it as an
   :class:`Undecodable` message, so the session answers it in order and the connection
-  stays. CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`,
-  which PostgreSQL ignores.
+  stays. Under another client encoding (a :class:`~pgbarrier.pgproto.encodings.Codec`)
+  every string is read in it, as PostgreSQL converts them all (``pq_getmsgstring``):
+  bad bytes are its 22021, a character with no UTF8 equivalent its 22P05, answered
+  the same way. The builders of messages with text (ErrorResponse, NoticeResponse,
+  RowDescription, ParameterStatus) take the ``cstr`` that writes a string in the client
+  encoding (UTF-8 by default); CommandComplete is ASCII and PostgreSQL sends it as is.
+  CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`, which
+  PostgreSQL ignores.
 * Start-up: protocol major 3 with any minor is accepted; a minor above 0 or ``_pq_.``
   options are recorded for NegotiateProtocolVersion (newest version 3.0, the ``_pq_.``
   options listed as unrecognized); another major is FATAL 0A000.
@@ -30,7 +36,9 @@ The message-type codes are buenavista's (``ServerResponse``/``ClientCommand``).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from buenavista.postgres import ClientCommand, ServerResponse
 
@@ -41,7 +49,11 @@ from pgbarrier.errors import (
     Notice,
     PgError,
     ProtocolViolation,
+    UntranslatableCharacter,
 )
+
+if TYPE_CHECKING:
+    from pgbarrier.pgproto.encodings import Codec
 
 PROTOCOL_3_0 = 196608
 SSL_REQUEST = 80877103
@@ -191,13 +203,15 @@ def invalid_encoding(raw: bytes, start: int) -> InvalidEncoding:
 
 
 class _Reader:
-    """Bounds-checked reads over one payload; any overrun is a protocol violation."""
+    """Bounds-checked reads over one payload; any overrun is a protocol violation.
+    ``codec``: the client encoding strings are in (None: UTF-8)."""
 
-    __slots__ = ("data", "pos")
+    __slots__ = ("data", "pos", "codec")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, codec: Codec | None = None) -> None:
         self.data = data
         self.pos = 0
+        self.codec = codec
 
     def _take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
@@ -221,6 +235,9 @@ class _Reader:
             raise ProtocolViolation("invalid string in message")
         raw = self.data[self.pos : end]
         self.pos = end + 1
+        codec = self.codec
+        if codec is not None:
+            return codec.decode(raw)
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -270,11 +287,14 @@ def decode_startup(payload: bytes) -> StartupMessage | SSLRequest | GSSENCReques
     return StartupMessage(params, code, tuple(options))
 
 
-def decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
-    """Decode one typed frontend message (text that is not UTF-8: :class:`Undecodable`)."""
+def decode_message(type_code: bytes, payload: bytes,
+                   codec: Codec | None = None) -> FrontendMessage:
+    """Decode one typed frontend message, its strings in client encoding ``codec`` (None:
+    UTF-8); text that is not valid in it, or that has no UTF8 equivalent, is an
+    :class:`Undecodable` with PostgreSQL's 22021 or 22P05."""
     try:
-        return _decode_message(type_code, payload)
-    except InvalidEncoding as exc:
+        return _decode_message(type_code, payload, codec)
+    except (InvalidEncoding, UntranslatableCharacter) as exc:
         return Undecodable(type_code, exc)
     except ProtocolViolation as exc:
         if type_code not in _KNOWN_CODES:
@@ -291,8 +311,8 @@ _KNOWN_CODES = frozenset({ClientCommand.QUERY, ClientCommand.PARSE, ClientComman
                           ClientCommand.PASSWORD_MESSAGE, _FUNCTION_CALL, *_COPY_CODES})
 
 
-def _decode_message(type_code: bytes, payload: bytes) -> FrontendMessage:
-    r = _Reader(payload)
+def _decode_message(type_code: bytes, payload: bytes, codec: Codec | None) -> FrontendMessage:
+    r = _Reader(payload, codec)
     if type_code == ClientCommand.QUERY:
         msg: FrontendMessage = Query(r.cstring())
     elif type_code == ClientCommand.PARSE:
@@ -349,12 +369,16 @@ def _cstr(value: str) -> bytes:
     return value.encode("utf-8").replace(b"\x00", b"") + b"\x00"
 
 
+#: a string as a message field: its bytes in the client encoding and a NUL
+CString = Callable[[str], bytes]
+
+
 def authentication_ok() -> bytes:
     return _frame(ServerResponse.AUTHENTICATION_REQUEST, struct.pack("!i", 0))
 
 
-def parameter_status(name: str, value: str) -> bytes:
-    return _frame(ServerResponse.PARAMETER_STATUS, _cstr(name) + _cstr(value))
+def parameter_status(name: str, value: str, cstr: CString = _cstr) -> bytes:
+    return _frame(ServerResponse.PARAMETER_STATUS, cstr(name) + cstr(value))
 
 
 def backend_key_data(process_id: int, secret_key: int) -> bytes:
@@ -434,10 +458,10 @@ class FieldDescription:
     column_number: int = 0
 
 
-def row_description(fields: list[FieldDescription]) -> bytes:
+def row_description(fields: list[FieldDescription], cstr: CString = _cstr) -> bytes:
     parts = [struct.pack("!h", len(fields))]
     for f in fields:
-        parts.append(_cstr(f.name))
+        parts.append(cstr(f.name))
         parts.append(
             struct.pack(
                 "!ihIhih",
@@ -472,40 +496,41 @@ _MORE_FIELDS = "pqWstcdnFLR"
 
 def _fields(severity: str, sqlstate: str, message: str, detail: str | None,
             hint: str | None, position: int | None,
-            more: dict[str, str] | None = None) -> bytes:
+            more: dict[str, str] | None = None, cstr: CString = _cstr) -> bytes:
     parts = [
-        b"S" + _cstr(severity),
-        b"V" + _cstr(severity),
-        b"C" + _cstr(sqlstate),
-        b"M" + _cstr(message),
+        b"S" + cstr(severity),
+        b"V" + cstr(severity),
+        b"C" + cstr(sqlstate),
+        b"M" + cstr(message),
     ]
     if detail:
-        parts.append(b"D" + _cstr(detail))
+        parts.append(b"D" + cstr(detail))
     if hint:
-        parts.append(b"H" + _cstr(hint))
+        parts.append(b"H" + cstr(hint))
     if position:
-        parts.append(b"P" + _cstr(str(position)))
+        parts.append(b"P" + cstr(str(position)))
     if more:
         for code in _MORE_FIELDS:
             value = more.get(code)
             if value is not None:
-                parts.append(code.encode() + _cstr(value))
+                parts.append(code.encode() + cstr(value))
     parts.append(b"\x00")
     return b"".join(parts)
 
 
-def error_response(err: PgError) -> bytes:
+def error_response(err: PgError, cstr: CString = _cstr) -> bytes:
     return _frame(
         ServerResponse.ERROR_RESPONSE,
         _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position,
-                getattr(err, "fields", None)),
+                getattr(err, "fields", None), cstr),
     )
 
 
-def notice_response(notice: Notice) -> bytes:
+def notice_response(notice: Notice, cstr: CString = _cstr) -> bytes:
     return _frame(
         ServerResponse.NOTICE_RESPONSE,
-        _fields(notice.severity, notice.sqlstate, notice.message, notice.detail, notice.hint, None),
+        _fields(notice.severity, notice.sqlstate, notice.message, notice.detail, notice.hint,
+                None, None, cstr),
     )
 
 

@@ -339,8 +339,10 @@ class Connection(asyncio.Protocol):
         except PgError as err:
             if isinstance(err, AdminShutdown):
                 self.told = True
-            out = b"" if session is None or self.cancelled else session.out.take()
-            self._write(out + m.error_response(err))
+            said = session or self.session  # one whose start failed may have said more
+            out = b"" if said is None or self.cancelled else said.out.take()
+            self._write(out + (m.error_response(err) if said is None
+                               else said.error_message(err)))
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -721,14 +723,14 @@ class Connection(asyncio.Protocol):
                 return out.take(), False, True
             if code in _GATED:
                 gate(self)
-            msg = m.decode_message(frame[:1], frame[5:])
+            msg = m.decode_message(frame[:1], frame[5:], session.encoding.codec)
             try:
                 session.handle(msg)
             except Fatal:
                 raise
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
-                out.add(m.error_response(as_pg_error(exc)))
+                out.add(session.error_message(as_pg_error(exc)))
             if i < last and out.chunks and (code in _WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
                 assert spill is not None
                 spill(out.take())

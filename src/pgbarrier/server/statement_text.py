@@ -4,12 +4,15 @@
 ``execute <name>: <text>`` for a Bind of a statement parsed in an earlier batch (the text
 from the relay's or the session's prepared statements; ``<unnamed>`` for the unnamed one).
 Texts are cut at :data:`MAX_CHARS` characters so one huge statement cannot flood the log.
+They are read in the session's client encoding where pgbarrier converts it (as PostgreSQL
+logs and shows statements in the server's encoding).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pgbarrier.errors import PgError
 from pgbarrier.pgproto.scan import length_at
 
 if TYPE_CHECKING:
@@ -39,25 +42,36 @@ def frames_of(batch: list[bytes]) -> list[bytes]:
     return out
 
 
+def _text(raw: bytes, session: Session) -> str:
+    """A string of the client's, in its client encoding when pgbarrier converts it."""
+    codec = session.encoding.codec
+    if codec is not None:
+        try:
+            return codec.decode(raw)
+        except PgError:  # the session answered it with its error: shown as best it can be
+            pass
+    return raw.decode("utf-8", "replace")
+
+
 def statement_text(batch: list[bytes], session: Session) -> str:
     texts: list[str] = []
     bound: bytes | None = None
     for frame in frames_of(batch):
         code = frame[0]
         if code == _QUERY:
-            texts.append(frame[5:-1].decode("utf-8", "replace"))
+            texts.append(_text(frame[5:-1], session))
         elif code == _PARSE or (code == _BIND and bound is None):
             i = frame.find(b"\0", 5)
             j = frame.find(b"\0", i + 1) if i >= 0 else -1
             if j > i and code == _PARSE:
-                texts.append(frame[i + 1:j].decode("utf-8", "replace"))
+                texts.append(_text(frame[i + 1:j], session))
             elif j > i:
                 bound = frame[i + 1:j]
     if texts or bound is None:
         return "statement: " + _cut("; ".join(texts))
     relay = session.relay
     sql = relay.stmts.get(bound) if relay is not None else None
-    name = bound.decode("utf-8", "replace")
+    name = _text(bound, session)
     if not sql:
         statement = session.statements.get(name)
         sql = statement.sql if statement is not None else ""

@@ -21,6 +21,12 @@ Rules this module keeps:
   directories, 42501 elsewhere).
 * ``COPY ... FROM STDIN`` must be alone in its Query message (0A000 otherwise; psql and
   drivers send it alone).
+* Under a client encoding other than UTF8, or with ``ENCODING``, text and CSV data are
+  converted as PostgreSQL converts them (:mod:`pgbarrier.pgproto.transcode`): COPY FROM's
+  stream to UTF-8 before it is parsed (a character split between two CopyData waits for
+  its rest; a bad one is reported on its line, ``COPY t, line 3``, after the lines before
+  it are read), COPY TO's rows after they are written; binary COPY converts the fields of
+  text types from and to the client encoding, whatever ``ENCODING`` says.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from typing import Any
 from pgbarrier.errors import PgError, QueryCanceled
 from pgbarrier.pgproto import copy_data as cd
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto import transcode
 from pgbarrier.pgproto import types as pgt
+from pgbarrier.pgproto.encodings import Codec
 from pgbarrier.result import Result
 from pgbarrier.sql.copy_options import CopyStatement
 
@@ -60,19 +68,26 @@ def _indexes(names: list[str], columns: list[str], option: str) -> list[int]:
 
 
 class CopyInState:
-    """One COPY FROM STDIN waiting for its data."""
+    """One COPY FROM STDIN waiting for its data. ``codec``: the encoding its text and CSV
+    data are in (the COPY's ENCODING, else the client's; None: UTF-8); ``client``: the
+    client encoding (its CopyFail message, binary fields of text types)."""
 
-    def __init__(self, st: CopyStatement, loader: Any, extended: bool) -> None:
+    def __init__(self, st: CopyStatement, loader: Any, extended: bool,
+                 codec: Codec | None = None, client: Codec | None = None) -> None:
         self.st = st
         self.loader = loader
         self.extended = extended
         #: set by a cancel (another thread): the next CopyData ends the COPY with 57014
         self.cancelled = False
+        self.client = client
+        #: the data converted to UTF-8 before it is parsed, as PostgreSQL converts it
+        self.transcoder = codec.incremental() if codec is not None and st.format != "binary" \
+            else None
         names = [c for c, _ in loader.columns]
         relation = loader.relation
         if st.format == "binary":
             self.reader: Any = cd.BinaryReader(relation, names)
-            self.add = loader.add_binary
+            self.add = loader.add_binary if client is None else self._add_binary
         elif st.format == "csv":
             self.reader = cd.CsvReader(
                 relation, names, delimiter=st.delimiter, null=st.null, header=st.header,
@@ -88,17 +103,60 @@ class CopyInState:
     def data(self, payload: bytes) -> None:
         if self.cancelled:
             raise QueryCanceled("canceling statement due to user request")
+        if self.transcoder is not None:
+            payload = self._converted(self.transcoder.feed, payload)
         self.add(self.reader.feed(payload))
 
     def done(self) -> int:
         if self.cancelled:
             raise QueryCanceled("canceling statement due to user request")
+        if self.transcoder is not None:
+            self.add(self.reader.feed(self._converted(lambda _: self.transcoder.finish(), b"")))
         self.add(self.reader.finish())
         return int(self.loader.finish())
 
+    def _converted(self, convert: Callable[[bytes], bytes], payload: bytes) -> bytes:
+        """``payload`` in UTF-8; a conversion error is PostgreSQL's: the lines before the bad
+        character are read first (their own errors come first), then it is reported on its
+        line."""
+        try:
+            return convert(payload)
+        except PgError as err:
+            assert self.transcoder is not None
+            self.add(self.reader.feed(self.transcoder.good))
+            err.fields["W"] = f"COPY {self.loader.relation}, line {self.reader.line + 1}"
+            raise
+
+    def _add_binary(self, rows: list[tuple[int, list[bytes | None]]]) -> None:
+        """Binary rows whose fields of text types are converted from the client encoding."""
+        client = self.client
+        assert client is not None
+        oids = self.loader.oids
+        names = [c for c, _ in self.loader.columns]
+        out = []
+        for line, fields in rows:
+            converted: list[bytes | None] = []
+            for raw, oid, name in zip(fields, oids, names):
+                try:
+                    converted.append(None if raw is None
+                                     else transcode.binary_to_utf8(oid, raw, client))
+                except PgError as err:
+                    err.fields["W"] = f"COPY {self.loader.relation}, line {line}, column {name}"
+                    raise
+            out.append((line, converted))
+        self.loader.add_binary(out)
+
     def fail(self, payload: bytes) -> PgError:
         self.loader.abort()
-        message = payload.rstrip(b"\x00").decode("utf-8", "replace")
+        raw = payload.rstrip(b"\x00")
+        if self.client is None:
+            message = raw.decode("utf-8", "replace")
+        else:
+            try:  # a message string, in the client encoding (its error is PostgreSQL's)
+                message = self.client.decode(raw)
+            except PgError as err:
+                err.fields["W"] = f"COPY {self.loader.relation}, line {self.reader.line + 1}"
+                return err
         return QueryCanceled(f"COPY from stdin failed: {message}")
 
     def abort(self) -> None:
@@ -106,11 +164,12 @@ class CopyInState:
 
 
 def start_copy_in(st: CopyStatement, backend: Any, own_transaction: bool, extended: bool,
-                  out: m.Outbox) -> CopyInState:
+                  out: m.Outbox, codec: Codec | None = None,
+                  client: Codec | None = None) -> CopyInState:
     assert st.table is not None
     loader = backend.copy_in(st.table, st.columns, own_transaction)
     try:
-        state = CopyInState(st, loader, extended)
+        state = CopyInState(st, loader, extended, codec, client)
     except BaseException:
         loader.abort()
         raise
@@ -127,10 +186,13 @@ def select_for(st: CopyStatement) -> str:
 
 
 def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
-             out: m.Outbox, spill: Callable[[bytes], None] | None) -> int:
+             out: m.Outbox, spill: Callable[[bytes], None] | None,
+             codec: Codec | None = None, client: Codec | None = None) -> int:
     """Send ``result``'s rows as COPY TO STDOUT's data; returns the row count.
-    ``text_encoders``: the session's encoders of a text-format SELECT result (so COPY
-    prints each value as that SELECT would), one per column."""
+    ``text_encoders``: the session's encoders of a text-format SELECT result in UTF-8 (so
+    COPY prints each value as that SELECT would), one per column; ``codec``: the encoding
+    text and CSV data are written in (None: UTF-8), ``client``: the client encoding
+    (binary fields of text types)."""
     columns = result.columns
     if columns is None:
         raise PgError("COPY query must have a RETURNING clause" if st.query else
@@ -142,7 +204,10 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
             if not pgt.supports_binary(c.type_oid):
                 raise PgError(f"COPY BINARY of a column of type OID {c.type_oid} is not "
                               "supported by pgbarrier", sqlstate="0A000")
-        encoders = [pgt.encoder(c.type_oid, 1, None, c.type_modifier) for c in columns]
+        encoders = [pgt.encoder(c.type_oid, 1, None, c.type_modifier) if client is None else
+                    transcode.result_encoder(pgt.encoder(c.type_oid, 1, None, c.type_modifier),
+                                             1, c.type_oid, client)
+                    for c in columns]
     else:
         encoders = text_encoders or [pgt.encoder(c.type_oid, 0, None, c.type_modifier)
                                     for c in columns]
@@ -159,12 +224,13 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
     copy_data = m.copy_data
     #: PostgreSQL sends the binary header in the first row's CopyData (psycopg expects it)
     prefix = cd.BINARY_HEADER if binary else b""
+    convert = codec.from_utf8 if codec is not None and not binary else None
     if st.header:
         if st.format == "csv":
-            chunks.append(copy_data((st.delimiter.join(writer.field(n) for n in names)
-                                     + "\n").encode()))
+            head = (st.delimiter.join(writer.field(n) for n in names) + "\n").encode()
         else:
-            chunks.append(copy_data(writer.row(names)))
+            head = writer.row(names)
+        chunks.append(copy_data(head if convert is None else convert(head)))
     sent = 0
     pending = 0
     for row in result.rows():
@@ -180,6 +246,8 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
                 data = (writer.field("\\.", True) + "\n").encode()
             else:
                 data = writer.row(texts)
+            if convert is not None:
+                data = convert(data)
         frame = copy_data(data)
         chunks.append(frame)
         sent += 1

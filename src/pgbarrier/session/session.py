@@ -73,6 +73,16 @@ writes them. Rules this module keeps:
   STDIN every message goes to it until CopyDone or CopyFail (or an error); the statement
   is recognised by its first word and ``STDIN``/``STDOUT``/``PROGRAM`` in its text (no
   parse on the fast path); a COPY of a file is the backend's statement.
+* Client encoding: where the backend leaves it to pgbarrier (DuckDB:
+  ``BackendSession.client_encoding``), the session holds its
+  :class:`~pgbarrier.pgproto.encodings.ClientEncoding`, which
+  the backend's settings change in place; while its codec is None (UTF8, the default)
+  nothing is converted and nothing per value is added. Otherwise text is converted where
+  PostgreSQL converts it (:mod:`pgbarrier.pgproto.transcode`): the connection decodes each
+  message in it, Bind values are converted before they are read, and errors, notices,
+  RowDescription, ParameterStatus, result values and COPY data are written in it. An
+  encoding changed where no SET reports it (``set_config``) is reported at the statement's
+  end. An upstream PostgreSQL converts for itself: relayed sessions convert nothing.
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
@@ -121,7 +131,7 @@ from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.startup_params import startup_settings
 from pgbarrier.session import copy, settings
 from pgbarrier.session.copy import CopyInState
-from pgbarrier.sql.copy_options import parse_copy
+from pgbarrier.sql.copy_options import CopyStatement, parse_copy
 from pgbarrier.session.executor import StatementExecutor
 from pgbarrier.session.portal import Portal, PreparedStatement
 from pgbarrier.session.timeouts import TIMERS, Timer
@@ -136,6 +146,7 @@ from pgbarrier.session.transaction import (
 from pgbarrier.sql.classify import leading_words, split_statements
 from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
+from pgbarrier.pgproto import encodings, transcode
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto import types as pgt
 
@@ -187,7 +198,8 @@ class Session:
     __slots__ = ("control", "server_parameters", "process_id", "secret_key", "out", "spill",
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
-                 "_timed_out", "statement_totals", "stats", "received_at", "_copy_in")
+                 "_timed_out", "statement_totals", "stats", "received_at", "_copy_in",
+                 "encoding")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
@@ -225,6 +237,9 @@ class Session:
         self.received_at = 0.0
         #: a COPY FROM STDIN waiting for its data (:mod:`pgbarrier.session.copy`)
         self._copy_in: CopyInState | None = None
+        #: the client encoding the wire converts to and from (its ``codec`` None: nothing
+        #: is converted); the backend's settings change it (:mod:`pgbarrier.pgproto.encodings`)
+        self.encoding = encodings.UNCONVERTED_SESSION
 
     # ------------------------------------------------------------------ start-up
 
@@ -248,14 +263,21 @@ class Session:
             for_backend = settings.for_backend(startup)
             backend = self.control.connect_backend(database, user, password, for_backend)
             backend.process_id = self.process_id
-            backend.apply_startup(for_backend)
-            settings.apply_startup(info, startup)
+            try:
+                backend.apply_startup(for_backend)
+                settings.apply_startup(info, startup)
+            except PgError:  # PostgreSQL finds a bad setting after authentication
+                self.out.add(m.authentication_ok())
+                raise
         except BaseException:
             if "backend" in locals():
                 backend.close()
             self.control.close_session(info)
             raise
         self.executor = StatementExecutor(backend, self.control, info)
+        encoding = backend.client_encoding()
+        if encoding is not None:
+            self.encoding = encoding
         if self.statement_totals is not None:
             self.stats = self.statement_totals.open(database)
         upstream = getattr(backend, "upstream", None)
@@ -271,8 +293,14 @@ class Session:
         reported["session_authorization"] = user
         reported.update(backend.reported_parameters())
         self.reported = reported
-        for name, value in reported.items():
-            self.out.add(m.parameter_status(name, value))
+        codec = self.encoding.codec
+        try:
+            for name, value in reported.items():
+                self.out.add(m.parameter_status(name, value) if codec is None
+                             else transcode.parameter_status(name, value, codec))
+        except PgError:  # a value the client encoding cannot hold (a user name): FATAL
+            self.close()
+            raise
         self.out.add(m.backend_key_data(self.process_id, self.secret_key))
         self.out.add(m.ready_for_query(self.tx.value))
 
@@ -377,8 +405,13 @@ class Session:
             err = QueryCanceled("canceling statement due to statement timeout")
         if not isinstance(exc, PgError) and err.sqlstate == "XX000":
             log.exception("internal error", exc_info=exc)
-        self.out.add(m.error_response(err))
+        self.out.add(self.error_message(err))
         return err
+
+    def error_message(self, err: PgError) -> bytes:
+        """ErrorResponse ``err``, in the client encoding."""
+        codec = self.encoding.codec
+        return m.error_response(err) if codec is None else transcode.error_response(err, codec)
 
     def _run(self, sql: str, params: Any, result_formats: tuple[int, ...] = (), *,
              in_multi: bool = False) -> Result:
@@ -419,7 +452,9 @@ class Session:
                 self._format(portal, i, c.type_oid), c.table_oid, c.column_number)
             for i, c in enumerate(columns)
         ]
-        return m.row_description(fields)
+        codec = self.encoding.codec
+        return m.row_description(fields) if codec is None else \
+            transcode.row_description(fields, codec)
 
     def _format(self, portal: Portal | None, index: int, type_oid: int) -> int:
         """The format column ``index`` goes out in: the client's ask where it can be met."""
@@ -432,8 +467,10 @@ class Session:
             return 1 if pgt.supports_binary(type_oid) and pgt.supports_text_decode(type_oid) else 0
         return 1 if pgt.supports_binary(type_oid) else 0
 
-    def _encoders(self, result: Result, portal: Portal | None) -> list[Any] | None:
-        """Per-column functions from a row value to wire bytes (None: relay as they are)."""
+    def _encoders(self, result: Result, portal: Portal | None, *,
+                  utf8: bool = False) -> list[Any] | None:
+        """Per-column functions from a row value to wire bytes (None: relay as they are),
+        in the client encoding (``utf8``: in UTF-8 whatever it is, for COPY's writers)."""
         columns = result.columns or []
         if result.raw_format == 1:
             return None
@@ -452,8 +489,16 @@ class Session:
             return encs
         assert self.executor is not None
         styles = self.executor.backend.output_styles()
-        return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid), styles,
-                            c.type_modifier) for i, c in enumerate(columns)]
+        codec = None if utf8 else self.encoding.codec
+        if codec is None:
+            return [pgt.encoder(c.type_oid, self._format(portal, i, c.type_oid), styles,
+                                c.type_modifier) for i, c in enumerate(columns)]
+        encs = []
+        for i, c in enumerate(columns):
+            fmt = self._format(portal, i, c.type_oid)
+            encs.append(transcode.result_encoder(
+                pgt.encoder(c.type_oid, fmt, styles, c.type_modifier), fmt, c.type_oid, codec))
+        return encs
 
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""
@@ -497,16 +542,25 @@ class Session:
 
     def _report(self, values: dict[str, str]) -> None:
         """ParameterStatus for each reported parameter whose value the client does not know."""
+        codec = self.encoding.codec
         for name, value in values.items():
             if self.reported.get(name) != value:
                 self.reported[name] = value
-                self.out.add(m.parameter_status(name, value))
+                self.out.add(m.parameter_status(name, value) if codec is None
+                             else transcode.parameter_status(name, value, codec))
 
     def _complete(self, result: Result, count: int) -> None:
+        codec = self.encoding.codec
         for notice in result.notices:
-            self.out.add(m.notice_response(notice))
+            self.out.add(m.notice_response(notice) if codec is None
+                         else transcode.notice_response(notice, codec))
         if result.parameter_status:
             self._report(result.parameter_status)
+        encoding = self.encoding
+        if encoding is not encodings.UNCONVERTED_SESSION and \
+                encoding.name != self.reported.get("client_encoding"):
+            # changed where no SET says so (set_config): the client is told, as by SET
+            self._report({"client_encoding": encoding.name})
         self.out.add(m.command_complete(result.completion_tag(count)))
 
     # ------------------------------------------------------------------ COPY
@@ -537,7 +591,8 @@ class Session:
                                   "is not supported by pgbarrier", sqlstate="0A000")
                 own = self.tx is TxState.IDLE and not self._ext_implicit
                 self._copy_in = copy.start_copy_in(st, self.executor.backend, own, extended,
-                                                   self.out)
+                                                   self.out, self._copy_codec(st),
+                                                   self.encoding.codec)
                 return "in"
         except BaseException:
             self.tx = after_error(self.tx)
@@ -545,13 +600,20 @@ class Session:
         result = self._run(copy.select_for(st), None)
         try:
             encoders = None if st.format == "binary" or result.columns is None \
-                else self._encoders(result, None)
-            n = copy.copy_out(st, result, encoders, self.out, self.spill)
+                else self._encoders(result, None, utf8=True)
+            n = copy.copy_out(st, result, encoders, self.out, self.spill, self._copy_codec(st),
+                              self.encoding.codec)
         except Exception:
             self.tx = after_error(self.tx)
             raise
         self.out.add(m.command_complete(f"COPY {n}"))
         return "out"
+
+    def _copy_codec(self, st: CopyStatement) -> encodings.Codec | None:
+        """The encoding COPY's text or CSV data is in: its ENCODING, else the client's."""
+        if st.encoding is None:
+            return self.encoding.codec
+        return encodings.codec(st.encoding)
 
     def _copy_message(self, msg: m.FrontendMessage) -> None:
         """A message during COPY FROM STDIN (see :mod:`pgbarrier.session.copy`)."""
@@ -777,10 +839,29 @@ class Session:
         if self.executor.backend.relays_wire_params:
             params: Any = WireParams(tuple(msg.params), formats, tuple(oid for oid, _ in typed))
         else:
+            values = msg.params
+            codec = self.encoding.codec
+            if codec is not None:  # each value as its type reads it (pgproto.transcode)
+                values = self._params_to_utf8(msg, formats, typed, codec)
             params = [pgt.decode_param(raw, oid, fmt, strict=given)
-                      for raw, fmt, (oid, given) in zip(msg.params, formats, typed)]
+                      for raw, fmt, (oid, given) in zip(values, formats, typed)]
         self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
         self.out.add(m.bind_complete())
+
+    @staticmethod
+    def _params_to_utf8(msg: m.Bind, formats: tuple[int, ...], typed: list[tuple[int, bool]],
+                        codec: encodings.Codec) -> tuple[bytes | None, ...]:
+        """Bind values converted from the client encoding; an error names its parameter as
+        PostgreSQL's CONTEXT does."""
+        out = []
+        for i, (raw, fmt, (oid, _)) in enumerate(zip(msg.params, formats, typed)):
+            try:
+                out.append(transcode.param_to_utf8(raw, fmt, oid, codec))
+            except PgError as err:
+                where = f'portal "{msg.portal}"' if msg.portal else "unnamed portal"
+                err.fields["W"] = f"{where} parameter ${i + 1}"
+                raise
+        return tuple(out)
 
     def _param_count(self, stmt: PreparedStatement, supplied: int) -> int:
         """How many parameters ``stmt`` takes: the client's OIDs when they match what it

@@ -121,7 +121,7 @@ _REG_OUTPUT = {"regclass": 2205, "regtype": 2206, "regnamespace": 4089, "regproc
 _NAME_FUNCS = (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser, exp.CurrentDatabase)
 #: result types of emulated functions that DuckDB cannot type
 _FUNC_TYPES = {"pg_get_userbyid": pgt.NAME, "current_schema": pgt.NAME,
-               "pg_encoding_to_char": pgt.NAME}
+               "pg_encoding_to_char": pgt.NAME, "pg_client_encoding": pgt.NAME}
 
 
 def _derived_types(select: exp.Select) -> dict[tuple[str, str], int]:

@@ -17,6 +17,10 @@ Rules this module keeps:
   ``COPY force quote available only in CSV mode``).
 * The defaults are PostgreSQL's: text uses tab and ``\\N``; CSV uses comma, the empty
   string for NULL, ``"`` for QUOTE and ESCAPE defaulting to QUOTE.
+* ``ENCODING 'x'`` takes PostgreSQL's encoding names (``encoding`` is the canonical one;
+  None: the client's); one PostgreSQL does not know is 22023, MULE_INTERNAL PostgreSQL's
+  42883 (it has no conversion either), one pgbarrier cannot convert 0A000
+  (:mod:`pgbarrier.pgproto.encodings`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from sqlglot.tokens import Tokenizer, TokenType
 
 from pgbarrier.errors import PgError
+from pgbarrier.pgproto import encodings
 
 
 @dataclass
@@ -232,6 +237,23 @@ def _bool(name: str, value: object) -> bool:
     raise PgError(f"{name} requires a Boolean value", sqlstate="22023")
 
 
+def _file_encoding(value: str, is_from: bool) -> str:
+    """``ENCODING 'x'``: PostgreSQL's name of the encoding the data is in (module rules)."""
+    name = encodings.encoding_name(value)
+    if name is None:
+        raise PgError('argument to option "encoding" must be a valid encoding name',
+                      sqlstate="22023")
+    if name == "MULE_INTERNAL":  # PostgreSQL has no conversion either
+        source, target = (name, "UTF8") if is_from else ("UTF8", name)
+        raise PgError(f'default conversion function for encoding "{source}" to "{target}" '
+                      "does not exist", sqlstate="42883")
+    if encodings.unsupported(name):
+        raise PgError(f"conversion between {name} and UTF8 is not supported",
+                      sqlstate="0A000", hint="pgbarrier on DuckDB converts these encodings: "
+                      f"{encodings.CONVERTED_LIST}.")
+    return name
+
+
 def _apply_options(st: CopyStatement, opts: list[tuple[str, object]]) -> None:
     """PostgreSQL's ProcessCopyOptions."""
     seen: set[str] = set()
@@ -325,8 +347,4 @@ def _apply_options(st: CopyStatement, opts: list[tuple[str, object]]) -> None:
                 raise PgError(f"COPY {label} only available using COPY FROM", sqlstate="0A000")
             setattr(st, name, list(given[name]))  # type: ignore[call-overload]
     if "encoding" in given:
-        enc = str(given["encoding"]).upper().replace("-", "").replace("_", "")
-        if enc not in ("UTF8", "UNICODE", "SQLASCII"):
-            raise PgError(f"COPY ENCODING {given['encoding']} is not supported by pgbarrier "
-                          "(UTF8 only)", sqlstate="0A000")
-        st.encoding = "UTF8"
+        st.encoding = _file_encoding(str(given["encoding"]), st.is_from)

@@ -23,7 +23,8 @@ Rules this module keeps:
     ``pg_table_is_visible``...), with or without ``pg_catalog.``, call the emulation;
     ``pg_catalog.`` is dropped from other calls (DuckDB resolves them itself);
   - ``current_database()``, ``current_user``, ``session_user``, ``current_schema()``,
-    ``current_schemas(b)`` and ``current_setting('x')`` become the session's values;
+    ``current_schemas(b)``, ``current_setting('x')`` and ``pg_client_encoding()`` become
+    the session's values;
     ``set_config('x', 'v', local)`` with literal arguments applies the setting (through
     the context) and becomes its new value;
   - casts to ``regclass``/``regtype``/``regnamespace``: of a string literal, the OID of the
@@ -67,6 +68,7 @@ from pgbarrier.backends.pgcatalog.unrewritten import (
     unemulated_relation,
 )
 from pgbarrier.errors import FeatureNotSupported
+from pgbarrier.pgproto import encodings
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
 from pgbarrier.sql.classify import leading_words
@@ -374,6 +376,9 @@ class _Rewriter:
                                                       + 1 - len(args))
                 return _catalog_func(name, [*fixed, exp.Array(expressions=[
                     exp.Literal.string(n) for n in ctx.search_path()])])
+            if name == "pg_client_encoding" and not args:  # the canonical name: UNICODE is UTF8
+                shown = ctx.current_setting("client_encoding") or "UTF8"
+                return _string(encodings.encoding_name(shown) or shown)
             if name == "pg_backend_pid" and not args:
                 return exp.Cast(this=exp.Literal.number(ctx.process_id()),
                                 to=exp.DataType.build("INTEGER"))
