@@ -63,6 +63,7 @@ from pgbarrier.backends.base import PassThrough, RefreshCancel
 from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resume
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.barrier.pause import Paused, PauseState, Running
+from pgbarrier.sql.colnames import duplicate_column, postgres_names
 from pgbarrier.errors import (
     DuplicateDatabase,
     DuplicateTable,
@@ -633,9 +634,13 @@ class ControlPlane:
         self._check_inputs(db, stmt.inputs, session)
         # validate the query on the backend: missing inputs are 42P01 before any barrier
         if upstream:
-            session.describe(stmt.query)  # type: ignore[union-attr]
+            described = session.describe(stmt.query)  # type: ignore[union-attr]
         else:
-            self.backend.describe_query(db, stmt.query)
+            described = self.backend.describe_query(db, stmt.query)
+        repeated = duplicate_column(stmt.columns or postgres_names(
+            stmt.query, len(described or ())) or ())
+        if repeated is not None:  # PostgreSQL's 42701, before any barrier
+            raise repeated
         if stmt.refresh_interval_sec is None:
             view = StreamingView(stmt.name, db, stmt.definition)
             self.jobs.reserve(db, stmt.name)

@@ -26,7 +26,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -34,6 +34,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.errors import PgError
 from pgbarrier.sql.catalog_rewrite import folded
 from pgbarrier.sql.dialect import PgBarrier
 
@@ -262,3 +263,14 @@ def postgres_names(sql: str, width: int) -> tuple[str, ...] | None:
         else:
             names.append(figure_colname(item) or "?column?")
     return tuple(names)
+
+
+def duplicate_column(names: Iterable[str]) -> PgError | None:
+    """PostgreSQL's 42701 ``column "a" specified more than once`` for the first of a
+    relation's column ``names`` that repeats, else None."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return PgError(f'column "{name}" specified more than once', sqlstate="42701")
+        seen.add(name)
+    return None

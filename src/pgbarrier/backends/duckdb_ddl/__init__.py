@@ -11,6 +11,7 @@ runs in one transaction. Modules:
 * :mod:`.objects` — a snapshot of the database's objects, read from DuckDB's catalog;
 * :mod:`.names` — names in the client's text, resolved with the search_path;
 * :mod:`.depends` — what depends on what (views' stored SQL, foreign keys, defaults);
+* :mod:`.create` — ``CREATE TABLE | VIEW`` naming a column twice;
 * :mod:`.drop` — ``DROP TABLE | VIEW | INDEX | SEQUENCE | SCHEMA``;
 * :mod:`.alter` — ``ALTER TABLE`` as migration tools emit it;
 * :mod:`.index` — ``ALTER INDEX``;
@@ -27,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from pgbarrier.backends.duckdb_ddl.alter import Translate, plan_alter
+from pgbarrier.backends.duckdb_ddl.create import check_create
 from pgbarrier.backends.duckdb_ddl.drop import Plan, plan_drop
 from pgbarrier.backends.duckdb_ddl.index import plan_alter_index
 from pgbarrier.backends.duckdb_ddl.objects import snapshot
@@ -34,6 +36,9 @@ from pgbarrier.backends.duckdb_ddl.objects import snapshot
 __all__ = ["Plan", "plan", "decides", "snapshot"]
 
 _DROPPED = frozenset({"TABLE", "VIEW", "INDEX", "SEQUENCE", "SCHEMA"})
+_CREATED = frozenset({"TABLE", "VIEW"})
+_CREATED_AFTER = frozenset({("OR", "REPLACE"), ("TEMP", "TABLE"), ("TEMP", "VIEW"),
+                            ("TEMPORARY", "TABLE"), ("TEMPORARY", "VIEW")})
 
 
 def decides(words: tuple[str, ...]) -> bool:
@@ -41,7 +46,8 @@ def decides(words: tuple[str, ...]) -> bool:
     if len(words) < 2:
         return False
     return (words[0] == "DROP" and words[1] in _DROPPED) or \
-        (words[0] == "ALTER" and words[1] in ("TABLE", "INDEX"))
+        (words[0] == "ALTER" and words[1] in ("TABLE", "INDEX")) or \
+        (words[0] == "CREATE" and (words[1] in _CREATED or words[1:3] in _CREATED_AFTER))
 
 
 def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
@@ -51,6 +57,9 @@ def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
     cursor ``cur`` and search_path ``path`` (``named_cons``: the catalog's constraints
     with PostgreSQL's names, :func:`.objects.snapshot`; ``translate``: PostgreSQL's SQL
     to DuckDB's; ``user``: the session's); None: DuckDB runs it as written."""
+    if words[0] == "CREATE":
+        check_create(sql)  # PostgreSQL's 42701; else DuckDB runs it as written
+        return None
     if words[0] == "DROP":
         return plan_drop(sql, snapshot(cur, named_cons), path)
     if words[:2] == ("ALTER", "INDEX"):
