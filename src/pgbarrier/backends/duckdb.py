@@ -113,7 +113,8 @@ Rules this module keeps:
   write-write conflict of such a transaction is retried (``_CONFLICT_RETRIES`` times),
   so concurrent creates and drops of different views never see one.
 * ``relations_read`` follows plain views through ``duckdb_views()`` (DuckDB keeps no
-  dependencies of a view: its stored SQL is parsed, :mod:`pgbarrier.sql.dependencies`).
+  dependencies of a view: :mod:`pgbarrier.backends.duckdb_ddl.depends` reads them from its
+  stored SQL, the one place dependencies come from).
 """
 
 from __future__ import annotations
@@ -184,7 +185,9 @@ from pgbarrier.result import Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.relnames import canonical, name_parts, qualify_relations, quote_name
 from pgbarrier.sql.colnames import postgres_names
-from pgbarrier.sql.dependencies import view_inputs, walk
+from pgbarrier.sql.dependencies import walk
+from pgbarrier.backends.duckdb_ddl.depends import relations_read
+from pgbarrier.backends.duckdb_ddl.objects import pg_schema
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
 from pgbarrier.pgproto import types as pgt
@@ -1508,10 +1511,10 @@ class DuckDBBackend(Backend):
 
     def relations_read(self, database: str, inputs: frozenset[str],
                        session: BackendSession | None = None) -> list[tuple[str, ...]]:
-        """Plain views followed through ``duckdb_views()``: DuckDB records no dependencies
-        of a view, so its stored SQL is parsed (:mod:`pgbarrier.sql.dependencies`). An
-        unqualified name resolves in the view's schema, then ``main`` (as DuckDB binds);
-        names compare case-insensitively, as DuckDB's do. With the client's ``session``
+        """Plain (and streaming) views followed through what each reads, as
+        :mod:`pgbarrier.backends.duckdb_ddl.depends` answers it from DuckDB's catalog and the
+        views' stored SQL (the one place dependencies come from); names compare
+        case-insensitively, as DuckDB's do. With the client's ``session``
         the inputs resolve with its search_path, and each that exists is reported too, as
         a chain of one (pgbarrier's name for it)."""
         resolved: list[str] | None = None
@@ -1519,44 +1522,28 @@ class DuckDBBackend(Backend):
             found = [session.resolve(n) for n in sorted(inputs)]
             resolved = [canonical(*f) for f in found if f is not None]
             inputs = frozenset(resolved)
-        def go(cur: duckdb.DuckDBPyConnection) -> tuple[str, list[tuple[str, str, str]],
-                                                       list[tuple[str, str]]]:
-            (db,) = cur.execute("SELECT current_database()").fetchone()
-            views = cur.execute(
-                "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
-                "AND NOT temporary AND database_name = current_database()").fetchall()
-            tables = cur.execute(
-                "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT temporary "
-                "AND database_name = current_database()").fetchall()
-            return db, views, tables
         try:
-            db, views, tables = self._run(database, go)
+            snap = self._run(database, duckdb_ddl.snapshot)
         except duckdb.Error:
             return []
-        sql_of = {(s.lower(), n.lower()): sql for s, n, sql in views}
-        known = {(s.lower(), n.lower()): (s, n) for s, n in tables}
-        known.update({(s.lower(), n.lower()): (s, n) for s, n, _ in views})
 
-        def resolve(name: str, schema: str) -> tuple[str, str] | None:
-            parts = name.lower().split(".")
-            if len(parts) == 3 and parts[0] in (db.lower(), database.lower()):
-                parts = parts[1:]
-            if len(parts) == 2 and parts[0] == "public":  # PostgreSQL's name for main
-                parts = ["main", parts[1]]
-            candidates = [tuple(parts)] if len(parts) == 2 else \
-                [(schema, parts[0]), ("main", parts[0])] if len(parts) == 1 else []
-            return next((k for k in candidates if k in known), None)  # type: ignore[misc]
+        def resolve(name: str) -> tuple[str, str] | None:
+            parts = name.split(".")
+            if len(parts) == 3:
+                parts = parts[1:]  # database.schema.name: the database is this one
+            schema = parts[0] if len(parts) == 2 else "main"
+            found = snap.find("main" if schema == "public" else schema, parts[-1])
+            return found.key if found is not None and found.kind in ("r", "v", "m") else None
 
         def step(key: tuple[str, str]) -> list[tuple[str, str]] | None:
-            sql = sql_of.get(key)
-            if sql is None:
-                return None
-            read = view_inputs(sql, "duckdb") or frozenset()
-            return [k for k in (resolve(n, key[0]) for n in sorted(read)) if k is not None]
+            rel = snap.rels[key]
+            if rel.kind != "v" and not (rel.kind == "m" and rel.pgb_kind == "streaming"):
+                return None  # a table, or a batch-refresh view: an end of a chain
+            return relations_read(rel, snap)
 
-        starts = [k for k in (resolve(n, "main") for n in sorted(inputs)) if k is not None]
-        shown = {k: (n if s == "main" else f"{s}.{n}") for k, (s, n) in known.items()}
-        chains = [tuple(shown[k] for k in path) for path in walk(starts, step)]
+        starts = [k for k in (resolve(n) for n in sorted(inputs)) if k is not None]
+        chains = [tuple(canonical(pg_schema(s), n) for s, n in path)
+                  for path in walk(starts, step)]
         if resolved is not None:
             chains[:0] = [(n,) for n in resolved]
         return chains

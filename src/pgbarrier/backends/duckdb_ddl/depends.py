@@ -39,7 +39,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from pgbarrier.backends.duckdb_ddl.objects import Rel, Snapshot
 
 __all__ = ["Dependent", "Obj", "dependents", "direct_dependents", "owned_sequences",
-           "view_reads"]
+           "relations_read", "view_reads"]
 
 #: an object: ("rel", schema, name) | ("fk", schema, table, name) |
 #: ("default", schema, table, column) | ("column", schema, table, column)
@@ -147,6 +147,13 @@ def _reads(rel: Rel, snap: Snapshot) -> set[tuple[str, str, str | None]] | None:
         return {(s, n, None) for s, n, _ in named} | \
                {(s, n, c) for s, n, cols in named for c in cols}
     return set(found)
+
+
+def relations_read(rel: Rel, snap: Snapshot) -> list[tuple[str, str]]:
+    """The relations view ``rel`` reads (keys of ``snap``; none for a table), in order."""
+    found = {(s, n) for s, n, _ in _reads(rel, snap) or ()}
+    keys = {r.key for r in (snap.find(s, n) for s, n in found) if r is not None}
+    return sorted(keys)
 
 
 def direct_dependents(obj: Obj, snap: Snapshot, path: tuple[str, ...]) -> list[Dependent]:
