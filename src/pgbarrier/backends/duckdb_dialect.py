@@ -97,15 +97,17 @@ CACHE_SIZE = 2048
 #: substrings of a statement DuckDB may run differently: characters as written, then words
 #: in the lower-cased text (plain ``in`` tests: a case-insensitive regex costs ten times more)
 _GATE_CHARS = ("{", "#>", "@>", "<@", "'\\x", "?")
-_GATE_WORDS = ("char", "numeric", "decimal", "bytea", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
+_GATE_WORDS = ("char", "numeric", "decimal", "bytea", "tz(", "time(", " bit(", "varbit(", "serial", "identity", "generate_series", "to_char", "_build_", "jsonb",
                "json_agg", "json_object_agg", "json_typeof")
 
 #: sqlglot's own postgres -> duckdb translations that make a generated text worth running
 _TRANSLATED = (exp.ExplodingGenerateSeries,)
 
+#: time types DuckDB refuses a precision on (``timestamptz(3)``, ``time(2)``)
+_NO_PRECISION = (exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ)
 #: types a length may be declared on (duckdb_ddl.lengths)
 _LENGTHS = (exp.DataType.Type.VARCHAR, exp.DataType.Type.NVARCHAR, exp.DataType.Type.CHAR,
-            exp.DataType.Type.NCHAR, exp.DataType.Type.BPCHAR)
+            exp.DataType.Type.NCHAR, exp.DataType.Type.BPCHAR)  # a bit(n) cast is DuckDB's
 _SERIALS = {exp.DataType.Type.SERIAL: exp.DataType.Type.INT,
             exp.DataType.Type.BIGSERIAL: exp.DataType.Type.BIGINT,
             exp.DataType.Type.SMALLSERIAL: exp.DataType.Type.SMALLINT}
@@ -302,6 +304,10 @@ def _result_column(node: exp.Expr) -> bool:
 
 
 def _rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.DataType) and node.this in _NO_PRECISION and node.expressions:
+        # DuckDB takes no precision on these: the column keeps microseconds and prints at
+        # its declared precision (declared.py records it, pgproto.types rounds on output)
+        return exp.DataType(this=node.this)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and \
             not node.expressions:  # PostgreSQL's unconstrained numeric (duckdb_numeric)
         cast = node.parent

@@ -15,6 +15,7 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-#: the text every ``varchar(n)`` / ``char(n)`` length check of pgbarrier's carries in its
-#: ``error()`` message (duckdb_ddl/lengths.py makes them; the catalog hides them)
-LENGTH_CHECK_MARKER = "pgbarrier:22001:"
+#: the text every type check of pgbarrier's (``varchar(n)`` / ``char(n)`` lengths, 22001;
+#: ``bit(n)``, 22026) carries in its ``error()`` message: each raises a class 22 error
+#: (duckdb_ddl/lengths.py makes them; the catalog hides them)
+LENGTH_CHECK_MARKER = "pgbarrier:22"

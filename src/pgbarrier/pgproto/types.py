@@ -484,6 +484,30 @@ def _text_encoder(type_oid: int) -> Callable[[Any], bytes]:
     return lambda v: to_text(v).encode("utf-8")
 
 
+#: time types whose type modifier is a precision of fractional seconds
+_PRECISE = frozenset({TIMESTAMP, TIMESTAMPTZ, TIME, 1266})
+
+
+def _rounded(v: Any, digits: int) -> Any:
+    """``v`` (a datetime or time) rounded to ``digits`` fractional digits of a second,
+    half away from zero as PostgreSQL rounds (``time`` past midnight stays 24:00 short)."""
+    micros = getattr(v, "microsecond", None)
+    if not micros:
+        return v
+    step = 10 ** (6 - digits)
+    down = micros - micros % step
+    up = micros % step * 2 >= step
+    if isinstance(v, dt.datetime):
+        return v.replace(microsecond=0) + dt.timedelta(microseconds=down + (step if up else 0))
+    if isinstance(v, dt.time):
+        total = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + down + (step if up else 0)
+        if total >= 86_400_000_000:
+            return v
+        return v.replace(hour=total // 3_600_000_000, minute=total // 60_000_000 % 60,
+                         second=total // 1_000_000 % 60, microsecond=total % 1_000_000)
+    return v
+
+
 def encoder(type_oid: int, fmt: int, styles: tuple[str, str] | None = None,
             typmod: int = -1) -> Callable[[Any], bytes]:
     """A function encoding one non-NULL value of ``type_oid`` in format ``fmt``;
@@ -493,6 +517,11 @@ def encoder(type_oid: int, fmt: int, styles: tuple[str, str] | None = None,
     if type_oid == BPCHAR and typmod > 4:
         width = typmod - 4
         return lambda v: str(v).ljust(width).encode("utf-8")
+    if type_oid in _PRECISE and 0 <= typmod < 6:
+        # a declared precision (timestamp(2)...) that the backend may keep finer: PostgreSQL
+        # rounds to it
+        plain = encoder(type_oid, fmt, styles)
+        return lambda v: plain(_rounded(v, typmod))
     if fmt == 1:
         enc = _BINARY_OUT.get(type_oid)
         if enc is not None:

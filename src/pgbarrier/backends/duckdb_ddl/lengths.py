@@ -21,6 +21,8 @@ PostgreSQL. Rules this module keeps:
 * The check is pgbarrier's, not the client's: :data:`MARKER` marks it, the catalog
   (``pg_constraint``, ``\\d``, pg_dump, ``information_schema``) does not list it, and
   ALTER TABLE keeps it in step with the column's declared type.
+* ``bit(n)`` (and plain ``bit``, ``bit(1)``) holds exactly ``n`` bits: any other length is
+  ``22026 bit string length 2 does not match type bit(3)``.
 * Explicit casts are PostgreSQL's (:func:`cast`): ``x::varchar(n)`` cuts to ``n``
   characters, ``x::char(n)`` cuts and, where the value is a result column, pads with
   blanks (``'x'::char(3)`` prints ``x  ``); inside an expression a ``char(n)`` value
@@ -35,7 +37,7 @@ from pgbarrier.backends.duckdb_sql import LENGTH_CHECK_MARKER
 
 __all__ = ["MARKER", "column_check", "declared_length", "is_length_check", "cast"]
 
-#: the text every length check of pgbarrier's carries (in its error() message)
+#: the text every type check of pgbarrier's carries (in its error() message)
 MARKER = LENGTH_CHECK_MARKER
 
 _T = exp.DataType.Type
@@ -60,6 +62,9 @@ def declared_length(kind: exp.DataType) -> tuple[str, int, int] | None:
     if kind.this in _CHAR and not (kind.this == _T.BPCHAR and n is None):
         n = 1 if n is None else n
         return f"character({n})", n, depth
+    if kind.this == _T.BIT:  # bit is bit(1), as PostgreSQL reads it
+        n = 1 if n is None else n
+        return f"bit({n})", n, depth
     return None
 
 
@@ -76,7 +81,12 @@ def column_check(column: str, kind: exp.DataType) -> str | None:
     name, n, depth = found
     if depth:  # DuckDB allows no lambda in a CHECK: an array's elements go unchecked
         return None
-    message = _literal(f"{MARKER}value too long for type {name}")
+    if name.startswith("bit("):  # PostgreSQL's bit(n) holds exactly n bits
+        message = (f"'{MARKER}026:bit string length ' || bit_length({column}) || "
+                   f"' does not match type {name}'")
+        return (f"CASE WHEN {column} IS NULL OR bit_length({column}) = {n} THEN true "
+                f"ELSE error({message}) END")
+    message = _literal(f"{MARKER}001:value too long for type {name}")
     return (f"CASE WHEN {column} IS NULL OR length(rtrim({column}, ' ')) <= {n} THEN true "
             f"ELSE error({message}) END")
 
@@ -94,7 +104,7 @@ def cast(node: exp.Cast, top_level: bool) -> exp.Expr | None:
     if not isinstance(to, exp.DataType):
         return None
     found = declared_length(to)
-    if found is None or found[2]:
+    if found is None or found[2] or found[0].startswith("bit("):
         return None
     name, n, _ = found
     text = exp.Cast(this=node.this.copy(), to=exp.DataType.build("VARCHAR"))

@@ -932,6 +932,13 @@ CREATE MACRO @C@.pgcat.format_type(typoid, typmod) AS
          WHEN typoid IN (1043, 1042, 1015, 1014) AND typmod > 4
          THEN CASE WHEN typoid IN (1043, 1015) THEN 'character varying(' ELSE 'character(' END
               || (typmod - 4) || ')' || CASE WHEN typoid IN (1015, 1014) THEN '[]' ELSE '' END
+         -- a time type's precision: timestamp(3) without time zone, time(2) with time zone
+         WHEN typoid IN (1114, 1184, 1083, 1266, 1115, 1185, 1183, 1270) AND typmod >= 0
+         THEN CASE WHEN typoid IN (1114, 1184, 1115, 1185) THEN 'timestamp' ELSE 'time' END
+              || '(' || typmod || ') with'
+              || CASE WHEN typoid IN (1114, 1083, 1115, 1183) THEN 'out' ELSE '' END
+              || ' time zone'
+              || CASE WHEN typoid IN (1115, 1185, 1183, 1270) THEN '[]' ELSE '' END
          ELSE coalesce((SELECT t.k_fmt FROM @C@.pgb.k_types t WHERE t.k_oid = typoid), '???') END;
 -- the rewrite calls the last overload with the session's search path (PostgreSQL's names):
 -- a serial column's nextval('seq') names its sequence as PostgreSQL decompiles it,
