@@ -46,7 +46,7 @@ def decides(words: tuple[str, ...]) -> bool:
     if len(words) < 2:
         return False
     return (words[0] == "DROP" and words[1] in _DROPPED) or \
-        (words[0] == "ALTER" and words[1] in ("TABLE", "INDEX")) or \
+        (words[0] == "ALTER" and words[1] in ("TABLE", "INDEX", "VIEW")) or \
         (words[0] == "CREATE" and (words[1] in _CREATED or words[1:3] in _CREATED_AFTER))
 
 
@@ -64,7 +64,7 @@ def plan(sql: str, words: tuple[str, ...], cur: Any, path: tuple[str, ...],
         return plan_drop(sql, snapshot(cur, named_cons), path)
     if words[:2] == ("ALTER", "INDEX"):
         return plan_alter_index(sql, snapshot(cur, named_cons), path)
-    if words[:2] == ("ALTER", "TABLE"):
+    if words[:2] in (("ALTER", "TABLE"), ("ALTER", "VIEW")):
         return plan_alter(sql, snapshot(cur, named_cons), path, translate or (lambda s: s),
                           user)
     return None

@@ -68,7 +68,7 @@ _NO_OPS = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?\
                      r"|SET\s+WITHOUT\s+CLUSTER\b|SET\s+(?:LOGGED|UNLOGGED)\b"
                      r"|(?:ENABLE|DISABLE)\s+(?:ALWAYS\s+|REPLICA\s+)?TRIGGER\b"
                      r"|REPLICA\s+IDENTITY\b|SET\s+ACCESS\s+METHOD\b|SET\s+TABLESPACE\b)")
-_OWNER = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?\S+\s+OWNER\s+TO"
+_OWNER = re.compile(r"(?is)^\s*ALTER\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?\S+\s+OWNER\s+TO"
                     r"\s+(\"(?:[^\"]|\"\")+\"|\w+)\s*;?\s*$")
 _SET_SCHEMA = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?\S+\s+SET\s+SCHEMA\b")
 
@@ -213,7 +213,7 @@ def plan_alter(sql: str, snap: Snapshot, path: tuple[str, ...], translate: Trans
                                   "backend",
                                   hint="Create the table in the other schema and copy its "
                                        "rows: CREATE TABLE s.t AS TABLE t.")
-    if not isinstance(tree, exp.Alter) or tree.args.get("kind") != "TABLE" or \
+    if not isinstance(tree, exp.Alter) or tree.args.get("kind") not in ("TABLE", "VIEW") or \
             not isinstance(tree.this, exp.Table):
         return None
     table = tree.this
@@ -227,12 +227,37 @@ def plan_alter(sql: str, snap: Snapshot, path: tuple[str, ...], translate: Trans
             return plan
         raise PgError(f'relation "{name.name}" does not exist', sqlstate="42P01")
     actions = tree.args.get("actions") or []
+    renames = [a for a in actions if isinstance(a, exp.AlterRename)]
+    if tree.args.get("kind") == "VIEW":
+        if rel.kind != "v":
+            raise PgError(f'"{rel.name}" is not a view', sqlstate="42809")
+        if len(renames) != 1 or len(actions) != 1:
+            return None  # DuckDB's own ALTER VIEW (or its refusal)
+    if rel.kind == "v" and len(renames) == 1 and len(actions) == 1:
+        target = renames[0].this
+        return _rename_view(rel, snap, path, translate, session_user,
+                            _name(target.this if isinstance(target, exp.Table) else target)
+                            or "")
     if rel.kind != "r":
         _refuse_kind(rel, actions)
     work = _Work(rel, snap, path, translate, session_user, table_def(rel), plan)
     for action in actions:
         _apply(work, action)
     return _finish(work)
+
+
+def _rename_view(rel: Rel, snap: Snapshot, path: tuple[str, ...], translate: Translate,
+                 session_user: str, new: str) -> Plan:
+    """``ALTER VIEW | TABLE v RENAME TO w`` of a plain view: DuckDB's rename, and the
+    views that read it follow (PostgreSQL's views are bound to it, not to its name)."""
+    if snap.find(rel.schema, new) is not None or any(
+            i.schema == rel.schema and i.name.lower() == new.lower() for i in snap.indexes):
+        raise PgError(f'relation "{new}" already exists', sqlstate="42P07")
+    work = _Work(rel, snap, path, translate, session_user, table_def(rel), Plan())
+    _follow(work, table=new)
+    work.plan.statements = [f"ALTER VIEW {work.table} RENAME TO {quote_ident(new)}",
+                            *work.after]
+    return work.plan
 
 
 def _action_name(action: exp.Expr) -> str:
