@@ -52,10 +52,12 @@ from pgbarrier.backends.duckdb_dialect import (
     arrays, bytea, column_defaults, datetimes, formatting, jsonb, series)
 from pgbarrier.backends.duckdb_dialect.gate import may_differ
 from pgbarrier.backends.duckdb_dialect.parse import parse
-from pgbarrier.backends.duckdb_dialect.typeof import Context, build
+from pgbarrier.backends.duckdb_dialect.typeof import Context, build, kind
 from pgbarrier.errors import FeatureNotSupported, PgError
+from pgbarrier.pgproto import types as pgt
 
-__all__ = ["CACHE_SIZE", "ColumnTypes", "may_differ", "translate", "translate_cached"]
+__all__ = ["CACHE_SIZE", "ColumnTypes", "may_differ", "result_types", "translate",
+           "translate_cached"]
 
 #: statement texts whose translation is remembered
 CACHE_SIZE = 2048
@@ -82,6 +84,21 @@ class _Answer:
     error: PgError | None = None  # what the client gets instead
     #: the tables whose column types decide the translation (translate asks for them)
     needs_columns: tuple[str, ...] = ()
+    #: result columns (by position) PostgreSQL types jsonb, which DuckDB's JSON cannot say
+    jsonb_columns: tuple[int, ...] = ()
+
+
+def _answer(sql: str, column_types: ColumnTypes | None) -> _Answer:
+    answer = translate_cached(sql)
+    if answer.needs_columns and column_types is not None:
+        known = []
+        for table in answer.needs_columns:
+            cols = column_types(table)
+            if cols:
+                known.append((table, tuple(cols)))
+        if known:
+            answer = _translate_typed(sql, tuple(known))
+    return answer
 
 
 def translate(sql: str, column_types: ColumnTypes | None = None) -> str:
@@ -92,18 +109,19 @@ def translate(sql: str, column_types: ColumnTypes | None = None) -> str:
     types)."""
     if not may_differ(sql):
         return sql
-    answer = translate_cached(sql)
-    if answer.needs_columns and column_types is not None:
-        known = []
-        for table in answer.needs_columns:
-            cols = column_types(table)
-            if cols:
-                known.append((table, tuple(cols)))
-        if known:
-            answer = _translate_typed(sql, tuple(known))
+    answer = _answer(sql, column_types)
     if answer.error is not None:
         raise copy.copy(answer.error)
     return sql if answer.sql is None else answer.sql
+
+
+def result_types(sql: str, column_types: ColumnTypes | None = None) -> dict[int, int]:
+    """PostgreSQL's type OID of the result columns of ``sql`` (by position) where it is
+    not DuckDB's: a visibly ``jsonb`` expression (a cast, a ``jsonb_*`` function, a jsonb
+    operator) is ``jsonb``, not DuckDB's ``json``."""
+    if not may_differ(sql):
+        return {}
+    return {i: pgt.JSONB for i in _answer(sql, column_types).jsonb_columns}
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -136,16 +154,37 @@ def _translate(sql: str, columns: _Columns | None) -> _Answer:
         fired, prelude, tree = _transform(tree, ctx, sql)
     except PgError as err:
         return _Answer(error=err)
+    jsonb = _jsonb_columns(tree, ctx)
     needs = tuple(ctx.tables) if ctx.wants_columns else ()
     if not fired and not any(series.in_select_list(n) for n in tree.find_all(*_TRANSLATED)):
-        return _Answer(needs_columns=needs)
+        return _Answer(needs_columns=needs, jsonb_columns=jsonb)
     try:
         out = tree.sql(dialect="duckdb", unsupported_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.UnsupportedError as err:
         return _Answer(error=FeatureNotSupported(
             f"{str(err).splitlines()[0]} is not supported by pgbarrier on DuckDB"),
             needs_columns=needs)
-    return _Answer(sql="; ".join([*prelude, out]), needs_columns=needs)
+    return _Answer(sql="; ".join([*prelude, out]), needs_columns=needs, jsonb_columns=jsonb)
+
+
+def _jsonb_columns(tree: exp.Expr, ctx: Context) -> tuple[int, ...]:
+    """The positions of the select list's visibly jsonb items (none after a ``*``)."""
+    select = tree
+    while isinstance(select, exp.SetOperation):
+        select = select.this
+    if isinstance(select, exp.Subquery):
+        select = select.unnest()
+    if not isinstance(select, exp.Select):
+        return ()
+    out = []
+    for i, item in enumerate(select.expressions):
+        if isinstance(item, exp.Star) or isinstance(item, exp.Column) and \
+                isinstance(item.this, exp.Star):
+            break
+        value = item.this if isinstance(item, exp.Alias) else item
+        if kind(ctx.type_of(value)) == "jsonb":
+            out.append(i)
+    return tuple(out)
 
 
 def _transform(tree: exp.Expr, ctx: Context, sql: str
