@@ -98,7 +98,6 @@ def test_translation(sql, duck):
     ("SELECT to_char(ts, f) FROM t", "0A000", "to_char with a format that is not a literal"),
     ("SELECT to_date(x, 'MM-DD') FROM t", "0A000", "to_date with a format that has no year"),
     ("SELECT to_timestamp(x, 'IYYY-IW') FROM t", "0A000", 'to_timestamp pattern "IYYY"'),
-    ("SELECT to_timestamp(x, 'YYYY OF') FROM t", "0A000", 'formatting field "OF"'),
     ("SELECT jsonb_path_query(j, '$.a') FROM t", "0A000", "jsonb_path_query"),
     ("SELECT to_char(1, '9.9.9')", "42601", "multiple decimal points"),
     ("SELECT '{1,,2}'::int[]", "22P02", 'malformed array literal: "{1,,2}"'),

@@ -195,7 +195,8 @@ def _transform(tree: exp.Expr, ctx: Context, sql: str
     fired = bool(prelude)
     fired = column_defaults.now_defaults(tree, sql) or fired
     for target, value in _bound_literals(tree, ctx):
-        new = bytea.bound_literal(value, target) or arrays.bound_literal(value, target)
+        new = bytea.bound_literal(value, target) or arrays.bound_literal(value, target) or \
+            jsonb.bound_literal(value, target)
         if new is not None:
             value.replace(new)
             fired = True

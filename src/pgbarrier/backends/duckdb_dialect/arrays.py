@@ -228,10 +228,18 @@ def _as_sql(items: list) -> exp.Expr:
         else exp.Literal.string(v) for v in items])
 
 
-def array_value(text: str, to: exp.DataType) -> exp.Expr:
-    """PostgreSQL's array text ``text`` as a DuckDB list cast to ``to`` (an array type;
-    another level of list per dimension beyond ``to``'s)."""
-    items, dims = _parse(text)
+def array_value(source: str | exp.Literal, to: exp.DataType) -> exp.Expr:
+    """PostgreSQL's array text (``source``, or the string literal ``source``) as a DuckDB
+    list cast to ``to`` (an array type; another level of list per dimension beyond
+    ``to``'s). An error points at the literal, as PostgreSQL's does."""
+    text = source if isinstance(source, str) else source.this
+    try:
+        items, dims = _parse(text)
+    except PgError as err:
+        start = None if isinstance(source, str) else source.meta.get("start")
+        if start is not None and err.position is None:
+            err.position = start + 1
+        raise
     target = to.copy()
     have = 0
     t: exp.DataType | None = target
@@ -247,7 +255,7 @@ def bound_literal(value: exp.Expr, to: exp.DataType | None) -> exp.Expr | None:
     """A bare string literal bound for (or compared with) a value of type ``to``: the
     array it is when ``to`` is an array type; None otherwise."""
     if is_array(to) and isinstance(value, exp.Literal) and value.is_string:
-        return array_value(value.this, to)
+        return array_value(value, to)
     return None
 
 
@@ -257,7 +265,7 @@ def bound_literal(value: exp.Expr, to: exp.DataType | None) -> exp.Expr | None:
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and \
             node.this.is_string and is_array(node.args.get("to")):
-        return array_value(node.this.this, node.args["to"])
+        return array_value(node.this, node.args["to"])
     if isinstance(node, exp.ColumnDef) and is_array(node.args.get("kind")):
         return _default(node)
     if isinstance(node, _COMPARISONS):
@@ -289,7 +297,7 @@ def _default(col: exp.ColumnDef) -> exp.Expr | None:
         default = c.kind
         if isinstance(default, exp.DefaultColumnConstraint) and \
                 isinstance(default.this, exp.Literal) and default.this.is_string:
-            default.set("this", array_value(default.this.this, col.args["kind"]))
+            default.set("this", array_value(default.this, col.args["kind"]))
             fired = True
     return col if fired else None
 
@@ -320,7 +328,7 @@ def _quantified(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     t = ctx.type_of(other)
     to = array_of(t if t is not None and not is_unknown(t) and not is_array(t)
                   else exp.DataType.build("TEXT"))
-    value = array_value(lit.this, to)
+    value = array_value(lit, to)
     if isinstance(node, exp.Anonymous):
         return exp.Anonymous(this=node.this, expressions=[value])
     return node.__class__(this=exp.Paren(this=value))
@@ -353,7 +361,7 @@ def _concat(node: exp.DPipe, ctx: Context) -> exp.Expr | None:
     if isinstance(other, exp.Null):
         return array.copy()
     if isinstance(other, exp.Literal) and other.is_string:
-        value = array_value(other.this, at)
+        value = array_value(other, at)
         pair = (array.copy(), value) if array_left else (value, array.copy())
         return _fn("list_concat", *pair)
     if ot is None:
@@ -409,7 +417,7 @@ def _cat(node, ctx):
         if isinstance(a, exp.Literal) and a.is_string:
             other = ctx.type_of(node.expressions[1 - i])
             if is_array(other):
-                args[i] = array_value(a.this, other)
+                args[i] = array_value(a, other)
     return _fn("list_concat", *args)
 
 
@@ -479,16 +487,21 @@ def _by_dimension(node: exp.Anonymous, ctx: Context, answer) -> exp.Expr | None:
         return None
     array, dim = args
     dims = max(_dims(ctx.type_of(node.expressions[0])), 1)
-    empty = exp.EQ(this=_fn("len", array.copy()), expression=exp.Literal.number(0))
     if isinstance(dim, exp.Literal) and not dim.is_string and dim.this.isdigit():
         d = int(dim.this)
         if not 1 <= d <= dims:
             return exp.Cast(this=exp.Null(), to=exp.DataType.build("INT"))
-        return exp.Case().when(empty, exp.Null()).else_(_int(answer(array, d, dims)))
+        return _nonempty(array, _int(answer(array.copy(), d, dims)))
     case = exp.Case(this=dim)
     for d in range(1, dims + 1):
         case = case.when(exp.Literal.number(d), _int(answer(array.copy(), d, dims)))
-    return exp.Case().when(empty, exp.Null()).else_(case)
+    return _nonempty(array, case)
+
+
+def _nonempty(array: exp.Expr, value: exp.Expr) -> exp.Expr:
+    """``value`` for an array with elements; NULL for an empty or NULL one."""
+    return exp.Case().when(exp.GT(this=_fn("len", array.copy()), expression=exp.Literal.number(0)),
+                           value)
 
 
 def _length(node, ctx):
@@ -504,8 +517,7 @@ def _ndims(node, ctx):
     if not args:
         return None
     dims = max(_dims(ctx.type_of(node.expressions[0])), 1)
-    return exp.Case().when(exp.EQ(this=_fn("len", args[0]), expression=exp.Literal.number(0)),
-                           exp.Null()).else_(_int(exp.Literal.number(dims)))
+    return _nonempty(args[0], _int(exp.Literal.number(dims)))
 
 
 def _dims_text(node, ctx):
@@ -518,8 +530,7 @@ def _dims_text(node, ctx):
     for d in range(1, dims + 1):
         parts += [exp.Literal.string("[1:"), exp.cast(_level_length(array.copy(), d, dims),
                                                       "VARCHAR"), exp.Literal.string("]")]
-    return exp.Case().when(exp.EQ(this=_fn("len", array.copy()), expression=exp.Literal.number(0)),
-                           exp.Null()).else_(exp.Concat(expressions=parts, safe=True))
+    return _nonempty(array, exp.Concat(expressions=parts, safe=True))
 
 
 def _cardinality(node, ctx):

@@ -26,7 +26,7 @@ Rules this module keeps:
 * Not done, 0A000 naming the pattern: ISO week dates (``IYYY``, ``IW``, ``ID``, ``IDDD``),
   ``W`` / ``WW``, and a template without a year (PostgreSQL answers year 1 BC, which
   DuckDB's values cannot carry). ``TZ`` / ``tz`` / ``OF`` are PostgreSQL 15's own 0A000
-  (``formatting field "OF" is only supported in to_char``).
+  (``formatting field "OF" is only supported in to_char``) when the input reaches them.
 """
 
 from __future__ import annotations
@@ -91,8 +91,7 @@ class _Steps:
             return []
         key = node.key
         if key in ("TZ", "tz", "OF"):
-            raise FeatureNotSupported(f'formatting field "{node.text}" is only supported in '
-                                      "to_char")
+            return []  # PostgreSQL 15's 0A000 when the input reaches it (_step)
         if key in _UNSUPPORTED:
             raise FeatureNotSupported(f'{self.name} pattern "{node.text}" is not supported by '
                                       "pgbarrier on DuckDB")
@@ -139,6 +138,9 @@ class _Steps:
         return state
 
     def _error(self, message_sql: str) -> str:
+        """A failed step: ``e`` is "SQLSTATE:message" (22007 unless it says otherwise)."""
+        if not message_sql.startswith("'0A000:"):
+            message_sql = "'22007:' || " + message_sql
         return self._struct(e=message_sql)
 
     def _step(self, node: Node, i: int, r1: str, fx: bool) -> str | None:
@@ -152,6 +154,9 @@ class _Steps:
         key = node.key
         th = node.th is not None
         kw = node.text.replace("'", "''")
+        if key in ("TZ", "tz", "OF"):
+            return self._error(_sql_str(f'0A000:formatting field "{node.text}" is only '
+                                        "supported in to_char"))
         if key == "FX" or key in ("DAY", "Day", "day", "DY", "Dy", "dy"):
             if key == "FX":
                 return None
@@ -308,7 +313,7 @@ def _value_sql(fields: list[str], name: str) -> str:
                   "'\" is invalid for the 12-hour clock')")
     range_error = ("error('pgbarrier:22008:date/time field value out of range: \"' || q.t "
                    "|| '\"')")
-    return (f"CASE WHEN q.e <> '' THEN error('pgbarrier:22007:' || q.e) "
+    return (f"CASE WHEN q.e <> '' THEN error('pgbarrier:' || q.e) "
             f"WHEN {twelve_bad} THEN {hour_error} WHEN {in_range} THEN {result} "
             f"ELSE {range_error} END")
 

@@ -19,6 +19,8 @@ Rules this module keeps (operand types from :mod:`.typeof`):
 * ``date_trunc``: ``century`` and ``millennium`` start at years ...01 as in PostgreSQL
   (DuckDB's at ...00); a ``date`` is truncated as a ``timestamptz``, as PostgreSQL casts
   it. ``generate_series`` of dates steps ``timestamptz`` values likewise.
+* An interval literal is written as the cast of its text, which DuckDB reads as PostgreSQL
+  does (``'1 mon'``, ``'2 hrs'``; sqlglot would write units DuckDB cannot read).
 * ``justify_days`` / ``justify_hours`` / ``justify_interval`` (DuckDB has none) are
   PostgreSQL's arithmetic on the interval's months, days and microseconds;
   ``make_interval`` and ``date_bin`` are sqlglot's translations (an interval sum,
@@ -228,6 +230,12 @@ def _unknown_operand(node: exp.Add | exp.Sub, ctx: Context) -> exp.Expr | None:
 
 
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
+    if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and \
+            isinstance(node.args.get("unit"), exp.Var):
+        # sqlglot splits interval '1 mon' into a unit it writes as DuckDB cannot read
+        # (INTERVAL '1' MON): DuckDB reads PostgreSQL's interval text itself
+        return exp.Cast(this=exp.Literal.string(f"{node.this.this} {node.args['unit'].name}"),
+                        to=exp.DataType.build("INTERVAL"))
     if isinstance(node, exp.Extract):
         return _extract(node, ctx)
     if isinstance(node, exp.Div) and kind(ctx.type_of(node.this)) == "interval":

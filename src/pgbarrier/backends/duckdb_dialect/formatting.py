@@ -458,7 +458,13 @@ def _to_char(value: exp.Expr, fmt: str, k: str | None) -> exp.Expr:
         return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()
                                ).else_(_lit(""))
     out = pieces[0] if len(pieces) == 1 else exp.Concat(expressions=pieces, safe=True)
-    if all(isinstance(x, exp.Literal) for x in pieces):  # nothing from the value
-        out = exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()
-                              ).else_(out)
-    return out
+    if len(pieces) == 1 and _fn_of_value(out):
+        return out
+    # some pieces do not read the value (text, a timestamp's TZH): NULL stays NULL
+    return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()
+                           ).else_(out)
+
+
+def _fn_of_value(piece: exp.Expr) -> bool:
+    """``piece`` is NULL when the value is (a strftime of it)."""
+    return isinstance(piece, exp.Anonymous) and piece.name.lower() == "strftime"

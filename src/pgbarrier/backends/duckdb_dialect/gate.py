@@ -16,11 +16,12 @@ from __future__ import annotations
 
 __all__ = ["GATE_CHARS", "GATE_WORDS", "may_differ"]
 
-#: characters as written: array text and JSON literals ('{'), the JSON operators (#> #>>
+#: characters as written: array text and JSON literals ('{'), array types ('[]'), the
+#: JSON operators (#> #>>
 #: #- @> <@ ? ?| ?& ->), bytea hex, array / JSON concatenation, a string literal added to
 #: or subtracted from a date/time value or a JSON document (written with a blank:
 #: ``d - '2020-01-01'``)
-GATE_CHARS = ("{", "#", "@>", "<@", "'\\x", "?", "||", "->", "- '", "+ '")
+GATE_CHARS = ("{", "[]", "#", "@>", "<@", "'\\x", "?", "||", "->", "- '", "+ '")
 #: words of the lower-cased text (a prefix stands for the functions it starts)
 GATE_WORDS = (
     "json",                                  # jsonb: json_*, jsonb_*, ::json

@@ -30,8 +30,9 @@ a column of JSON type, :mod:`.typeof`):
   in the select list or FROM), ``json[b]_each[_text]`` in FROM (``key``, ``value``).
 * ``json[b]_build_object`` -> ``json_object``; ``json[b]_build_array`` -> ``json_array``;
   ``json[b]_array_length`` of an array, else PostgreSQL's 22023 (DuckDB answers 0);
-  ``json[b]_agg`` -> ``json_group_array`` and ``json[b]_object_agg`` ->
-  ``json_group_object`` (with ORDER BY or other options: 0A000); ``to_jsonb`` ->
+  ``json[b]_agg`` -> ``to_json(list(...))`` (DuckDB's list aggregate: ORDER BY and FILTER
+  kept, NULL for no rows) and ``json[b]_object_agg`` -> ``json_group_object`` (with ORDER
+  BY or other options: 0A000); ``to_jsonb`` ->
   ``to_json``; ``json[b]_typeof`` -> DuckDB's ``json_type`` named as PostgreSQL does.
 * What has no DuckDB form is 0A000 naming it (:data:`UNSUPPORTED`: the SQL/JSON path
   language, ``json_populate_record``...).
@@ -47,12 +48,13 @@ from sqlglot import exp
 from pgbarrier.backends.duckdb_dialect.arrays import array_value
 from pgbarrier.backends.duckdb_dialect.typeof import Context, is_array, is_json, kind
 from pgbarrier.errors import FeatureNotSupported
+from pgbarrier.pgproto.jsonb import jsonb_text
 
-__all__ = ["UNSUPPORTED", "rewrite"]
+__all__ = ["UNSUPPORTED", "bound_literal", "rewrite"]
 
 _JSON_BUILD = {"json_build_object": "json_object", "jsonb_build_object": "json_object",
                "json_build_array": "json_array", "jsonb_build_array": "json_array",
-               "jsonb_agg": "json_group_array", "to_jsonb": "to_json"}
+               "to_jsonb": "to_json"}
 #: DuckDB's json_type -> PostgreSQL's json[b]_typeof
 _JSON_TYPEOF = {"OBJECT": "object", "ARRAY": "array", "VARCHAR": "string",
                 "BOOLEAN": "boolean", "NULL": "null", "BIGINT": "number", "UBIGINT": "number",
@@ -89,11 +91,33 @@ def _json_type(node: exp.Expr | None, ctx: Context) -> bool:
     return node is not None and is_json(ctx.type_of(node))
 
 
-def _doc(node: exp.Expr, ctx: Context) -> exp.Expr:
-    """``node`` as a DuckDB JSON value (a cast unless it is JSON already)."""
+def _canonical(literal: exp.Literal) -> exp.Literal:
+    """A jsonb literal's text as PostgreSQL stores it (keys sorted and unique): what
+    DuckDB's JSON then reads, prints and extracts as PostgreSQL's jsonb would."""
+    text = jsonb_text(literal.this)
+    if text == literal.this:
+        return literal
+    new = exp.Literal.string(text)
+    new.meta.update(literal.meta)
+    return new
+
+
+def _doc(node: exp.Expr, ctx: Context, jsonb: bool = True) -> exp.Expr:
+    """``node`` as a DuckDB JSON value (a cast unless it is JSON already); a literal read
+    as jsonb (``jsonb``) in its canonical text."""
+    if isinstance(node, exp.Literal) and node.is_string and jsonb:
+        return exp.Cast(this=_canonical(node), to=exp.DataType.build("JSON"))
     if _json_type(node, ctx):
         return node.copy()
     return exp.Cast(this=node.copy(), to=exp.DataType.build("JSON"))
+
+
+def bound_literal(value: exp.Expr, to: exp.DataType | None) -> exp.Expr | None:
+    """A string literal bound for a jsonb column, in jsonb's canonical text."""
+    if kind(to) == "jsonb" and isinstance(value, exp.Literal) and value.is_string:
+        new = _canonical(value)
+        return new if new is not value else None
+    return None
 
 
 def _error(text: str) -> exp.Expr:
@@ -127,7 +151,7 @@ def _static_path(items: list[exp.Expr]) -> exp.Expr:
 def _text_array(node: exp.Expr, ctx: Context) -> exp.Expr:
     """A ``text[]`` operand (keys, a path) as a DuckDB ``VARCHAR[]``."""
     if isinstance(node, exp.Literal) and node.is_string:
-        return array_value(node.this, exp.DataType.build("TEXT[]"))
+        return array_value(node, exp.DataType.build("TEXT[]"))
     if isinstance(node, exp.Array) or is_array(ctx.type_of(node)):
         return node.copy()
     return exp.Cast(this=node.copy(), to=exp.DataType.build("VARCHAR[]"))
@@ -137,7 +161,7 @@ def _path(node: exp.Expr, ctx: Context) -> exp.Expr:
     """A PostgreSQL ``text[]`` path as a DuckDB JSON path (built at run time unless it is
     a literal)."""
     if isinstance(node, exp.Literal) and node.is_string:
-        cast = array_value(node.this, exp.DataType.build("TEXT[]"))
+        cast = array_value(node, exp.DataType.build("TEXT[]"))
         return _static_path(cast.this.expressions)
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Array) and all(
             isinstance(e, (exp.Literal, exp.Null)) for e in node.this.expressions):
@@ -166,8 +190,7 @@ def _candidates(doc: exp.Expr) -> exp.Expr:
     """What ``?`` matches in ``doc``: an object's keys, an array's string elements, a
     string itself."""
     x = exp.column("pgb_e")
-    strings = _fn("list_transform", _fn("list_filter", _fn("json_extract", doc.copy(),
-                                                            _str("$[*]")), _lambda(
+    strings = _fn("list_transform", _fn("list_filter", _elements(doc.copy()), _lambda(
         "pgb_e", exp.EQ(this=_fn("json_type", x), expression=_str("VARCHAR")))),
         _lambda("pgb_e", _fn("json_extract_string", x.copy(), _str("$"))))
     return exp.Case(this=_fn("json_type", doc.copy())).when(
@@ -179,7 +202,10 @@ def _candidates(doc: exp.Expr) -> exp.Expr:
 
 
 def _elements(doc: exp.Expr) -> exp.Expr:
-    return _fn("json_extract", doc, _str("$[*]"))
+    """The elements of JSON array ``doc`` as a list (typed: DuckDB folds a constant
+    non-array to a scalar NULL, which a lambda cannot take)."""
+    return exp.Cast(this=_fn("json_extract", doc, _str("$[*]")),
+                    to=exp.DataType.build("JSON[]", dialect="duckdb"))
 
 
 # -- containment -----------------------------------------------------------------------
@@ -196,7 +222,7 @@ def _scalar_eq(x: exp.Expr, value: object) -> exp.Expr:
             expression=_str("true" if value else "false")))
     if isinstance(value, (int, float)):
         return exp.And(this=exp.In(this=jt, expressions=[_str(t) for t in _NUMBER_TYPES]),
-                       expression=exp.EQ(this=exp.Cast(
+                       expression=exp.EQ(this=exp.TryCast(
                            this=_fn("json_extract_string", x.copy(), _str("$")),
                            to=exp.DataType.build("DOUBLE")),
                            expression=exp.Literal.number(repr(float(value)))))
@@ -280,15 +306,27 @@ def _delete(node: exp.Sub, ctx: Context) -> exp.Expr | None:
             _error("cannot delete from scalar")))
     if is_array(rt) or isinstance(right, exp.Array):
         keys = _text_array(right, ctx)
+        listed = keys.this if isinstance(keys, exp.Cast) else keys
+        if isinstance(listed, exp.Array) and all(isinstance(k, exp.Literal)
+                                                 for k in listed.expressions):
+            removed = doc.copy()
+            for k in listed.expressions:
+                removed = _fn("json_remove", removed, _str("$" + _key_path(k.this)))
+        else:
+            as_map = exp.DataType.build("MAP(VARCHAR, JSON)")
+            e = exp.column("pgb_m")
+            removed = _fn("to_json", _fn("map_from_entries", _fn("list_filter", _fn(
+                "map_entries", exp.Cast(this=doc.copy(), to=as_map)), _lambda("pgb_m", exp.Not(
+                    this=_fn("list_contains", keys.copy(), exp.Dot(
+                        this=e, expression=exp.to_identifier("key"))))))))
         kept = _lambda("pgb_e", exp.Not(this=exp.Paren(this=exp.And(
             this=exp.EQ(this=_fn("json_type", x), expression=_str("VARCHAR")),
             expression=_fn("list_contains", keys.copy(), _fn("json_extract_string", x.copy(),
                                                             _str("$")))))))
         return _null_or(doc, exp.Case(this=_fn("json_type", doc.copy())).when(
-            _str("OBJECT"), _fn("json_remove", doc.copy(), _fn("list_transform", keys.copy(),
-                                                              _lambda("pgb_e", _key_expr(x.copy()))))
-        ).when(_str("ARRAY"), _fn("to_json", _fn("list_filter", _elements(doc.copy()), kept))
-               ).else_(_error("cannot delete from scalar")))
+            _str("OBJECT"), removed).when(
+            _str("ARRAY"), _fn("to_json", _fn("list_filter", _elements(doc.copy()), kept))
+        ).else_(_error("cannot delete from scalar")))
     if kind(rt) not in ("text", "unknown"):
         return None
     key = right.copy()
@@ -372,7 +410,7 @@ def _split_path(node: exp.Expr) -> tuple[str, str | int] | None:
     not a literal of one element or more."""
     if not (isinstance(node, exp.Literal) and node.is_string):
         return None
-    items = array_value(node.this, exp.DataType.build("TEXT[]")).this.expressions
+    items = array_value(node, exp.DataType.build("TEXT[]")).this.expressions
     if not items or not all(isinstance(i, exp.Literal) for i in items):
         return None
     parent = _static_path(items[:-1]).this
@@ -458,7 +496,9 @@ def _set_returning(node: exp.Anonymous, ctx: Context, name: str) -> exp.Expr | N
                     doc, _error("cannot call %s on a scalar" % name)))
         return _fn("unnest", check)
     text = name.endswith("_text")
-    values = _fn("json_extract_string" if text else "json_extract", doc.copy(), _str("$[*]"))
+    values = exp.Cast(this=_fn("json_extract_string" if text else "json_extract", doc.copy(),
+                               _str("$[*]")),
+                      to=exp.DataType.build("VARCHAR[]" if text else "JSON[]", dialect="duckdb"))
     check = exp.Case(this=_fn("json_type", doc.copy())).when(_str("ARRAY"), values).when(
         _str("OBJECT"), _error("cannot extract elements from an object")).else_(
         _null_or(doc, _error("cannot extract elements from a scalar")))
@@ -527,7 +567,35 @@ def _function(node: exp.Anonymous, ctx: Context) -> exp.Expr | None:
     return None
 
 
+_OPERATOR_PARENTS = (exp.Binary, exp.Unary, exp.In, exp.Between, exp.Is)
+
+
+def _is_list_json(node: exp.Expr) -> bool:
+    """``to_json(list(...))``: json[b]_agg as translated."""
+    return isinstance(node, exp.Anonymous) and node.name.lower() == "to_json" and \
+        len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Anonymous) and \
+        node.expressions[0].name.lower() == "list"
+
+
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and \
+            node.this.is_string and kind(node.args.get("to")) == "jsonb":
+        new = _canonical(node.this)
+        return None if new is node.this else exp.Cast(this=new, to=node.args["to"].copy())
+    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and \
+            isinstance(node.parent, _OPERATOR_PARENTS) and \
+            isinstance(node.expression, (exp.JSONPath, exp.Neg, exp.Literal)):
+        # DuckDB binds -> / ->> looser than PostgreSQL (j ->> 'a' = 'x' is j ->> ('a' = 'x')
+        # there): kept apart by parentheses
+        return exp.Paren(this=node.copy())
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("json_agg", "jsonb_agg") \
+            and len(node.expressions) == 1:
+        # DuckDB's list aggregate (with ORDER BY / FILTER), as JSON: NULL for no rows
+        return _fn("to_json", _fn("list", node.expressions[0].copy()))
+    if isinstance(node, exp.Filter) and _is_list_json(node.this):
+        inner = node.this.expressions[0]
+        return _fn("to_json", exp.Filter(this=inner.copy(),
+                                         expression=node.expression.copy()))
     if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)):
         fn = "json_extract" if isinstance(node, exp.JSONBExtract) else "json_extract_string"
         return _fn(fn, _doc(node.this, ctx), _path(node.expression, ctx))
@@ -565,7 +633,7 @@ def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, (exp.JSONArrayAgg, exp.JSONBObjectAgg)):
         plain = {k for k, v in node.args.items() if v is not None and v is not False}
         if isinstance(node, exp.JSONArrayAgg) and plain == {"this"}:
-            return _fn("json_group_array", node.this.copy())
+            return _fn("to_json", _fn("list", node.this.copy()))
         if isinstance(node, exp.JSONBObjectAgg) and plain == {"this", "expression"}:
             return _fn("json_group_object", node.this.copy(), node.expression.copy())
         raise FeatureNotSupported("json_agg / json_object_agg with ORDER BY or options are "

@@ -144,6 +144,9 @@ _RESULT: dict[str, exp.DataType | int] = {
     "json_extract_path_text": _TEXT_T, "jsonb_extract_path_text": _TEXT_T,
     "json_typeof": _TEXT_T, "jsonb_typeof": _TEXT_T, "array_to_json": _JSON_T,
     "row_to_json": _JSON_T, "json_array_length": _INT4, "jsonb_array_length": _INT4,
+    "json_array_elements": _JSON_T, "jsonb_array_elements": _JSONB_T,
+    "json_array_elements_text": _TEXT_T, "jsonb_array_elements_text": _TEXT_T,
+    "json_object_keys": _TEXT_T, "jsonb_object_keys": _TEXT_T,
     "length": _INT4, "lower": _TEXT_T, "upper": _TEXT_T, "concat": _TEXT_T,
     "substring": _TEXT_T, "substr": _TEXT_T, "trim": _TEXT_T, "replace": _TEXT_T,
     "coalesce": -1, "nullif": 0, "greatest": -1, "least": -1,
@@ -236,8 +239,12 @@ class Context:
         hit = self._known.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        if isinstance(node, exp.Paren):
+        if isinstance(node, (exp.Paren, exp.Alias, exp.Filter, exp.Window)):
             return self.type_of(node.this)
+        if isinstance(node, (exp.JSONBDeleteAtPath, exp.JSONBObjectAgg)):
+            return _JSONB_T
+        if isinstance(node, (exp.JSONObjectAgg, exp.JSONArrayAgg)):
+            return _JSON_T
         if isinstance(node, (exp.Cast, exp.TryCast)):
             to = node.args.get("to")
             return to if isinstance(to, exp.DataType) else None
