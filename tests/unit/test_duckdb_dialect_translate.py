@@ -54,11 +54,11 @@ def test_the_same_text_is_translated_once():
      "SELECT JSON_CONTAINS(CAST(j AS JSON), CAST(k AS JSON)) FROM t"),
     ("SELECT json_build_array(1, 'a')", "SELECT JSON_ARRAY(1, 'a')"),
     ("SELECT json_agg(a), jsonb_agg(a), json_object_agg(k, a), jsonb_object_agg(k, a) FROM t",
-     "SELECT JSON_GROUP_ARRAY(a), JSON_GROUP_ARRAY(a), JSON_GROUP_OBJECT(k, a), "
+     "SELECT TO_JSON(LIST(a)), TO_JSON(LIST(a)), JSON_GROUP_OBJECT(k, a), "
      "JSON_GROUP_OBJECT(k, a) FROM t"),
     ("SELECT to_jsonb(a) FROM t", "SELECT TO_JSON(a) FROM t"),
     ("SELECT interval '1 day' / 2, a / 2 FROM t",
-     "SELECT \"/\"(INTERVAL '1' DAY, 2), a / 2 FROM t"),
+     "SELECT \"/\"(CAST('1 DAY' AS INTERVAL), 2), a / 2 FROM t"),
     ("SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS') FROM t",
      "SELECT STRFTIME(ts, '%Y-%m-%d %H:%M:%S') FROM t"),
     ("SELECT to_char(ts, 'FMDD \"of\" FMMonth YYYY, Dy') FROM t",
