@@ -137,3 +137,74 @@ def test_a_now_default_stays_now_unless_current_timestamp_is_there_too():
     both = translate("CREATE TABLE t (id serial, a timestamptz DEFAULT now(), "
                      "b timestamptz DEFAULT CURRENT_TIMESTAMP)")
     assert "NOW()" not in both.upper()  # one node to sqlglot: not told apart
+
+
+@pytest.mark.parametrize("text, detail", [
+    ("abc", 'Array value must start with "{" or dimension information.'),
+    ("{1,2", "Unexpected end of input."),
+    ("{1,2}x", "Junk after closing right brace."),
+    ("{1,,2}", 'Unexpected "," character.'),
+    ("{{1,2},3}", "Unexpected array element."),
+    ("{{1,2},{3}}", "Multidimensional arrays must have sub-arrays with matching dimensions."),
+    ("{1,{2}}", 'Unexpected "{" character.'),
+    ('{"a"b}', "Unexpected array element."),
+    ("{a,}", 'Unexpected "}" character.'),
+    ("{{}}", 'Unexpected "}" character.'),
+])
+def test_malformed_array_text_is_postgresqls_error_at_the_literal(text, detail):
+    sql = f"SELECT '{text}'::int[]"
+    with pytest.raises(PgError) as info:
+        translate(sql)
+    err = info.value
+    assert (err.sqlstate, str(err), err.detail, err.position) == \
+        ("22P02", f'malformed array literal: "{text}"', detail, 8)
+
+
+@pytest.mark.parametrize("text, items", [
+    ('{a b, c }', "['a b', 'c']"),
+    ('{" a ",NULL,"NULL",null, nullx}', "[' a ', NULL, 'NULL', NULL, 'nullx']"),
+    ('{a\\,b,c\\"d}', "['a,b', 'c\"d']"),
+    ('[1:2]={1,2}', "['1', '2']"),
+    ('  {1}  ', "['1']"),
+])
+def test_array_text_reads_as_postgresql_reads_it(text, items):
+    assert translate(f"SELECT '{text}'::text[]") == f"SELECT CAST({items} AS TEXT[])"
+
+
+def _columns(table):
+    return {"t": (("id", "INTEGER"), ("a", "INTEGER[]"), ("j", "JSONB"), ("d", "DATE"),
+                  ("b", "BLOB"), ("x", "VARCHAR"))}.get(table.lower())
+
+
+@pytest.mark.parametrize("sql, duck", [
+    ("UPDATE t SET a = '{1,2}' WHERE a = '{3}'",
+     "UPDATE t SET a = CAST(['1', '2'] AS INT[]) WHERE a = CAST(['3'] AS INT[])"),
+    ("INSERT INTO t (id, a) SELECT 1, '{4}'", "INSERT INTO t (id, a) SELECT 1, CAST(['4'] AS INT[])"),
+    ("SELECT a || 4, x || 'y' FROM t", "SELECT LIST_APPEND(a, 4), x || 'y' FROM t"),
+    ("SELECT d - d FROM t WHERE x || '{' = ''", "SELECT CAST(d - d AS INT) FROM t WHERE x || '{' = ''"),
+    ("SELECT id FROM t WHERE b = '\\x01'", "SELECT id FROM t WHERE b = FROM_HEX('01')"),
+    ("INSERT INTO t (j) VALUES ('{\"b\": 1, \"a\": 2}')",
+     "INSERT INTO t (j) VALUES ('{\"a\": 2, \"b\": 1}')"),
+])
+def test_column_types_decide_what_a_bare_literal_or_operator_means(sql, duck):
+    assert translate(sql, _columns) == duck
+
+
+def test_a_statement_needing_no_column_type_asks_for_none():
+    asked = []
+
+    def columns(table):
+        asked.append(table)
+        return _columns(table)
+
+    translate("SELECT ARRAY[1] || 2 FROM t", columns)
+    assert asked == []
+
+
+def test_jsonb_results_are_typed_by_position():
+    from pgbarrier.backends.duckdb_dialect import result_types
+    assert result_types("SELECT 1, '{}'::jsonb, jsonb_build_object('a', 1) AS o, '{}'::json") == \
+        {1: 3802, 2: 3802}
+    assert result_types("SELECT j - 'a', j -> 'b', x FROM t", _columns) == {0: 3802, 1: 3802}
+    assert result_types("SELECT *, '{}'::jsonb FROM t") == {}
+    assert result_types("SELECT a FROM t WHERE b = 1") == {}

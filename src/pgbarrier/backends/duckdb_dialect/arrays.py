@@ -16,7 +16,9 @@ Rules this module keeps:
   beside an array in ``||``. Column types come from the session (:mod:`.typeof`).
 * ``||``: array || array -> ``list_concat``, an array and an element (one dimension less)
   -> ``list_append`` / ``list_prepend``, NULL is an empty array as in PostgreSQL; text
-  ``||`` is DuckDB's own. An operand of unknown type (a parameter) keeps DuckDB's reading.
+  ``||`` is DuckDB's own. Choice: a parameter beside an array is an element (PostgreSQL
+  decides by the parameter's type, which a translation made per statement text cannot
+  see); an operand of another unknown type keeps DuckDB's reading.
 * The functions, with PostgreSQL's answers (NULL where PostgreSQL has no dimension, NULL
   elements matched as ``IS NOT DISTINCT FROM``, ``integer`` results): ``array_append``,
   ``array_prepend``, ``array_cat``, ``array_remove``, ``array_replace``,
@@ -364,8 +366,9 @@ def _concat(node: exp.DPipe, ctx: Context) -> exp.Expr | None:
         value = array_value(other, at)
         pair = (array.copy(), value) if array_left else (value, array.copy())
         return _fn("list_concat", *pair)
-    if ot is None:
-        return None  # a parameter, an unknown column: DuckDB's reading
+    if ot is None and not isinstance(other, (exp.Parameter, exp.Placeholder)):
+        return None  # an unknown column: DuckDB's reading
+    # (a parameter beside an array is an element, as drivers mostly mean it)
     if array_left:
         return _fn("list_append", array.copy(), other.copy())
     return _fn("list_prepend", other.copy(), array.copy())

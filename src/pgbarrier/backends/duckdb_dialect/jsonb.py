@@ -91,6 +91,10 @@ def _json_type(node: exp.Expr | None, ctx: Context) -> bool:
     return node is not None and is_json(ctx.type_of(node))
 
 
+def _is_parameter(node: exp.Expr) -> bool:
+    return isinstance(node, (exp.Parameter, exp.Placeholder))
+
+
 def _canonical(literal: exp.Literal) -> exp.Literal:
     """A jsonb literal's text as PostgreSQL stores it (keys sorted and unique): what
     DuckDB's JSON then reads, prints and extracts as PostgreSQL's jsonb would."""
@@ -327,8 +331,8 @@ def _delete(node: exp.Sub, ctx: Context) -> exp.Expr | None:
             _str("OBJECT"), removed).when(
             _str("ARRAY"), _fn("to_json", _fn("list_filter", _elements(doc.copy()), kept))
         ).else_(_error("cannot delete from scalar")))
-    if kind(rt) not in ("text", "unknown"):
-        return None
+    if kind(rt) not in ("text", "unknown") and not _is_parameter(right):
+        return None  # a parameter is a key, as PostgreSQL resolves jsonb - unknown
     key = right.copy()
     kept = _lambda("pgb_e", exp.Not(this=exp.Paren(this=exp.And(
         this=exp.EQ(this=_fn("json_type", x), expression=_str("VARCHAR")),
@@ -366,7 +370,8 @@ def _concat(node: exp.DPipe, ctx: Context) -> exp.Expr | None:
     lt, rt = ctx.type_of(node.this), ctx.type_of(node.expression)
     if not (is_json(lt) or is_json(rt)) or is_array(lt) or is_array(rt):
         return None
-    if not all(is_json(t) or kind(t) == "unknown" for t in (lt, rt)):
+    if not all(is_json(t) or kind(t) == "unknown" or _is_parameter(side)
+               for t, side in ((lt, node.this), (rt, node.expression))):
         return None  # jsonb || text: PostgreSQL's text concatenation
     a, b = _doc(node.this, ctx), _doc(node.expression, ctx)
     as_map = exp.DataType.build("MAP(VARCHAR, JSON)")
