@@ -208,3 +208,13 @@ def test_jsonb_results_are_typed_by_position():
     assert result_types("SELECT j - 'a', j -> 'b', x FROM t", _columns) == {0: 3802, 1: 3802}
     assert result_types("SELECT *, '{}'::jsonb FROM t") == {}
     assert result_types("SELECT a FROM t WHERE b = 1") == {}
+
+
+def test_the_gate_tests_each_of_its_substrings():
+    from pgbarrier.backends.duckdb_dialect.gate import GATE_CHARS, GATE_WORDS
+    for chars in GATE_CHARS:
+        assert may_differ(f"SELECT a FROM t WHERE b {chars} c")
+    for word in GATE_WORDS:
+        assert may_differ(f"SELECT {word.upper()} FROM t")
+    assert may_differ("SELECT x / 2 FROM t WHERE y > INTERVAL '1 day'")
+    assert not may_differ("SELECT a, b - 1, c + 2 FROM t WHERE d = 'x' AND e / 2 > 1")

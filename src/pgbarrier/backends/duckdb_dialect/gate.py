@@ -9,7 +9,8 @@ Rules this module keeps:
   statement the gate lets through is parsed once (answers are cached per text) and keeps
   its own text when no transform fires.
 * Each entry names what it is for: a transform that fires on something none of these
-  substrings can be in would never run, so a new transform adds its signal here.
+  substrings can be in would never run, so a new transform adds its signal here (to the
+  tuples and to :func:`may_differ`'s written-out tests, which a unit test keeps in step).
 """
 
 from __future__ import annotations
@@ -34,12 +35,15 @@ GATE_WORDS = (
 
 
 def may_differ(sql: str) -> bool:
-    """The cheap gate: False means DuckDB runs ``sql`` as PostgreSQL would."""
-    for chars in GATE_CHARS:
-        if chars in sql:
-            return True
+    """The cheap gate: False means DuckDB runs ``sql`` as PostgreSQL would. The tests of
+    :data:`GATE_CHARS` and :data:`GATE_WORDS` written out (a loop costs as much again)."""
+    if ("{" in sql or "[]" in sql or "#" in sql or "@>" in sql or "<@" in sql
+            or "'\\x" in sql or "?" in sql or "||" in sql or "->" in sql or "- '" in sql
+            or "+ '" in sql):
+        return True
     low = sql.lower()
-    for word in GATE_WORDS:
-        if word in low:
-            return True
-    return "/" in sql and ("interval" in low or "age(" in low)  # dividing an interval
+    return ("json" in low or "to_" in low or "array" in low or "cardinality" in low
+            or "date_" in low or "make_" in low or "extract" in low or "justify_" in low
+            or "generate_series" in low or "bytea" in low or "serial" in low
+            or "identity" in low
+            or "/" in sql and ("interval" in low or "age(" in low))  # dividing an interval
