@@ -71,7 +71,6 @@ def _parse(text: str) -> tuple[list, int]:
         elem_delimited, level_completed, level_delimited = range(8)
     state = -1
     depth = 0
-    counts: list[int] = []
     last: dict[int, int] = {}
     deepest = 0
     root: list = []
@@ -120,9 +119,6 @@ def _parse(text: str) -> tuple[list, int]:
                     "number of array dimensions (7) exceeds the maximum allowed (6)",
                     sqlstate="54000")
             deepest = max(deepest, depth)
-            if len(counts) < depth:
-                counts.append(0)
-            counts[depth - 1] = 0
             level: list = []
             if stack:
                 stack[-1].append(level)

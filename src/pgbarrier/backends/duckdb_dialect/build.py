@@ -9,13 +9,15 @@ Rules this module keeps:
 * :func:`template` parses DuckDB SQL text and replaces each unqualified column named in
   ``values`` by (a copy of) its expression: the long DuckDB expressions are written as SQL.
 * Subscripts built here are 0-based (sqlglot's convention), written 1-based for DuckDB.
+* :func:`raw` carries DuckDB SQL built as text (a template's many cases: an AST of that size
+  costs sqlglot seconds to build and write); it is written out as it is.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp, parse_one
 
-__all__ = ["add", "first", "fn", "idiv", "lit", "mod", "mul", "num", "sub", "template"]
+__all__ = ["add", "first", "fn", "idiv", "lit", "mod", "mul", "num", "raw", "sub", "template"]
 
 
 def fn(name: str, *args: exp.Expr) -> exp.Expr:
@@ -70,3 +72,8 @@ def template(sql: str, **values: exp.Expr) -> exp.Expr:
         if col.name in values and not col.table:
             col.replace(values[col.name].copy())
     return tree
+
+
+def raw(sql: str) -> exp.Expr:
+    """DuckDB SQL text as a node sqlglot writes out verbatim."""
+    return exp.Var(this=sql)

@@ -327,8 +327,10 @@ def from_char(text: exp.Expr, fmt: str, name: str) -> exp.Expr:
         raise FeatureNotSupported(f"{name} with a format that has no year is not supported "
                                   "by pgbarrier on DuckDB")
     final = steps.sql()
-    # the input text rides along in the state as field t (for the range error)
-    sql = (f"CASE WHEN t IS NULL THEN NULL ELSE list_transform([{{'t': t, 's': {final}}}], "
+    # the input is bound once as t; it rides along in the state (for the range error); the
+    # SQL is text (parsing an AST of this size costs sqlglot a good part of a second)
+    sql = (f"list_transform([{text.sql('duckdb')}], lambda t: CASE WHEN t IS NULL THEN NULL "
+           f"ELSE list_transform([{{'t': t, 's': {final}}}], "
            f"lambda w: list_transform([struct_insert(w.s, t := w.t)], "
-           f"lambda q: {_value_sql(fields, name)})[1])[1] END")
-    return B.template(sql, t=text)
+           f"lambda q: {_value_sql(fields, name)})[1])[1] END)[1]")
+    return exp.Paren(this=B.raw(sql))

@@ -29,8 +29,9 @@ Rules this module keeps (operand types from :mod:`.typeof`):
 
 from __future__ import annotations
 
-from sqlglot import exp, parse_one
+from sqlglot import exp
 
+from pgbarrier.backends.duckdb_dialect import build as B
 from pgbarrier.backends.duckdb_dialect.typeof import Context, kind
 from pgbarrier.errors import FeatureNotSupported, PgError
 
@@ -65,14 +66,6 @@ def _fn(name: str, *args: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _template(sql: str, **values: exp.Expr) -> exp.Expr:
-    """DuckDB SQL ``sql`` with each column ``name`` in ``values`` replaced by (a copy of)
-    its expression."""
-    tree = parse_one(sql, read="duckdb")
-    for col in list(tree.find_all(exp.Column)):
-        if col.name in values and not col.table:
-            col.replace(values[col.name].copy())
-    return tree
 
 
 def _decimal(scale: int) -> exp.DataType:
@@ -159,7 +152,7 @@ def _date_trunc(node: exp.Anonymous, ctx: Context) -> exp.Expr | None:
     if field in ("century", "millennium") and k != "interval":
         years = 100 if field == "century" else 1000
         # the first year of the century (millennium) holding the value: ...01
-        return _template(
+        return B.template(
             "date_trunc('year', v) - to_years(CAST(((year(v) - 1) % y + y) % y AS INT))",
             v=value, y=exp.Literal.number(years))
     if k == "date":
@@ -201,7 +194,7 @@ def _justify(name: str, value: exp.Expr) -> exp.Expr:
         sql = f"list_transform([{sql}], lambda s: {step})[1]"
     sql = (f"list_transform([{sql}], lambda s: to_months(CAST(s.m AS INT)) + "
            f"to_days(CAST(s.d AS INT)) + to_microseconds(s.t))[1]")
-    return _template(sql, v=value)
+    return B.template(sql, v=value)
 
 
 def _unknown_operand(node: exp.Add | exp.Sub, ctx: Context) -> exp.Expr | None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-from sqlglot import exp, parse_one
+from sqlglot import exp
 
 from pgbarrier.backends.duckdb_dialect import build as B
 from pgbarrier.backends.duckdb_dialect import number_format
@@ -82,12 +82,6 @@ def _num(n: int) -> exp.Expr:
     return exp.Literal.number(n)
 
 
-def _template(sql: str, **values: exp.Expr) -> exp.Expr:
-    tree = parse_one(sql, read="duckdb")
-    for col in list(tree.find_all(exp.Column)):
-        if col.name in values and not col.table:
-            col.replace(values[col.name].copy())
-    return tree
 
 
 def _literal_format(node: exp.Anonymous, name: str) -> str | None:

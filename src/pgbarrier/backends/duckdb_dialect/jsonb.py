@@ -299,9 +299,9 @@ def _delete(node: exp.Sub, ctx: Context) -> exp.Expr | None:
     x = exp.column("pgb_e")
     if kind(rt) == "int":
         index = right.copy()
-        path = exp.Case().when(exp.GTE(this=index, expression=exp.Literal.number(0)),
-                               exp.Concat(expressions=[_str("$["), exp.cast(index.copy(), "VARCHAR"),
-                                                       _str("]")], safe=True)).else_(
+        path = exp.Case().when(exp.GTE(this=index, expression=exp.Literal.number(0)), exp.Concat(
+            expressions=[_str("$["), exp.cast(index.copy(), "VARCHAR"), _str("]")],
+            safe=True)).else_(
             exp.Concat(expressions=[_str("$[#"), exp.cast(index.copy(), "VARCHAR"), _str("]")],
                        safe=True))
         return _null_or(doc, exp.Case(this=_fn("json_type", doc.copy())).when(

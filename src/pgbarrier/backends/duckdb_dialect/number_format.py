@@ -26,8 +26,9 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from sqlglot import exp, parse_one
+from sqlglot import exp
 
+from pgbarrier.backends.duckdb_dialect import build as B
 from pgbarrier.backends.duckdb_dialect.templates import NumberDesc, number_nodes
 
 __all__ = ["to_char", "to_number"]
@@ -241,12 +242,6 @@ def _tokens_sql(tokens: tuple, s: exp.Expr, roman: exp.Expr | None) -> exp.Expr:
     return exp.Concat(expressions=parts, safe=True)
 
 
-def _template(sql: str, **values: exp.Expr) -> exp.Expr:
-    tree = parse_one(sql, read="duckdb")
-    for col in list(tree.find_all(exp.Column)):
-        if col.name in values and not col.table:
-            col.replace(values[col.name].copy())
-    return tree
 
 
 _ROMAN = ("CASE WHEN n BETWEEN 1 AND 3999 THEN repeat('M', n // 1000) || "
@@ -264,13 +259,13 @@ def to_char(value: exp.Expr, fmt: str, is_float: bool) -> exp.Expr:
     if num.eeee:
         digits = exp.Anonymous(this="printf", expressions=[_lit(f"%.{num.post}e"),
                                                             exp.cast(value.copy(), "DOUBLE")])
-        return _template("list_transform([x], lambda p: CASE WHEN starts_with(p, '-') "
+        return B.template("list_transform([x], lambda p: CASE WHEN starts_with(p, '-') "
                          "THEN p ELSE ' ' || p END)[1]", x=digits)
     if num.roman:
         rounded = exp.cast(exp.Anonymous(this="round", expressions=[value.copy()]), "BIGINT") \
             if not is_float else exp.cast(exp.Anonymous(this="round_even", expressions=[
                 value.copy(), exp.Literal.number(0)]), "BIGINT")
-        roman = _template(_ROMAN, n=rounded)
+        roman = B.template(_ROMAN, n=rounded)
         tokens = _simulate(num, [], 0, "+", None)
         return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()
                                ).else_(_tokens_sql(tokens, _lit(""), roman))
@@ -287,19 +282,16 @@ def to_char(value: exp.Expr, fmt: str, is_float: bool) -> exp.Expr:
     else:
         printed = exp.cast(exp.cast(exp.Anonymous(this="round", expressions=[
             shifted, exp.Literal.number(post)]), f"DECIMAL(38,{post})"), "VARCHAR")
-    s = exp.column("s", table="p")
-    neg = exp.column("n", table="p")
-    body = exp.Case()
-    seen: dict[tuple, list[exp.Expr]] = {}
+    # the cases, as DuckDB SQL text (an AST of this size costs sqlglot seconds): by the
+    # length of the digit string p.s, its sign p.n, then its leading zero p.z and last
+    # relevant decimal p.r (computed once per value)
     frac = post + 1 if post else 0
-
-    def variant(cond: exp.Expr, tokens: tuple) -> None:
-        seen.setdefault(tokens, []).append(cond)
-
-    length = exp.Length(this=s.copy())
+    cases: list[str] = []
     for int_len in range(1, max(pre, 0) + 1):
         ops = pre - int_len
+        by_sign = {}
         for sign in ("+", "-"):
+            variants: dict[tuple, list[str]] = {}
             for fz in ((False, True) if int_len == 1 else (False,)):
                 lrs: list[int | None] = [None]
                 if num.fill and num.decimal and post:
@@ -312,48 +304,82 @@ def to_char(value: exp.Expr, fmt: str, is_float: bool) -> exp.Expr:
                         number.append(("c", "."))
                         number += [("d", int_len + 1 + j) for j in range(post)]
                     tokens = _simulate(num, number, ops, sign, lr)
-                    cond: exp.Expr = exp.EQ(this=length.copy(),
-                                            expression=exp.Literal.number(int_len + frac))
-                    cond = exp.And(this=cond, expression=neg.copy() if sign == "-"
-                                   else exp.Not(this=neg.copy()))
+                    cond = []
                     if int_len == 1:
-                        first = exp.EQ(this=exp.Substring(this=s.copy(),
-                                                          start=exp.Literal.number(1),
-                                                          length=exp.Literal.number(1)),
-                                       expression=_lit("0"))
-                        cond = exp.And(this=cond, expression=first if fz
-                                       else exp.Not(this=first))
+                        cond.append("p.z" if fz else "NOT p.z")
                     if lr is not None:
-                        cond = exp.And(this=cond, expression=exp.EQ(
-                            this=exp.Length(this=exp.Anonymous(this="rtrim", expressions=[
-                                s.copy(), _lit("0")])), expression=exp.Literal.number(lr + 1)))
-                    variant(cond, tokens)
+                        cond.append(f"p.r = {lr + 1}")
+                    variants.setdefault(tokens, []).append(" AND ".join(cond) or "true")
+            by_sign[sign] = _choice(variants)
+        cases.append(f"WHEN {int_len + frac} THEN CASE WHEN p.n THEN {by_sign['-']} "
+                      f"ELSE {by_sign['+']} END")
     # overflow: PostgreSQL's '#' string, its decimal point at the template's
     hashes: list = [("c", "#")] * (pre + post + 1)
-    if hashes:
-        hashes[pre] = ("c", ".")
-    lr_over = None
-    if num.fill and num.decimal:
-        lr_over = pre + post if post else pre
-    for sign in ("+", "-"):
-        tokens = _simulate(num, hashes, 0, sign, lr_over)
-        variant(exp.And(this=exp.GT(this=length.copy(), expression=exp.Literal.number(
-            pre + frac)), expression=neg.copy() if sign == "-" else exp.Not(this=neg.copy())),
-            tokens)
-    for tokens, conds in seen.items():
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = exp.Or(this=cond, expression=c)
-        body = body.when(cond, _tokens_sql(tokens, s, None))
-    body = body.else_(exp.Null())
-    # bind the digit string and the sign once: list_transform([...], lambda p: ...)[1]
-    split = _template(
-        "list_transform([o], lambda q: {'s': CASE WHEN starts_with(q, '-') "
-        "THEN substr(q, 2) ELSE q END, 'n': starts_with(q, '-')})[1]", o=printed)
-    bound = exp.Anonymous(this="list_transform", expressions=[
-        exp.Array(expressions=[split]), exp.Lambda(this=body,
-                                                   expressions=[exp.to_identifier("p")])])
-    return exp.Bracket(this=bound, expressions=[exp.Literal.number(0)])
+    hashes[pre] = ("c", ".")
+    lr_over = (pre + post if post else pre) if num.fill and num.decimal else None
+    overflow = {sign: _tokens_text(_simulate(num, hashes, 0, sign, lr_over))
+                for sign in ("+", "-")}
+    over = f"CASE WHEN p.n THEN {overflow['-']} ELSE {overflow['+']} END"
+    body = over if not cases else (f"CASE WHEN length(p.s) > {pre + frac} THEN {over} "
+                                   f"ELSE CASE length(p.s) {' '.join(cases)} END END")
+    # bind the digit string, its sign, leading zero and last relevant decimal once:
+    # list_transform([...], lambda p: ...)[1]
+    digits = "CASE WHEN starts_with(q, '-') THEN substr(q, 2) ELSE q END"
+    return exp.Paren(this=B.raw(
+        f"list_transform([list_transform([{printed.sql('duckdb')}], lambda q: {{'s': {digits}, "
+        f"'n': starts_with(q, '-'), 'z': left({digits}, 1) = '0', "
+        f"'r': length(rtrim({digits}, '0'))}})[1]], lambda p: {body})[1]"))
+
+
+def _choice(variants: dict[tuple, list[str]]) -> str:
+    """The output of the variant whose condition holds (the last one without a test)."""
+    items = list(variants.items())
+    if len(items) == 1:
+        return _tokens_text(items[0][0])
+    whens = " ".join(f"WHEN ({') OR ('.join(conds)}) THEN {_tokens_text(tokens)}"
+                     for tokens, conds in items)
+    return f"CASE {whens} END"
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ordinal_text(s: str, upper: bool) -> str:
+    names = ("ST", "ND", "RD", "TH") if upper else ("st", "nd", "rd", "th")
+    return (f"CASE WHEN length({s}) > 1 AND substr({s}, length({s}) - 1, 1) = '1' "
+            f"THEN '{names[3]}' WHEN right({s}, 1) = '1' THEN '{names[0]}' "
+            f"WHEN right({s}, 1) = '2' THEN '{names[1]}' WHEN right({s}, 1) = '3' "
+            f"THEN '{names[2]}' ELSE '{names[3]}' END")
+
+
+def _tokens_text(tokens: tuple) -> str:
+    """The output tokens of one case as DuckDB SQL over the digit string ``p.s``."""
+    parts: list[str] = []
+    run: list[int] = []  # consecutive characters of p.s: one substr
+
+    def flush() -> None:
+        if run:
+            parts.append(f"substr(p.s, {run[0] + 1}, {len(run)})")
+            run.clear()
+
+    for t in tokens:
+        if isinstance(t, tuple) and t[0] == "d":
+            if run and t[1] != run[-1] + 1:
+                flush()
+            run.append(t[1])
+            continue
+        flush()
+        if isinstance(t, str):
+            if "\x00" in t:
+                return "NULL"
+            parts.append(_sql_str(t))
+        elif t[0] == "th":
+            parts.append(_ordinal_text("p.s", t[1] == "TH"))
+    flush()
+    if not parts:
+        return "''"
+    return " || ".join(parts)
 
 
 def to_number(text: exp.Expr, fmt: str) -> exp.Expr:
@@ -371,4 +397,4 @@ def to_number(text: exp.Expr, fmt: str) -> exp.Expr:
            f"AS DECIMAL(38,{post})) END")
     if num.multi:
         sql = f"CAST(({sql}) / {10 ** num.multi} AS DECIMAL(38,{post + num.multi}))"
-    return _template(sql, t=text)
+    return B.template(sql, t=text)
