@@ -62,8 +62,9 @@ def _parse(text: str) -> tuple[list, int]:
     i = 0
     while i < n and text[i].isspace():
         i += 1
+    sizes: list[int] = []
     if i < n and text[i] == "[":
-        i = _bounds(text, i)
+        i = _bounds(text, i, sizes)
     if i >= n or text[i] != "{":
         raise malformed(text, 'Array value must start with "{" or dimension information.')
     # the structure, as PostgreSQL's ArrayCount walks it
@@ -162,7 +163,20 @@ def _parse(text: str) -> tuple[list, int]:
     if text[i:].strip():
         raise malformed(text, "Junk after closing right brace.")
     _check_levels(root, deepest, text)
+    if sizes and _sizes(root) != sizes:
+        raise malformed(text, "Specified array dimensions do not match array contents.")
     return root, deepest if _has_items(root) else 1
+
+
+def _sizes(items: list) -> list[int]:
+    """The length of each dimension of a (checked) nested list."""
+    out = []
+    while isinstance(items, list):
+        out.append(len(items))
+        if not items:
+            break
+        items = items[0]
+    return out
 
 
 def _trim(chars: list[str]) -> str:
@@ -188,8 +202,9 @@ def _check_levels(items: list, deepest: int, text: str, depth: int = 1) -> None:
                                   "matching dimensions.")
 
 
-def _bounds(text: str, i: int) -> int:
-    """Skip ``[lb:ub]...=``; a lower bound other than 1 cannot be kept (0A000)."""
+def _bounds(text: str, i: int, sizes: list[int]) -> int:
+    """Skip ``[lb:ub]...=`` (each dimension's size into ``sizes``); a lower bound other than
+    1 cannot be kept (0A000)."""
     n = len(text)
     while i < n and text[i] == "[":
         close = text.find("]", i)
@@ -209,6 +224,7 @@ def _bounds(text: str, i: int) -> int:
         if lo != 1:
             raise FeatureNotSupported("array lower bounds other than 1 are not supported by "
                                       "pgbarrier on DuckDB")
+        sizes.append(hi - lo + 1)
         i = close + 1
         while i < n and text[i].isspace():
             i += 1

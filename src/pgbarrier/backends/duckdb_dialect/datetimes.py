@@ -194,7 +194,7 @@ def _justify(name: str, value: exp.Expr) -> exp.Expr:
         sql = f"list_transform([{sql}], lambda s: {step})[1]"
     sql = (f"list_transform([{sql}], lambda s: to_months(CAST(s.m AS INT)) + "
            f"to_days(CAST(s.d AS INT)) + to_microseconds(s.t))[1]")
-    return B.template(sql, v=value)
+    return B.template(sql, v=exp.Cast(this=value.copy(), to=exp.DataType.build("INTERVAL")))
 
 
 def _unknown_operand(node: exp.Add | exp.Sub, ctx: Context) -> exp.Expr | None:

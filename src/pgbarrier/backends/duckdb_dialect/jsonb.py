@@ -430,6 +430,9 @@ def _set(node: exp.Anonymous, ctx: Context) -> exp.Expr | None:
     if not 3 <= len(args) <= 4:
         return None
     doc = _doc(args[0], ctx)
+    if isinstance(args[1], exp.Literal) and args[1].is_string and \
+            not array_value(args[1], exp.DataType.build("TEXT[]")).this.expressions:
+        return doc  # an empty path changes nothing
     path = _path(args[1], ctx)
     value = _doc(args[2], ctx)
     flag = args[3].copy() if len(args) == 4 else None

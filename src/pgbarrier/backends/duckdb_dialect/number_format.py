@@ -392,8 +392,9 @@ def to_number(text: exp.Expr, fmt: str) -> exp.Expr:
                   f"left(regexp_replace(split_part(t, '.', 2), '[^0-9]', '', 'g'), {post})")
     else:
         digits = "regexp_replace(t, '[^0-9]', '', 'g')"
-    sql = (f"CASE WHEN t IS NULL THEN NULL ELSE CAST(CASE WHEN {negative} THEN '-' ELSE '' "
-           f"END || CASE WHEN trim({digits}, '.') = '' THEN '0' ELSE {digits} END "
+    sql = (f"CASE WHEN t IS NULL THEN NULL WHEN trim({digits}, '.') = '' THEN "
+           "error('pgbarrier:22P02:invalid input syntax for type numeric: \" \"') "
+           f"ELSE CAST(CASE WHEN {negative} THEN '-' ELSE '' END || {digits} "
            f"AS DECIMAL(38,{post})) END")
     if num.multi:
         sql = f"CAST(({sql}) / {10 ** num.multi} AS DECIMAL(38,{post + num.multi}))"
