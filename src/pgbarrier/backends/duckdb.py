@@ -86,8 +86,10 @@ Rules this module keeps:
   (:func:`pgbarrier.backends.duckdb_types.type_introspection_rows`), recognised
   by its first words; DuckDB's ``pg_catalog`` cannot run it.
 * DuckDB has no ``jsonb``: each session creates a TEMP type ``jsonb`` as an
-  alias of ``JSON``, so ``'{}'::jsonb`` and ``jsonb`` columns work; their values
-  are reported as ``json`` (OID 114).
+  alias of ``JSON``, so ``'{}'::jsonb`` and ``jsonb`` columns work. A result column that
+  is a declared ``jsonb`` column (``pgcatalog.origins``) or a visibly jsonb expression
+  (``duckdb_dialect.result_types``) is reported as ``jsonb`` (OID 3802) and printed as
+  PostgreSQL prints jsonb; other JSON values are ``json`` (OID 114).
 * Rows stream: a statement's rows are a :class:`~pgbarrier.result.RowStream`
   fetched from the session's cursor (``execute`` + ``fetchmany``, which DuckDB
   runs incrementally; ``fetchall`` would build the whole result), so memory is a
@@ -146,7 +148,8 @@ from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_results import ResultPlan
 from pgbarrier.backends.duckdb_copy import CopyIn, target_columns
 from pgbarrier.backends.duckdb_config import PATH_SHADOWS, DuckDBLimits, StatementGuard, lock_down
-from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, translate as _translate
+from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, result_types
+from pgbarrier.backends.duckdb_dialect import translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_intervals import interval_indexes, months_query, months_rows
@@ -309,6 +312,8 @@ class DuckDBSession(BackendSession):
         self._plans = Plans()
         #: SQL cursors by name (duckdb_cursors)
         self._cursors: dict[str, Cursor] = {}
+        #: (table, search path) -> (schema generation, its column types): _column_types
+        self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations, self.search_path,
                                       activity=self._activity_table,
@@ -1086,7 +1091,7 @@ class DuckDBSession(BackendSession):
                     (inferred[i] if i < len(inferred) else pgt.TEXT) for i in range(n)]
         return oids
 
-    def _to_duckdb(self, sql: str) -> tuple[str, dict[str, int], bool]:
+    def _to_duckdb(self, sql: str) -> tuple[str, dict[str | int, int], bool]:
         """The client's PostgreSQL as DuckDB runs it, one way for every path: PostgreSQL's
         keywords DuckDB reserves quoted where they are names (duckdb_keywords), PostgreSQL's
         dialect translated (duckdb_dialect), then ``public`` and the catalog
@@ -1095,6 +1100,8 @@ class DuckDBSession(BackendSession):
         quoted = quote_keyword_names(sql)
         duck = postgres_to_duckdb(quoted, self._column_types)
         run, retype = self._rewrite(duck)
+        if may_differ(quoted) and not may_touch_catalog(quoted):  # jsonb results by position
+            retype = {**retype, **result_types(quoted, self._column_types)}
         return run, retype, duck is not sql and duck != sql
 
     def _rewrite(self, sql: str) -> tuple[str, dict[str, int]]:
@@ -1117,11 +1124,26 @@ class DuckDBSession(BackendSession):
                        "this one.") from None
 
     def _column_types(self, table: str) -> tuple[tuple[str, str], ...] | None:
-        """``table``'s (column, DuckDB type) in order, for the dialect translation."""
+        """``table``'s (column, DuckDB type) in order, for the dialect translation; kept
+        per table and search path while no DDL ran in the database (its generation)."""
+        generation = self.catalog.generation
+        key = (table.lower(), self.search_path())
+        seen = self._column_types_seen.get(key)
+        if seen is not None and seen[0] == generation >= 0:
+            return seen[1]
+        found = None
         for name, columns in self._table_columns([table]).items():
             if name.lower() == table.lower():
-                return tuple(columns.items())
-        return None
+                jsonb = self.catalog.declared_jsonb(self._cursor, table) \
+                    if "JSON" in columns.values() else frozenset()
+                found = tuple((c, "JSONB" if t == "JSON" and c.lower() in jsonb else t)
+                              for c, t in columns.items())
+                break
+        if generation >= 0 and found is not None:  # (a failed lookup is not kept)
+            if len(self._column_types_seen) >= 256:
+                self._column_types_seen.pop(next(iter(self._column_types_seen)))
+            self._column_types_seen[key] = (generation, found)
+        return found
 
     def _table_columns(self, names: list[str]) -> TableColumns:
         """Ordered column types of the tables and views named ``names`` (``main`` first)."""

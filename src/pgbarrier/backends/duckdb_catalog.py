@@ -22,6 +22,8 @@ Rules this module keeps:
 * After a CREATE / ALTER / DROP TABLE succeeds, :meth:`SessionCatalog.after_ddl` records
   the declared ``varchar(n)`` / ``char(n)`` / ``jsonb`` types DuckDB forgets
   (:mod:`pgbarrier.backends.pgcatalog.declared`), on the session's cursor.
+* :meth:`SessionCatalog.declared_jsonb` names a table's columns declared ``jsonb`` (for
+  the dialect translation's column types: DuckDB's ``JSON`` says json or jsonb).
 * A query's result columns get PostgreSQL's table OID, attnum and typmod
   (:mod:`pgbarrier.backends.pgcatalog.origins`), looked up on the session's cursor before
   the query runs; any DDL (and the end of a transaction that ran some) drops the
@@ -73,7 +75,8 @@ _CARRIERS = {pgt.OID: _INTEGER_OIDS, 28: _INTEGER_OIDS, pgt.NAME: _TEXT_OIDS,
              pgt.CHAR: _TEXT_OIDS, 24: _TEXT_OIDS | _INTEGER_OIDS,
              1034: frozenset({1009}), 1028: frozenset({1016, 1007}), 1002: frozenset({1009}),
              1003: frozenset({1009}), 22: frozenset({1005}), 30: frozenset({1016, 1007}),
-             194: _TEXT_OIDS, 2277: _TEXT_OIDS, pgt.VARCHAR: frozenset({pgt.TEXT}), 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS}
+             194: _TEXT_OIDS, 2277: _TEXT_OIDS, pgt.VARCHAR: frozenset({pgt.TEXT}), 2205: _TEXT_OIDS, 2206: _TEXT_OIDS, 4089: _TEXT_OIDS,
+             pgt.JSONB: frozenset({pgt.JSON})}
 
 
 def _fits(pg_oid: int, carried_oid: int) -> bool:
@@ -230,6 +233,19 @@ class SessionCatalog:
         if changes:
             apply_changes(cur, MARKER_SCHEMA, changes)
 
+    def declared_jsonb(self, cur: Any, table: str) -> frozenset[str]:
+        """The columns (lower case) of tables named ``table`` declared ``jsonb``."""
+        if self.installer is None:
+            return frozenset()
+        try:
+            rows = cur.execute(
+                f"SELECT column_name FROM {MARKER_SCHEMA}.column_types "
+                f"WHERE lower(table_name) = lower($1) AND type_oid = {pgt.JSONB}",
+                [table]).fetchall()
+        except duckdb.Error:
+            return frozenset()
+        return frozenset(r[0].lower() for r in rows)
+
     def transaction_ended(self) -> None:
         """COMMIT / ROLLBACK: DDL of the transaction is now seen by all, or undone."""
         if self._ran_ddl and self.installer is not None:
@@ -285,12 +301,14 @@ class SessionCatalog:
         return [Column(n, c.type_oid, c.type_modifier) for n, c in zip(names, columns)]
 
     @staticmethod
-    def retype(columns: list[Column], overrides: dict[str, int]) -> list[Column]:
+    def retype(columns: list[Column], overrides: dict[str | int, int]) -> list[Column]:
+        """``columns`` with the type OIDs ``overrides`` gives by name or by position (the
+        dialect translation's jsonb columns), where DuckDB's type can carry the value."""
         if not overrides:
             return columns
         out = []
-        for col in columns:
-            oid = overrides.get(col.name)
+        for i, col in enumerate(columns):
+            oid = overrides.get(i, overrides.get(col.name))
             out.append(Column(col.name, oid) if oid is not None and _fits(oid, col.type_oid)
                        else col)
         return out

@@ -51,8 +51,8 @@ _SCALAR = {
 def pg_type_oid(duckdb_type: object) -> int:
     """PostgreSQL type OID for a DuckDB type (as printed by DuckDB); text when unknown."""
     name = str(duckdb_type)
-    if name.endswith("[]"):
-        return pgt.ARRAY_OF.get(pg_type_oid(name[:-2]), pgt.TEXT)
+    if name.endswith("[]"):  # a list of lists too: PostgreSQL's arrays have one type
+        return pgt.ARRAY_OF.get(pg_type_oid(name.rstrip("[]")), pgt.TEXT)
     if name.startswith("DECIMAL"):
         return pgt.NUMERIC
     return _SCALAR.get(name, pgt.TEXT)

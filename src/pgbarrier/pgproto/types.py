@@ -12,7 +12,9 @@ Rules this module keeps:
   session's TimeZone) with its offset (``+09``, ``+05:30``; ``+00`` in UTC); intervals as
   ``1 year 2 mons 3 days 04:05:06.5``; bytea as ``\\x..``; arrays as ``{...}``
   literals (nested lists are multi-dimensional arrays; elements quoted as
-  PostgreSQL quotes them).
+  PostgreSQL quotes them); jsonb in PostgreSQL's canonical form
+  (:func:`pgbarrier.pgproto.jsonb.jsonb_text`: keys sorted and unique, ``", "`` and
+  ``": "``), whatever JSON text the backend holds; json as its text.
 * Binary output is PostgreSQL's ``*send`` format for every type listed in
   ``_BINARY_OUT``: bool, int2/4/8, oid, float4/8, numeric (base-10000 digits
   with weight, sign and dscale), text/varchar/name/bpchar/char, bytea, date,
@@ -52,6 +54,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pgbarrier.errors import InvalidParameterValue, PgError
+from pgbarrier.pgproto.jsonb import jsonb_text
 
 BOOL, BYTEA, CHAR, NAME, INT8, INT2, INT4, TEXT, OID = 16, 17, 18, 19, 20, 21, 23, 25, 26
 JSON, FLOAT4, FLOAT8, UNKNOWN = 114, 700, 701, 705
@@ -242,6 +245,8 @@ def _array_text(v: Any, elem_oid: int | None) -> str:
 
 def to_text(v: Any, type_oid: int | None = None) -> str:
     """PostgreSQL's text output for a Python value (of column type ``type_oid`` if known)."""
+    if type_oid == JSONB and isinstance(v, str):
+        return jsonb_text(v)
     if isinstance(v, bool):
         return "t" if v else "f"
     if isinstance(v, str):
@@ -414,7 +419,7 @@ _BINARY_OUT: dict[int, Callable[[Any], bytes]] = {
     CHAR: _text_send,
     UNKNOWN: _text_send,
     JSON: lambda v: _json_text(v).encode("utf-8"),
-    JSONB: lambda v: b"\x01" + _json_text(v).encode("utf-8"),
+    JSONB: lambda v: b"\x01" + jsonb_text(_json_text(v)).encode("utf-8"),
     BYTEA: lambda v: bytes(v) if isinstance(v, (bytes, bytearray, memoryview)) else _text_send(v),
     UUID: lambda v: (v if isinstance(v, uuid.UUID) else uuid.UUID(str(v))).bytes,
     DATE: lambda v: struct.pack("!i", ((v.date() if isinstance(v, dt.datetime) else v)
@@ -479,7 +484,7 @@ for _elem, _arr in ARRAY_OF.items():
 
 
 def _text_encoder(type_oid: int) -> Callable[[Any], bytes]:
-    if type_oid in (FLOAT4, NUMERIC, INT2VECTOR, OIDVECTOR) or type_oid in ELEMENT_OF:
+    if type_oid in (FLOAT4, NUMERIC, INT2VECTOR, OIDVECTOR, JSONB) or type_oid in ELEMENT_OF:
         return lambda v: to_text(v, type_oid).encode("utf-8")
     return lambda v: to_text(v).encode("utf-8")
 

@@ -41,7 +41,8 @@ psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
   a parse (and ``CREATE TABLE`` only when its text names one of those types, a constraint
   or an identity: a plain one costs nothing more, as a restore of many tables needs);
   temporary tables are not recorded (their catalog rows would outlive the session's
-  objects); the wire type of a ``jsonb`` value stays ``json`` (OID 114).
+  objects); a result column that is a declared ``jsonb`` column goes out as ``jsonb`` (OID
+  3802, printed as PostgreSQL prints jsonb: :mod:`pgbarrier.pgproto.jsonb`).
 """
 
 from __future__ import annotations

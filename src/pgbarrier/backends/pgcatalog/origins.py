@@ -16,7 +16,8 @@ carries none of that. Rules this module keeps:
 * The type modifier of a column with an origin is its ``atttypmod``, and a ``varchar(n)``
   / ``char(n)`` column DuckDB stores as ``VARCHAR`` goes out as ``varchar`` / ``bpchar``;
   a cast to a type with a modifier (``::numeric(10,2)``, ``::varchar(5)``,
-  ``::timestamp(3)``) gives that modifier, as in PostgreSQL; everything else is -1.
+  ``::timestamp(3)``) gives that modifier, as in PostgreSQL; everything else is -1. A
+  declared ``jsonb`` column DuckDB stores as ``JSON`` goes out as ``jsonb``.
 * The answer is cached per statement text and search path in the database's
   :class:`OriginCache`, dropped whenever any session runs DDL or ends a transaction that
   ran some (its ``generation``); a statement naming a temporary relation is not cached
@@ -172,6 +173,8 @@ def _apply(col: Column, origin: ColumnOrigin) -> Column:
     oid = col.type_oid
     if origin.type_oid in (pgt.VARCHAR, pgt.BPCHAR) and oid == pgt.TEXT:
         oid = origin.type_oid  # DuckDB's VARCHAR of a declared varchar(n) / char(n)
+    elif origin.type_oid == pgt.JSONB and oid == pgt.JSON:
+        oid = pgt.JSONB  # DuckDB's JSON of a declared jsonb: printed as jsonb (pgproto.jsonb)
     typmod = origin.typmod if origin.type_oid in (None, oid) else -1
     return replace(col, type_oid=oid, type_modifier=typmod, table_oid=origin.table_oid,
                    column_number=origin.attnum)
