@@ -252,7 +252,8 @@ class DuckDBSession(BackendSession):
         """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`)."""
         table = self.catalog.relation_name(table)
         cur = self._cursor
-        return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
+        return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction,
+                      self._constraints)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None) -> None:
@@ -558,7 +559,7 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = self._kept_error(to_pg_error(exc, sql, self._constraints))
+            err = self._kept_error(to_pg_error(exc, sql, self._constraints, self._error_columns))
             # DuckDB's position is in the text it ran: mapped back, or dropped
             if translated:
                 err.position = None
@@ -760,15 +761,40 @@ class DuckDBSession(BackendSession):
         try:
             rows = cur.execute(
                 "SELECT table_name, constraint_type, constraint_column_names, expression, "
-                f"referenced_table, referenced_column_names, {given} FROM {source} "
+                f"referenced_table, referenced_column_names, {given}, schema_name FROM {source} "
                 "WHERE database_name = current_database() "
                 "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
         except duckdb.Error:
             return []
         finally:
             cur.close()
-        return [(t, k, list(c or []), e, rt, list(rc or []), g)
-                for t, k, c, e, rt, rc, g in rows]
+        return [(t, k, list(c or []), e, rt, list(rc or []), g, s)
+                for t, k, c, e, rt, rc, g, s in rows]
+
+    def _error_columns(self, names: list[str]) -> TableColumns:
+        """Tables' columns for an error's HINT (duckdb_errors): the session's view, else (its
+        transaction has failed) the database's, on a connection of its own."""
+        found = self._table_columns(names)
+        if found:
+            return found
+        try:
+            cur = self._conn.cursor()
+        except duckdb.Error:
+            return {}
+        try:
+            rows = cur.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE lower(table_name) IN (SELECT lower(unnest($1::VARCHAR[]))) "
+                "ORDER BY table_schema <> 'main', table_schema, table_name, ordinal_position",
+                [names]).fetchall()
+        except duckdb.Error:
+            return {}
+        finally:
+            cur.close()
+        out: TableColumns = {}
+        for table, column, typ in rows:
+            out.setdefault(table, {}).setdefault(column, typ)
+        return out
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import duckdb
 
+from pgbarrier.backends.duckdb_constraint_errors import Lookup
 from pgbarrier.backends.duckdb_errors import to_pg_error
 from pgbarrier.backends.duckdb_sql import quote_ident
 from pgbarrier.backends.duckdb_types import pg_type_oid
@@ -126,12 +127,14 @@ class CopyIn:
     """One COPY FROM STDIN's load (see module rules)."""
 
     def __init__(self, cur: duckdb.DuckDBPyConnection, table: str,
-                 columns: list[tuple[str, str]], own_transaction: bool) -> None:
+                 columns: list[tuple[str, str]], own_transaction: bool,
+                 constraints: Lookup | None = None) -> None:
         self.cur = cur
         self.table = table
         self.relation = _bare(table)
         self.columns = columns
         self.own = own_transaction
+        self.constraints = constraints
         self.rows: list[tuple[int, list[str | None]]] = []
         self.count = 0
         self.oids = [pg_type_oid(t) for _, t in columns]
@@ -152,7 +155,8 @@ class CopyIn:
         try:
             return self.cur.execute(sql, params) if params is not None else self.cur.execute(sql)
         except duckdb.Error as exc:
-            err = to_pg_error(exc, None)
+            # the INSERT's text names the target, for a constraint violation's names
+            err = to_pg_error(exc, sql, self.constraints)
             err.position = None
             raise err from None
 

@@ -1,0 +1,102 @@
+"""Issue 26, item 7: the DuckDB backend's errors are PostgreSQL's.
+
+Every example of the translation table (pgbarrier.backends.duckdb_errors.table.RULES) runs
+through psycopg on PostgreSQL 15 (a fresh database, its ``public`` schema emptied before
+each example) and on a DuckDB-backed pgbarrier (a fresh database per example), and the two
+errors must agree on everything psycopg's ``e.diag`` exposes: SQLSTATE, primary message,
+DETAIL, HINT, CONTEXT, position and the schema / table / column / type / constraint names.
+An example's ``differs`` lists the fields that knowingly differ (README's differences); an
+example with ``own`` is a statement PostgreSQL runs and pgbarrier refuses with that SQLSTATE.
+Set-up statements written ``!...`` are expected to fail (an aborted transaction block).
+Skipped when PostgreSQL is unreachable, except under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from pgbarrier.backends.duckdb_errors import RULES, Example
+from tests.conftest import (ServerProcess, fresh_postgres_database, require_postgres,
+                            start_server, stop_server)
+
+FIELDS = ("sqlstate", "message_primary", "message_detail", "message_hint", "context",
+          "statement_position", "schema_name", "table_name", "column_name", "datatype_name",
+          "constraint_name")
+
+CASES = [pytest.param(rule.name, ex, id=f"{rule.name}-{i}")
+         for rule in RULES for i, ex in enumerate(rule.examples)]
+
+
+@pytest.fixture(scope="module")
+def duck() -> Iterator[ServerProcess]:
+    require_postgres()
+    srv = start_server()
+    yield srv
+    assert stop_server(srv) == 0, "server did not exit cleanly:\n" + "".join(srv.log)
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[str]:
+    with fresh_postgres_database("pgb_errors") as dsn:
+        yield dsn
+
+
+def _diag(conn: psycopg.Connection, ex: Example) -> dict[str, str | None] | None:
+    for stmt in ex.setup:
+        if stmt.startswith("!"):
+            with pytest.raises(psycopg.Error):
+                conn.execute(stmt[1:])
+        else:
+            conn.execute(stmt)
+    try:
+        conn.execute(ex.sql)
+    except psycopg.Error as exc:
+        return {f: getattr(exc.diag, f) for f in FIELDS}
+    return None
+
+
+def _on_postgres(dsn: str, ex: Example) -> dict[str, str | None] | None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for (schema,) in conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+                "AND nspname <> 'information_schema'").fetchall():
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.execute("CREATE SCHEMA public")
+        return _diag(conn, ex)
+
+
+def _on_pgbarrier(srv: ServerProcess, ex: Example) -> dict[str, str | None] | None:
+    name = f"errs_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(srv.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(srv.dsn(name), autocommit=True) as conn:
+            return _diag(conn, ex)
+    finally:
+        with psycopg.connect(srv.dsn(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name}")
+
+
+def test_every_rule_has_an_example():
+    assert all(rule.examples for rule in RULES), [r.name for r in RULES if not r.examples]
+
+
+@pytest.mark.parametrize("rule, ex", CASES)
+def test_example_answers_as_postgresql(duck, pg, rule, ex):
+    got = _on_pgbarrier(duck, ex)
+    assert got is not None, f"{ex.sql!r} ran on pgbarrier"
+    if ex.own is not None:  # PostgreSQL runs it; pgbarrier refuses it (README)
+        assert _on_postgres(pg, ex) is None
+        assert got["sqlstate"] == ex.own, got
+        return
+    expected = _on_postgres(pg, ex)
+    assert expected is not None, f"{ex.sql!r} ran on PostgreSQL"
+    for name in ex.differs:
+        expected.pop({"message": "message_primary", "detail": "message_detail",
+                      "hint": "message_hint", "position": "statement_position"}.get(name, name))
+    got = {k: v for k, v in got.items() if k in expected}
+    assert got == expected
