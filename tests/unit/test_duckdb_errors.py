@@ -1,0 +1,119 @@
+"""pgbarrier.backends.duckdb_errors: DuckDB's exceptions in, PostgreSQL's errors out.
+
+* every example of the translation table is answered by its own rule (an example that
+  another rule, or no rule, answers does not test its rule), through the embedded backend;
+* an error pgbarrier raises inside DuckDB (``pgbarrier:SQLSTATE:message``) comes out as
+  that SQLSTATE and message wherever DuckDB wraps it: a CHECK's ``(Error: ...)``, a cast;
+* nothing DuckDB raises for a client's statement is XX000.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import duckdb
+import pytest
+
+from pgbarrier.backends import duckdb_errors
+from pgbarrier.backends.duckdb import DuckDBBackend
+from pgbarrier.backends.duckdb_errors import RULES, to_pg_error
+from pgbarrier.backends.duckdb_errors.jsontext import json_error
+from pgbarrier.backends.duckdb_errors.table import Rule
+from pgbarrier.errors import PgError
+
+CASES = [pytest.param(rule.name, ex, id=f"{rule.name}-{i}")
+         for rule in RULES for i, ex in enumerate(rule.examples)]
+
+
+@pytest.fixture
+def backend() -> Iterator[DuckDBBackend]:
+    b = DuckDBBackend(":memory:")
+    yield b
+    b.close()
+
+
+@pytest.mark.parametrize("name, ex", CASES)
+def test_each_example_is_answered_by_its_rule(backend, monkeypatch, name, ex):
+    answered: list[str] = []
+
+    def recording(rule: Rule) -> Rule:
+        def answer(m, ctx):
+            out = rule.answer(m, ctx)
+            if out is not None:
+                answered.append(rule.name)
+            return out
+        return Rule(rule.name, rule.pattern, answer, rule.examples, rule.classes)
+
+    monkeypatch.setattr(duckdb_errors, "RULES", [recording(r) for r in RULES])
+    backend.ensure_database("ex")
+    s = backend.connect("ex", "root")
+    try:
+        for stmt in ex.setup:
+            if stmt.startswith("!"):
+                with pytest.raises(PgError):
+                    s.execute(stmt[1:])
+            else:
+                s.execute(stmt)
+        answered.clear()
+        with pytest.raises(PgError) as caught:
+            result = s.execute(ex.sql)
+            list(result.rows()) if result.rows is not None else None
+    finally:
+        s.close()
+    assert caught.value.sqlstate != "XX000"
+    assert answered[-1:] == [name], (caught.value, answered)
+
+
+def _check_failure(message: str) -> duckdb.Error:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (v VARCHAR CHECK (CASE WHEN length(v) > 3 THEN "
+                f"error('{message}') ELSE true END))")
+    with pytest.raises(duckdb.Error) as caught:
+        con.execute("INSERT INTO t VALUES ('abcdef')")
+    return caught.value
+
+
+def test_own_error_inside_a_check_is_its_sqlstate_without_constraint_fields():
+    exc = _check_failure("pgbarrier:22001:value too long for type character varying(3)")
+    assert "CHECK constraint failed" in str(exc)
+    err = to_pg_error(exc, "INSERT INTO t VALUES ('abcdef')", lambda: [])
+    assert (err.sqlstate, err.message) == ("22001",
+                                           "value too long for type character varying(3)")
+    assert err.fields == {}
+    assert err.detail is None and err.hint is None
+
+
+def test_own_error_with_parentheses_and_quotes_keeps_its_message():
+    exc = _check_failure("pgbarrier:22023:it''s (really) bad")
+    err = to_pg_error(exc, None)
+    assert (err.sqlstate, err.message) == ("22023", "it's (really) bad")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT CAST(error('pgbarrier:22003:integer out of range') AS INT)",
+    "SELECT 1 + error('pgbarrier:22003:integer out of range')::int",
+    "SELECT [error('pgbarrier:22003:integer out of range')]",
+])
+def test_own_error_in_other_wrappers(sql):
+    with pytest.raises(duckdb.Error) as caught:
+        duckdb.connect().execute(sql)
+    err = to_pg_error(caught.value, sql)
+    assert (err.sqlstate, err.message) == ("22003", "integer out of range")
+
+
+@pytest.mark.parametrize("text, detail, context", [
+    ('{"a":x}', 'Token "x" is invalid.', 'JSON data, line 1: {"a":x...'),
+    ('{"a":1', "The input string ended unexpectedly.", 'JSON data, line 1: {"a":1'),
+    ('{"a" 1}', 'Expected ":", but found "1".', 'JSON data, line 1: {"a" 1...'),
+    ("[1,2,]", 'Expected JSON value, but found "]".', "JSON data, line 1: [1,2,]"),
+    ('{"a":1}}', 'Expected end of input, but found "}".', 'JSON data, line 1: {"a":1}}'),
+    ("01", 'Token "01" is invalid.', "JSON data, line 1: 01"),
+    ('{"x": "\\q"}', 'Escape sequence "\\q" is invalid.', 'JSON data, line 1: {"x": "\\q...'),
+    ("[1,\n 2 3]", 'Expected "," or "]", but found "3".', "JSON data, line 2:  2 3..."),
+])
+def test_json_errors_are_postgresqls(text, detail, context):
+    assert json_error(text) == (detail, context)
+
+
+def test_valid_json_has_no_error():
+    assert json_error('{"a": [1, 2.5e3, true, null, "x\\u00e9"]}') is None
