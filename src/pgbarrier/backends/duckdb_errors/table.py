@@ -717,6 +717,280 @@ def _interval(m: re.Match[str], ctx: Ctx) -> PgError | None:
     return None if lit is None else _bad_input("interval", lit.text, ctx, "22007")
 
 
+# --------------------------------------------------------------------------- more binder errors
+
+_KIND = {"Table": "table", "View": "view", "Index": "index", "Sequence": "sequence",
+         "Type": "type", "Schema": "schema", "Macro": "function", "Macro Function": "function"}
+_ARTICLE = {"index": "an index"}
+
+
+def _wrong_kind(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    name, have, want = m.group("name"), _KIND.get(m.group("have")), _KIND.get(m.group("want"))
+    if have is None or want is None:
+        return None
+    return err("42809", f'"{name}" is not a{"n" if want[0] in "aeiou" else ""} {want}',
+               hint=f"Use DROP {have.upper()} to remove {_ARTICLE.get(have, 'a ' + have)}.")
+
+
+def _items(toks: tuple[carets.Tok, ...], open_i: int) -> list[tuple[int, int]]:
+    """The comma-separated items inside the bracket opened at token ``open_i``:
+    (first token, one past the last token) each."""
+    out, depth, start = [], 0, open_i + 1
+    for j in range(open_i + 1, len(toks)):
+        kind = toks[j].kind.name
+        if kind in ("L_PAREN", "L_BRACKET"):
+            depth += 1
+        elif kind in ("R_PAREN", "R_BRACKET"):
+            if depth == 0:
+                if j > start:
+                    out.append((start, j))
+                return out
+            depth -= 1
+        elif kind == "COMMA" and depth == 0:
+            out.append((start, j))
+            start = j + 1
+    return out
+
+
+def _enclosing_open(toks: tuple[carets.Tok, ...], i: int) -> int | None:
+    """The unmatched ``(`` / ``[`` before token ``i``."""
+    depth = 0
+    for j in range(i - 1, -1, -1):
+        kind = toks[j].kind.name
+        if kind in ("R_PAREN", "R_BRACKET"):
+            depth += 1
+        elif kind in ("L_PAREN", "L_BRACKET"):
+            if depth == 0:
+                return j
+            depth -= 1
+    return None
+
+
+def _item_type(ctx: Ctx, toks: tuple[carets.Tok, ...], a: int, b: int) -> str:
+    from sqlglot import parse_one
+
+    text = (ctx.sql or "")[toks[a].start:toks[b - 1].end]
+    try:
+        node = parse_one(text, read="postgres")
+    except Exception:  # noqa: BLE001 - an item sqlglot cannot read has no known type
+        return "unknown"
+    levels, _ = scopes.range_tables(ctx.sql, "\x00", None, None, ctx.columns)
+    return _arg_type(node, levels)
+
+
+def _case_results(toks: tuple[carets.Tok, ...], i: int) -> list[tuple[int, int]]:
+    """The THEN / ELSE results of the CASE at token ``i``."""
+    out: list[tuple[int, int]] = []
+    depth, start = 0, None
+    for j in range(i + 1, len(toks)):
+        kind, word = toks[j].kind.name, toks[j].text.upper()
+        if kind == "L_PAREN" or word == "CASE":
+            depth += 1
+        elif kind == "R_PAREN" or (word == "END" and depth > 0):
+            depth -= 1
+        elif depth == 0 and word in ("WHEN", "ELSE", "END", "THEN"):
+            if start is not None and j > start:
+                out.append((start, j))
+            start = j + 1 if word in ("THEN", "ELSE") else None
+            if word == "END":
+                break
+    return out
+
+
+def _mixed(construct: str | None) -> Callable[[re.Match[str], Ctx], PgError | None]:
+    """``X types a and b cannot be matched`` (42804), at the first item of the second type;
+    ``construct`` None: the function (GREATEST, LEAST) or ARRAY around DuckDB's caret."""
+    def answer(m: re.Match[str], ctx: Ctx) -> PgError | None:
+        a, b = pg_type(m.group("a")), pg_type(m.group("b"))
+        toks = carets.tokens(ctx.sql)
+        i = carets.token_at(ctx.sql, ctx.position)
+        if i is None:
+            return None
+        word, open_i = construct, None
+        if construct is None:
+            open_i = _enclosing_open(toks, i)
+            if open_i is None or open_i == 0:
+                return None
+            word = toks[open_i - 1].text.upper()
+            if word not in ("GREATEST", "LEAST", "ARRAY"):
+                return None
+        elif construct == "COALESCE":
+            open_i = i + 1 if i + 1 < len(toks) and toks[i + 1].kind.name == "L_PAREN" else None
+        items = _items(toks, open_i) if open_i is not None else _case_results(toks, i)
+        position = next((toks[x].start + 1 for x, y in items
+                         if _item_type(ctx, toks, x, y) == b), None)
+        return err("42804", f"{word} types {a} and {b} cannot be matched",
+                   position=position or ctx.position)
+    return answer
+
+
+def _deduce(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    """DuckDB's list_value template (an ARRAY[...] of mixed types)."""
+    inferred = re.findall(r" - '([^']+)', (?:from first occurrence|which is incompatible)",
+                          ctx.text)
+    if len(inferred) < 2:
+        return None
+    fake = re.match(r"(?P<a>.+)\n(?P<b>.+)", f"{inferred[0]}\n{inferred[-1]}")
+    assert fake is not None
+    return _mixed(None)(fake, ctx)
+
+
+def _set_columns(m: re.Match[str], ctx: Ctx) -> PgError:
+    toks = carets.tokens(ctx.sql)
+    word, position, depth = "UNION", None, 0
+    for j, t in enumerate(toks):
+        kind = t.kind.name
+        if kind == "L_PAREN":
+            depth += 1
+        elif kind == "R_PAREN":
+            depth -= 1
+        elif depth == 0 and kind in ("UNION", "INTERSECT", "EXCEPT"):
+            word = kind
+            for k in range(j + 1, len(toks)):
+                if toks[k].kind.name == "SELECT":
+                    nxt = k + 1
+                    while nxt < len(toks) and toks[nxt].text.upper() in ("DISTINCT", "ALL"):
+                        nxt += 1
+                    position = toks[nxt].start + 1 if nxt < len(toks) else None
+                    break
+            break
+    return err("42601", f"each {word} query must have the same number of columns",
+               position=position)
+
+
+def _subquery_columns(m: re.Match[str], ctx: Ctx) -> PgError:
+    toks = carets.tokens(ctx.sql)
+    i = carets.token_at(ctx.sql, ctx.position)
+    if i is not None and i >= 1 and toks[i - 1].text.upper() in ("IN", "ANY", "SOME", "ALL"):
+        return err("42601", "subquery has too many columns", position=toks[i - 1].start + 1)
+    return err("42601", "subquery must return only one column", position=ctx.position)
+
+
+def _window_here(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    toks = carets.tokens(ctx.sql)
+    i = carets.token_at(ctx.sql, ctx.position)
+    if i is None or i + 1 >= len(toks) or toks[i + 1].kind.name != "L_PAREN":
+        return None
+    items_end = _items(toks, i + 1)
+    end = items_end[-1][1] if items_end else i + 2
+    if end < len(toks) and toks[end].kind.name == "R_PAREN":
+        end += 1
+    if end < len(toks) and toks[end].text.upper() == "OVER":
+        return None
+    return err("42809", f"window function {toks[i].text.lower()} requires an OVER clause",
+               position=ctx.position)
+
+
+def _using_column(m: re.Match[str], ctx: Ctx) -> PgError:
+    return err("42703", f'column "{m.group("name")}" specified in USING clause does not exist '
+                        f'in {m.group("side")} table')
+
+
+def _unit(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    """``extract``/``date_trunc``/``date_part`` of a unit DuckDB does not know."""
+    unit = m.group("unit")
+    tree = scopes.parse(ctx.sql) if ctx.sql else None
+    if tree is None:
+        return None
+    levels, _ = scopes.range_tables(ctx.sql, "\x00", None, None, ctx.columns)
+    for node in tree.find_all(exp.Extract, exp.TimestampTrunc, exp.DateTrunc, exp.Anonymous,
+                              exp.Func):
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        if isinstance(node, exp.Extract):
+            value = node.expression
+        elif name in ("date_trunc", "date_part", "timestamp_trunc", "datetime_trunc",
+                      "date_part") or isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
+            value = node.this if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)) \
+                else (node.expressions[1] if isinstance(node, exp.Anonymous) and
+                      len(node.expressions) > 1 else node.args.get("expression"))
+        else:
+            continue
+        if not isinstance(value, exp.Expr):
+            continue
+        typ = _arg_type(value, levels)
+        if typ == "unknown" and isinstance(value, (exp.CurrentTimestamp, exp.Anonymous)):
+            typ = "timestamp with time zone"
+        if typ == "unknown":
+            typ = "timestamp with time zone"
+        return err("22023", f'unit "{unit}" not recognized for type {typ}')
+    return None
+
+
+def _parameter(m: re.Match[str], ctx: Ctx) -> PgError:
+    n = m.group("n").split(",")[0].strip()
+    found = re.search(r"\$" + n + r"(?!\d)", ctx.sql or "")
+    position = found.start() + 1 if found else None
+    return err("42P02", f"there is no parameter ${n}", position=position)
+
+
+def _percentile(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    found = re.search(r"(?i)percentile_(?:cont|disc)\s*\(\s*([-+]?[\d.]+)\s*\)", ctx.sql or "")
+    if found is None:
+        return None
+    return err("22003", f"percentile value {found.group(1)} is not between 0 and 1")
+
+
+def _make_date(m: re.Match[str], ctx: Ctx) -> PgError:
+    y, mo, d = m.group("y"), m.group("m"), m.group("d")
+    return err("22008", f"date field value out of range: {int(y):04d}-{int(mo):02d}-{int(d):02d}")
+
+
+def _key_column(m: re.Match[str], ctx: Ctx) -> PgError:
+    name = m.group("name")
+    at = carets.identifier_position(ctx.sql, name)
+    toks = carets.tokens(ctx.sql)
+    i = carets.token_at(ctx.sql, at)
+    position = at
+    for j in range((i or 0) - 1, -1, -1):  # PostgreSQL points at the constraint
+        if " ".join(toks[j].text.upper().split()) in ("PRIMARY KEY", "UNIQUE", "PRIMARY"):
+            position = toks[j].start + 1
+            if j >= 2 and toks[j - 2].text.upper() == "CONSTRAINT":
+                position = toks[j - 2].start + 1
+            break
+    return err("42703", f'column "{name}" named in key does not exist', position=position)
+
+
+def _check_column(m: re.Match[str], ctx: Ctx) -> PgError:
+    name = m.group("name")
+    return err("42703", f'column "{name}" does not exist',
+               position=carets.identifier_position(ctx.sql, name))
+
+
+def _distinct_order(m: re.Match[str], ctx: Ctx) -> PgError:
+    toks = carets.tokens(ctx.sql)
+    position, seen = None, False
+    for j, t in enumerate(toks):
+        if t.text.upper() == "DISTINCT":
+            seen = True
+        elif seen and " ".join(t.text.upper().split()) == "ORDER BY" and j + 1 < len(toks):
+            position = toks[j + 1].start + 1
+            break
+    return err("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in "
+                        "argument list", position=position)
+
+
+def _array_literal(m: re.Match[str], ctx: Ctx) -> PgError:
+    value = m.group("value")
+    detail = None if value.lstrip().startswith(("{", "[")) else \
+        'Array value must start with "{" or dimension information.'
+    return err("22P02", f'malformed array literal: "{value}"', detail=detail,
+               position=_literal(ctx, value))
+
+
+def _row_compare(m: re.Match[str], ctx: Ctx) -> PgError:
+    return err("42601", "unequal number of entries in row expressions",
+               position=_operator_position(ctx, "="))
+
+
+def _alter_dependents(m: re.Match[str], ctx: Ctx) -> PgError:
+    name = m.group("name")
+    return err("0A000", f'altering table "{name}" while an index depends on it is not '
+                        "supported by pgbarrier on DuckDB",
+               detail="DuckDB cannot alter a table that has an index (a PRIMARY KEY, UNIQUE "
+                      "or CREATE INDEX) in this way.",
+               hint="Drop the index, alter the table, then create the index again.")
+
+
 # --------------------------------------------------------------------------- the table
 
 _C = duckdb.ConversionException
@@ -776,7 +1050,8 @@ RULES: list[Rule] = [
        classes=(duckdb.ConstraintException,)),
     # ---- input values: invalid syntax, out of range
     _r("string conversion", r"^(?:Failed to cast value: )?Could not convert string '(?P<value>.*)' "
-       r"to (?P<type>[A-Z0-9_]+(?:\(\d+,\d+\))?)$", _convert_string,
+       r"to (?P<type>[A-Z0-9_]+(?:\(\d+,\d+\))?)(?: when casting from source column \S+)?$",
+       _convert_string,
        _ex("SELECT 'abc'::int"), _ex("SELECT CAST('abc' AS bigint)"),
        _ex("SELECT 'abc'::smallint"), _ex("SELECT '40000'::smallint"),
        _ex("SELECT '99999999999'::int"), _ex("SELECT 'x'::real"),
@@ -784,7 +1059,8 @@ RULES: list[Rule] = [
        _ex("SELECT 'x'::uuid"), _ex("SELECT ''::int"), _ex("SELECT 1 = 'x'"),
        _ex("SELECT 'abc'::interval"),
        _ex("INSERT INTO t (a) VALUES ('x')", _T),
-       _ex("SELECT 'x'::text::int")),
+       _ex("SELECT 'x'::text::int"),
+       _ex("SELECT b::int FROM t", _T, "INSERT INTO t (b) VALUES ('x')")),
     _r("decimal conversion", r'^Could not convert string "(?P<value>.*)" to '
        r"(?P<type>DECIMAL\(\d+,\d+\))$", lambda m, ctx: _convert_decimal(
            m.group("value"), m.group("type"), ctx),
@@ -807,6 +1083,22 @@ RULES: list[Rule] = [
     _r("timestamp range", r'^timestamp field value out of range: "(?P<value>.*)"',
        lambda m, ctx: _datetime_range(m.group("value"), ctx),
        _ex("SELECT '2020-13-45 10:00'::timestamp"), _ex("SELECT '2020-01-01 25:00'::timestamp")),
+    _r("unit", r'^extract specifier "(?P<unit>.*)" not recognized$', _unit,
+       _ex("SELECT date_trunc('nosuch', now())"), _ex("SELECT extract(nosuch FROM now())"),
+       _ex("SELECT date_part('nosuch', now())"),
+       _ex("SELECT extract(nosuch FROM '2020-01-01'::date)"),
+       _ex("SELECT date_trunc('nosuch', '2020-01-01'::timestamp)"), classes=(_C,)),
+    _r("make_date", r"^Date out of range: (?P<y>-?\d+)-(?P<m>-?\d+)-(?P<d>-?\d+)$", _make_date,
+       _ex("SELECT make_date(2020, 13, 1)")),
+    _r("array literal", r"^Type VARCHAR with value '(?P<value>.*)' can't be cast to the "
+       r"destination type .+\[\]$", _array_literal, _ex("SELECT 'x'::int[]")),
+    _r("percentile", r"^PERCENTILEs can only take parameters in the range \[0, 1\]", _percentile,
+       _ex("SELECT percentile_cont(2) WITHIN GROUP (ORDER BY 1)"),
+       _ex("SELECT percentile_disc(1.5) WITHIN GROUP (ORDER BY 1)")),
+    _r("series step", r"^interval cannot be 0", lambda m, ctx: err(
+        "22023", "step size cannot equal zero"), _ex("SELECT * FROM generate_series(1, 3, 0)")),
+    _r("parameter", r"^Values were not provided for the following parameters: (?P<n>[\d, ]+)",
+       _parameter, _ex("SELECT $1"), _ex("SELECT 1 WHERE 1 = $2")),
     _r("interval unit", r'^extract specifier "(?P<unit>.*)" not recognized$', _interval,
        _ex("SELECT '1 fortnight'::interval"), classes=(_C,)),
     _r("json", r'^Malformed JSON at byte \d+ of input: .*?\.  Input: "(?P<value>.*)"$',
@@ -953,6 +1245,58 @@ RULES: list[Rule] = [
        _ex("SELECT 'abc"), classes=(_P,)),
     _r("unterminated identifier", r"^unterminated quoted identifier",
        _unterminated("quoted identifier"), _ex('SELECT "abc'), classes=(_P,)),
+    _r("mixed COALESCE", r"^Cannot mix values of type (?P<a>.+?) and (?P<b>.+?) in COALESCE "
+       r"operator", _mixed("COALESCE"),
+       _ex("SELECT COALESCE(1, 'a'::text)"), _ex("SELECT COALESCE(1, 2, 'x'::text)")),
+    _r("mixed CASE", r"^Cannot mix values of type (?P<a>.+?) and (?P<b>.+?) in CASE expression",
+       _mixed("CASE"), _ex("SELECT CASE WHEN true THEN 1 ELSE 'a'::text END")),
+    _r("mixed GREATEST", r"^Cannot combine types of (?P<a>.+?) and (?P<b>.+?) - an explicit",
+       _mixed(None), _ex("SELECT GREATEST(1, 'a'::text)"), _ex("SELECT LEAST('a'::text, 1)"),
+       _ex("SELECT GREATEST(1, 2, 'a'::text)")),
+    _r("mixed ARRAY", r"^Cannot deduce template type 'T' in function: 'list_value", _deduce,
+       _ex("SELECT ARRAY[1, 'a'::text]"), _ex("SELECT ARRAY['a'::text, 1]"),
+       _ex("SELECT ARRAY[1, 2, 'a'::text]")),
+    _r("set operation columns", r"^Set operations can only apply to expressions with the same "
+       r"number of result columns", _set_columns,
+       _ex("SELECT a FROM t UNION SELECT a, b FROM t", _T),
+       _ex("SELECT 1 INTERSECT SELECT 1, 2"), _ex("SELECT 1, 2 EXCEPT SELECT 1")),
+    _r("subquery columns", r"^Subquery returns \d+ columns - expected 1", _subquery_columns,
+       _ex("SELECT 1 FROM t WHERE a IN (SELECT a, b FROM t)", _T),
+       _ex("SELECT a FROM t WHERE a = (SELECT a, b FROM t)", _T)),
+    _r("window without OVER", r"^Window functions are not supported here", _window_here,
+       _ex("SELECT rank() FROM t", _T)),
+    _r("window in WHERE", r"^WHERE clause cannot contain window functions", lambda m, ctx: err(
+        "42P20", "window functions are not allowed in WHERE", position=ctx.position),
+       _ex("SELECT * FROM t WHERE rank() OVER () > 1", _T)),
+    _r("nested aggregate", r"^aggregate function calls cannot be nested", lambda m, ctx: err(
+        "42803", "aggregate function calls cannot be nested", position=ctx.position),
+       _ex("SELECT sum(sum(a)) FROM t", _T)),
+    _r("USING column", r'^Column "(?P<name>[^"]+)" does not exist on (?P<side>left|right) side '
+       r"of join", _using_column, _ex("SELECT * FROM t JOIN t u USING (nosuch)", _T),
+       _ex("SELECT * FROM t JOIN u USING (a)", _T, "CREATE TABLE u (z int)")),
+    _r("DISTINCT aggregate order", r"^In a DISTINCT aggregate, ORDER BY expressions must appear",
+       _distinct_order, _ex("SELECT array_agg(DISTINCT a ORDER BY b) FROM t", _T)),
+    _r("key column", r'^table "(?P<table>[^"]+)" does not have a column named "(?P<name>[^"]+)"',
+       _key_column, _ex("CREATE TABLE tt (a int, PRIMARY KEY (nosuch))"),
+       _ex("CREATE TABLE tt (a int, CONSTRAINT k UNIQUE (a, nosuch))")),
+    _r("check column", r'^Table does not contain column "(?P<name>[^"]+)" referenced in check',
+       _check_column, _ex("CREATE TABLE tt (a int CHECK (nosuch > 0))")),
+    _r("foreign key target", r"^Failed to create foreign key: (?:there is no primary key or "
+       r'unique constraint for referenced table "(?P<name>[^"]+)"|referenced table "(?P<name2>'
+       r'[^"]+)" does not have a primary key or unique constraint)', lambda m, ctx: err(
+           "42830", "there is no unique constraint matching given keys for referenced table "
+                    f'"{m.group("name") or m.group("name2")}"'),
+       _ex("CREATE TABLE tt (a int REFERENCES t (b))", _T)),
+    _r("ON CONFLICT target", r"^The specified columns as conflict target are not referenced by",
+       lambda m, ctx: err("42P10", "there is no unique or exclusion constraint matching the ON "
+                                   "CONFLICT specification"),
+       _ex("INSERT INTO p (id) VALUES (1) ON CONFLICT (n) DO NOTHING", _P_C)),
+    _r("unnest", r"^UNNEST\(\) can only be applied to lists, structs and NULL, not (?P<t>.+)$",
+       lambda m, ctx: err("42883", f"function unnest({pg_type(m.group('t'))}) does not exist",
+                          hint=_FUNC_HINT, position=ctx.position),
+       _ex("SELECT unnest(1)")),
+    _r("row comparison", r"^Type (?:TUPLE|STRUCT)\(.*Cannot cast STRUCTs of different size",
+       _row_compare, _ex("SELECT (1,2) = (1,2,3)")),
     # ---- catalog
     _r("missing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? does not exist'
        r'(?: because schema "[^"]+" does not exist)?', _relation_missing,
@@ -962,6 +1306,25 @@ RULES: list[Rule] = [
     _r("existing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? already exists',
        _fixed("42P07", 'relation "{name}" already exists', caret=False),
        _ex("CREATE TABLE t (a int)", _T)),
+    _r("existing index", r'^Index with name "?(?P<name>[^"!]+?)"? already exists',
+       _fixed("42P07", 'relation "{name}" already exists', caret=False),
+       _ex("CREATE INDEX i ON t (a)", _T, "CREATE INDEX i ON t (a)")),
+    _r("wrong kind", r'^Existing object "?(?P<name>[^"]+?)"? is of type (?P<have>[A-Za-z ]+?), '
+       r"trying to (?:drop|replace|alter) type (?P<want>[A-Za-z ]+)$", _wrong_kind,
+       _ex("DROP TABLE v", "CREATE VIEW v AS SELECT 1 AS a"), _ex("DROP VIEW t", _T)),
+    _r("altered with dependents", r'^Cannot alter entry "(?P<name>[^"]+)" because there are '
+       r"entries that depend on it", _alter_dependents,
+       _ex("ALTER TABLE t ALTER COLUMN b SET NOT NULL", _T, "CREATE UNIQUE INDEX ui ON t (b)",
+           own="0A000")),
+    _r("sequence bounds", r'^setval: value (?P<v>-?\d+) is out of bounds for sequence '
+       r'"(?P<name>[^"]+)" \((?P<lo>-?\d+)\.\.(?P<hi>-?\d+)\)', _fixed(
+           "22003", 'setval: value {v} is out of bounds for sequence "{name}" ({lo}..{hi})',
+           caret=False),
+       _ex("SELECT setval('sq', 100)", "CREATE SEQUENCE sq MAXVALUE 2")),
+    _r("sequence exhausted", r'^nextval: reached (?P<which>maximum|minimum) value of sequence '
+       r'"(?P<name>[^"]+)" \((?P<v>-?\d+)\)', _fixed(
+           "2200H", 'nextval: reached {which} value of sequence "{name}" ({v})', caret=False),
+       _ex("SELECT nextval('sq'), nextval('sq'), nextval('sq')", "CREATE SEQUENCE sq MAXVALUE 2")),
     _r("missing index", r"^Index with name (?P<name>\S+) does not exist",
        _fixed("42704", 'index "{name}" does not exist', caret=False), _ex("DROP INDEX nosuch")),
     _r("missing schema", r'^Schema with name "?(?P<name>[^"!]+?)"? does not exist',
