@@ -30,7 +30,8 @@ from pgbarrier.backends.duckdb_constraint_errors import Lookup
 from pgbarrier.backends.duckdb_errors import carets
 from pgbarrier.backends.duckdb_errors.refusals import refusal
 from pgbarrier.backends.duckdb_errors.scopes import ColumnsLookup
-from pgbarrier.backends.duckdb_errors.table import RULES, Ctx, Example, Rule
+from pgbarrier.backends.duckdb_errors.answer import Ctx
+from pgbarrier.backends.duckdb_errors.table import RULES, Example, Rule
 from pgbarrier.errors import PgError, QueryCanceled
 
 __all__ = ["RULES", "Example", "Rule", "to_pg_error"]
