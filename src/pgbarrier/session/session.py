@@ -653,6 +653,7 @@ class Session:
             except Exception as exc:
                 if isinstance(exc, PgError):
                     exc.with_position_offset(piece.offset)
+                    _semicolon_ends_input(exc, text)
                 err = self._error(exc)
                 if stats is not None:
                     stats.failed(_route_number(piece.text), err.sqlstate,
@@ -910,3 +911,17 @@ def _route_number(sql: str) -> int:
     """The ``route`` label of a statement (see :mod:`pgbarrier.metrics.statements`)."""
     kind = route(sql).kind
     return RELAYED if kind is _PLAIN_KIND else CONTROL if kind is _CONTROL_KIND else LOCAL
+
+
+def _semicolon_ends_input(err: PgError, text: str) -> None:
+    """A statement's ``syntax error at end of input`` where the Query goes on with the
+    statement's ``;``: PostgreSQL's parser reads the ``;`` and says ``at or near ";"``."""
+    if err.sqlstate != "42601" or err.message != "syntax error at end of input" or \
+            not err.position:
+        return
+    at = err.position - 1
+    while at < len(text) and text[at].isspace():
+        at += 1
+    if at < len(text) and text[at] == ";":
+        err.message = 'syntax error at or near ";"'
+        err.position = at + 1
