@@ -559,10 +559,13 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = self._kept_error(to_pg_error(exc, sql, self._constraints, self._error_columns))
-            # DuckDB's position is in the text it ran: mapped back, or dropped
+            err = self._kept_error(to_pg_error(exc, sql, self._constraints, self._error_columns,
+                                               client_sql if translated else None))
+            # DuckDB's position is in the text it ran: mapped back, or dropped (duckdb_errors
+            # answers some in the client's text of a translated statement)
             if translated:
-                err.position = None
+                if not getattr(err, "client_position", False):
+                    err.position = None
             else:
                 err = self.catalog.for_client(err, client_sql, sql)
             if setting is not None and setting.verb == "SHOW" and err.sqlstate == "42P01":

@@ -95,10 +95,14 @@ def own_error(text: str) -> PgError | None:
 
 def to_pg_error(exc: BaseException, sql: str | None = None,
                 constraints: Lookup | None = None,
-                columns: ColumnsLookup | None = None) -> PgError:
+                columns: ColumnsLookup | None = None,
+                client_sql: str | None = None) -> PgError:
     """The PgError a client should see for a DuckDB exception raised running ``sql``
     (``constraints`` lists the database's constraints, for a violation's names;
-    ``columns`` answers tables' columns, for PostgreSQL's hints and argument types)."""
+    ``columns`` answers tables' columns, for PostgreSQL's hints and argument types;
+    ``client_sql`` is the client's text when the dialect translation rewrote it into
+    ``sql``: the answer's ``client_position`` then says whether its position is in the
+    client's text, else it has none)."""
     if isinstance(exc, duckdb.InterruptException):
         return QueryCanceled()
     text = str(exc)
@@ -116,7 +120,7 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
                                             "already exists", sqlstate="42P07")
     message = message.rstrip().rstrip("!")
     position = carets.duckdb_position(text, sql)
-    ctx = Ctx(exc, sql, text, message, position, columns, constraints)
+    ctx = Ctx(exc, sql, text, message, position, columns, constraints, client_sql)
     for rule in RULES:
         if not isinstance(exc, rule.classes):
             continue
@@ -129,6 +133,10 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
             log.warning("error rule %r failed on %r", rule.name, message, exc_info=True)
             answer = None
         if answer is not None:
+            if client_sql is not None:
+                answer.client_position = ctx.client_position  # type: ignore[attr-defined]
+                if not ctx.client_position:
+                    answer.position = None
             return answer
     state = next((code for cls, code in _CLASS_STATE if isinstance(exc, cls)), "XX000")
     return PgError.by_sqlstate(state)(message, position=position, sqlstate=state)

@@ -34,6 +34,16 @@ class Ctx:
     position: int | None      # DuckDB's caret, 1-based in ``sql``
     columns: scopes.ColumnsLookup | None = None
     constraints: Lookup | None = None
+    #: the client's own text when pgbarrier's dialect translation rewrote it (DuckDB's caret
+    #: is then in ``sql`` only): positions a rule finds in it are the client's
+    client_sql: str | None = None
+    #: set by :func:`literal_at` when it answered a position in ``client_sql``
+    client_position: bool = False
+
+    @property
+    def written(self) -> str | None:
+        """The statement as the client wrote it."""
+        return self.client_sql if self.client_sql is not None else self.sql
 
 
 def err(state: str, message: str, *, detail: str | None = None, hint: str | None = None,
@@ -61,6 +71,11 @@ def fixed_answer(state: str, message: str, *, hint: str | None = None, caret: bo
 
 
 def literal_at(ctx: Ctx, value: str) -> int | None:
+    """Where PostgreSQL points for input ``value`` of a literal (:mod:`.carets`); in the
+    client's own text when the dialect translation rewrote it."""
+    if ctx.client_sql is not None:
+        ctx.client_position = True
+        return carets.literal_position(ctx.client_sql, value, None)
     return carets.literal_position(ctx.sql, value, ctx.position)
 
 

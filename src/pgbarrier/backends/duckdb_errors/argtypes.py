@@ -48,6 +48,9 @@ def arg_type(arg: exp.Expr, levels: list[list[scopes.Rte]]) -> str:
             n = int(text)
             return "integer" if n < 2 ** 31 else "bigint" if n < 2 ** 63 else "numeric"
         return "numeric"
+    if isinstance(arg, exp.Array) and arg.expressions:
+        inner = arg_type(arg.expressions[0], levels)
+        return ("text" if inner == "unknown" else inner) + "[]"
     if isinstance(arg, exp.Null):
         return "unknown"
     if isinstance(arg, exp.Boolean):

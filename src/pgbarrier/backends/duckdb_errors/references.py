@@ -406,3 +406,22 @@ def alter_dependents(m: re.Match[str], ctx: Ctx) -> PgError:
                detail="DuckDB cannot alter a table that has an index (a PRIMARY KEY, UNIQUE "
                       "or CREATE INDEX) in this way.",
                hint="Drop the index, alter the table, then create the index again.")
+
+
+def insert_values(m: re.Match[str], ctx: Ctx) -> PgError:
+    """More values than columns is PostgreSQL's 42601; fewer, without a column list, is what
+    PostgreSQL fills with defaults and DuckDB refuses: 0A000 saying how to write it."""
+    if int(m.group("vals")) > int(m.group("cols")):
+        return insert_count("expressions")(m, ctx)
+    return err("0A000", "an INSERT without a column list must give a value for every column "
+                        "on pgbarrier's DuckDB backend",
+               detail=f'Table "{m.group("table")}" has {m.group("cols")} columns; '
+                      f'{m.group("vals")} values were given.',
+               hint="Name the columns the values are for: INSERT INTO t (a, b) VALUES ...")
+
+
+def build_object(m: re.Match[str], ctx: Ctx) -> PgError:
+    found = re.search(r"(?i)\b(jsonb?_build_object)\s*\(", ctx.written or "")
+    name = found.group(1).lower() if found else "json_build_object"
+    return err("22023", "argument list must have even number of elements",
+               hint=f"The arguments of {name}() must consist of alternating keys and values.")

@@ -42,6 +42,8 @@ from pgbarrier.backends.duckdb_errors.functions import (
     unterminated,
 )
 from pgbarrier.backends.duckdb_errors.references import (
+    build_object,
+    insert_values,
     alter_column_missing,
     alter_dependents,
     check_column,
@@ -71,6 +73,8 @@ from pgbarrier.backends.duckdb_errors.references import (
     wrong_kind,
 )
 from pgbarrier.backends.duckdb_errors.values import (
+    bit_digit,
+    bytea_input,
     arith_overflow,
     array_literal,
     bad_input,
@@ -212,6 +216,22 @@ RULES: list[Rule] = [
        _ex("SELECT date_part('nosuch', now())"),
        _ex("SELECT extract(nosuch FROM '2020-01-01'::date)"),
        _ex("SELECT date_trunc('nosuch', '2020-01-01'::timestamp)"), classes=(_C,)),
+    _r("bytea", r'^Invalid hex escape code encountered in string -> blob conversion of string '
+       r'"(?P<value>.*)": ', bytea_input,
+       _ex("INSERT INTO t2 (b) VALUES ('\\xzz')", "CREATE TABLE t2 (b bytea)"),
+       _ex("SELECT '\\x1g'::text::bytea")),
+    _r("bit digits", r"^(?P<kind>Bit|Hex) string literal contains a non-(?:binary|hexadecimal) "
+       r"character '(?P<c>.)'", bit_digit, _ex("SELECT B'102'"), _ex("SELECT X'1g'")),
+    _r("NUL in a string", r"^Null character not permitted in escape string literal",
+       lambda m, ctx: err("22021", 'invalid byte sequence for encoding "UTF8": 0x00'),
+       _ex("SELECT E'a\\0'")),
+    _r("timestamp range", r"^(?:Epoch seconds out of range for TIMESTAMP|ICU date overflows "
+       r"timestamp range)", lambda m, ctx: err("22008", "timestamp out of range"),
+       _ex("SELECT now() - interval '1000000 years'")),
+    _r("numeric beyond DuckDB", r"^Unimplemented type for cast \(BIGNUM -> DECIMAL",
+       lambda m, ctx: err("0A000", "numeric values of more than 38 digits are not supported by "
+                                   "pgbarrier on DuckDB"),
+       _ex("SELECT 10000000000000000000000000000000000000000::numeric", own="0A000")),
     _r("make_date", r"^Date out of range: (?P<y>-?\d+)-(?P<m>-?\d+)-(?P<d>-?\d+)$", make_date,
        _ex("SELECT make_date(2020, 13, 1)")),
     _r("array literal", r"^Type VARCHAR with value '(?P<value>.*)' can't be cast to the "
@@ -322,9 +342,10 @@ RULES: list[Rule] = [
        _ex("SELECT count(*) FROM t GROUP BY 3", _T)),
     _r("negative limit", r"^LIMIT/OFFSET cannot be negative", negative_limit,
        _ex("SELECT * FROM t LIMIT -1", _T), _ex("SELECT * FROM t OFFSET -1", _T)),
-    _r("insert more values", r'^table "(?P<table>[^"]+)" has (?P<cols>\d+) columns but '
-       r"(?P<vals>\d+) values were supplied", insert_count("expressions"),
-       _ex("INSERT INTO t VALUES (1, 'a', 1, '2020-01-01', now(), 6)", _T)),
+    _r("insert values", r'^table "(?P<table>[^"]+)" has (?P<cols>\d+) columns but '
+       r"(?P<vals>\d+) values were supplied", insert_values,
+       _ex("INSERT INTO t VALUES (1, 'a', 1, '2020-01-01', now(), 6)", _T),
+       _ex("INSERT INTO t VALUES (1)", _T, own="0A000")),
     _r("insert column count", r"^Column name/value mismatch for insert on \"[^\"]+\": expected "
        r"(?P<cols>\d+) columns but (?P<vals>\d+) values were supplied", lambda m, ctx:
        insert_count("target columns" if int(m.group("cols")) > int(m.group("vals"))
@@ -421,6 +442,9 @@ RULES: list[Rule] = [
        _ex("SELECT unnest(1)")),
     _r("row comparison", r"^Type (?:TUPLE|STRUCT)\(.*Cannot cast STRUCTs of different size",
        row_compare, _ex("SELECT (1,2) = (1,2,3)")),
+    _r("json_build_object", r"^json_object\(\) requires an even number of arguments",
+       build_object, _ex("SELECT json_build_object('a')"),
+       _ex("SELECT jsonb_build_object(1, 2, 3)")),
     # ---- catalog
     _r("missing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? does not exist'
        r'(?: because schema "[^"]+" does not exist)?', relation_missing,

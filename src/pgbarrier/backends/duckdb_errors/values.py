@@ -109,7 +109,7 @@ def json_input(value: str, ctx: Ctx) -> PgError:
 def timestamp_format(m: re.Match[str], ctx: Ctx) -> PgError:
     value = m.group("value")
     where = literal_at(ctx, value)
-    typed = carets.literal_cast_type(ctx.sql, where) or ""
+    typed = carets.literal_cast_type(ctx.written, where) or ""
     name = "timestamp with time zone" if typed in ("timestamptz", "timestamp with time zone") \
         else "timestamp"
     if _TIMESTAMP.match(value):  # the shape of a timestamp, a field out of range
@@ -270,3 +270,41 @@ def array_literal(m: re.Match[str], ctx: Ctx) -> PgError:
         'Array value must start with "{" or dimension information.'
     return err("22P02", f'malformed array literal: "{value}"', detail=detail,
                position=literal_at(ctx, value))
+
+
+_HEX = "0123456789abcdefABCDEF"
+
+
+def bytea_input(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    """PostgreSQL's reading of a ``\\x`` bytea literal DuckDB could not convert."""
+    value = m.group("value")
+    if not value.startswith("\\x"):
+        return err("22P02", "invalid input syntax for type bytea", position=literal_at(ctx, value))
+    digits = value[2:]
+    i = 0
+    while i < len(digits):
+        c = digits[i]
+        if c in " \t\n\r":
+            i += 1
+            continue
+        if c not in _HEX:
+            return err("22023", f'invalid hexadecimal digit: "{c}"',
+                       position=literal_at(ctx, value))
+        if i + 1 >= len(digits):
+            return err("22023", "invalid hexadecimal data: odd number of digits",
+                       position=literal_at(ctx, value))
+        if digits[i + 1] not in _HEX:
+            return err("22023", f'invalid hexadecimal digit: "{digits[i + 1]}"',
+                       position=literal_at(ctx, value))
+        i += 2
+    return None
+
+
+def bit_digit(m: re.Match[str], ctx: Ctx) -> PgError:
+    kind = "binary" if m.group("kind") == "Bit" else "hexadecimal"
+    letter = "b" if kind == "binary" else "x"
+    # sqlglot does not tokenize a bit string with a wrong digit: found in the text
+    where = next((f.start() + 1 for f in re.finditer(r"(?i)(?<![\w'])" + letter + r"'([^']*)'",
+                                                     ctx.sql or "") if m.group("c") in f.group(1)),
+                 None)
+    return err("22P02", f'"{m.group("c")}" is not a valid {kind} digit', position=where)
