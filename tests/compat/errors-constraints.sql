@@ -1,6 +1,6 @@
 -- constraint violations: names, DETAIL, as PostgreSQL reports them
 CREATE TABLE parents (id integer PRIMARY KEY, code text UNIQUE, qty integer NOT NULL DEFAULT 0,
-                      price numeric CHECK (price > 0));
+                      price numeric(10,2) CHECK (price > 0));
 CREATE TABLE children (id integer PRIMARY KEY, parent_id integer REFERENCES parents (id));
 CREATE TABLE named (k integer, v text, CONSTRAINT named_pk PRIMARY KEY (k),
                     CONSTRAINT short_v CHECK (length(v) < 4));

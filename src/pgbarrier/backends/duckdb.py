@@ -560,7 +560,8 @@ class DuckDBSession(BackendSession):
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
             err = self._kept_error(to_pg_error(exc, sql, self._constraints, self._error_columns,
-                                               client_sql if translated else None))
+                                               client_sql if translated else None,
+                                               self._error_query))
             # DuckDB's position is in the text it ran: mapped back, or dropped (duckdb_errors
             # answers some in the client's text of a translated statement)
             if translated:
@@ -773,6 +774,15 @@ class DuckDBSession(BackendSession):
             cur.close()
         return [(t, k, list(c or []), e, rt, list(rc or []), g, s)
                 for t, k, c, e, rt, rc, g, s in rows]
+
+    def _error_query(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """A read for an error's DETAIL (duckdb_failing_row), on a connection of its own (the
+        session's transaction has failed by then)."""
+        cur = self._conn.cursor()
+        try:
+            return cur.execute(sql, params).fetchall()
+        finally:
+            cur.close()
 
     def _error_columns(self, names: list[str]) -> TableColumns:
         """Tables' columns for an error's HINT (duckdb_errors): the session's view, else (its

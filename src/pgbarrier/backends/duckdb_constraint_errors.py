@@ -21,7 +21,8 @@ Rules this module keeps:
   constraint the client named in its ``CREATE TABLE`` by that name (the lookup's last field,
   from the catalog's ``pgb.named_cons``). Without a lookup answer the message keeps PostgreSQL's shape with the
   names DuckDB gave. PostgreSQL's DETAIL ``Failing row contains (...)`` (CHECK, NOT NULL)
-  is not given: DuckDB's message has not the row.
+  is the row found again by :mod:`pgbarrier.backends.duckdb_failing_row` (the caller's
+  ``query``), none where it cannot be.
 * The error carries PostgreSQL's fields (what psycopg's ``e.diag`` shows): ``s`` schema
   (``public`` for DuckDB's ``main``) and ``t`` table for every violation, ``n`` the
   constraint's name (23505, 23503, 23514) and ``c`` the column (23502); for a foreign key
@@ -35,6 +36,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pgbarrier.backends.duckdb_failing_row import Query, failing_row
 from pgbarrier.errors import PgError
 
 #: (table, constraint type, columns, CHECK expression, referenced table, referenced columns,
@@ -51,7 +53,8 @@ _DUPLICATE_BATCH = re.compile(r'^PRIMARY KEY or UNIQUE constraint violation: dup
                               r'"(.*)"')
 _CHECK = re.compile(r'^CHECK constraint failed on table "?([^"]+?)"? with expression '
                     r'CHECK\((.*)\)$', re.S)
-_NOT_NULL = re.compile(r"^NOT NULL constraint failed: (?:.*\.)?([^.]+)\.([^.]+)$")
+_NOT_NULL = re.compile(r'^NOT NULL constraint failed: (?:.*\.)?("(?:[^"]|"")+"|[^."]+)\.'
+                       r'("(?:[^"]|"")+"|[^."]+)$')
 _FK_MISSING = re.compile(r'^Violates foreign key constraint because key "(.*)" does not exist '
                          r"in the referenced table")
 _FK_REFERENCED = re.compile(r'^Violates foreign key constraint because key "(.*)" is still '
@@ -120,7 +123,8 @@ def _mine(rows: list[ConstraintRow], table: str) -> list[ConstraintRow]:
     return [r for r in rows if r[0].lower() == table.lower()]
 
 
-def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> PgError | None:
+def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
+                     query: Query | None = None) -> PgError | None:
     """PostgreSQL's error for DuckDB's constraint-violation ``message``; None when the
     message is not one."""
     cache: list[list[ConstraintRow]] = []
@@ -143,16 +147,20 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
 
     m = _NOT_NULL.match(message)
     if m:
-        table, column = m.groups()
+        table, column = (n[1:-1].replace('""', '"') if n.startswith('"') else n
+                         for n in m.groups())
         return err("23502", f'null value in column "{column}" of relation "{table}" '
-                            "violates not-null constraint", table=table, column=column)
+                            "violates not-null constraint",
+                   failing_row(sql, table, '"' + column.replace('"', '""') + '" IS NULL', query),
+                   table=table, column=column)
     m = _CHECK.match(message)
     if m:
         table, expr = m.groups()
         names = _check_names(table, _mine(rows(), table))
         name = next((n for e, n in names if e == expr), None) or f"{table}_check"
         return err("23514", f'new row for relation "{table}" violates check constraint '
-                            f'"{name}"', table=table, name=name)
+                            f'"{name}"', failing_row(sql, table, f"NOT ({expr})", query),
+                   table=table, name=name)
     m = _DUPLICATE.match(message) or _DUPLICATE_BATCH.match(message)
     if m:
         table = target_table(sql) or "?"

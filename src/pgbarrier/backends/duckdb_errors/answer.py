@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pgbarrier.backends.duckdb_constraint_errors import Lookup
+from pgbarrier.backends.duckdb_failing_row import Query
 from pgbarrier.backends.duckdb_errors import carets, scopes
 from pgbarrier.errors import PgError
 
@@ -34,6 +35,8 @@ class Ctx:
     position: int | None      # DuckDB's caret, 1-based in ``sql``
     columns: scopes.ColumnsLookup | None = None
     constraints: Lookup | None = None
+    #: runs a read on a connection of its own (duckdb_failing_row)
+    query: Query | None = None
     #: the client's own text when pgbarrier's dialect translation rewrote it (DuckDB's caret
     #: is then in ``sql`` only): positions a rule finds in it are the client's
     client_sql: str | None = None

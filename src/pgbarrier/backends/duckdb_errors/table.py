@@ -142,12 +142,14 @@ _T = "CREATE TABLE t (a int, b text, c numeric(5,2), d date, e timestamptz)"
 
 _P_C = ("CREATE TABLE p (id int PRIMARY KEY, u int UNIQUE, n int NOT NULL DEFAULT 0, "
         "c int CHECK (c > 0))")
+_SERIAL = ("CREATE TABLE q (id serial, name text NOT NULL, ok boolean, at timestamp, "
+           "note varchar(100))")
 _FK = ("CREATE TABLE p (id int PRIMARY KEY)", "CREATE TABLE c (pid int REFERENCES p (id))")
 
 RULES: list[Rule] = [
     # ---- constraint violations (duckdb_constraint_errors)
     _r("constraint violation", r".", lambda m, ctx: constraint_error(
-        ctx.message, ctx.sql, ctx.constraints),
+        ctx.message, ctx.sql, ctx.constraints, ctx.query),
        _ex("INSERT INTO p (id) VALUES (1), (1)", _P_C),
        _ex("INSERT INTO p (id) VALUES (1)", _P_C, "INSERT INTO p (id) VALUES (1)"),
        _ex("INSERT INTO p (id) VALUES (2), (1)", _P_C, "INSERT INTO p (id) VALUES (1)"),
@@ -158,23 +160,29 @@ RULES: list[Rule] = [
            "INSERT INTO p (id, u) VALUES (1, 5)"),
        _ex("INSERT INTO p (id, u) VALUES (2, 5) ON CONFLICT (id) DO UPDATE SET u = 7", _P_C,
            "INSERT INTO p (id, u) VALUES (1, 5)"),
-       _ex("INSERT INTO p (id, n) VALUES (1, NULL)", _P_C,
-           detail="DuckDB does not give the failing row"),
-       _ex("UPDATE p SET n = NULL", _P_C, "INSERT INTO p (id) VALUES (1)",
-           detail="DuckDB does not give the failing row"),
-       _ex("INSERT INTO p (id, c) VALUES (1, 0)", _P_C,
-           detail="DuckDB does not give the failing row"),
-       _ex("UPDATE p SET c = -1", _P_C, "INSERT INTO p (id) VALUES (1)",
-           detail="DuckDB does not give the failing row"),
+       _ex("INSERT INTO p (id, n) VALUES (1, NULL)", _P_C),
+       _ex("UPDATE p SET n = NULL", _P_C, "INSERT INTO p (id) VALUES (1)"),
+       _ex("INSERT INTO p (id, c) VALUES (1, 0)", _P_C),
+       _ex("UPDATE p SET c = -1", _P_C, "INSERT INTO p (id) VALUES (1)"),
        _ex("INSERT INTO c VALUES (5)", *_FK),
        _ex("DELETE FROM p", *_FK, "INSERT INTO p VALUES (5)", "INSERT INTO c VALUES (5)"),
        _ex("INSERT INTO p VALUES (1)", "CREATE TABLE p (id int, CONSTRAINT mypk PRIMARY KEY (id))",
            "INSERT INTO p VALUES (1)"),
        _ex("INSERT INTO p VALUES (1, 'abcd')",
-           "CREATE TABLE p (id int, v text, CONSTRAINT vchk CHECK (length(v) < 3))",
-           detail="DuckDB does not give the failing row"),
+           "CREATE TABLE p (id int, v text, CONSTRAINT vchk CHECK (length(v) < 3))"),
        _ex("INSERT INTO s.p VALUES (1)", "CREATE SCHEMA s", "CREATE TABLE s.p (id int UNIQUE)",
            "INSERT INTO s.p VALUES (1)"),
+       _ex("INSERT INTO q (name) VALUES ('a'), (NULL)", _SERIAL),
+       _ex("INSERT INTO q2 (name, ok, at) VALUES ('b', true, NULL), ('" + "x" * 80 + "', false, "
+           "'2024-01-02 03:04:05')", "CREATE TABLE q2 (id serial, name text CHECK (length(name) "
+           "< 50), ok boolean, at timestamp)"),
+       _ex("INSERT INTO p (id, c) VALUES (1, 5), (2, -5)", _P_C),
+       _ex("UPDATE p SET c = c - 10 WHERE id > 1", _P_C,
+           "INSERT INTO p (id, c) VALUES (1, 50), (2, 5), (3, 8)"),
+       _ex("INSERT INTO w VALUES (1, 'x', NULL)",
+           "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
+       _ex("INSERT INTO w (a) VALUES (1)",
+           "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
        classes=(duckdb.ConstraintException,)),
     # ---- input values: invalid syntax, out of range
     _r("string conversion", r"^(?:Failed to cast value: )?Could not convert string '(?P<value>.*)' "
