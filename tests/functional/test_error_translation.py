@@ -100,3 +100,47 @@ def test_example_answers_as_postgresql(duck, pg, rule, ex):
                       "hint": "message_hint", "position": "statement_position"}.get(name, name))
     got = {k: v for k, v in got.items() if k in expected}
     assert got == expected
+
+
+PARAMETERIZED = [
+    ("SELECT amout FROM orders WHERE id = %s", [1]),
+    ("SELECT o.amount FROM orders WHERE id = %s", [1]),
+    ("SELECT amount + customer FROM orders WHERE id = %s", [1]),
+    ("SELECT customer, count(*) FROM orders WHERE id = %s", [1]),
+    ("SELECT 'abc'::int WHERE 1 = %s", [1]),
+    ("UPDATE orders SET amount = %s WHERE id = %s", [-5, 1]),
+    ("INSERT INTO orders (id, customer, amount) VALUES (%s, %s, %s)", [2, "b", -1]),
+    ("INSERT INTO orders (id, customer) VALUES (%s, %s)", [1, "b"]),
+]
+
+
+@pytest.mark.parametrize("prepare", [False, True], ids=["unprepared", "prepared"])
+@pytest.mark.parametrize("sql, params", PARAMETERIZED)
+def test_parameterized_statement_answers_as_postgresql(duck, pg, sql, params, prepare):
+    """Through the extended protocol with parameters (Describe before Execute, a prepared
+    statement): the same hints, qualifiers, positions and failing rows."""
+    ex = Example(sql, ("CREATE TABLE orders (id int PRIMARY KEY, customer text, "
+                       "amount numeric(10,2) CHECK (amount > 0))",
+                       "INSERT INTO orders VALUES (1, 'a', 1)"))
+
+    def run(conn: psycopg.Connection) -> dict[str, str | None]:
+        for stmt in ex.setup:
+            conn.execute(stmt)
+        with pytest.raises(psycopg.Error) as caught:
+            conn.execute(sql, params, prepare=prepare)
+        return {f: getattr(caught.value.diag, f) for f in FIELDS}
+
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+        expected = run(conn)
+    name = f"errs_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(duck.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(duck.dsn(name), autocommit=True) as conn:
+            got = run(conn)
+    finally:
+        with psycopg.connect(duck.dsn(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name}")
+    assert got == expected

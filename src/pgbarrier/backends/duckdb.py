@@ -559,9 +559,10 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = self._kept_error(to_pg_error(exc, sql, self._constraints, self._error_columns,
-                                               client_sql if translated else None,
-                                               self._error_query))
+            err = self._kept_error(to_pg_error(
+                exc, sql, self._constraints, self._error_columns,
+                client_sql if translated else None, self._error_query,
+                [_duck_param(v) for v in params] if params else None))
             # DuckDB's position is in the text it ran: mapped back, or dropped (duckdb_errors
             # answers some in the client's text of a translated statement)
             if translated:
@@ -828,11 +829,11 @@ class DuckDBSession(BackendSession):
             # runs nothing, except that binding evaluates the sequence functions
             try:
                 rel = self._cursor.sql(sql, params=values) if values else self._cursor.sql(sql)
-            except duckdb.Error as exc:
-                raise to_pg_error(exc, sql) from None
+            except duckdb.Error:  # the relation API's error has no caret: DESCRIBE's has
+                rel = None
             if rel is not None:
                 return [Column(name, pg_type_oid(t)) for name, t in zip(rel.columns, rel.types)]
-        return _describe_rows(self._cursor, sql, values or None)
+        return _describe_rows(self._cursor, sql, values or None, columns=self._error_columns)
 
     def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
                            ) -> tuple[list[int], list[Column] | None]:
@@ -996,13 +997,14 @@ def _returning_query(sql: str) -> str | None:
 
 
 def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] | None,
-                   positions: bool = True) -> list[Column]:
+                   positions: bool = True, columns: Any = None) -> list[Column]:
     """Columns of query ``sql`` from DuckDB's ``DESCRIBE``: it binds, it runs nothing.
-    Error positions are relative to ``sql`` (or dropped: ``positions=False``)."""
+    Error positions are relative to ``sql`` (or dropped: ``positions=False``); ``columns``
+    answers tables' columns for the error's HINT (duckdb_errors)."""
     try:
         rows = cur.execute(_DESCRIBE + sql, values).fetchall()
     except duckdb.Error as exc:
-        err = to_pg_error(exc, _DESCRIBE + sql if positions else None)
+        err = to_pg_error(exc, _DESCRIBE + sql if positions else None, None, columns)
         if err.position is not None:
             err.position -= len(_DESCRIBE)
             if err.position < 1:

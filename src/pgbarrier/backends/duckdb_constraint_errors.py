@@ -124,7 +124,8 @@ def _mine(rows: list[ConstraintRow], table: str) -> list[ConstraintRow]:
 
 
 def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
-                     query: Query | None = None) -> PgError | None:
+                     query: Query | None = None, params: list[Any] | None = None
+                     ) -> PgError | None:
     """PostgreSQL's error for DuckDB's constraint-violation ``message``; None when the
     message is not one."""
     cache: list[list[ConstraintRow]] = []
@@ -151,7 +152,8 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
                          for n in m.groups())
         return err("23502", f'null value in column "{column}" of relation "{table}" '
                             "violates not-null constraint",
-                   failing_row(sql, table, '"' + column.replace('"', '""') + '" IS NULL', query),
+                   failing_row(sql, table, '"' + column.replace('"', '""') + '" IS NULL', query,
+                               params),
                    table=table, column=column)
     m = _CHECK.match(message)
     if m:
@@ -159,7 +161,7 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
         names = _check_names(table, _mine(rows(), table))
         name = next((n for e, n in names if e == expr), None) or f"{table}_check"
         return err("23514", f'new row for relation "{table}" violates check constraint '
-                            f'"{name}"', failing_row(sql, table, f"NOT ({expr})", query),
+                            f'"{name}"', failing_row(sql, table, f"NOT ({expr})", query, params),
                    table=table, name=name)
     m = _DUPLICATE.match(message) or _DUPLICATE_BATCH.match(message)
     if m:

@@ -57,11 +57,12 @@ def _text(value: Any, duck_type: str) -> str:
     return raw[:MAX_FIELD_BYTES].decode(errors="ignore") + "..."
 
 
-def failing_row(sql: str | None, table: str, violates: str, query: Query | None
-                ) -> str | None:
+def failing_row(sql: str | None, table: str, violates: str, query: Query | None,
+                params: list[Any] | None = None) -> str | None:
     """PostgreSQL's ``Failing row contains (...).`` for the first new row of ``sql``
-    (writing ``table``) that ``violates`` (a DuckDB SQL condition on the row's columns
-    that is true for a failing row); None when the row cannot be found again."""
+    (writing ``table``, with parameter values ``params`` for its ``$n``) that ``violates``
+    (a DuckDB SQL condition on the row's columns that is true for a failing row); None
+    when the row cannot be found again."""
     if query is None or not sql or _VOLATILE.search(sql):
         return None
     try:
@@ -74,17 +75,18 @@ def failing_row(sql: str | None, table: str, violates: str, query: Query | None
         columns = [c for c in columns if not (c[0] in seen or seen.add(c[0]))]
         if not columns:
             return None
+        given = list(params or [])
         if isinstance(tree, exp.Insert):
-            rows_sql, params = _inserted(tree, columns, query)
+            rows_sql, more = _inserted(tree, columns, query, len(given))
         elif isinstance(tree, exp.Update):
-            rows_sql, params = _updated(tree, columns)
+            rows_sql, more = _updated(tree, columns)
         else:
             return None
         if rows_sql is None:
             return None
         names = ", ".join(_quote(c[0]) for c in columns)
         found = query(f"SELECT * FROM ({rows_sql}) AS failing_row({names}) WHERE {violates} "
-                      "LIMIT 1", params)
+                      "LIMIT 1", given + more)
     except Exception:  # noqa: BLE001 - a row that cannot be found again has no DETAIL
         return None
     if not found:
@@ -93,8 +95,10 @@ def failing_row(sql: str | None, table: str, violates: str, query: Query | None
     return f"Failing row contains ({values})."
 
 
-def _inserted(tree: exp.Insert, columns: list[tuple[Any, ...]], query: Query
+def _inserted(tree: exp.Insert, columns: list[tuple[Any, ...]], query: Query, taken: int
               ) -> tuple[str | None, list[Any]]:
+    """The rows an INSERT ... VALUES adds (its own parameters ``$n`` after the ``taken``
+    ones of the statement)."""
     source = tree.expression
     if not isinstance(source, exp.Values) or tree.args.get("conflict") or \
             tree.args.get("returning"):
@@ -124,7 +128,9 @@ def _inserted(tree: exp.Insert, columns: list[tuple[Any, ...]], query: Query
                          [seq.group(1)])
             if not last or last[0][0] is None:
                 return None, []
-            exprs.append(f"CAST(? - (? - row_number() OVER ()) * ? AS {duck_type})")
+            k = taken + len(params)
+            exprs.append(f"CAST(${k + 1} - (${k + 2} - row_number() OVER ()) * ${k + 3} "
+                         f"AS {duck_type})")
             params.extend([last[0][0], n, last[0][1]])
             continue
         if _VOLATILE.search(default):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 import duckdb
 
@@ -97,14 +98,15 @@ def own_error(text: str) -> PgError | None:
 def to_pg_error(exc: BaseException, sql: str | None = None,
                 constraints: Lookup | None = None,
                 columns: ColumnsLookup | None = None,
-                client_sql: str | None = None, query: Query | None = None) -> PgError:
+                client_sql: str | None = None, query: Query | None = None,
+                params: list[Any] | None = None) -> PgError:
     """The PgError a client should see for a DuckDB exception raised running ``sql``
     (``constraints`` lists the database's constraints, for a violation's names;
     ``columns`` answers tables' columns, for PostgreSQL's hints and argument types;
     ``client_sql`` is the client's text when the dialect translation rewrote it into
     ``sql``: the answer's ``client_position`` then says whether its position is in the
     client's text, else it has none; ``query`` runs a read on a connection of its own, for
-    a violation's failing row)."""
+    a violation's failing row, with the statement's ``params``)."""
     if isinstance(exc, duckdb.InterruptException):
         return QueryCanceled()
     text = str(exc)
@@ -122,7 +124,8 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
                                             "already exists", sqlstate="42P07")
     message = message.rstrip().rstrip("!")
     position = carets.duckdb_position(text, sql)
-    ctx = Ctx(exc, sql, text, message, position, columns, constraints, query, client_sql)
+    ctx = Ctx(exc, sql, text, message, position, columns, constraints, query, client_sql,
+              params=params)
     for rule in RULES:
         if not isinstance(exc, rule.classes):
             continue

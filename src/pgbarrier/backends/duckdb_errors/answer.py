@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pgbarrier.backends.duckdb_constraint_errors import Lookup
 from pgbarrier.backends.duckdb_failing_row import Query
@@ -42,6 +43,8 @@ class Ctx:
     client_sql: str | None = None
     #: set by :func:`literal_at` when it answered a position in ``client_sql``
     client_position: bool = False
+    #: the statement's parameter values (DuckDB's), for a read of its rows again
+    params: list[Any] | None = None
 
     @property
     def written(self) -> str | None:

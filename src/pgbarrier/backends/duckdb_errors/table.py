@@ -149,7 +149,7 @@ _FK = ("CREATE TABLE p (id int PRIMARY KEY)", "CREATE TABLE c (pid int REFERENCE
 RULES: list[Rule] = [
     # ---- constraint violations (duckdb_constraint_errors)
     _r("constraint violation", r".", lambda m, ctx: constraint_error(
-        ctx.message, ctx.sql, ctx.constraints, ctx.query),
+        ctx.message, ctx.sql, ctx.constraints, ctx.query, ctx.params),
        _ex("INSERT INTO p (id) VALUES (1), (1)", _P_C),
        _ex("INSERT INTO p (id) VALUES (1)", _P_C, "INSERT INTO p (id) VALUES (1)"),
        _ex("INSERT INTO p (id) VALUES (2), (1)", _P_C, "INSERT INTO p (id) VALUES (1)"),
