@@ -6,7 +6,9 @@ each example) and on a DuckDB-backed pgbarrier (a fresh database per example), a
 errors must agree on everything psycopg's ``e.diag`` exposes: SQLSTATE, primary message,
 DETAIL, HINT, CONTEXT, position and the schema / table / column / type / constraint names.
 An example's ``differs`` lists the fields that knowingly differ (README's differences); an
-example with ``own`` is a statement PostgreSQL runs and pgbarrier refuses with that SQLSTATE.
+example with ``own`` is a statement PostgreSQL runs and pgbarrier refuses with that SQLSTATE
+(with ``other``, statements a second session runs first: a conflict PostgreSQL would wait
+on, run on pgbarrier only).
 Set-up statements written ``!...`` are expected to fail (an aborted transaction block).
 Skipped when PostgreSQL is unreachable, except under ``CI=true``.
 """
@@ -45,13 +47,17 @@ def pg() -> Iterator[str]:
         yield dsn
 
 
-def _diag(conn: psycopg.Connection, ex: Example) -> dict[str, str | None] | None:
+def _diag(conn: psycopg.Connection, ex: Example, other: psycopg.Connection | None = None
+          ) -> dict[str, str | None] | None:
     for stmt in ex.setup:
         if stmt.startswith("!"):
             with pytest.raises(psycopg.Error):
                 conn.execute(stmt[1:])
         else:
             conn.execute(stmt)
+    for stmt in ex.other:
+        assert other is not None
+        other.execute(stmt)
     try:
         conn.execute(ex.sql)
     except psycopg.Error as exc:
@@ -74,8 +80,9 @@ def _on_pgbarrier(srv: ServerProcess, ex: Example) -> dict[str, str | None] | No
     with psycopg.connect(srv.dsn(), autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     try:
-        with psycopg.connect(srv.dsn(name), autocommit=True) as conn:
-            return _diag(conn, ex)
+        with psycopg.connect(srv.dsn(name), autocommit=True) as conn, \
+                psycopg.connect(srv.dsn(name), autocommit=True) as other:
+            return _diag(conn, ex, other)
     finally:
         with psycopg.connect(srv.dsn(), autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name}")
@@ -89,8 +96,9 @@ def test_every_rule_has_an_example():
 def test_example_answers_as_postgresql(duck, pg, rule, ex):
     got = _on_pgbarrier(duck, ex)
     assert got is not None, f"{ex.sql!r} ran on pgbarrier"
-    if ex.own is not None:  # PostgreSQL runs it; pgbarrier refuses it (README)
-        assert _on_postgres(pg, ex) is None
+    if ex.own is not None:  # PostgreSQL runs it (or waits); pgbarrier refuses it (README)
+        if not ex.other:
+            assert _on_postgres(pg, ex) is None
         assert got["sqlstate"] == ex.own, got
         return
     expected = _on_postgres(pg, ex)

@@ -683,7 +683,7 @@ class DuckDBSession(BackendSession):
         try:
             self._cursor.execute(sql)
         except duckdb.Error as exc:
-            raise to_pg_error(exc, sql) from None
+            raise to_pg_error(exc, sql, self._constraints) from None
         finally:
             self.client.end()
             self.catalog.transaction_ended()

@@ -407,7 +407,10 @@ class Session:
                 result = self.executor.execute(sql, params, self.tx, result_formats=result_formats,
                                                in_multi=in_multi)
         except BaseException:
-            self.tx = after_error(self.tx)
+            # a COMMIT that fails (a key another transaction committed first) ends the block
+            # all the same, rolled back, as PostgreSQL's does
+            self.tx = TxState.IDLE if kind is TxKind.COMMIT and self.tx is TxState.IN_BLOCK \
+                else after_error(self.tx)
             raise
         self.tx = after_success(self.tx, kind)
         return result

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from pgbarrier.backends.duckdb_constraint_errors import constraint_error
 from pgbarrier.backends.duckdb_errors import carets, scopes
 from pgbarrier.backends.duckdb_errors.answer import (
     Ctx,
@@ -425,3 +426,19 @@ def build_object(m: re.Match[str], ctx: Ctx) -> PgError:
     name = found.group(1).lower() if found else "json_build_object"
     return err("22023", "argument list must have even number of elements",
                hint=f"The arguments of {name}() must consist of alternating keys and values.")
+
+
+def commit_duplicate(m: re.Match[str], ctx: Ctx) -> PgError:
+    """A duplicate key DuckDB finds at COMMIT (two transactions inserted the same key):
+    PostgreSQL's 23505, naming the constraint when one alone fits the key's width."""
+    rows = ctx.constraints() if ctx.constraints is not None else []
+    width = len(m.group("key").split(", "))
+    fits = [r for r in rows if r[1] in ("PRIMARY KEY", "UNIQUE") and len(r[2]) == width]
+    if len(fits) == 1:
+        found = constraint_error(
+            f'PRIMARY KEY or UNIQUE constraint violation: duplicate key "{m.group("key")}"',
+            f'INSERT INTO "{fits[0][0]}"', lambda: fits)
+        if found is not None:
+            return found
+    return err("23505", "duplicate key value violates unique constraint",
+               detail=f"Key ({m.group('key')}) already exists.")

@@ -42,6 +42,7 @@ from pgbarrier.backends.duckdb_errors.functions import (
     unterminated,
 )
 from pgbarrier.backends.duckdb_errors.references import (
+    commit_duplicate,
     build_object,
     insert_values,
     alter_column_missing,
@@ -108,6 +109,9 @@ class Example:
     #: the SQLSTATE pgbarrier answers where PostgreSQL runs the statement (README's list of
     #: differences); None: PostgreSQL fails too, with the same answer
     own: str | None = None
+    #: statements another session runs after ``setup`` (its transaction left open): a
+    #: conflict PostgreSQL would wait on, so it is run on pgbarrier only (with ``own``)
+    other: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,9 +137,10 @@ def _r(name: str, pattern: str, answer: Callable[[re.Match[str], Ctx], PgError |
     return Rule(name, re.compile(pattern, re.S), answer, tuple(examples), classes)
 
 
-def _ex(sql: str, *setup: str, own: str | None = None, **differs: str) -> Example:
+def _ex(sql: str, *setup: str, own: str | None = None, other: tuple[str, ...] = (),
+        **differs: str) -> Example:
     """An example; a set-up statement written ``!...`` is one that fails (in a block)."""
-    return Example(sql, tuple(setup), dict(differs), own)
+    return Example(sql, tuple(setup), dict(differs), own, other)
 
 
 _T = "CREATE TABLE t (a int, b text, c numeric(5,2), d date, e timestamptz)"
@@ -297,6 +302,15 @@ RULES: list[Rule] = [
                                            "not supported by pgbarrier on DuckDB", caret=False),
        _ex("CREATE TABLE c (pid int REFERENCES p (id) ON DELETE CASCADE)",
            "CREATE TABLE p (id int PRIMARY KEY)", own="0A000")),
+    _r("write conflict", r"^Conflict on (?:update|tuple deletion)", lambda m, ctx: err(
+        "40001", "could not serialize access due to concurrent update"),
+       _ex("UPDATE wc SET b = 3 WHERE a = 1", "CREATE TABLE wc (a int PRIMARY KEY, b int)",
+           "INSERT INTO wc VALUES (1, 1)", "BEGIN", own="40001",
+           other=("BEGIN", "UPDATE wc SET b = 2 WHERE a = 1"))),
+    _r("duplicate at commit", r'^Failed to commit: PRIMARY KEY or UNIQUE constraint violation: '
+       r'duplicate key "(?P<key>.*)"', commit_duplicate,
+       _ex("COMMIT", "CREATE TABLE wc (a int PRIMARY KEY)", "BEGIN", "INSERT INTO wc VALUES (5)",
+           own="23505", other=("INSERT INTO wc VALUES (5)",))),
     _r("aborted transaction", r"^Current transaction is aborted", lambda m, ctx: err(
         "25P02", "current transaction is aborted, commands ignored until end of transaction "
                  "block"), _ex("SELECT 1", "BEGIN", "!SELECT 1/0")),
