@@ -150,6 +150,9 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
     if m:
         table, column = (n[1:-1].replace('""', '"') if n.startswith('"') else n
                          for n in m.groups())
+        if re.match(r"(?is)\s*ALTER\s+TABLE\b.*\bSET\s+NOT\s+NULL\b", sql or ""):
+            return err("23502", f'column "{column}" of relation "{table}" contains null values',
+                       table=table, column=column)
         return err("23502", f'null value in column "{column}" of relation "{table}" '
                             "violates not-null constraint",
                    failing_row(sql, table, '"' + column.replace('"', '""') + '" IS NULL', query,

@@ -120,8 +120,10 @@ def update_column_missing(m: re.Match[str], ctx: Ctx) -> PgError:
     name = m.group("name")
     table = None
     tree = scopes.parse(ctx.sql) if ctx.sql else None
-    if isinstance(tree, exp.Update) and isinstance(tree.this, exp.Table):
-        table = tree.this.name
+    target = tree.this.this if isinstance(tree, exp.Insert) and \
+        isinstance(tree.this, exp.Schema) else tree.this if tree is not None else None
+    if isinstance(tree, (exp.Update, exp.Insert)) and isinstance(target, exp.Table):
+        table = target.name
     return err("42703", f'column "{name}" of relation "{table or "?"}" does not exist',
                position=carets.identifier_position(ctx.sql, name))
 
@@ -442,3 +444,34 @@ def commit_duplicate(m: re.Match[str], ctx: Ctx) -> PgError:
             return found
     return err("23505", "duplicate key value violates unique constraint",
                detail=f"Key ({m.group('key')}) already exists.")
+
+
+_TYPE_WITH_ARGS = re.compile(r"(?i)\b(numeric|decimal)\s*\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?\)")
+
+
+def numeric_typmod(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    """DuckDB's DECIMAL width limits against PostgreSQL's numeric(p, s): a precision
+    PostgreSQL refuses is its 22023 at the type; one it accepts and DuckDB cannot hold is
+    0A000."""
+    sql = ctx.written or ""
+    found = list(_TYPE_WITH_ARGS.finditer(sql))
+    if not found:
+        return None
+    anchor = (ctx.position or 1) - 1 if ctx.client_sql is None else 0
+    t = min(found, key=lambda f: abs(f.start() - anchor)) if ctx.client_sql is None \
+        else found[0]
+    precision = int(t.group(2))
+    scale = int(t.group(3)) if t.group(3) is not None else 0
+    if not 1 <= precision <= 1000:
+        return err("22023", f"NUMERIC precision {precision} must be between 1 and 1000",
+                   position=t.start() + 1 if ctx.client_sql is None else None)
+    if not -1000 <= scale <= 1000:
+        return err("22023", f"NUMERIC scale {scale} must be between -1000 and 1000",
+                   position=t.start() + 1 if ctx.client_sql is None else None)
+    return err("0A000", f"numeric({precision}, {scale}) is not supported by pgbarrier on DuckDB",
+               detail="DuckDB's numeric holds at most 38 digits, with a scale from 0 to the "
+                      "precision.")
+
+
+def renamed_onto(m: re.Match[str], ctx: Ctx) -> PgError:
+    return err("42P07", f'relation "{m.group("new")}" already exists')

@@ -42,6 +42,8 @@ from pgbarrier.backends.duckdb_errors.functions import (
     unterminated,
 )
 from pgbarrier.backends.duckdb_errors.references import (
+    numeric_typmod,
+    renamed_onto,
     commit_duplicate,
     build_object,
     insert_values,
@@ -188,6 +190,8 @@ RULES: list[Rule] = [
            "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
        _ex("INSERT INTO w (a) VALUES (1)",
            "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
+       _ex("ALTER TABLE w ALTER COLUMN b SET NOT NULL", "CREATE TABLE w (a int, b text)",
+           "INSERT INTO w VALUES (1, NULL)"),
        classes=(duckdb.ConstraintException,)),
     # ---- input values: invalid syntax, out of range
     _r("string conversion", r"^(?:Failed to cast value: )?Could not convert string '(?P<value>.*)' "
@@ -201,7 +205,8 @@ RULES: list[Rule] = [
        _ex("SELECT 'abc'::interval"),
        _ex("INSERT INTO t (a) VALUES ('x')", _T),
        _ex("SELECT 'x'::text::int"),
-       _ex("SELECT b::int FROM t", _T, "INSERT INTO t (b) VALUES ('x')")),
+       _ex("SELECT b::int FROM t", _T, "INSERT INTO t (b) VALUES ('x')"),
+       _ex("ALTER TABLE t ALTER COLUMN b TYPE int", _T, "INSERT INTO t (b) VALUES ('x')")),
     _r("decimal conversion", r'^Could not convert string "(?P<value>.*)" to '
        r"(?P<type>DECIMAL\(\d+,\d+\))$", lambda m, ctx: convert_decimal(
            m.group("value"), m.group("type"), ctx),
@@ -383,7 +388,8 @@ RULES: list[Rule] = [
        _ex("ALTER TABLE t RENAME COLUMN nosuch TO y", _T),
        _ex("INSERT INTO t (nosuch) VALUES (1)", _T)),
     _r("missing update column", r"^Referenced update column (?P<name>\S+) not found in table",
-       update_column_missing, _ex("UPDATE t SET nosuch = 1", _T)),
+       update_column_missing, _ex("UPDATE t SET nosuch = 1", _T),
+       _ex("INSERT INTO p (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET nosuch = 1", _P_C)),
     # ---- functions and operators
     _r("no matching function", r"^No function matches the given name and argument types "
        r"'(?P<name>.+?)\((?P<args>.*)\)'\. You might need", no_match,
@@ -476,6 +482,20 @@ RULES: list[Rule] = [
     _r("existing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? already exists',
        fixed_answer("42P07", 'relation "{name}" already exists', caret=False),
        _ex("CREATE TABLE t (a int)", _T)),
+    _r("rename onto a name", r'^Could not rename "(?P<old>[^"]+)" to "(?P<new>[^"]+)": another '
+       r"entry with this name already exists", renamed_onto,
+       _ex("ALTER TABLE t RENAME TO u", _T, "CREATE TABLE u (a int)")),
+    _r("second primary key", r'^table "(?P<name>[^"]+)" can have only one primary key',
+       fixed_answer("42P16", 'multiple primary keys for table "{name}" are not allowed',
+                    caret=False),
+       _ex("ALTER TABLE p ADD PRIMARY KEY (u)", _P_C)),
+    _r("view aliases", r"^More VIEW aliases than columns in query result", lambda m, ctx: err(
+        "42601", "CREATE VIEW specifies more column names than columns"),
+       _ex("CREATE VIEW v (a, b, c) AS SELECT 1, 2")),
+    _r("numeric precision", r"^(?:DECIMAL type width must be between 1 and 38|DECIMAL type scale "
+       r'cannot be greater than width|Type "DECIMAL" does not accept type parameters)',
+       numeric_typmod, _ex("CREATE TABLE n (a numeric(0))"),
+       _ex("CREATE TABLE n (a numeric(1001))"), _ex("SELECT 1::numeric(39, 0)", own="0A000")),
     _r("existing index", r'^Index with name "?(?P<name>[^"!]+?)"? already exists',
        fixed_answer("42P07", 'relation "{name}" already exists', caret=False),
        _ex("CREATE INDEX i ON t (a)", _T, "CREATE INDEX i ON t (a)")),

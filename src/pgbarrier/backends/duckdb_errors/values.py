@@ -57,8 +57,19 @@ def datetime_range(value: str, ctx: Ctx) -> PgError:
                position=literal_at(ctx, value))
 
 
+_ALTER_TYPE = re.compile(r'(?is)^\s*ALTER\s+TABLE\b.*?\bALTER\s+(?:COLUMN\s+)?("[^"]+"|\w+)\s+'
+                         r"(?:SET\s+DATA\s+)?TYPE\s+(.+?)\s*;?\s*$")
+
+
 def convert_string(m: re.Match[str], ctx: Ctx) -> PgError | None:
     value, duck = m.group("value"), m.group("type")
+    altered = _ALTER_TYPE.match(ctx.sql or "")
+    if altered and not re.search(r"(?i)\bUSING\b", altered.group(2)):
+        column = altered.group(1)
+        column = column[1:-1] if column.startswith('"') else column.lower()
+        name = input_type(duck) if not duck.upper().startswith("DECIMAL") else "numeric"
+        return err("42804", f'column "{column}" cannot be cast automatically to type {name}',
+                   hint=f'You might need to specify "USING {column}::{name}".')
     if duck.upper().startswith("DECIMAL"):
         return convert_decimal(value, duck, ctx)
     limit = range_name(duck)
