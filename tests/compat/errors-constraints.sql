@@ -23,3 +23,16 @@ INSERT INTO named VALUES (1, 'ok');
 INSERT INTO named VALUES (1, 'no');
 INSERT INTO named VALUES (2, 'toolong');
 SELECT id, code FROM parents ORDER BY id;
+COPY children FROM stdin;
+10	1
+10	1
+\.
+COPY parents (id, code, qty) FROM stdin;
+20	t	1
+21	u	\N
+\.
+COPY parents (id, price) FROM stdin (FORMAT csv);
+22,5
+23,-5
+\.
+SELECT count(*) FROM children;

@@ -152,3 +152,46 @@ def test_parameterized_statement_answers_as_postgresql(duck, pg, sql, params, pr
         with psycopg.connect(duck.dsn(), autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name}")
     assert got == expected
+
+
+COPY_TABLES = ("CREATE TABLE cp (id int PRIMARY KEY)",
+               "CREATE TABLE cc (id int PRIMARY KEY, p int REFERENCES cp (id), n text NOT NULL, "
+               "k int CHECK (k > 0), d date DEFAULT '2024-01-01')",
+               "INSERT INTO cp VALUES (1)")
+COPIES = [
+    ("COPY cc (id, p, n, k) FROM STDIN", "1\t1\ta\t1\n2\t1\tb\t2\n1\t1\tc\t3\n"),
+    ("COPY cc (id, p, n, k) FROM STDIN", "5\t9\ta\t1\n"),
+    ("COPY cc (id, p, n, k) FROM STDIN", "1\t1\ta\t1\n3\t1\t\\N\t1\n"),
+    ("COPY cc (id, p, n, k) FROM STDIN", "1\t1\ta b\\tc\t1\n4\t1\tx\\\\y\t0\n"),
+    ("COPY cc (id, p, n, k) FROM STDIN (FORMAT csv)", '1,1,"a,b",1\n4,1,"say ""hi""",-1\n'),
+    ("COPY cc (id, n, k) FROM STDIN (FORMAT csv, HEADER)", "id,n,k\n7,,1\n"),
+    ("COPY cc FROM STDIN", "8\t1\tq\t-3\t2020-02-02\n"),
+]
+
+
+@pytest.mark.parametrize("copy, data", COPIES)
+def test_copy_constraint_violation_answers_as_postgresql(duck, pg, copy, data):
+    """COPY FROM STDIN breaking a constraint: the names, the DETAIL (``Failing row
+    contains``) and the CONTEXT (the line) are PostgreSQL's."""
+    def run(conn: psycopg.Connection) -> dict[str, str | None]:
+        for stmt in COPY_TABLES:
+            conn.execute(stmt)
+        with pytest.raises(psycopg.Error) as caught:
+            with conn.cursor().copy(copy) as cp:
+                cp.write(data)
+        return {f: getattr(caught.value.diag, f) for f in FIELDS}
+
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+        expected = run(conn)
+    name = f"errs_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(duck.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(duck.dsn(name), autocommit=True) as conn:
+            got = run(conn)
+    finally:
+        with psycopg.connect(duck.dsn(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name}")
+    assert got == expected

@@ -253,7 +253,7 @@ class DuckDBSession(BackendSession):
         table = self.catalog.relation_name(table)
         cur = self._cursor
         return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction,
-                      self._constraints)
+                      self._constraints, self._error_query)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None) -> None:
