@@ -12,7 +12,8 @@ Rules this module keeps:
 * Only what can be read again without effects: a statement that calls a sequence function
   or a volatile function (``nextval``, ``random``, ``now``...), an ``INSERT ... SELECT``,
   ``ON CONFLICT``, ``RETURNING`` or an ``UPDATE ... FROM`` gives no DETAIL (None), and so
-  does a default that is not a constant or a sequence's next value. A ``serial`` column's
+  does a default that is not a constant or a sequence's next value, and a statement longer
+  than :data:`MAX_STATEMENT` characters (a bulk INSERT's error must not cost seconds). A ``serial`` column's
   value is the sequence's last value (the failed statement took it), counted back for the
   earlier rows of a multi-row INSERT.
 """
@@ -33,6 +34,8 @@ from pgbarrier.pgproto import types as pgt
 Query = Callable[[str, list[Any]], list[tuple[Any, ...]]]
 
 MAX_FIELD_BYTES = 64
+#: statements longer than this are not read again (a bulk INSERT's error stays cheap)
+MAX_STATEMENT = 50_000
 _VOLATILE = re.compile(r"(?i)\b(nextval|setval|currval|random|gen_random_uuid|uuid|now|"
                        r"current_timestamp|clock_timestamp|localtimestamp|current_time|"
                        r"current_date|today|transaction_timestamp|statement_timestamp)\b")
@@ -63,7 +66,7 @@ def failing_row(sql: str | None, table: str, violates: str, query: Query | None,
     (writing ``table``, with parameter values ``params`` for its ``$n``) that ``violates``
     (a DuckDB SQL condition on the row's columns that is true for a failing row); None
     when the row cannot be found again."""
-    if query is None or not sql or _VOLATILE.search(sql):
+    if query is None or not sql or len(sql) > MAX_STATEMENT or _VOLATILE.search(sql):
         return None
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")

@@ -3,8 +3,9 @@
 Rules this module keeps:
 
 * The statement DuckDB ran is parsed with sqlglot (PostgreSQL's grammar, DuckDB's when
-  that fails; cached per text); a statement neither reads gives no range table and so no
-  HINT, never a guessed one.
+  that fails; cached per text); a statement neither reads, or one longer than
+  :data:`~.carets.MAX_ANALYSED` characters, gives no range table and so no HINT, never a
+  guessed one.
 * :func:`range_tables` lists, for the column reference a DuckDB error names (found by name,
   qualifier and DuckDB's caret), the range-table entries of its query level and of each
   enclosing level, innermost first, each entry in PostgreSQL's order (FROM items left to
@@ -32,6 +33,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pgbarrier.backends.duckdb_errors.carets import MAX_ANALYSED
+
 #: table names -> {table: {column: DuckDB type}} (names matched case-insensitively)
 ColumnsLookup = Callable[[list[str]], dict[str, dict[str, str]]]
 
@@ -49,6 +52,8 @@ class Rte:
 
 @lru_cache(maxsize=32)
 def parse(sql: str) -> exp.Expr | None:
+    if len(sql) > MAX_ANALYSED:  # a bulk statement's error must not cost seconds more
+        return None
     for dialect in ("postgres", "duckdb"):
         try:
             trees = sqlglot.parse(sql, read=dialect)
