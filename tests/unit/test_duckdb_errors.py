@@ -121,3 +121,66 @@ def test_json_errors_are_postgresqls(text, detail, context):
 
 def test_valid_json_has_no_error():
     assert json_error('{"a": [1, 2.5e3, true, null, "x\\u00e9"]}') is None
+
+
+def _rte(name: str, *columns: str, relation: str | None = None, aliased: bool = False):
+    from pgbarrier.backends.duckdb_errors.scopes import Rte
+    return Rte(name, list(columns), relation, aliased)
+
+
+@pytest.mark.parametrize("levels, name, qualifier, hint", [
+    # PostgreSQL 15's errorMissingColumn, as its server answers (test_error_translation)
+    ([[_rte("t", "ab", "ac", "ad")]], "ae", None, None),  # three equally close: none
+    ([[_rte("t", "ab", "ac")]], "ae", None,
+     'Perhaps you meant to reference the column "t.ab" or the column "t.ac".'),
+    ([[_rte("t", "abc")]], "abd", "t", 'Perhaps you meant to reference the column "t.abc".'),
+    ([[_rte("t", "a", "b")]], "c", None, None),  # more than half the characters differ
+    ([[_rte("t", "yy")]], "yx", None, 'Perhaps you meant to reference the column "t.yy".'),
+    ([[_rte("s", "q")], [_rte("t", "abc")]], "abc", None,
+     'There is a column named "abc" in table "t", but it cannot be referenced from this '
+     "part of the query."),
+    ([[_rte("g", "g")]], "x", None, None),
+])
+def test_missing_column_hint_is_postgresqls_rule(levels, name, qualifier, hint):
+    from pgbarrier.backends.duckdb_errors.scopes import missing_column_hint
+    assert missing_column_hint(levels, name, qualifier) == hint
+
+
+def test_missing_table_hint_names_the_alias():
+    from pgbarrier.backends.duckdb_errors.scopes import missing_table_hint
+    levels = [[_rte("x", "a", relation="t", aliased=True)]]
+    assert missing_table_hint(levels, "t") == \
+        'Perhaps you meant to reference the table alias "x".'
+    assert missing_table_hint(levels, "u") is None
+
+
+def test_duckdb_caret_in_a_shortened_line_is_found_in_the_line():
+    from pgbarrier.backends.duckdb_errors.carets import duckdb_position
+    sql = "SELECT " + ", ".join(f"a AS c{i}" for i in range(30)) + ", bb FROM t"
+    with pytest.raises(duckdb.Error) as caught:
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t (a int)")
+        con.execute(sql)
+    assert "LINE 1: ..." in str(caught.value)
+    assert duckdb_position(str(caught.value), sql) == sql.index("bb") + 1
+
+
+def test_a_bulk_statement_is_not_tokenized_but_keeps_a_caret_on_its_literal():
+    from pgbarrier.backends.duckdb_errors.carets import MAX_ANALYSED, literal_position
+    sql = "INSERT INTO t VALUES " + ", ".join(["(1)"] * (MAX_ANALYSED // 4)) + ", ('abc')"
+    at = sql.index("'abc'") + 1
+    assert literal_position(sql, "abc", at) == at
+    assert literal_position(sql, "abc", at - 2) is None
+
+
+def test_failing_row_values_are_cut_at_64_bytes():
+    from pgbarrier.backends.duckdb_failing_row import failing_row
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a int, b text CHECK (length(b) < 3))")
+
+    def query(sql, params):
+        return con.execute(sql, params).fetchall()
+
+    row = failing_row("INSERT INTO t VALUES (1, '" + "é" * 40 + "')", "t",
+                      "NOT ((length(b) < 3))", query)
+    assert row == "Failing row contains (1, " + "é" * 32 + "...)."

@@ -337,7 +337,9 @@ RULES: list[Rule] = [
        _ex("SELECT ae FROM t1", "CREATE TABLE t1 (ab int, ac int, ad int)"),
        _ex("SELECT (SELECT bb) FROM t", _T),
        _ex("UPDATE t SET a = 1 WHERE nosuch = 2", _T),
-       _ex("DELETE FROM t WHERE bx = 2", _T)),
+       _ex("DELETE FROM t WHERE bx = 2", _T),
+       _ex("SELECT a,\n       b,\n       nosuch\nFROM t", _T),
+       _ex("SELECT " + ", ".join(f"a AS c{i}" for i in range(30)) + ", bb, c FROM t", _T)),
     _r("missing qualified column", r'^(?:Table|Values list) "(?P<table>[^"]+)" does not have a '
        r'column named "(?P<name>[^"]+)"', missing_column,
        _ex("SELECT t.x FROM t", _T), _ex("SELECT t.bb FROM t", _T),
