@@ -184,3 +184,15 @@ def test_failing_row_values_are_cut_at_64_bytes():
     row = failing_row("INSERT INTO t VALUES (1, '" + "é" * 40 + "')", "t",
                       "NOT ((length(b) < 3))", query)
     assert row == "Failing row contains (1, " + "é" * 32 + "...)."
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 'pgbarrier:22001:x'::json",
+    "SELECT 'pgbarrier:22001:x'::int",
+    "SELECT '{\"a\": \"pgbarrier:42501:y\"'::json",
+])
+def test_a_value_that_looks_like_an_own_error_is_not_one(sql):
+    with pytest.raises(duckdb.Error) as caught:
+        duckdb.connect().execute(sql)
+    err = to_pg_error(caught.value, sql)
+    assert err.sqlstate == "22P02"

@@ -70,9 +70,10 @@ _CLASS_STATE: list[tuple[type[BaseException], str]] = [
     (duckdb.OperationalError, "58000"),
 ]
 
-#: an error pgbarrier raised inside DuckDB: the CHECK wrapper's, else one not in quotes
+#: an error pgbarrier raised inside DuckDB: the CHECK wrapper's, else one that starts the
+#: message or follows a wrapper's ": " (never one inside a quoted value: a client's data)
 _OWN_CHECK = re.compile(r"\(Error: pgbarrier:([0-9A-Z]{5}):(.*)\)\s*$", re.S)
-_OWN_ERROR = re.compile(r"(?<!')pgbarrier:([0-9A-Z]{5}):(.*)$", re.S)
+_OWN_ERROR = re.compile(r"(?:^|: )pgbarrier:([0-9A-Z]{5}):(.*)$", re.S)
 
 _SERIAL_TABLE = re.compile(r'depends on sequence "[^"]*"')
 _CREATE_TABLE = re.compile(r"(?is)^\s*CREATE OR REPLACE (?:TEMP )?SEQUENCE .*?; CREATE "
