@@ -14,7 +14,7 @@ Rules this package keeps:
   (:mod:`.table`), whose rules each carry statements that raise them.
 * What no rule matches keeps DuckDB's message (its ``Xxx Error:`` prefix and closing ``!``
   dropped), its caret as the position, and the nearest SQLSTATE of its exception class
-  (:data:`_CLASS_STATE`); DuckDB's ``Did you mean`` / ``Candidate`` lists are dropped
+  (:data:`_CLASS_STATE`; a binder error is 42703 when it speaks of a column, else 42000); DuckDB's ``Did you mean`` / ``Candidate`` lists are dropped
   (PostgreSQL gives its own hints, or none). Nothing a client can cause is XX000: only
   DuckDB's internal and fatal errors are.
 """
@@ -145,4 +145,6 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
                     answer.position = None
             return answer
     state = next((code for cls, code in _CLASS_STATE if isinstance(exc, cls)), "XX000")
+    if state == "42703" and "column" not in message.lower():
+        state = "42000"  # a binder error no rule knows that is not about a column
     return PgError.by_sqlstate(state)(message, position=position, sqlstate=state)
