@@ -120,12 +120,28 @@ def json_input(value: str, ctx: Ctx) -> PgError:
 def timestamp_format(m: re.Match[str], ctx: Ctx) -> PgError:
     value = m.group("value")
     where = literal_at(ctx, value)
-    typed = carets.literal_cast_type(ctx.written, where) or ""
+    typed = carets.literal_cast_type(ctx.written, where) or _target_type(ctx)
     name = "timestamp with time zone" if typed in ("timestamptz", "timestamp with time zone") \
         else "timestamp"
     if _TIMESTAMP.match(value):  # the shape of a timestamp, a field out of range
         return datetime_range(value, ctx)
     return bad_input(name, value, ctx, "22007")
+
+
+def _target_type(ctx: Ctx) -> str:
+    """The type of the column an INSERT value / UPDATE SET at DuckDB's caret is for (PostgreSQL's
+    name, lower-cased), or ""."""
+    column = _assigned_column(ctx)
+    tree = scopes.parse(ctx.sql) if ctx.sql and column else None
+    target = tree.this.this if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema) \
+        else tree.this if tree is not None else None
+    if not isinstance(target, exp.Table) or ctx.columns is None:
+        return ""
+    for table, cols in ctx.columns([target.name]).items():
+        if table.lower() == target.name.lower():
+            duck = next((t for c, t in cols.items() if c.lower() == (column or "").lower()), "")
+            return pg_type(duck) if duck else ""
+    return ""
 
 
 def time_range(m: re.Match[str], ctx: Ctx) -> PgError:
