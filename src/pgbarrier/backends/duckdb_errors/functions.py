@@ -31,7 +31,7 @@ from pgbarrier.errors import PgError
 
 FUNC_HINT = ("No function matches the given name and argument types. You might need to add "
               "explicit type casts.")
-_OP_HINT = ("No operator matches the given name and argument types. You might need to add "
+OP_HINT = ("No operator matches the given name and argument types. You might need to add "
             "explicit type casts.")
 _UNARY_HINT = ("No operator matches the given name and argument type. You might need to add "
                "an explicit type cast.")
@@ -65,7 +65,7 @@ def no_match(m: re.Match[str], ctx: Ctx) -> PgError:
             return err("42883", f"operator does not exist: {op} {args[0]}", hint=_UNARY_HINT,
                        position=operator_position(ctx, op))
         return err("42883", f"operator does not exist: {args[0]} {op} {args[1]}",
-                   hint=_OP_HINT, position=operator_position(ctx, op))
+                   hint=OP_HINT, position=operator_position(ctx, op))
     return err("42883", f"function {name}({', '.join(args)}) does not exist", hint=FUNC_HINT,
                position=ctx.position)
 
@@ -85,7 +85,7 @@ def not_unique(m: re.Match[str], ctx: Ctx) -> PgError:
 
 def concat_lists(m: re.Match[str], ctx: Ctx) -> PgError:
     return err("42883", f"operator does not exist: {pg_type(m.group('a'))} || "
-                        f"{pg_type(m.group('b'))}", hint=_OP_HINT,
+                        f"{pg_type(m.group('b'))}", hint=OP_HINT,
                position=operator_position(ctx, "||"))
 
 

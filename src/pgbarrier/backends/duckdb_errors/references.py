@@ -39,6 +39,7 @@ from pgbarrier.backends.duckdb_errors.answer import (
     operator_position,
 )
 from pgbarrier.backends.duckdb_errors.argtypes import item_type
+from pgbarrier.backends.duckdb_errors.functions import OP_HINT
 from pgbarrier.backends.duckdb_errors.names import pg_type
 from pgbarrier.errors import PgError
 
@@ -177,10 +178,12 @@ def insert_count(more: str) -> Callable[[re.Match[str], Ctx], PgError]:
             values = tree.expression
             row = values.expressions[0] if isinstance(values, exp.Values) and \
                 values.expressions else None
-            n = len(row.expressions) if isinstance(row, exp.Tuple) else None
+            n = len(row.expressions) if isinstance(row, exp.Tuple) else \
+                len(values.expressions) if isinstance(values, exp.Select) else None
             if more == "expressions" and n is not None:
                 limit = len(cols) if cols else int(m.groupdict().get("cols") or 0)
-                position = _nth_in_values(toks, limit)
+                position = _nth_in_values(toks, limit) if row is not None else \
+                    _nth_selected(toks, limit)
             elif more == "target columns" and n is not None and len(cols) > n:
                 ident = cols[n]
                 start = ident.meta.get("start") if isinstance(ident, exp.Identifier) else None
@@ -189,6 +192,26 @@ def insert_count(more: str) -> Callable[[re.Match[str], Ctx], PgError]:
                    if more == "expressions" else
                    "INSERT has more target columns than expressions", position=position)
     return answer
+
+
+def _nth_selected(toks: tuple[carets.Tok, ...], n: int) -> int | None:
+    """Position of the ``n``-th (0-based) item of the first select list."""
+    for i, t in enumerate(toks):
+        if t.kind.name == "SELECT":
+            depth, index = 0, 0
+            for tok in toks[i + 1:]:
+                if index == n and depth == 0:
+                    return tok.start + 1
+                if tok.kind.name == "L_PAREN":
+                    depth += 1
+                elif tok.kind.name == "R_PAREN":
+                    depth -= 1
+                elif tok.kind.name == "COMMA" and depth == 0:
+                    index += 1
+                elif tok.kind.name == "FROM" and depth == 0:
+                    return None
+            return None
+    return None
 
 
 def _nth_in_values(toks: tuple[carets.Tok, ...], n: int) -> int | None:
@@ -475,3 +498,35 @@ def numeric_typmod(m: re.Match[str], ctx: Ctx) -> PgError | None:
 
 def renamed_onto(m: re.Match[str], ctx: Ctx) -> PgError:
     return err("42P07", f'relation "{m.group("new")}" already exists')
+
+
+_COMPARISONS = ("=", "<>", "!=", "<", ">", "<=", ">=")
+
+
+def no_comparison(m: re.Match[str], ctx: Ctx) -> PgError | None:
+    """DuckDB's "Cannot compare values of type a and type b": PostgreSQL has no such
+    operator (42883), pointed at the operator (``IN``'s at the ``IN``)."""
+    a, b = pg_type(m.group("a")), pg_type(m.group("b"))
+    toks = carets.tokens(ctx.sql)
+    i = carets.token_at(ctx.sql, ctx.position)
+    op, position = "=", ctx.position
+    if m.group("inany"):
+        if i is not None and i >= 1 and toks[i - 1].text.upper() == "IN":
+            position = toks[i - 1].start + 1
+        elif i is not None and i >= 2 and toks[i - 1].text.upper() in ("ANY", "SOME", "ALL"):
+            op, position = toks[i - 2].text, toks[i - 2].start + 1
+    elif i is not None:
+        depth = 0
+        for tok in toks[i:]:
+            kind = tok.kind.name
+            if kind == "L_PAREN":
+                depth += 1
+            elif kind == "R_PAREN":
+                depth -= 1
+                if depth < 0:
+                    break
+            elif depth == 0 and tok.text in _COMPARISONS:
+                op, position = tok.text, tok.start + 1
+                break
+    return err("42883", f"operator does not exist: {a} {op} {b}", hint=OP_HINT,
+               position=position)

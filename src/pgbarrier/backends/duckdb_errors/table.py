@@ -42,6 +42,7 @@ from pgbarrier.backends.duckdb_errors.functions import (
     unterminated,
 )
 from pgbarrier.backends.duckdb_errors.references import (
+    no_comparison,
     numeric_typmod,
     renamed_onto,
     commit_duplicate,
@@ -379,7 +380,8 @@ RULES: list[Rule] = [
        r"(?P<cols>\d+) columns but (?P<vals>\d+) values were supplied", lambda m, ctx:
        insert_count("target columns" if int(m.group("cols")) > int(m.group("vals"))
                      else "expressions")(m, ctx),
-       _ex("INSERT INTO t (a, b) VALUES (1)", _T), _ex("INSERT INTO t (a) VALUES (1, 2)", _T)),
+       _ex("INSERT INTO t (a, b) VALUES (1)", _T), _ex("INSERT INTO t (a) VALUES (1, 2)", _T),
+       _ex("INSERT INTO t (a, b) SELECT 1", _T), _ex("INSERT INTO t (a) SELECT 1, 'x'", _T)),
     _r("duplicate column", r'^Column with name "?(?P<name>[^"]+?)"? already exists',
        duplicate_column, _ex("CREATE TABLE t2 (a int, a int)"),
        _ex("ALTER TABLE t ADD COLUMN a text", _T),
@@ -420,6 +422,10 @@ RULES: list[Rule] = [
        _ex("SELECT 'abc"), classes=(_P,)),
     _r("unterminated identifier", r"^unterminated quoted identifier",
        unterminated("quoted identifier"), _ex('SELECT "abc'), classes=(_P,)),
+    _r("no comparison", r"^Cannot compare values of type (?P<a>.+?) and (?:type )?(?P<b>.+?)"
+       r"(?P<inany> in IN/ANY/ALL clause)? - an explicit cast is required", no_comparison,
+       _ex("SELECT * FROM t WHERE d > 5", _T), _ex("SELECT * FROM t WHERE b > 5", _T),
+       _ex("SELECT * FROM t WHERE a IN (SELECT b FROM t)", _T)),
     _r("mixed COALESCE", r"^Cannot mix values of type (?P<a>.+?) and (?P<b>.+?) in COALESCE "
        r"operator", mixed_types("COALESCE"),
        _ex("SELECT COALESCE(1, 'a'::text)"), _ex("SELECT COALESCE(1, 2, 'x'::text)")),
