@@ -47,3 +47,7 @@ CREATE TABLE t2 (a nosuchtype);
 SELECT 1::nosuchtype;
 SELECT nextval('nosuchseq');
 DROP SCHEMA nosuchschema;
+SELECT * FROM orders WHERE placed > 5;
+SELECT * FROM orders WHERE id IN (SELECT name FROM customers);
+INSERT INTO orders (id, customer) SELECT 1;
+SELECT * FROM orders o JOIN customers o ON true;
