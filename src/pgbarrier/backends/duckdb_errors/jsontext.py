@@ -206,6 +206,8 @@ def json_error(text: str) -> tuple[str, str] | None:
         parser.document()
     except _Fail as fail:
         return fail.detail, _context(parser.lex, fail)
+    except RecursionError:  # nested deeper than Python's stack: no DETAIL
+        return None
     return None
 
 
