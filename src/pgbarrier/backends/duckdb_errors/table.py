@@ -9,7 +9,14 @@ Rules this module keeps:
   lets the next rule try). Each rule carries :class:`Example` statements (set-up, then the
   failing statement) that make DuckDB raise it; tests/functional/test_error_translation.py
   runs every example on PostgreSQL 15 and on pgbarrier's DuckDB and requires the same
-  answer. An example's ``differs`` names the fields that knowingly differ, and why.
+  answer (tests/unit/test_duckdb_errors.py, that the example is answered by its own rule).
+  An example's ``differs`` names the fields that knowingly differ, and why; ``own`` marks
+  a statement PostgreSQL runs and pgbarrier refuses (README's differences: DuckDB cannot),
+  ``other`` the statements a second session runs first (a write conflict).
+* The first rule is the constraint violations' (:mod:`pgbarrier.backends.duckdb_constraint_errors`,
+  which finds the names, the DETAILs and the fields); the others follow DuckDB's error
+  classes: input values and casts, names, shapes, functions and operators, syntax, catalog
+  objects, values a function refuses.
 * Positions are PostgreSQL's (:mod:`.carets`): DuckDB's caret where it points at the same
   thing (a column, a function name), PostgreSQL's own place otherwise (the literal of an
   input error, the operator, the end of the input), none where PostgreSQL gives none
@@ -130,8 +137,6 @@ class Rule:
 
 _C = duckdb.ConversionException
 _I = duckdb.InvalidInputException
-_B = duckdb.BinderException
-_K = duckdb.CatalogException
 _P = duckdb.ParserException
 
 
