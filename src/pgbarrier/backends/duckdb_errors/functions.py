@@ -84,8 +84,20 @@ def not_unique(m: re.Match[str], ctx: Ctx) -> PgError:
 
 
 def concat_lists(m: re.Match[str], ctx: Ctx) -> PgError:
-    return err("42883", f"operator does not exist: {pg_type(m.group('a'))} || "
-                        f"{pg_type(m.group('b'))}", hint=OP_HINT,
+    """``||`` of types DuckDB will not join: PostgreSQL's answer where it has none either;
+    an array and its element (PostgreSQL appends it) is 0A000 naming DuckDB's function;
+    arrays of other dimensions are PostgreSQL's 2202E."""
+    a, b = pg_type(m.group("a")), pg_type(m.group("b"))
+    base_a, base_b = a.rstrip("[]"), b.rstrip("[]")
+    if base_a == base_b and a != b:
+        if a.endswith("[]") and b.endswith("[]"):
+            return err("2202E", "cannot concatenate incompatible arrays",
+                       detail="Arrays with differing dimensions are not compatible for "
+                              "concatenation.")
+        return err("0A000", "array || element is not supported by pgbarrier on DuckDB",
+                   hint="Use array_append(array, element) or array_prepend(element, array).",
+                   position=operator_position(ctx, "||"))
+    return err("42883", f"operator does not exist: {a} || {b}", hint=OP_HINT,
                position=operator_position(ctx, "||"))
 
 

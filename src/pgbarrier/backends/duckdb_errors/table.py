@@ -410,8 +410,10 @@ RULES: list[Rule] = [
     _r("ambiguous function", r'^Could not choose a best candidate function for the function '
        r'call "(?P<name>.+?)\((?P<args>.*)\)"', not_unique,
        _ex("SELECT avg('x')"), _ex("SELECT '2020-01-01'::date + 'x'"), _ex("SELECT -'x'")),
-    _r("list concatenation", r"^Cannot concatenate lists of types (?P<a>\S+) and (?P<b>\S+) - ",
-       concat_lists, _ex("SELECT ARRAY[1] || ARRAY['a']")),
+    _r("list concatenation", r"^Cannot concatenate (?:lists of )?types (?P<a>\S+) and "
+       r"(?P<b>\S+) - ", concat_lists, _ex("SELECT ARRAY[1] || ARRAY['a']"),
+       _ex("SELECT ARRAY[1,2] || 'x'::text"), _ex("SELECT ARRAY[1,2] || ARRAY[[1]]"),
+       _ex("SELECT ARRAY[1,2] || 3", own="0A000")),
     _r("missing function", r"^(?:Scalar|Table|Aggregate) Function with name (?P<name>\S+) does "
        r"not exist", function_missing,
        _ex("SELECT nosuchfn(1)"),
