@@ -119,6 +119,9 @@ PARAMETERIZED = [
     ("UPDATE orders SET amount = %s WHERE id = %s", [-5, 1]),
     ("INSERT INTO orders (id, customer, amount) VALUES (%s, %s, %s)", [2, "b", -1]),
     ("INSERT INTO orders (id, customer) VALUES (%s, %s)", [1, "b"]),
+    ("INSERT INTO orders (id, amount) VALUES (%s, %s)", [3, "x"]),
+    ("UPDATE orders SET amount = %s", ["12345678901.5"]),
+    ("SELECT * FROM orders WHERE customer = %s AND id = %s", ["a", "one"]),
 ]
 
 

@@ -11,7 +11,9 @@ Rules this package keeps:
   (:mod:`pgbarrier.backends.duckdb_constraint_errors`: 23505, 23503, 23514, 23502 with
   PostgreSQL's names, DETAIL and the ``s``/``t``/``n``/``c`` fields); the dependency error
   of re-creating a ``serial`` table that exists (42P07); then the translation table
-  (:mod:`.table`), whose rules each carry statements that raise them.
+  (:mod:`.table`), whose rules each carry statements that raise them. An input error whose
+  value is a bind parameter's carries PostgreSQL's Bind CONTEXT (``unnamed portal
+  parameter $n = '...'``, PostgreSQL's default of logging no values).
 * What no rule matches keeps DuckDB's message (its ``Xxx Error:`` prefix and closing ``!``
   dropped), its caret as the position, and the nearest SQLSTATE of its exception class
   (:data:`_CLASS_STATE`; a binder error is 42703 when it speaks of a column, else 42000); DuckDB's ``Did you mean`` / ``Candidate`` lists are dropped
@@ -139,6 +141,8 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
             log.warning("error rule %r failed on %r", rule.name, message, exc_info=True)
             answer = None
         if answer is not None:
+            if ctx.param_context is not None and answer.position is None:
+                answer.fields.setdefault("W", ctx.param_context)
             if client_sql is not None:
                 answer.client_position = ctx.client_position  # type: ignore[attr-defined]
                 if not ctx.client_position:

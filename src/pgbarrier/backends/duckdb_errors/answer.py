@@ -45,6 +45,8 @@ class Ctx:
     client_position: bool = False
     #: the statement's parameter values (DuckDB's), for a read of its rows again
     params: list[Any] | None = None
+    #: set by :func:`literal_at` when the failing input was a bind parameter's value
+    param_context: str | None = None
 
     @property
     def written(self) -> str | None:
@@ -81,8 +83,16 @@ def literal_at(ctx: Ctx, value: str) -> int | None:
     client's own text when the dialect translation rewrote it."""
     if ctx.client_sql is not None:
         ctx.client_position = True
-        return carets.literal_position(ctx.client_sql, value, None)
-    return carets.literal_position(ctx.sql, value, ctx.position)
+        found = carets.literal_position(ctx.client_sql, value, None)
+    else:
+        found = carets.literal_position(ctx.sql, value, ctx.position)
+    if found is None and ctx.params:
+        # a bind parameter's value: PostgreSQL refuses it at Bind, saying which
+        k = next((i for i, v in enumerate(ctx.params) if isinstance(v, str) and v == value),
+                 None)
+        if k is not None:
+            ctx.param_context = f"unnamed portal parameter ${k + 1} = '...'"
+    return found
 
 
 def list_index(toks: tuple[carets.Tok, ...], i: int) -> int | None:
