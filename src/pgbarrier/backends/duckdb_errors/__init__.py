@@ -107,8 +107,8 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
     (``constraints`` lists the database's constraints, for a violation's names;
     ``columns`` answers tables' columns, for PostgreSQL's hints and argument types;
     ``client_sql`` is the client's text when the dialect translation rewrote it into
-    ``sql``: the answer's ``client_position`` then says whether its position is in the
-    client's text, else it has none; ``query`` runs a read on a connection of its own, for
+    ``sql``: the answer's position is then in the client's text (``client_position``), or
+    none; ``query`` runs a read on a connection of its own, for
     a violation's failing row, with the statement's ``params``)."""
     if isinstance(exc, duckdb.InterruptException):
         return QueryCanceled()
@@ -144,9 +144,9 @@ def to_pg_error(exc: BaseException, sql: str | None = None,
             if ctx.param_context is not None and answer.position is None:
                 answer.fields.setdefault("W", ctx.param_context)
             if client_sql is not None:
-                answer.client_position = ctx.client_position  # type: ignore[attr-defined]
                 if not ctx.client_position:
-                    answer.position = None
+                    answer.position = carets.carried_over(sql, answer.position, client_sql)
+                answer.client_position = True  # type: ignore[attr-defined]
             return answer
     state = next((code for cls, code in _CLASS_STATE if isinstance(exc, cls)), "XX000")
     if state == "42703" and "column" not in message.lower():

@@ -18,6 +18,8 @@ Rules this module keeps:
 * A statement longer than :data:`MAX_ANALYSED` characters is not tokenized (sqlglot reads
   about 200 KB a second, and a bulk INSERT's error must not cost seconds more): a literal's
   position is then DuckDB's caret when the caret is on that literal, else none.
+* :func:`carried_over` moves a position in the text pgbarrier's dialect translation ran
+  to the client's text: the token at it, when the client's text has exactly one such token.
 * :func:`end_of_input` is the position of PostgreSQL's ``syntax error at end of input``:
   one past the statement's last character.
 """
@@ -193,3 +195,17 @@ def _ident(t: Tok) -> str | None:
     if t.text and (t.text[0].isalpha() or t.text[0] == "_"):
         return t.text.lower()
     return None
+
+
+def carried_over(run_sql: str | None, position: int | None, client_sql: str) -> int | None:
+    """The position in ``client_sql`` of the token at ``position`` of ``run_sql`` (the text
+    pgbarrier's dialect translation made of it): the one token of the client's text with
+    the same text, else None (a guess would be worse than no caret)."""
+    i = token_at(run_sql, position)
+    if i is None:
+        return None
+    tok = tokens(run_sql)[i]
+    quoted = tok.kind in (TokenType.STRING, TokenType.IDENTIFIER, TokenType.NATIONAL_STRING)
+    same = [t for t in tokens(client_sql) if t.kind == tok.kind and
+            (t.text == tok.text if quoted else t.text.lower() == tok.text.lower())]
+    return same[0].start + 1 if len(same) == 1 else None

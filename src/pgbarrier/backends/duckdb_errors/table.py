@@ -345,6 +345,7 @@ RULES: list[Rule] = [
        _ex("UPDATE t SET a = 1 WHERE nosuch = 2", _T),
        _ex("DELETE FROM t WHERE bx = 2", _T),
        _ex("SELECT a,\n       b,\n       nosuch\nFROM t", _T),
+       _ex("SELECT nosuch FROM t WHERE '\\x41'::bytea IS NOT NULL", _T),
        _ex("SELECT " + ", ".join(f"a AS c{i}" for i in range(30)) + ", bb, c FROM t", _T)),
     _r("missing qualified column", r'^(?:Table|Values list) "(?P<table>[^"]+)" does not have a '
        r'column named "(?P<name>[^"]+)"', missing_column,
@@ -418,7 +419,8 @@ RULES: list[Rule] = [
        r"not exist", function_missing,
        _ex("SELECT nosuchfn(1)"),
        _ex("SELECT nosuchfn(1, 'a', 1.5, NULL, true, 'x'::text, 3000000000)"),
-       _ex("SELECT nosuchfn(a, b, c, e) FROM t", _T), _ex("SELECT * FROM nosuchfn(1)")),
+       _ex("SELECT nosuchfn(a, b, c, e) FROM t", _T), _ex("SELECT * FROM nosuchfn(1)"),
+       _ex("SELECT '\\x41'::bytea, nosuchfn(1)")),
     # ---- syntax
     _r("syntax error", r'^syntax error at or near "(?P<near>.*)"$', syntax_error,
        _ex("SELEC 1"), _ex("SELECT 1 +"), _ex("SELECT * FROM"), _ex("SELECT (1"),
