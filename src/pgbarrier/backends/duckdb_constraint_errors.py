@@ -65,6 +65,17 @@ def _unquote(name: str) -> str:
     return name[1:-1].replace('""', '"') if name.startswith('"') else name.lower()
 
 
+def target_schema(sql: str | None) -> str | None:
+    """The schema an INSERT / UPDATE / DELETE / MERGE names for its table, if it names one
+    (PostgreSQL's name: DuckDB's ``main`` is ``public``)."""
+    m = _TARGET.match(sql or "")
+    parts = re.findall(_NAME, m.group(1)) if m else []
+    if len(parts) < 2:
+        return None
+    schema = _unquote(parts[-2])
+    return "public" if schema == "main" else schema
+
+
 def target_table(sql: str | None) -> str | None:
     """The table an INSERT / UPDATE / DELETE / MERGE writes (unqualified)."""
     m = _TARGET.match(sql or "")
@@ -138,7 +149,8 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
     def err(state: str, text: str, detail: str | None = None, *, table: str,
             name: str | None = None, column: str | None = None) -> PgError:
         e = PgError.by_sqlstate(state)(text, detail=detail, sqlstate=state)
-        e.fields["s"] = _schema(rows(), table)
+        named = target_schema(sql) if table == target_table(sql) else None
+        e.fields["s"] = named or _schema(rows(), table)
         e.fields["t"] = table
         if column is not None:
             e.fields["c"] = column

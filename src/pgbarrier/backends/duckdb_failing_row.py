@@ -49,11 +49,7 @@ def _quote(name: str) -> str:
 def _text(value: Any, duck_type: str) -> str:
     if value is None:
         return "null"
-    if isinstance(value, list):
-        oid = pg_type_oid(duck_type)
-        text = pgt.to_text(value, oid)
-    else:
-        text = pgt.to_text(value, pg_type_oid(duck_type))
+    text = pgt.to_text(value, pg_type_oid(duck_type))
     raw = text.encode()
     if len(raw) <= MAX_FIELD_BYTES:
         return text
@@ -70,12 +66,17 @@ def failing_row(sql: str | None, table: str, violates: str, query: Query | None,
         return None
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-        columns = query(
-            "SELECT column_name, data_type, column_default FROM information_schema.columns "
-            "WHERE lower(table_name) = lower(?) "
+        target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        schema = target.db if isinstance(target, exp.Table) and target.db else None
+        found_columns = query(
+            "SELECT table_schema, column_name, data_type, column_default "
+            "FROM information_schema.columns WHERE lower(table_name) = lower(?) "
             "ORDER BY table_schema <> 'main', table_schema, ordinal_position", [table])
-        seen: set[str] = set()
-        columns = [c for c in columns if not (c[0] in seen or seen.add(c[0]))]
+        if schema is not None:  # the statement named it (public is DuckDB's main)
+            schema = "main" if schema.lower() == "public" else schema
+            found_columns = [c for c in found_columns if c[0].lower() == schema.lower()]
+        first = found_columns[0][0] if found_columns else None
+        columns = [c[1:] for c in found_columns if c[0] == first]
         if not columns:
             return None
         given = list(params or [])

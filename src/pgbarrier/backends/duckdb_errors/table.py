@@ -186,6 +186,8 @@ RULES: list[Rule] = [
        _ex("INSERT INTO s.p VALUES (1)", "CREATE SCHEMA s", "CREATE TABLE s.p (id int UNIQUE)",
            "INSERT INTO s.p VALUES (1)"),
        _ex("INSERT INTO q (name) VALUES ('a'), (NULL)", _SERIAL),
+       _ex("INSERT INTO s.w VALUES (1, NULL)", "CREATE SCHEMA s",
+           "CREATE TABLE w (a int, b text, c text)", "CREATE TABLE s.w (a int, b text NOT NULL)"),
        _ex("INSERT INTO q2 (name, ok, at) VALUES ('b', true, NULL), ('" + "x" * 80 + "', false, "
            "'2024-01-02 03:04:05')", "CREATE TABLE q2 (id serial, name text CHECK (length(name) "
            "< 50), ok boolean, at timestamp)"),
