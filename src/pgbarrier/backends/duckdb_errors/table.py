@@ -324,6 +324,26 @@ RULES: list[Rule] = [
        r'duplicate key "(?P<key>.*)"', commit_duplicate,
        _ex("COMMIT", "CREATE TABLE wc (a int PRIMARY KEY)", "BEGIN", "INSERT INTO wc VALUES (5)",
            own="23505", other=("INSERT INTO wc VALUES (5)",))),
+    _r("unnamed index", r"^Please provide an index name", lambda m, ctx: err(
+        "0A000", "CREATE INDEX without a name is not supported by pgbarrier on DuckDB",
+        hint="Name the index: CREATE INDEX name ON table (columns)."),
+       _ex("CREATE INDEX ON t (a)", _T, own="0A000")),
+    _r("constraint added later", r"^No support for adding (?P<kind>CHECK|FOREIGN_KEY) constraints "
+       r"with ALTER TABLE", lambda m, ctx: err(
+           "0A000", f"adding a {m.group('kind').replace('_', ' ')} constraint with ALTER TABLE "
+                    "is not supported by pgbarrier on DuckDB",
+           hint="Declare the constraint in the table's CREATE TABLE."),
+       _ex("ALTER TABLE t ADD CONSTRAINT k CHECK (a > 0)", _T, own="0A000"),
+       _ex("ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES p (id)",
+           "CREATE TABLE p (id int PRIMARY KEY)", "CREATE TABLE c (pid int)", own="0A000")),
+    _r("ALTER TABLE form", r"^No support for that ALTER TABLE option yet", lambda m, ctx: err(
+        "0A000", "this form of ALTER TABLE is not supported by pgbarrier on DuckDB"),
+       _ex("ALTER TABLE t DROP CONSTRAINT t_a_check",
+           "CREATE TABLE t (a int CHECK (a > 0))", own="0A000")),
+    _r("several objects dropped", r"^Can only drop one object at a time", lambda m, ctx: err(
+        "0A000", "dropping several objects in one statement is not supported by pgbarrier on "
+                 "DuckDB", hint="Drop them one at a time."),
+       _ex("DROP TABLE t, u", _T, "CREATE TABLE u (a int)", own="0A000")),
     _r("aborted transaction", r"^Current transaction is aborted", lambda m, ctx: err(
         "25P02", "current transaction is aborted, commands ignored until end of transaction "
                  "block"), _ex("SELECT 1", "BEGIN", "!SELECT 1/0")),
