@@ -279,7 +279,8 @@ class DuckDBSession(BackendSession):
                 raise refused_write(found[1], "copy")
         table = self.catalog.relation_name(table)
         cur = self._cursor
-        return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction)
+        return CopyIn(cur, table, target_columns(cur, table, columns), own_transaction,
+                      self._constraints, self._error_query)
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None,
@@ -699,10 +700,15 @@ class DuckDBSession(BackendSession):
             counted = cur.fetchall() if words and words[0] in _DML else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
-            err = self._kept_error(to_pg_error(exc, sql, self._constraints))
-            # DuckDB's position is in the text it ran: mapped back, or dropped
+            err = self._kept_error(to_pg_error(
+                exc, sql, self._constraints, self._error_columns,
+                client_sql if translated else None, self._error_query,
+                [_duck_param(v) for v in params] if params else None))
+            # DuckDB's position is in the text it ran: mapped back, or dropped (duckdb_errors
+            # answers some in the client's text of a translated statement)
             if translated:
-                err.position = None
+                if not getattr(err, "client_position", False):
+                    err.position = None
             else:
                 err = self.catalog.for_client(err, edited, sql)
                 if plan is not None:
@@ -946,7 +952,7 @@ class DuckDBSession(BackendSession):
         try:
             self._cursor.execute(sql)
         except duckdb.Error as exc:
-            raise to_pg_error(exc, sql) from None
+            raise to_pg_error(exc, sql, self._constraints) from None
         finally:
             self.client.end()
             self.catalog.transaction_ended()
@@ -1034,15 +1040,49 @@ class DuckDBSession(BackendSession):
         try:
             rows = cur.execute(
                 "SELECT table_name, constraint_type, constraint_column_names, expression, "
-                f"referenced_table, referenced_column_names, {given} FROM {source} "
+                f"referenced_table, referenced_column_names, {given}, schema_name FROM {source} "
                 "WHERE database_name = current_database() "
                 "ORDER BY schema_name <> 'main', table_name, constraint_index").fetchall()
         except duckdb.Error:
             return []
         finally:
             cur.close()
-        return [(t, k, list(c or []), e, rt, list(rc or []), g)
-                for t, k, c, e, rt, rc, g in rows]
+        return [(t, k, list(c or []), e, rt, list(rc or []), g, s)
+                for t, k, c, e, rt, rc, g, s in rows]
+
+    def _error_query(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """A read for an error's DETAIL (duckdb_failing_row), on a connection of its own (the
+        session's transaction has failed by then)."""
+        cur = self._conn.cursor()
+        try:
+            return cur.execute(sql, params).fetchall()
+        finally:
+            cur.close()
+
+    def _error_columns(self, names: list[str]) -> TableColumns:
+        """Tables' columns for an error's HINT (duckdb_errors): the session's view, else (its
+        transaction has failed) the database's, on a connection of its own."""
+        found = self._table_columns(names)
+        if found:
+            return found
+        try:
+            cur = self._conn.cursor()
+        except duckdb.Error:
+            return {}
+        try:
+            rows = cur.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE lower(table_name) IN (SELECT lower(unnest($1::VARCHAR[]))) "
+                "ORDER BY table_schema <> 'main', table_schema, table_name, ordinal_position",
+                [names]).fetchall()
+        except duckdb.Error:
+            return {}
+        finally:
+            cur.close()
+        out: TableColumns = {}
+        for table, column, typ in rows:
+            out.setdefault(table, {}).setdefault(column, typ)
+        return out
 
     def _describe(self, sql: str, words: tuple[str, ...], params: list[Any] | WireParams | None
                   ) -> list[Column]:
@@ -1063,11 +1103,11 @@ class DuckDBSession(BackendSession):
             # runs nothing, except that binding evaluates the sequence functions
             try:
                 rel = self._cursor.sql(sql, params=values) if values else self._cursor.sql(sql)
-            except duckdb.Error as exc:
-                raise to_pg_error(exc, sql) from None
+            except duckdb.Error:  # the relation API's error has no caret: DESCRIBE's has
+                rel = None
             if rel is not None:
                 return [Column(name, pg_type_oid(t)) for name, t in zip(rel.columns, rel.types)]
-        return _describe_rows(self._cursor, sql, values or None)
+        return _describe_rows(self._cursor, sql, values or None, columns=self._error_columns)
 
     def describe_statement(self, sql: str, param_oids: tuple[int, ...] = ()
                            ) -> tuple[list[int], list[Column] | None]:
@@ -1253,13 +1293,14 @@ def _returning_query(sql: str) -> str | None:
 
 
 def _describe_rows(cur: duckdb.DuckDBPyConnection, sql: str, values: list[Any] | None,
-                   positions: bool = True) -> list[Column]:
+                   positions: bool = True, columns: Any = None) -> list[Column]:
     """Columns of query ``sql`` from DuckDB's ``DESCRIBE``: it binds, it runs nothing.
-    Error positions are relative to ``sql`` (or dropped: ``positions=False``)."""
+    Error positions are relative to ``sql`` (or dropped: ``positions=False``); ``columns``
+    answers tables' columns for the error's HINT (duckdb_errors)."""
     try:
         rows = cur.execute(_DESCRIBE + sql, values).fetchall()
     except duckdb.Error as exc:
-        err = to_pg_error(exc, _DESCRIBE + sql if positions else None)
+        err = to_pg_error(exc, _DESCRIBE + sql if positions else None, None, columns)
         if err.position is not None:
             err.position -= len(_DESCRIBE)
             if err.position < 1:

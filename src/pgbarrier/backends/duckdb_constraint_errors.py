@@ -21,19 +21,27 @@ Rules this module keeps:
   constraint the client named in its ``CREATE TABLE`` by that name (the lookup's last field,
   from the catalog's ``pgb.named_cons``). Without a lookup answer the message keeps PostgreSQL's shape with the
   names DuckDB gave. PostgreSQL's DETAIL ``Failing row contains (...)`` (CHECK, NOT NULL)
-  is not given: DuckDB's message has not the row.
+  is the row found again by :mod:`pgbarrier.backends.duckdb_failing_row` (the caller's
+  ``query``), none where it cannot be.
+* The error carries PostgreSQL's fields (what psycopg's ``e.diag`` shows): ``s`` schema
+  (``public`` for DuckDB's ``main``) and ``t`` table for every violation, ``n`` the
+  constraint's name (23505, 23503, 23514) and ``c`` the column (23502); for a foreign key
+  the table is the referencing one, as PostgreSQL's. The schema is the constraint row's
+  (its eighth field), ``public`` when the lookup has none.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
+from pgbarrier.backends.duckdb_failing_row import Query, failing_row
 from pgbarrier.errors import PgError
 
 #: (table, constraint type, columns, CHECK expression, referenced table, referenced columns,
-#: the name the client gave it or None)
-ConstraintRow = tuple[str, str, list[str], "str | None", "str | None", list[str], "str | None"]
+#: the name the client gave it or None[, the table's DuckDB schema])
+ConstraintRow = tuple[Any, ...]
 Lookup = Callable[[], list[ConstraintRow]]
 
 _NAME = r'(?:"(?:[^"]|"")+"|[^\s.(,;"]+)'
@@ -45,7 +53,8 @@ _DUPLICATE_BATCH = re.compile(r'^PRIMARY KEY or UNIQUE constraint violation: dup
                               r'"(.*)"')
 _CHECK = re.compile(r'^CHECK constraint failed on table "?([^"]+?)"? with expression '
                     r'CHECK\((.*)\)$', re.S)
-_NOT_NULL = re.compile(r"^NOT NULL constraint failed: (?:.*\.)?([^.]+)\.([^.]+)$")
+_NOT_NULL = re.compile(r'^NOT NULL constraint failed: (?:.*\.)?("(?:[^"]|"")+"|[^."]+)\.'
+                       r'("(?:[^"]|"")+"|[^."]+)$')
 _FK_MISSING = re.compile(r'^Violates foreign key constraint because key "(.*)" does not exist '
                          r"in the referenced table")
 _FK_REFERENCED = re.compile(r'^Violates foreign key constraint because key "(.*)" is still '
@@ -54,6 +63,17 @@ _FK_REFERENCED = re.compile(r'^Violates foreign key constraint because key "(.*)
 
 def _unquote(name: str) -> str:
     return name[1:-1].replace('""', '"') if name.startswith('"') else name.lower()
+
+
+def target_schema(sql: str | None) -> str | None:
+    """The schema an INSERT / UPDATE / DELETE / MERGE names for its table, if it names one
+    (PostgreSQL's name: DuckDB's ``main`` is ``public``)."""
+    m = _TARGET.match(sql or "")
+    parts = re.findall(_NAME, m.group(1)) if m else []
+    if len(parts) < 2:
+        return None
+    schema = _unquote(parts[-2])
+    return "public" if schema == "main" else schema
 
 
 def target_table(sql: str | None) -> str | None:
@@ -88,7 +108,8 @@ def _check_names(table: str, rows: list[ConstraintRow]) -> list[tuple[str | None
     """(expression, PostgreSQL's default name) of ``table``'s checks in definition order."""
     seen: dict[str, int] = {}
     out = []
-    for _t, kind, cols, expr, _rt, _rc, given in rows:
+    for row in rows:
+        kind, cols, expr, given = row[1], row[2], row[3], row[6]
         if kind != "CHECK":
             continue
         if given is not None:
@@ -101,31 +122,62 @@ def _check_names(table: str, rows: list[ConstraintRow]) -> list[tuple[str | None
     return out
 
 
+def _schema(rows: list[ConstraintRow], table: str) -> str:
+    """PostgreSQL's name of ``table``'s schema (DuckDB's ``main`` is ``public``)."""
+    for r in rows:
+        if r[0].lower() == table.lower() and len(r) > 7 and r[7]:
+            return "public" if r[7] == "main" else r[7]
+    return "public"
+
+
 def _mine(rows: list[ConstraintRow], table: str) -> list[ConstraintRow]:
     return [r for r in rows if r[0].lower() == table.lower()]
 
 
-def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> PgError | None:
+def constraint_error(message: str, sql: str | None, lookup: Lookup | None,
+                     query: Query | None = None, params: list[Any] | None = None
+                     ) -> PgError | None:
     """PostgreSQL's error for DuckDB's constraint-violation ``message``; None when the
     message is not one."""
-    def rows() -> list[ConstraintRow]:
-        return lookup() if lookup is not None else []
+    cache: list[list[ConstraintRow]] = []
 
-    def err(state: str, text: str, detail: str | None = None) -> PgError:
-        return PgError.by_sqlstate(state)(text, detail=detail, sqlstate=state)
+    def rows() -> list[ConstraintRow]:
+        if not cache:
+            cache.append(lookup() if lookup is not None else [])
+        return cache[0]
+
+    def err(state: str, text: str, detail: str | None = None, *, table: str,
+            name: str | None = None, column: str | None = None) -> PgError:
+        e = PgError.by_sqlstate(state)(text, detail=detail, sqlstate=state)
+        named = target_schema(sql) if table == target_table(sql) else None
+        e.fields["s"] = named or _schema(rows(), table)
+        e.fields["t"] = table
+        if column is not None:
+            e.fields["c"] = column
+        if name is not None:
+            e.fields["n"] = name
+        return e
 
     m = _NOT_NULL.match(message)
     if m:
-        table, column = m.groups()
+        table, column = (n[1:-1].replace('""', '"') if n.startswith('"') else n
+                         for n in m.groups())
+        if re.match(r"(?is)\s*ALTER\s+TABLE\b.*\bSET\s+NOT\s+NULL\b", sql or ""):
+            return err("23502", f'column "{column}" of relation "{table}" contains null values',
+                       table=table, column=column)
         return err("23502", f'null value in column "{column}" of relation "{table}" '
-                            "violates not-null constraint")
+                            "violates not-null constraint",
+                   failing_row(sql, table, '"' + column.replace('"', '""') + '" IS NULL', query,
+                               params),
+                   table=table, column=column)
     m = _CHECK.match(message)
     if m:
         table, expr = m.groups()
         names = _check_names(table, _mine(rows(), table))
         name = next((n for e, n in names if e == expr), None) or f"{table}_check"
         return err("23514", f'new row for relation "{table}" violates check constraint '
-                            f'"{name}"')
+                            f'"{name}"', failing_row(sql, table, f"NOT ({expr})", query, params),
+                   table=table, name=name)
     m = _DUPLICATE.match(message) or _DUPLICATE_BATCH.match(message)
     if m:
         table = target_table(sql) or "?"
@@ -147,7 +199,7 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
         name = (found[6] if found and found[6] else f"{table}_pkey" if kind == "PRIMARY KEY"
                 else f"{table}_{'_'.join(columns)}_key")
         return err("23505", f'duplicate key value violates unique constraint "{name}"',
-                   _key(columns, values) + " already exists.")
+                   _key(columns, values) + " already exists.", table=table, name=name)
     m = _FK_MISSING.match(message)
     if m:
         table = target_table(sql) or "?"
@@ -160,7 +212,8 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
         name = fk[6] if fk and fk[6] else f"{table}_{'_'.join(columns)}_fkey"
         return err("23503", f'insert or update on table "{table}" violates foreign key '
                             f'constraint "{name}"',
-                   _key(columns, values) + f' is not present in table "{referenced}".')
+                   _key(columns, values) + f' is not present in table "{referenced}".',
+                   table=table, name=name)
     m = _FK_REFERENCED.match(message)
     if m:
         parent = target_table(sql) or "?"
@@ -173,5 +226,6 @@ def constraint_error(message: str, sql: str | None, lookup: Lookup | None) -> Pg
         name = fk[6] if fk and fk[6] else f"{child}_{'_'.join(fk_cols)}_fkey"
         return err("23503", f'update or delete on table "{parent}" violates foreign key '
                             f'constraint "{name}" on table "{child}"',
-                   _key(ref_cols, values) + f' is still referenced from table "{child}".')
+                   _key(ref_cols, values) + f' is still referenced from table "{child}".',
+                   table=child, name=name)
     return None

@@ -19,6 +19,11 @@ Rules this module keeps:
   integer: "x"`` (22003 out of range, 22007 for date/time types) with CONTEXT ``COPY t,
   line N, column c: "x"``. Binary COPY decodes each field with the type's receive
   function and hands the text form to the same path.
+* A constraint violation is PostgreSQL's (:mod:`pgbarrier.backends.duckdb_errors`), with
+  its CONTEXT: ``COPY t, line N`` for a duplicate key, ``COPY t, line N: "<line>"`` and the
+  ``Failing row contains`` DETAIL for a CHECK or NOT NULL one (the batch's first row that
+  breaks it, found again; the line written back in the COPY's format, as the session's
+  reader gives it to ``row_text``).
 * Atomic: outside a transaction block the load runs in its own DuckDB transaction,
   committed by :meth:`CopyIn.finish` and rolled back by :meth:`CopyIn.abort`; inside one,
   an error fails the block (its ROLLBACK undoes the rows).
@@ -27,17 +32,25 @@ Rules this module keeps:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
 
+from pgbarrier.backends.duckdb_constraint_errors import Lookup
+from pgbarrier.backends.duckdb_failing_row import Query, failing_row
 from pgbarrier.backends.duckdb_errors import to_pg_error
-from pgbarrier.backends.duckdb_sql import quote_ident
+from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.backends.duckdb_types import pg_type_oid
 from pgbarrier.errors import PgError
 from pgbarrier.pgproto import types as pgt
 
 BATCH_ROWS = 20000
+
+#: DuckDB's CHECK failure (its expression) and PostgreSQL's duplicate-key DETAIL
+_CHECK = re.compile(r"CHECK constraint failed on table .*? with expression CHECK\((.*)\)$",
+                    re.S | re.M)
+_KEY = re.compile(r"^Key \((.*)\)=\((.*)\) already exists\.$", re.S)
 
 _INT_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                         "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"})
@@ -126,12 +139,18 @@ class CopyIn:
     """One COPY FROM STDIN's load (see module rules)."""
 
     def __init__(self, cur: duckdb.DuckDBPyConnection, table: str,
-                 columns: list[tuple[str, str]], own_transaction: bool) -> None:
+                 columns: list[tuple[str, str]], own_transaction: bool,
+                 constraints: Lookup | None = None, query: Query | None = None) -> None:
         self.cur = cur
         self.table = table
         self.relation = _bare(table)
         self.columns = columns
         self.own = own_transaction
+        self.constraints = constraints
+        #: reads on a connection of its own, for a violation's failing row (duckdb_failing_row)
+        self.query = query
+        #: writes a row's line again, for a constraint error's CONTEXT (set by the session)
+        self.row_text: Callable[[list[str | None]], str] | None = None
         self.rows: list[tuple[int, list[str | None]]] = []
         self.count = 0
         self.oids = [pg_type_oid(t) for _, t in columns]
@@ -152,7 +171,8 @@ class CopyIn:
         try:
             return self.cur.execute(sql, params) if params is not None else self.cur.execute(sql)
         except duckdb.Error as exc:
-            err = to_pg_error(exc, None)
+            # the INSERT's text names the target, for a constraint violation's names
+            err = to_pg_error(exc, sql, self.constraints)
             err.position = None
             raise err from None
 
@@ -198,8 +218,77 @@ class CopyIn:
             fields = next(f for ln, f in rows if ln == line)
             name, t = self.columns[k - 1]
             raise value_error(t, fields[k - 1] or "", name, self.relation, line)
-        self._run(self.insert_sql, params)
+        try:
+            self.cur.execute(self.insert_sql, params)
+        except duckdb.Error as exc:
+            # the INSERT's text names the target, for a constraint violation's names
+            err = to_pg_error(exc, self.insert_sql, self.constraints)
+            err.position = None
+            if err.sqlstate in ("23502", "23514", "23505"):
+                self._locate(err, rows, str(exc))
+            raise err from None
         self.count += len(rows)
+
+    def _locate(self, err: PgError, rows: list[tuple[int, list[str | None]]], text: str
+                ) -> None:
+        """PostgreSQL's CONTEXT (``COPY t, line n: "..."``) and ``Failing row contains`` of
+        a constraint violation: the batch's first row that breaks it, found again."""
+        names = [c for c, _ in self.columns]
+        line: tuple[int, list[str | None]] | None = None
+        violates: str | None = None
+        if err.sqlstate == "23502":
+            column = err.fields.get("c", "")
+            k = names.index(column) if column in names else None
+            line = next((r for r in rows if k is None or r[1][k] is None), None)
+            violates = quote_ident(column) + " IS NULL"
+        elif err.sqlstate == "23514":
+            found = _CHECK.search(text)
+            expr = found.group(1) if found else None
+            if expr is not None and self.query is not None:
+                violates = f"NOT ({expr})"
+                line = self._first_failing(rows, violates)
+        else:
+            m = _KEY.match(err.detail or "")
+            if m is not None:
+                cols = [c.strip() for c in m.group(1).split(",")]
+                vals = [v.strip() for v in m.group(2).split(",")]
+                ks = [names.index(c) for c in cols if c in names]
+                if len(ks) == len(cols):
+                    same = [r for r in rows if [r[1][k] for k in ks] == vals]
+                    line = same[1] if len(same) > 1 else same[0] if same else None
+            if line is not None:
+                err.fields["W"] = f"COPY {self.relation}, line {line[0]}"
+            return
+        if line is None:
+            return
+        if self.row_text is not None:
+            err.fields["W"] = f'COPY {self.relation}, line {line[0]}: "{self.row_text(line[1])}"'
+        if violates is not None and err.detail is None:
+            values = ", ".join("NULL" if v is None else literal(v) for v in line[1])
+            err.detail = failing_row(
+                f"INSERT INTO {self.table} ({', '.join(quote_ident(n) for n in names)}) "
+                f"VALUES ({values})", self.relation, violates, self.query)
+
+    def _first_failing(self, rows: list[tuple[int, list[str | None]]], violates: str
+                       ) -> tuple[int, list[str | None]] | None:
+        """The first of ``rows`` whose converted values make ``violates`` true."""
+        assert self.query is not None
+        names = ", ".join(f"{_conversion(f'v{i}', t)} AS {quote_ident(c)}"
+                          for i, (c, t) in enumerate(self.columns))
+        values = ", ".join(f"unnest(${i + 2}::VARCHAR[]) AS v{i}"
+                           for i in range(len(self.columns)))
+        params: list[Any] = [[line for line, _ in rows]]
+        for i in range(len(self.columns)):
+            params.append([f[i] for _, f in rows])
+        try:
+            found = self.query(f"SELECT line FROM (SELECT line, {names} FROM (SELECT "
+                               f"unnest($1::BIGINT[]) AS line, {values})) WHERE {violates} "
+                               "ORDER BY line LIMIT 1", params)
+        except Exception:  # noqa: BLE001 - a row that cannot be found again has no CONTEXT
+            return None
+        if not found:
+            return None
+        return next((r for r in rows if r[0] == found[0][0]), None)
 
     def finish(self) -> int:
         self.flush()

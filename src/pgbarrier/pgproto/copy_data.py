@@ -152,6 +152,16 @@ class TextReader(_LineReader):
         d = re.escape(self.delim_b)
         self._field = re.compile(rb"((?:[^\\" + d + rb"]|\\.?)*)(" + d + rb"|$)", re.S)
 
+    def row_text(self, fields: Sequence[str | None]) -> str:
+        """A row's line as COPY's text format writes it (a constraint error's CONTEXT: the
+        line is not kept; written again, it is the line unless it used other escapes)."""
+        def one(v: str | None) -> str:
+            if v is None:
+                return self.null
+            v = v.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+            return v.replace(self.delim, "\\t" if self.delim == "\t" else "\\" + self.delim)
+        return self.delim.join(one(v) for v in fields)
+
     def _split(self, raw: bytes, text: str) -> list[str | None]:
         if b"\\" not in raw:
             return [None if f == self.null else f for f in text.split(self.delim)]
@@ -210,6 +220,19 @@ class CsvReader(_LineReader):
         #: a whole field, quoted or not (ESCAPE = QUOTE only); other shapes take _parse_chars
         self._field = re.compile(f"(?:{q}((?:[^{q}]|{q}{q})*){q}|([^{q}{d}]*))", re.S) \
             if escape == quote else None
+
+    def row_text(self, fields: Sequence[str | None]) -> str:
+        """A row's record as CSV writes it, quoting only where it must (a constraint error's
+        CONTEXT: the record is not kept)."""
+        q = self.quote
+
+        def one(v: str | None) -> str:
+            if v is None:
+                return self.null
+            if v == self.null or any(c in v for c in (self.delim, q, "\n", "\r")):
+                return q + v.replace(q, self.escape + q) + q
+            return v
+        return self.delim.join(one(v) for v in fields)
 
     def _parse(self, s: str) -> list[tuple[str, bool]] | None:
         """Fields (value, quoted) of record ``s``, or None while a quote is open."""

@@ -99,6 +99,8 @@ class CopyInState:
             self.reader = cd.TextReader(relation, names, delimiter=st.delimiter, null=st.null,
                                         header=st.header)
             self.add = loader.add
+        if st.format != "binary" and hasattr(loader, "row_text"):
+            loader.row_text = self.reader.row_text  # a constraint error's CONTEXT line
 
     def data(self, payload: bytes) -> None:
         if self.cancelled:

@@ -440,7 +440,10 @@ class Session:
                 result = self.executor.execute(sql, params, self.tx, result_formats=result_formats,
                                                in_multi=in_multi)
         except BaseException:
-            self.tx = after_error(self.tx)
+            # a COMMIT that fails (a key another transaction committed first) ends the block
+            # all the same, rolled back, as PostgreSQL's does
+            self.tx = TxState.IDLE if kind is TxKind.COMMIT and self.tx is TxState.IN_BLOCK \
+                else after_error(self.tx)
             raise
         self.tx = after_success(self.tx, kind)
         return result
@@ -715,6 +718,7 @@ class Session:
             except Exception as exc:
                 if isinstance(exc, PgError):
                     exc.with_position_offset(piece.offset)
+                    _semicolon_ends_input(exc, text)
                 err = self._error(exc)
                 if stats is not None:
                     stats.failed(_route_number(piece.text), err.sqlstate,
@@ -991,3 +995,17 @@ def _route_number(sql: str) -> int:
     """The ``route`` label of a statement (see :mod:`pgbarrier.metrics.statements`)."""
     kind = route(sql).kind
     return RELAYED if kind is _PLAIN_KIND else CONTROL if kind is _CONTROL_KIND else LOCAL
+
+
+def _semicolon_ends_input(err: PgError, text: str) -> None:
+    """A statement's ``syntax error at end of input`` where the Query goes on with the
+    statement's ``;``: PostgreSQL's parser reads the ``;`` and says ``at or near ";"``."""
+    if err.sqlstate != "42601" or err.message != "syntax error at end of input" or \
+            not err.position:
+        return
+    at = err.position - 1
+    while at < len(text) and text[at].isspace():
+        at += 1
+    if at < len(text) and text[at] == ";":
+        err.message = 'syntax error at or near ";"'
+        err.position = at + 1

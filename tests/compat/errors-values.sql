@@ -1,0 +1,41 @@
+-- values PostgreSQL refuses: input syntax, ranges, overflow, JSON, dates
+CREATE TABLE m (i integer, s smallint, b bigint, n numeric(5,2), r real, f double precision,
+                ok boolean, d date, t time, ts timestamp, tz timestamptz, iv interval, u uuid,
+                j json);
+SELECT 'abc'::int;
+SELECT CAST('12a' AS bigint);
+SELECT '40000'::smallint;
+SELECT '99999999999'::integer;
+SELECT 'x'::double precision, 1;
+SELECT 'maybe'::boolean;
+SELECT 'not-a-uuid'::uuid;
+INSERT INTO m (i) VALUES ('one');
+INSERT INTO m (s) VALUES (40000);
+INSERT INTO m (i) VALUES (3000000000);
+INSERT INTO m (n) VALUES (1234.5);
+INSERT INTO m (n) VALUES ('12345.6');
+INSERT INTO m (d) VALUES ('2024-02-30');
+INSERT INTO m (d) VALUES ('2024-13-01');
+INSERT INTO m (d) VALUES ('yesterday-ish');
+INSERT INTO m (t) VALUES ('25:00');
+INSERT INTO m (ts) VALUES ('2024-01-01 10:61');
+INSERT INTO m (iv) VALUES ('1 fortnight');
+INSERT INTO m (j) VALUES ('{"a": x}');
+INSERT INTO m (j) VALUES ('{"a": 1');
+SELECT '{"key" 1}'::jsonb;
+SELECT 2147483647 + 1;
+SELECT 9223372036854775807 * 2;
+SELECT 32767::smallint + 1::smallint;
+SELECT 1234.5::numeric(5,2);
+SELECT 5::numeric(2,2);
+SELECT 1/0;
+SELECT 10 % 0;
+SELECT 1e10::int;
+INSERT INTO m (i, n) VALUES (1, 1.5);
+SELECT i, n FROM m;
+SELECT make_date(2024, 13, 1);
+SELECT date_trunc('fortnight', now());
+SELECT now() AT TIME ZONE 'Mars/Olympus';
+SELECT regexp_matches('abc', '(b');
+SELECT 'a' LIKE 'a' ESCAPE 'xy';
+SELECT 'x'::int[];
