@@ -16,9 +16,12 @@ SELECT 'abcdef'::char(2), 'ab'::char(4) || '|', 12.345::numeric(4,2);
 SELECT 123.45::numeric(4,2);
 SELECT CAST('abcdef' AS character varying(4));
 -- declared precisions and bit lengths
-CREATE TABLE ts (a timestamp(0), b timestamptz(3), c timestamp(2), d time(2), e bit(3), f bit);
-INSERT INTO ts VALUES ('2020-01-01 10:00:00.7', '2020-01-01 10:00:00.12345+00', '2020-01-01 10:00:00.555', '10:00:00.555', B'101', B'1');
-INSERT INTO ts (e) VALUES (B'10');
-INSERT INTO ts (f) VALUES (B'10');
-SELECT a, b, c, d, e, f FROM ts;
+CREATE TABLE ts (a timestamp(0), b timestamptz(3), c timestamp(2), d time(2));
+INSERT INTO ts VALUES ('2020-01-01 10:00:00.7', '2020-01-01 10:00:00.12345+00', '2020-01-01 10:00:00.555', '10:00:00.555');
+SELECT a, b, c, d FROM ts;
 \d ts
+CREATE TABLE bits (e bit(3), f bit);
+INSERT INTO bits VALUES (B'101', B'1');
+INSERT INTO bits (e) VALUES (B'10');
+INSERT INTO bits (f) VALUES (B'10');
+SELECT e, f FROM bits;

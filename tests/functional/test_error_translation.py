@@ -32,6 +32,38 @@ FIELDS = ("sqlstate", "message_primary", "message_detail", "message_hint", "cont
 CASES = [pytest.param(rule.name, ex, id=f"{rule.name}-{i}")
          for rule in RULES for i, ex in enumerate(rule.examples)]
 
+_T = "CREATE TABLE t (a int, b text, c numeric(5,2), d date, e timestamptz)"
+_P_C = ("CREATE TABLE p (id int PRIMARY KEY, u int UNIQUE, n int NOT NULL DEFAULT 0, "
+        "c int CHECK (c > 0))")
+#: errors pgbarrier answers before DuckDB runs anything (duckdb_ddl decides DDL,
+#: duckdb_dialect refuses what PostgreSQL refuses): no rule of the table answers them,
+#: but they are held to PostgreSQL's answers the same way
+EARLIER = [
+    Example("ALTER TABLE w ALTER COLUMN b SET NOT NULL",
+            ("CREATE TABLE w (a int, b text)", "INSERT INTO w VALUES (1, NULL)")),
+    Example("ALTER TABLE t ALTER COLUMN b TYPE int", (_T, "INSERT INTO t (b) VALUES ('x')")),
+    Example("SELECT 'x'::int[]"),
+    Example("CREATE TABLE t2 (a int, a int)"),
+    Example("ALTER TABLE t ADD COLUMN a text", (_T,)),
+    Example("ALTER TABLE t RENAME COLUMN a TO b", (_T,)),
+    Example("ALTER TABLE t DROP COLUMN nosuch", (_T,)),
+    Example("ALTER TABLE t RENAME COLUMN nosuch TO y", (_T,)),
+    Example("SELECT '2020-01-01'::date + 'x'"),
+    Example("SELECT ARRAY[1] || ARRAY['a']"),
+    Example("SELECT ARRAY[1,2] || 'x'::text"),
+    Example("DROP TABLE nosuch"), Example("DROP VIEW nosuch"),
+    Example("ALTER TABLE nosuch ADD COLUMN a int"),
+    Example("ALTER TABLE t RENAME TO u", (_T, "CREATE TABLE u (a int)")),
+    Example("ALTER TABLE p ADD PRIMARY KEY (u)", (_P_C,)),
+    Example("DROP TABLE v", ("CREATE VIEW v AS SELECT 1 AS a",)),
+    Example("DROP VIEW t", (_T,)),
+    Example("DROP INDEX nosuch"), Example("DROP SCHEMA nosuch"), Example("DROP SEQUENCE nosuch"),
+    Example("DROP TABLE p", ("CREATE TABLE p (id int PRIMARY KEY)",
+                             "CREATE TABLE c (pid int REFERENCES p (id))")),
+]
+CASES += [pytest.param("answered before DuckDB", ex, id=f"earlier-{i}")
+          for i, ex in enumerate(EARLIER)]
+
 
 @pytest.fixture(scope="module")
 def duck() -> Iterator[ServerProcess]:

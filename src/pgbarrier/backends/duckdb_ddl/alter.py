@@ -71,6 +71,13 @@ _NO_OPS = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?\
 _OWNER = re.compile(r"(?is)^\s*ALTER\s+(?:TABLE|VIEW)\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?\S+\s+OWNER\s+TO"
                     r"\s+(\"(?:[^\"]|\"\")+\"|\w+)\s*;?\s*$")
 _SET_SCHEMA = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?\S+\s+SET\s+SCHEMA\b")
+_RENAME_CONSTRAINT = re.compile(
+    r"(?is)^\s*ALTER\s+TABLE\s+(?P<exists>IF\s+EXISTS\s+)?(?:ONLY\s+)?(?P<table>\S+)\s+"
+    r"RENAME\s+CONSTRAINT\s+(?P<old>\"(?:[^\"]|\"\")+\"|\w+)\s+TO\s+"
+    r"(?P<new>\"(?:[^\"]|\"\")+\"|\w+)\s*;?\s*$")
+_IDENTITY = re.compile(r"(?is)^\s*ALTER\s+TABLE\s+.*\bALTER\s+(?:COLUMN\s+)?\S+\s+"
+                       r"(?:ADD\s+GENERATED\b|DROP\s+IDENTITY\b|SET\s+GENERATED\b|"
+                       r"RESTART\b|SET\s+(?:INCREMENT|START|MINVALUE|MAXVALUE|CYCLE|NO)\b)")
 
 _T = exp.DataType.Type
 
@@ -204,6 +211,15 @@ def plan_alter(sql: str, snap: Snapshot, path: tuple[str, ...], translate: Trans
         if role not in (session_user, "current_user", "session_user", "current_role"):
             raise PgError(f'role "{role}" does not exist', sqlstate="42704")
         return Plan()
+    renamed_con = _RENAME_CONSTRAINT.match(sql)
+    if renamed_con is not None:
+        return _rename_constraint(renamed_con, snap, path)
+    if _IDENTITY.match(sql):
+        raise FeatureNotSupported(
+            "changing a column's identity with ALTER TABLE is not supported on the DuckDB "
+            "backend", hint="Declare the column GENERATED ... AS IDENTITY (or serial) in its "
+                            "CREATE TABLE, or give it a sequence default with SET DEFAULT "
+                            "nextval('seq').")
     try:
         tree = sqlglot.parse_one(sql, read="postgres")
     except Exception:  # noqa: BLE001 - DuckDB's parser answers what sqlglot cannot read
@@ -244,6 +260,43 @@ def plan_alter(sql: str, snap: Snapshot, path: tuple[str, ...], translate: Trans
     for action in actions:
         _apply(work, action)
     return _finish(work)
+
+
+def _word(text: str) -> str:
+    return text[1:-1].replace('""', '"') if text.startswith('"') else text.lower()
+
+
+def _rename_constraint(m: re.Match[str], snap: Snapshot, path: tuple[str, ...]) -> Plan:
+    """``ALTER TABLE t RENAME CONSTRAINT a TO b``: the name pgbarrier records for it (the
+    constraint itself is DuckDB's, which keeps no name)."""
+    table_text = m.group("table")
+    parts = [_word(p) for p in re.findall(r'"(?:[^"]|"")+"|[^.]+', table_text)]
+    name = Name(parts[-2] if len(parts) > 1 else None, parts[-1], 0)
+    old, new = _word(m.group("old")), _word(m.group("new"))
+    plan = Plan(tag="ALTER TABLE")
+    rel = find(snap, name, path)
+    if rel is None:
+        if m.group("exists"):
+            plan.notices.append(Notice(f'relation "{name.name}" does not exist, skipping'))
+            return plan
+        raise PgError(f'relation "{name.name}" does not exist', sqlstate="42P01")
+    con = next((c for c in rel.constraints if c.name == old and c.kind in "pufc"), None)
+    if con is None or lengths.is_length_check(con.expression):
+        raise PgError(f'constraint "{old}" for table "{rel.name}" does not exist',
+                      sqlstate="42704")
+    taken = any(c.name == new for c in rel.constraints) or snap.find(rel.schema, new) or any(
+        i.schema == rel.schema and i.name == new for i in snap.indexes)
+    if taken:
+        raise PgError(f'constraint "{new}" for relation "{rel.name}" already exists',
+                      sqlstate="42710")
+    cols = "[" + ", ".join(_lit(c) for c in con.columns) + "]::VARCHAR[]"
+    records = f"{MARKER_SCHEMA}.{CONSTRAINT_NAMES_TABLE}"
+    plan.statements = [
+        f"DELETE FROM {records} WHERE schema_name = {_lit(rel.schema)} AND table_name = "
+        f"{_lit(rel.name)} AND constraint_name = {_lit(old)}",
+        f"INSERT INTO {records} VALUES ({_lit(rel.schema)}, {_lit(rel.name)}, "
+        f"{_lit(con.kind)}, {cols}, {_lit(new)})"]
+    return plan
 
 
 def _rename_view(rel: Rel, snap: Snapshot, path: tuple[str, ...], translate: Translate,

@@ -151,7 +151,7 @@ def _translate(sql: str, columns: _Columns | None) -> _Answer:
     tree = parse(sql)
     if tree is None:
         return _Answer()
-    ctx = Context(tree, _schema(columns) if columns is not None else None)
+    ctx = Context(tree, _schema(columns) if columns is not None else None, sql)
     try:
         fired, prelude, tree = _transform(tree, ctx, sql)
     except PgError as err:

@@ -356,11 +356,50 @@ def _dims(t: exp.DataType | None) -> int:
     return n
 
 
+#: coarse kinds (typeof.kind) -> PostgreSQL's type name, for a concatenation it refuses
+_PG_NAMES = {"int": "integer", "number": "numeric", "text": "text", "bool": "boolean",
+             "date": "date", "timestamp": "timestamp without time zone",
+             "timestamptz": "timestamp with time zone", "interval": "interval",
+             "bytea": "bytea", "json": "json", "jsonb": "jsonb"}
+_NUMERIC_KINDS = frozenset({"int", "number"})
+
+
+def _innermost(t: exp.DataType | None) -> tuple[str | None, int]:
+    """(kind of the innermost element, dimensions) of array type ``t`` (0 for a scalar)."""
+    depth = 0
+    while is_array(t):
+        t = element(t)  # type: ignore[arg-type]
+        depth += 1
+    return kind(t), depth
+
+
+def _refuse_mismatch(node: exp.DPipe, ctx: Context, lt: exp.DataType | None,
+                     rt: exp.DataType | None) -> None:
+    """PostgreSQL's 42883 for ``a || b`` whose element types have no common type (an
+    integer array and text), at the operator, when both are known."""
+    (lk, ld), (rk, rd) = _innermost(lt), _innermost(rt)
+    if lk is None or rk is None or "unknown" in (lk, rk) or lk == rk or \
+            {lk, rk} <= _NUMERIC_KINDS or lk not in _PG_NAMES or rk not in _PG_NAMES:
+        return
+    at = node.expression.meta.get("start") if node.expression.meta else None
+    if at is None:
+        first = next((n for n in node.expression.walk() if n.meta.get("start") is not None),
+                     None)
+        at = first.meta.get("start") if first is not None else None
+    position = ctx.sql.rfind("||", 0, at) + 1 if at is not None else 0
+    raise PgError.by_sqlstate("42883")(
+        f"operator does not exist: {_PG_NAMES[lk]}{'[]' * ld} || {_PG_NAMES[rk]}{'[]' * rd}",
+        sqlstate="42883", position=position or None,
+        hint="No operator matches the given name and argument types. You might need to "
+             "add explicit type casts.")
+
+
 def _concat(node: exp.DPipe, ctx: Context) -> exp.Expr | None:
     left, right = node.this, node.expression
     lt, rt = ctx.type_of(left), ctx.type_of(right)
     if not (is_array(lt) or is_array(rt)):
         return None
+    _refuse_mismatch(node, ctx, lt, rt)
     if is_array(lt) and is_array(rt):
         dl, dr = _dims(lt), _dims(rt)
         if dl == dr:

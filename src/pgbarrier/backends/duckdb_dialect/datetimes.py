@@ -208,10 +208,12 @@ def _unknown_operand(node: exp.Add | exp.Sub, ctx: Context) -> exp.Expr | None:
         if sub:
             to = ctx.type_of(left).copy()
         elif lt == "date":
+            at = right.meta.get("start")  # PostgreSQL points at the operator
+            position = ctx.sql.rfind("+", 0, at) + 1 if at is not None else 0
             raise PgError.by_sqlstate("42725")(
                 "operator is not unique: date + unknown", sqlstate="42725",
                 hint="Could not choose a best candidate operator. You might need to add "
-                     "explicit type casts.")
+                     "explicit type casts.", position=position or None)
         else:
             to = exp.DataType.build("INTERVAL")
         new = node.copy()

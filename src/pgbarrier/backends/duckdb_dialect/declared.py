@@ -62,8 +62,10 @@ def rewrite(node: exp.Expr, ctx: object = None) -> exp.Expr | None:
         return exp.DataType(this=node.this)
     if isinstance(node, exp.DataType) and node.this == _T.DECIMAL and not node.expressions:
         cast = node.parent
-        exact = literal_type(cast.this) if isinstance(cast, exp.Cast) and \
-            node.arg_key == "to" else None
+        literal = cast.this if isinstance(cast, exp.Cast) and node.arg_key == "to" else None
+        exact = literal_type(literal) if literal is not None else None
+        if exact is None and isinstance(literal, exp.Literal) and literal.is_string:
+            return None  # no number: DuckDB's own cast fails on it, as PostgreSQL's does
         return exp.DataType.build(exact or NUMERIC_STORAGE, dialect="duckdb")
     if isinstance(node, exp.Cast) and isinstance(node.args.get("to"), exp.DataType) and \
             node.args["to"].this in _LENGTHS:

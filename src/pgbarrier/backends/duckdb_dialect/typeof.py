@@ -165,7 +165,10 @@ class Context:
     """The type knowledge of one statement (see the module's rules)."""
 
     def __init__(self, tree: exp.Expr,
-                 columns: Mapping[str, Mapping[str, exp.DataType]] | None) -> None:
+                 columns: Mapping[str, Mapping[str, exp.DataType]] | None,
+                 sql: str = "") -> None:
+        #: the statement's text (an error's position is found in it)
+        self.sql = sql
         #: table (lower case) -> {column (lower case): type}; None: not asked for yet
         self.columns = columns
         #: a transform asked for a column's type the first pass could not know

@@ -270,6 +270,18 @@ def dependents(m: re.Match[str], ctx: Ctx) -> PgError:
     lines = [f"constraint {r[6] or r[0] + '_' + '_'.join(r[2]) + '_fkey'} on table {r[0]} "
              f"depends on {word} {name}" for r in rows
              if r[1] == "FOREIGN KEY" and (r[4] or "").lower() == name.lower()]
+    if word == "type" and ctx.query is not None:  # the columns of that type, by table
+        tables = re.findall(r'^table "([^"]+)" depends on type', ctx.text, re.M)
+        ident = '"' + name.replace('"', '""') + '"'
+        try:
+            found = ctx.query(
+                "SELECT table_name, column_name FROM duckdb_columns() WHERE "
+                "database_name = current_database() AND list_contains($1, table_name) AND "
+                f"data_type = typeof(CAST(NULL AS {ident})) ORDER BY table_oid, column_index",
+                [tables]) if tables else []
+        except Exception:  # noqa: BLE001 - the DETAIL is an extra, never a new error
+            found = []
+        lines += [f"column {c} of table {t} depends on type {name}" for t, c in found]
     return err("2BP01", f"cannot drop {word} {name} because other objects depend on it",
                detail="\n".join(lines) or None,
                hint="Use DROP ... CASCADE to drop the dependent objects too.")
@@ -286,8 +298,10 @@ def wrong_kind(m: re.Match[str], ctx: Ctx) -> PgError | None:
     name, have, want = m.group("name"), _KIND.get(m.group("have")), _KIND.get(m.group("want"))
     if have is None or want is None:
         return None
+    replacing = "trying to replace" in m.group(0)  # CREATE OR REPLACE: PostgreSQL gives no HINT
     return err("42809", f'"{name}" is not a{"n" if want[0] in "aeiou" else ""} {want}',
-               hint=f"Use DROP {have.upper()} to remove {_ARTICLE.get(have, 'a ' + have)}.")
+               hint=None if replacing else
+               f"Use DROP {have.upper()} to remove {_ARTICLE.get(have, 'a ' + have)}.")
 
 
 def mixed_types(construct: str | None) -> Callable[[re.Match[str], Ctx], PgError | None]:

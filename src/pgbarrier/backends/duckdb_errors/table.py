@@ -198,8 +198,6 @@ RULES: list[Rule] = [
            "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
        _ex("INSERT INTO w (a) VALUES (1)",
            "CREATE TABLE w (a int, b text DEFAULT 'd', c numeric(4,1) NOT NULL)"),
-       _ex("ALTER TABLE w ALTER COLUMN b SET NOT NULL", "CREATE TABLE w (a int, b text)",
-           "INSERT INTO w VALUES (1, NULL)"),
        classes=(duckdb.ConstraintException,)),
     # ---- input values: invalid syntax, out of range
     _r("string conversion", r"^(?:Failed to cast value: )?Could not convert string '(?P<value>.*)' "
@@ -214,7 +212,8 @@ RULES: list[Rule] = [
        _ex("INSERT INTO t (a) VALUES ('x')", _T),
        _ex("SELECT 'x'::text::int"),
        _ex("SELECT b::int FROM t", _T, "INSERT INTO t (b) VALUES ('x')"),
-       _ex("ALTER TABLE t ALTER COLUMN b TYPE int", _T, "INSERT INTO t (b) VALUES ('x')")),
+       _ex("ALTER TABLE t ALTER COLUMN b TYPE int USING b::int", _T,
+           "INSERT INTO t (b) VALUES ('x')")),
     _r("decimal conversion", r'^Could not convert string "(?P<value>.*)" to '
        r"(?P<type>DECIMAL\(\d+,\d+\))$", lambda m, ctx: convert_decimal(
            m.group("value"), m.group("type"), ctx),
@@ -260,8 +259,6 @@ RULES: list[Rule] = [
        _ex("SELECT 10000000000000000000000000000000000000000::numeric", own="0A000")),
     _r("make_date", r"^Date out of range: (?P<y>-?\d+)-(?P<m>-?\d+)-(?P<d>-?\d+)$", make_date,
        _ex("SELECT make_date(2020, 13, 1)")),
-    _r("array literal", r"^Type VARCHAR with value '(?P<value>.*)' can't be cast to the "
-       r"destination type .+\[\]$", array_literal, _ex("SELECT 'x'::int[]")),
     _r("percentile", r"^PERCENTILEs can only take parameters in the range \[0, 1\]", bad_percentile,
        _ex("SELECT percentile_cont(2) WITHIN GROUP (ORDER BY 1)"),
        _ex("SELECT percentile_disc(1.5) WITHIN GROUP (ORDER BY 1)")),
@@ -305,11 +302,6 @@ RULES: list[Rule] = [
            "0A000", "dividing an interval that is not written as one (a cast to interval, an "
                     "interval literal) is not supported by pgbarrier on DuckDB"),
        _ex("SELECT i / 2 FROM iv", "CREATE TABLE iv (i interval)", own="0A000")),
-    _r("jsonb containment", r"^No function matches the given name and argument types "
-       r"'(?P<op>@>|<@)\(\"?JSON", lambda m, ctx: err(
-           "0A000", f"jsonb containment ({m.group('op')}) of values not cast to jsonb is not "
-                    "supported by pgbarrier on DuckDB"),
-       _ex("SELECT j @> j FROM tj", "CREATE TABLE tj (j jsonb)", own="0A000")),
     _r("foreign key actions", r"^FOREIGN KEY constraints cannot use (?P<what>CASCADE, SET NULL "
        r"or SET DEFAULT)", fixed_answer("0A000", "foreign keys with ON DELETE / ON UPDATE {what} are "
                                            "not supported by pgbarrier on DuckDB", caret=False),
@@ -328,22 +320,11 @@ RULES: list[Rule] = [
         "0A000", "CREATE INDEX without a name is not supported by pgbarrier on DuckDB",
         hint="Name the index: CREATE INDEX name ON table (columns)."),
        _ex("CREATE INDEX ON t (a)", _T, own="0A000")),
-    _r("constraint added later", r"^No support for adding (?P<kind>CHECK|FOREIGN_KEY) constraints "
-       r"with ALTER TABLE", lambda m, ctx: err(
-           "0A000", f"adding a {m.group('kind').replace('_', ' ')} constraint with ALTER TABLE "
-                    "is not supported by pgbarrier on DuckDB",
-           hint="Declare the constraint in the table's CREATE TABLE."),
-       _ex("ALTER TABLE t ADD CONSTRAINT k CHECK (a > 0)", _T, own="0A000"),
-       _ex("ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES p (id)",
-           "CREATE TABLE p (id int PRIMARY KEY)", "CREATE TABLE c (pid int)", own="0A000")),
-    _r("ALTER TABLE form", r"^No support for that ALTER TABLE option yet", lambda m, ctx: err(
-        "0A000", "this form of ALTER TABLE is not supported by pgbarrier on DuckDB"),
-       _ex("ALTER TABLE t DROP CONSTRAINT t_a_check",
-           "CREATE TABLE t (a int CHECK (a > 0))", own="0A000")),
     _r("several objects dropped", r"^Can only drop one object at a time", lambda m, ctx: err(
         "0A000", "dropping several objects in one statement is not supported by pgbarrier on "
                  "DuckDB", hint="Drop them one at a time."),
-       _ex("DROP TABLE t, u", _T, "CREATE TABLE u (a int)", own="0A000")),
+       _ex("DROP TYPE m1, m2", "CREATE TYPE m1 AS ENUM ('a')", "CREATE TYPE m2 AS ENUM ('b')",
+           own="0A000")),
     _r("aborted transaction", r"^Current transaction is aborted", lambda m, ctx: err(
         "25P02", "current transaction is aborted, commands ignored until end of transaction "
                  "block"), _ex("SELECT 1", "BEGIN", "!SELECT 1/0")),
@@ -410,14 +391,8 @@ RULES: list[Rule] = [
                      else "expressions")(m, ctx),
        _ex("INSERT INTO t (a, b) VALUES (1)", _T), _ex("INSERT INTO t (a) VALUES (1, 2)", _T),
        _ex("INSERT INTO t (a, b) SELECT 1", _T), _ex("INSERT INTO t (a) SELECT 1, 'x'", _T)),
-    _r("duplicate column", r'^Column with name "?(?P<name>[^"]+?)"? already exists',
-       duplicate_column, _ex("CREATE TABLE t2 (a int, a int)"),
-       _ex("ALTER TABLE t ADD COLUMN a text", _T),
-       _ex("ALTER TABLE t RENAME COLUMN a TO b", _T)),
     _r("missing column of table", r'^Table "(?P<table>[^"]+)" does not have a column with name '
        r'"(?P<name>[^"]+)"', alter_column_missing,
-       _ex("ALTER TABLE t DROP COLUMN nosuch", _T),
-       _ex("ALTER TABLE t RENAME COLUMN nosuch TO y", _T),
        _ex("INSERT INTO t (nosuch) VALUES (1)", _T)),
     _r("missing update column", r"^Referenced update column (?P<name>\S+) not found in table",
        update_column_missing, _ex("UPDATE t SET nosuch = 1", _T),
@@ -432,11 +407,12 @@ RULES: list[Rule] = [
        _ex("SELECT max(a, b) FROM t", _T), _ex("SELECT lower(1.5)")),
     _r("ambiguous function", r'^Could not choose a best candidate function for the function '
        r'call "(?P<name>.+?)\((?P<args>.*)\)"', not_unique,
-       _ex("SELECT avg('x')"), _ex("SELECT '2020-01-01'::date + 'x'"), _ex("SELECT -'x'")),
+       _ex("SELECT avg('x')"), _ex("SELECT -'x'")),
     _r("list concatenation", r"^Cannot concatenate (?:lists of )?types (?P<a>\S+) and "
-       r"(?P<b>\S+) - ", concat_lists, _ex("SELECT ARRAY[1] || ARRAY['a']"),
-       _ex("SELECT ARRAY[1,2] || 'x'::text"), _ex("SELECT ARRAY[1,2] || ARRAY[[1]]"),
-       _ex("SELECT ARRAY[1,2] || 3", own="0A000")),
+       r"(?P<b>\S+) - ", concat_lists,
+       # (types the dialect translation knows are refused before DuckDB: duckdb_dialect.arrays)
+       _ex("SELECT (SELECT ARRAY[1]) || (SELECT ARRAY['a'])"),
+       _ex("SELECT (SELECT ARRAY[1]) || (SELECT 'x'::text)")),
     _r("missing function", r"^(?:Scalar|Table|Aggregate) Function with name (?P<name>\S+) does "
        r"not exist", function_missing,
        _ex("SELECT nosuchfn(1)"),
@@ -515,19 +491,11 @@ RULES: list[Rule] = [
     # ---- catalog
     _r("missing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? does not exist'
        r'(?: because schema "[^"]+" does not exist)?', relation_missing,
-       _ex("SELECT * FROM nosuch"), _ex("SELECT * FROM nosch.t"), _ex("DROP TABLE nosuch"),
-       _ex("DROP VIEW nosuch"), _ex("INSERT INTO nosuch VALUES (1)"),
-       _ex("ALTER TABLE nosuch ADD COLUMN a int")),
+       _ex("SELECT * FROM nosuch"), _ex("SELECT * FROM nosch.t"),
+       _ex("INSERT INTO nosuch VALUES (1)")),
     _r("existing relation", r'^(?:Table|View) with name "?(?P<name>[^"!]+?)"? already exists',
        fixed_answer("42P07", 'relation "{name}" already exists', caret=False),
        _ex("CREATE TABLE t (a int)", _T)),
-    _r("rename onto a name", r'^Could not rename "(?P<old>[^"]+)" to "(?P<new>[^"]+)": another '
-       r"entry with this name already exists", renamed_onto,
-       _ex("ALTER TABLE t RENAME TO u", _T, "CREATE TABLE u (a int)")),
-    _r("second primary key", r'^table "(?P<name>[^"]+)" can have only one primary key',
-       fixed_answer("42P16", 'multiple primary keys for table "{name}" are not allowed',
-                    caret=False),
-       _ex("ALTER TABLE p ADD PRIMARY KEY (u)", _P_C)),
     _r("view aliases", r"^More VIEW aliases than columns in query result", lambda m, ctx: err(
         "42601", "CREATE VIEW specifies more column names than columns"),
        _ex("CREATE VIEW v (a, b, c) AS SELECT 1, 2")),
@@ -539,12 +507,8 @@ RULES: list[Rule] = [
        fixed_answer("42P07", 'relation "{name}" already exists', caret=False),
        _ex("CREATE INDEX i ON t (a)", _T, "CREATE INDEX i ON t (a)")),
     _r("wrong kind", r'^Existing object "?(?P<name>[^"]+?)"? is of type (?P<have>[A-Za-z ]+?), '
-       r"trying to (?:drop|replace|alter) type (?P<want>[A-Za-z ]+)$", wrong_kind,
-       _ex("DROP TABLE v", "CREATE VIEW v AS SELECT 1 AS a"), _ex("DROP VIEW t", _T)),
-    _r("altered with dependents", r'^Cannot alter entry "(?P<name>[^"]+)" because there are '
-       r"entries that depend on it", alter_dependents,
-       _ex("ALTER TABLE t ALTER COLUMN b SET NOT NULL", _T, "CREATE UNIQUE INDEX ui ON t (b)",
-           own="0A000")),
+       r"trying to (?:drop|replace(?: with)?|alter) type (?P<want>[A-Za-z ]+)$", wrong_kind,
+       _ex("CREATE OR REPLACE VIEW t AS SELECT 1 AS a", _T)),
     _r("sequence bounds", r'^setval: value (?P<v>-?\d+) is out of bounds for sequence '
        r'"(?P<name>[^"]+)" \((?P<lo>-?\d+)\.\.(?P<hi>-?\d+)\)', fixed_answer(
            "22003", 'setval: value {v} is out of bounds for sequence "{name}" ({lo}..{hi})',
@@ -554,22 +518,19 @@ RULES: list[Rule] = [
        r'"(?P<name>[^"]+)" \((?P<v>-?\d+)\)', fixed_answer(
            "2200H", 'nextval: reached {which} value of sequence "{name}" ({v})', caret=False),
        _ex("SELECT nextval('sq'), nextval('sq'), nextval('sq')", "CREATE SEQUENCE sq MAXVALUE 2")),
-    _r("missing index", r"^Index with name (?P<name>\S+) does not exist",
-       fixed_answer("42704", 'index "{name}" does not exist', caret=False), _ex("DROP INDEX nosuch")),
     _r("missing schema", r'^Schema with name "?(?P<name>[^"!]+?)"? does not exist',
-       schema_missing, _ex("DROP SCHEMA nosuch"), _ex("CREATE TABLE nosch.t (a int)")),
+       schema_missing, _ex("CREATE TABLE nosch.t (a int)")),
     _r("existing schema", r'^Schema with name "?(?P<name>[^"!]+?)"? already exists',
        fixed_answer("42P06", 'schema "{name}" already exists', caret=False),
        _ex("CREATE SCHEMA s", "CREATE SCHEMA s")),
     _r("missing sequence", r'^Sequence with name "?(?P<name>[^"!]+?)"? does not exist',
-       sequence_missing, _ex("SELECT nextval('nosuchseq')"), _ex("DROP SEQUENCE nosuch")),
+       sequence_missing, _ex("SELECT nextval('nosuchseq')")),
     _r("missing type", r'^Type with name "?(?P<name>[^"!]+?)"? does not exist', type_missing,
        _ex("SELECT 1::nosuchtype"), _ex("CREATE TABLE t2 (a nosuchtype)")),
     _r("dependents", r'^(?:Cannot drop entry "(?P<name>[^"]+)" because there are entries that '
        r"depend on it|Could not drop the table because this table is main key table of the "
        r'table "(?P<child>[^"]+)")', dependents,
-       _ex("DROP TABLE p", "CREATE TABLE p (id int PRIMARY KEY)",
-           "CREATE TABLE c (pid int REFERENCES p (id))")),
+       _ex("DROP TYPE m", "CREATE TYPE m AS ENUM ('a')", "CREATE TABLE x (c m)")),
     # ---- values a function refuses
     _r("scalar subquery", r"^More than one row returned by a subquery used as an expression",
        lambda m, ctx: err("21000", "more than one row returned by a subquery used as an "
