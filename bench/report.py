@@ -793,6 +793,28 @@ def _same(x: dict[str, Any] | None) -> str:
     return "same" if x["same_as_postgresql"] else "**differ**"
 
 
+def _rows_reading(d: Doc, by: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """One size's figures read: server CPU per row over PostgreSQL's, and how much of
+    PostgreSQL's wall time its client's own CPU is (what a ratio of 1.0 asks of the server)."""
+    over, share, client = [], [], []
+    for name in ROWS_TARGETS:
+        pb, pg = by.get((name, "pgbarrier")) or {}, by.get((name, "postgresql")) or {}
+        a, b = pb.get("server_cpu_us_per_row"), pg.get("server_cpu_us_per_row")
+        cl, rate = pg.get("client_cpu_us_per_row"), pg.get("rows_per_s")
+        if a and b:
+            over.append(f"{a / b:.0f}×")
+        if cl and rate:
+            share.append(f"{100 * cl * rate / 1e6:.0f}%")
+            client.append(_num(1e6 / rate, 1, " µs"))
+    if len(over) == len(ROWS_TARGETS) and len(share) == len(ROWS_TARGETS):
+        d(f"Read: per row, pgbarrier's server spends {' / '.join(over)} the CPU of "
+          "PostgreSQL's backend (psycopg text / asyncpg binary / COPY). On PostgreSQL the "
+          f"client is the bottleneck (its own CPU is {' / '.join(share)} of the wall time), "
+          "so with the server and the client on separate cores a ratio of 1.0 asks "
+          "pgbarrier's server for no more CPU per row than PostgreSQL's wall time per row "
+          f"({' / '.join(client)} here), the most of which is the client's own.", "")
+
+
 def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
                  results: Path, summary: list[list[str]]) -> None:
     d("## Rows out of a large result: pgbarrier's DuckDB beside PostgreSQL (issue 27)", "")
@@ -876,6 +898,7 @@ def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
                               for k, v in ex.items() if v))
             if diffs:
                 d("")
+            _rows_reading(d, by)
             load = ", ".join(f"{k} {_num(v, 1, ' s')}" for k, v in size.get("load_s", {}).items())
             d(f"Loading the table took {load}.", "")
         d("Server CPU per row: the pgbarrier process's CPU (all threads, DuckDB's included; "
