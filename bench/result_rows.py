@@ -579,4 +579,8 @@ def _peak_rss_mb(pid: int) -> float | None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except _Stop as stop:  # servers stopped and the database dropped on the way out
+        print(f"result_rows: stopped by {stop}", file=sys.stderr)
+        raise SystemExit(143) from None
