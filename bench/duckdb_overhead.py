@@ -12,7 +12,9 @@ the in-process time per statement: what the wire, the session and the event loop
 ``--query table`` serves ``SELECT id, name, price FROM bench_origins WHERE id = 1`` instead
 (a ``varchar(10)``/``numeric(12,2)`` table of 100 rows, made on each server first), whose
 RowDescription carries table OIDs, attnums and typmods (issue 15); with ``--compare-ref``
-the same cell of a tree before that shows what they cost a statement.
+the same cell of a tree before that shows what they cost a statement. ``--compare-ref``
+takes several commits, comma-separated (``make bench``: the tree before the event loop,
+issue 13, and the tree before the columnar result path, issue 27).
 
 Beside them, in the same rounds, ``bench/minimal_duckdb.py`` serves the same statements:
 the floor for any Python server answering from DuckDB (read, frame, execute, fetch,
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--compare-ref", default=None,
-                    help="also serve from this git commit's tree, in the same rounds")
+                    help="also serve from this git commit's tree (or these, comma-separated), "
+                         "in the same rounds")
     ap.add_argument("--query", choices=("select1", "table"), default="select1")
     ap.add_argument("--no-floor", action="store_true",
                     help="leave out bench/minimal_duckdb.py (inline and on a worker)")
@@ -154,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{cost['new_text']:.0f} µs, first after DDL {cost['after_ddl']:.0f} µs",
                   flush=True)
         trees: dict[str, Path | None] = {"this": None}
-        if args.compare_ref:
-            trees[args.compare_ref] = c.source_tree(args.compare_ref, Path(tmp))
+        for i, ref in enumerate(filter(None, (args.compare_ref or "").split(","))):
+            into = Path(tmp) / f"ref{i}"
+            into.mkdir()
+            trees[ref] = c.source_tree(ref, into)
         servers = {}
         try:
             for label, src in trees.items():

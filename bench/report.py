@@ -731,6 +731,220 @@ def _streaming(d: Doc, sm: dict[str, Any] | None) -> None:
       "not read waits on its socket, as a PostgreSQL backend does; a second statement while "
       "a portal is suspended reads that portal's rest into memory first.", "")
 
+#: the tree before issue 27's columnar result path: ``duckdb_overhead --compare-ref`` serves
+#: it beside this tree, for "DuckDB ``SELECT 1`` no worse than today"
+BEFORE_COLUMNAR = "9647127"
+#: issue 27's targets and moonshots, rows/s pgbarrier (DuckDB) / PostgreSQL, every size
+ROWS_TARGETS = {"psycopg_text": (1.0, 1.5), "asyncpg_binary": (1.0, 1.5), "copy_text": (1.0, 2.0)}
+ROWS_CLIENTS = {"psycopg_text": "psycopg, text format, `fetchall()`",
+                "asyncpg_binary": "asyncpg, binary format, `fetch()`",
+                "copy_text": "psycopg `COPY (SELECT …) TO STDOUT`",
+                "in_process": "in-process DuckDB `execute().fetchall()` (context)"}
+#: a figure "no worse than" another measured in the same rounds: within this much (noise)
+NO_WORSE = 1.05
+
+
+def result_rows_verdict(rr: dict[str, Any] | None) -> dict[str, Any]:
+    """Per client, the lowest pgbarrier / PostgreSQL rows/s ratio over the sizes."""
+    out: dict[str, Any] = {}
+    if not rr or rr.get("skipped") or not rr.get("sizes"):
+        return out
+    for client, (need, moon) in ROWS_TARGETS.items():
+        got = [(s["ratios"].get(client, {}).get("pgbarrier"), s["rows"]) for s in rr["sizes"]]
+        got = [g for g in got if g[0] is not None]
+        if got:
+            worst = min(got)
+            out[client] = {"need": need, "moonshot": moon, "worst": worst,
+                           "ok": worst[0] >= need, "moonshot_ok": worst[0] >= moon}
+    return out
+
+
+def select1_verdict(dko: dict[str, Any] | None) -> dict[str, Any]:
+    """DuckDB ``SELECT 1`` server CPU per statement, this tree against
+    :data:`BEFORE_COLUMNAR`'s in the same rounds (duckdb_overhead's summary), every mode."""
+    summary = (dko or {}).get("summary") or {}
+    mine, before = summary.get("this") or {}, summary.get(BEFORE_COLUMNAR) or {}
+    if not mine:
+        return {}
+    modes = {m: (x["server_cpu_us"], (before.get(m) or {}).get("server_cpu_us"))
+             for m, x in mine.items() if x.get("server_cpu_us")}
+    worst = max(a for a, _ in modes.values())
+    ratios = [a / b for a, b in modes.values() if b]
+    return {"modes": modes, "worst_us": worst, "moonshot_ok": worst <= 150,
+            "worst_ratio": max(ratios) if ratios else None,
+            "ok": max(ratios) <= NO_WORSE if ratios else None}
+
+
+def _rows_cell(x: dict[str, Any] | None) -> str:
+    if x is None:
+        return "—"
+    if x.get("rows_per_s") is None:
+        err = (x.get("errors") or ["failed"])[0].replace("|", "\\|")
+        return f"failed: {err[:90]}"
+    text = _num(x["rows_per_s"], 0) + " rows/s"
+    if x.get("failed_rounds"):
+        text += f" ({x['failed_rounds']} round(s) failed)"
+    return text
+
+
+def _same(x: dict[str, Any] | None) -> str:
+    if x is None or "same_as_postgresql" not in x:
+        return "—"
+    return "same" if x["same_as_postgresql"] else "**differ**"
+
+
+def _rows_reading(d: Doc, by: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """One size's figures read: server CPU per row over PostgreSQL's, and how much of
+    PostgreSQL's wall time its client's own CPU is (what a ratio of 1.0 asks of the server)."""
+    over, share, client = [], [], []
+    for name in ROWS_TARGETS:
+        pb, pg = by.get((name, "pgbarrier")) or {}, by.get((name, "postgresql")) or {}
+        a, b = pb.get("server_cpu_us_per_row"), pg.get("server_cpu_us_per_row")
+        cl, rate = pg.get("client_cpu_us_per_row"), pg.get("rows_per_s")
+        if a and b:
+            over.append(f"{a / b:.0f}×")
+        if cl and rate:
+            share.append(f"{100 * cl * rate / 1e6:.0f}%")
+            client.append(_num(1e6 / rate, 1, " µs"))
+    if len(over) == len(ROWS_TARGETS) and len(share) == len(ROWS_TARGETS):
+        d(f"Read: per row, pgbarrier's server spends {' / '.join(over)} the CPU of "
+          "PostgreSQL's backend (psycopg text / asyncpg binary / COPY). On PostgreSQL the "
+          f"client is the bottleneck (its own CPU is {' / '.join(share)} of the wall time), "
+          "so with the server and the client on separate cores a ratio of 1.0 asks "
+          "pgbarrier's server for no more CPU per row than PostgreSQL's wall time per row "
+          f"({' / '.join(client)} here), the most of which is the client's own.", "")
+
+
+def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
+                 results: Path, summary: list[list[str]]) -> None:
+    d("## Rows out of a large result: pgbarrier's DuckDB beside PostgreSQL (issue 27)", "")
+    entry = next((b for b in (run or {}).get("benchmarks", []) if b["name"] == "result_rows"),
+                 None)
+    p = (rr or {}).get("params") or {}
+    command = (entry or {}).get("command") or (
+        "python bench/result_rows.py --rows " + ",".join(str(n) for n in p.get("rows", []))
+        + f" --rounds {p.get('rounds', 3)}")
+    d(f"Command: `{command}`. The same table `t` on every side, made by one `CREATE TABLE t AS "
+      "SELECT … FROM generate_series(1, N)` sent as it is: eight columns `integer`, `bigint`, "
+      "`double precision`, `text`, `date`, `timestamp`, `boolean`, `numeric(12,2)`, NULLs in "
+      "four of them, non-ASCII text in every fifth row. pgbarrier: `pgbarrier serve --data-dir "
+      "<temporary directory>` (embedded DuckDB, database `dev`); PostgreSQL: a fresh database "
+      "on the 127.0.0.1:5432 server (`VACUUM (FREEZE, ANALYZE)` after the load; dropped at "
+      "the end); `--upstream`: `pgbarrier serve --upstream postgresql://postgres@127.0.0.1:5432/` "
+      "in front of that same database (a relay); in-process: the same statement on an "
+      "in-memory DuckDB in the benchmark's own process. Each cell reads "
+      f"`{p.get('query', 'SELECT … FROM t')}` whole with one client on a fresh connection "
+      "(connect time not counted): psycopg `cursor.execute(); fetchall()` (text format), "
+      "asyncpg `conn.fetch()` (binary format), psycopg `COPY (…) TO STDOUT` (text, every "
+      "block read), DuckDB `execute().fetchall()`. Rounds interleaved (every client, every "
+      "target in turn, the order rotating each round); a figure is rows over wall seconds, "
+      "the median of its rounds. The clients' own parsing is in both sides' time, so a ratio "
+      "of 1.0 means pgbarrier's server side keeps up with PostgreSQL's. Targets (pgbarrier / "
+      "PostgreSQL at every size): psycopg text ≥ 1.0 (moonshot ≥ 1.5), asyncpg binary ≥ 1.0 "
+      "(≥ 1.5), COPY ≥ 1.0 (≥ 2.0).", "")
+    if rr is None:
+        d("Not run.", "")
+    elif rr.get("skipped"):
+        d(f"Skipped: {rr['skipped']}.", "")
+    else:
+        d(f"This run: {p.get('rounds')} interleaved rounds per cell.", "")
+        for t, info in rr.get("targets", {}).items():
+            d(f"- {t}: {info.get('version', '')} ({info['status']})")
+        d("")
+        for size in rr.get("sizes", []):
+            by = {(x["client"], x["target"]): x for x in size["cells"]}
+            d(f"### {size['rows']:,} rows", "")
+            rows = []
+            for client, (need, moon) in ROWS_TARGETS.items():
+                ratio = size["ratios"].get(client, {})
+                rows.append([ROWS_CLIENTS[client], _rows_cell(by.get((client, "pgbarrier"))),
+                             _rows_cell(by.get((client, "postgresql"))),
+                             _num(ratio.get("pgbarrier"), 2), f"≥ {need:.1f} (moonshot ≥ {moon:.1f})",
+                             _mark(None if ratio.get("pgbarrier") is None
+                                   else ratio["pgbarrier"] >= need),
+                             _rows_cell(by.get((client, "upstream"))),
+                             _num(ratio.get("upstream"), 2)])
+            rows.append([ROWS_CLIENTS["in_process"], _rows_cell(by.get(("in_process", "duckdb"))),
+                         "", "", "", "", "", ""])
+            d.table(["client", "pgbarrier (DuckDB)", "PostgreSQL", "pgbarrier / PostgreSQL",
+                     "target", "verdict", "pgbarrier --upstream", "upstream / PostgreSQL"], rows)
+            cpu = []
+            for client in [*ROWS_TARGETS, "in_process"]:
+                pg, pb = by.get((client, "postgresql")) or {}, by.get((client, "pgbarrier")) or {}
+                up = by.get((client, "upstream")) or {}
+                duck = by.get((client, "duckdb")) or {}
+                if client == "in_process":
+                    cpu.append([ROWS_CLIENTS[client], "", "", "",
+                                _num(duck.get("client_cpu_us_per_row"), 2, " µs"), "",
+                                _same(duck)])
+                    continue
+                relay = ", ".join(f"{label} {_num(v, 2, ' µs')}" for label, v in
+                                  (("pgbarrier", up.get("server_cpu_us_per_row")),
+                                   ("backend", up.get("backend_cpu_us_per_row")))
+                                  if v is not None) or "—"
+                cpu.append([ROWS_CLIENTS[client], _num(pb.get("server_cpu_us_per_row"), 2, " µs"),
+                            _num(pg.get("server_cpu_us_per_row"), 2, " µs"), relay,
+                            _num(pb.get("client_cpu_us_per_row"), 2, " µs"),
+                            _num(pg.get("client_cpu_us_per_row"), 2, " µs"),
+                            f"pgbarrier {_same(pb)}, upstream {_same(up)}"])
+            d.table(["client", "server CPU / row: pgbarrier", "PostgreSQL backend",
+                     "--upstream", "client CPU / row: pgbarrier", "PostgreSQL",
+                     "answers vs PostgreSQL's"], cpu)
+            diffs = [x for x in size["cells"] if x.get("same_as_postgresql") is False]
+            for x in diffs:
+                ex = x.get("differences") or {}
+                d(f"- {x['client']} on {x['target']} differs from PostgreSQL's (first rows): "
+                  + "; ".join(f"{k.replace('_', ' ')}: " + ", ".join(f"`{e}`" for e in v)
+                              for k, v in ex.items() if v))
+            if diffs:
+                d("")
+            _rows_reading(d, by)
+            load = ", ".join(f"{k} {_num(v, 1, ' s')}" for k, v in size.get("load_s", {}).items())
+            d(f"Loading the table took {load}.", "")
+        d("Server CPU per row: the pgbarrier process's CPU (all threads, DuckDB's included; "
+          "/proc) or the PostgreSQL backend's over the read, per row; `--upstream` shows the "
+          "relay's process and the backend behind it. Client CPU: the benchmark process's "
+          "(the driver's parsing into Python values). \"answers\": the first round's rows (as "
+          "the driver's Python values) or COPY lines, an order-independent hash, against "
+          "PostgreSQL's through the same client (psycopg's rows for the in-process DuckDB).", "")
+        if rr.get("server_peak_rss_mb"):
+            d("Servers' peak RSS over the run: " + ", ".join(
+                f"{k} {_num(v, 0, ' MB')}" for k, v in rr["server_peak_rss_mb"].items()) + ".", "")
+    # the issue's other two figures, measured by the benchmarks that already measure them
+    sm_v = streaming_verdict(_load(results, "streaming_memory"))
+    s1 = select1_verdict(_load(results, "duckdb_overhead"))
+    rows = [["server RSS growth while streaming 5,000,000 rows to a client that does not read "
+             "(Streaming results, above)", "≤ 100 MB", _num(sm_v.get("growth"), 0, " MB"),
+             _mark(sm_v.get("ok"))]]
+    if s1:
+        shown = ", ".join(f"-M {m} {_num(a, 0, ' µs')}"
+                          + (f" ({_num(b, 0, ' µs')} before)" if b else "")
+                          for m, (a, b) in s1["modes"].items())
+        rows.append([f"DuckDB `SELECT 1` server CPU per statement (The event-loop core, below: "
+                     f"this tree beside `{BEFORE_COLUMNAR}`, the tree before the columnar path, "
+                     "same rounds)", f"no worse than `{BEFORE_COLUMNAR}` (within "
+                     f"{100 * (NO_WORSE - 1):.0f}%); moonshot ≤ 150 µs", shown,
+                     _mark(s1.get("ok")) + (", moonshot " + _mark(s1["moonshot_ok"])
+                                            if s1.get("ok") else "")])
+    else:
+        rows.append(["DuckDB `SELECT 1` server CPU per statement", "no worse than today; "
+                     "moonshot ≤ 150 µs", "—", _mark(None)])
+    d("The issue's other figures, from the benchmarks that measure them:", "")
+    d.table(["figure", "target", "this run", "verdict"], rows)
+    v = result_rows_verdict(rr)
+    for client, x in v.items():
+        r, n = x["worst"]
+        summary.append(["issue 27 rows", f"{ROWS_CLIENTS[client]} rows/s: pgbarrier / PostgreSQL "
+                        f"≥ {x['need']:.1f}, every size", f"lowest {r:.2f} ({n:,} rows)",
+                        _mark(x["ok"])])
+    if sm_v:
+        summary.append(["issue 27 rows", "5,000,000 rows streamed, client not reading: ≤ 100 MB",
+                        f"+{sm_v['growth']:.0f} MB", _mark(sm_v["ok"])])
+    if s1 and s1.get("ok") is not None:
+        summary.append(["issue 27 rows", f"DuckDB `SELECT 1` server CPU no worse than "
+                        f"`{BEFORE_COLUMNAR}`", f"worst {s1['worst_us']:.0f} µs, "
+                        f"{s1['worst_ratio']:.2f}× before", _mark(s1["ok"])])
+
 
 def flood_verdict(cf: dict[str, Any] | None) -> dict[str, Any]:
     """Sessions accepted past --max-connections, and the threads a flood costs: this tree's."""
@@ -912,11 +1126,12 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
         d("Not run.", "")
     dko = _load(results, "duckdb_overhead")
     d("### DuckDB `SELECT 1`: server time per statement over DuckDB's own", "")
-    d("Command: `python bench/duckdb_overhead.py --rounds 3 --compare-ref 0648ae1`: one "
+    d(f"Command: `python bench/duckdb_overhead.py --rounds 3 --compare-ref 0648ae1,{BEFORE_COLUMNAR}`: one "
       "pgbench client (`SELECT 1`), the server's CPU per statement (all threads), over the CPU "
       "of `cursor.execute('SELECT 1').fetchall()` in a loop in the benchmark's own process "
       "(DuckDB's threads included on both sides). `0648ae1` is the tree before the event loop "
-      "(thread per connection), served in the same rounds. `minimal-duckdb` is "
+      f"(thread per connection), `{BEFORE_COLUMNAR}` the tree before issue 27's columnar "
+      "result path, both served in the same rounds. `minimal-duckdb` is "
       "`bench/minimal_duckdb.py`, the floor for any Python server answering from DuckDB "
       "(read, frame, execute, fetch, encode as text, write; no catalog, no types, no checks), "
       "with the statement on its loop thread; `minimal-duckdb-pool` runs it on a worker "
@@ -1373,6 +1588,8 @@ def render(results: Path) -> str:
     _startup(body, run, results)
     sm = _load(results, "streaming_memory")
     _streaming(body, sm)
+    rows_summary: list[list[str]] = []
+    _result_rows(body, _load(results, "result_rows"), run, results, rows_summary)
     cf = _load(results, "connection_flood")
     _flood(body, cf)
     hs = _load(results, "history_startup")
@@ -1433,6 +1650,7 @@ def render(results: Path) -> str:
                         f"{cf_v['threads']} threads", _mark(cf_v["ok"])])
 
     summary.extend(loop_rows)
+    summary.extend(rows_summary)
     head = Doc()
     _header(head, run)
     _summary(head, summary)

@@ -93,7 +93,7 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "smoke": ["--connections", "8", "--max-connections", "8"]}),
     "duckdb_overhead": ("duckdb_overhead.py", {
         "full": ["--rounds", "3", "--transactions", "10000", "--statements", "10000",
-                 "--compare-ref", "0648ae1"],
+                 "--compare-ref", "0648ae1,9647127"],
         "quick": ["--rounds", "1", "--transactions", "5000", "--statements", "5000"],
         "smoke": ["--rounds", "1", "--transactions", "20", "--statements", "20",
                   "--modes", "extended"]}),
@@ -105,6 +105,12 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--rounds", "5000"], "quick": ["--rounds", "2000"], "smoke": ["--rounds", "20"]}),
     "pause_under_load": ("pause_under_load.py", {
         "full": ["--rounds", "200"], "quick": ["--rounds", "100"], "smoke": ["--rounds", "3"]}),
+    # issue 27: rows out of a large result through three clients, pgbarrier's DuckDB beside
+    # PostgreSQL (and pgbarrier --upstream, and DuckDB in process)
+    "result_rows": ("result_rows.py", {
+        "full": ["--rows", "300000,3000000", "--rounds", "3"],
+        "quick": ["--rows", "100000", "--rounds", "3"],
+        "smoke": ["--rows", "1000", "--rounds", "1", "--cell-timeout", "60"]}),
     # issue 17: kill -9 of the leader until the follower serves (two processes, one meta store)
     "failover": ("failover_time.py", {
         "full": ["--rounds", "20"], "quick": ["--rounds", "5"], "smoke": ["--rounds", "1"]}),

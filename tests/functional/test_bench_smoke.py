@@ -44,7 +44,7 @@ import pytest  # noqa: E402
 
 SUITE = ["classifier", "dialect", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
          "streaming_memory", "connection_flood", "history_startup", "duckdb_overhead",
-         "pause_under_load", "thread_hop", "failover", "instructions"]
+         "pause_under_load", "thread_hop", "failover", "instructions", "result_rows"]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,8 @@ def test_bench_report_renders(bench_results, tmp_path):
                     "## Scale of the barrier manager", "## The classifier on its own",
                     "## PostgreSQL's dialect on DuckDB",
                     "## Where the pass-through path spends its time",
-                    "## Streaming results", "## A flood of connections",
+                    "## Streaming results", "## Rows out of a large result",
+                    "## A flood of connections",
                     "## Start-up with 1,000,000 refresh-history rows",
                     "## The event-loop core (issue 13)"):
         assert heading in text, heading
