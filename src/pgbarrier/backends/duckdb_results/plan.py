@@ -50,6 +50,7 @@ from pgbarrier.backends.duckdb_results import pgtypes as T
 from pgbarrier.backends.duckdb_results.evaluate import Eval, Inputs, build
 from pgbarrier.backends.duckdb_results.infer import Typer, call_name
 from pgbarrier.backends.duckdb_results.pgtypes import PgType
+from pgbarrier.backends.pgcatalog.origins import bind_tables
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column
 from pgbarrier.sql.colnames import PgWritten, parse_single
@@ -291,20 +292,7 @@ def _plan(sql: str, search_path: tuple[str, ...],
         rels.setdefault((nsp, rel), {})[att] = PgType(typid, typmod)
         if temp:
             temps.add(rel)
-    named_temp = False
-    for t in tables:
-        name, schema = _name(t.this), _name(t.args.get("db"))
-        if schema is None:
-            order = (["pg_temp_1"] if name in temps else []) + list(search_path)
-            schema = next((s for s in order if (s, name) in rels), None)
-            if schema is None:
-                continue
-            t.set("db", exp.to_identifier(schema, quoted=True))
-        t.set("catalog", None)
-        named_temp = named_temp or schema == "pg_temp_1"
-    mapping: dict[str, dict[str, dict[str, str]]] = {}
-    for (nsp, rel), cols in rels.items():
-        mapping.setdefault(nsp, {})[rel] = {att: "int" for att in cols}
+    named_temp, mapping = bind_tables(tables, rels, temps, search_path)
     qualified = qualify(work, schema=MappingSchema(mapping, dialect="postgres", normalize=False),
                         dialect="postgres", validate_qualify_columns=False,
                         quote_identifiers=False, identify=False, expand_alias_refs=False)

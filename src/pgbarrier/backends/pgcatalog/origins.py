@@ -144,6 +144,31 @@ class OriginCache:
 CatalogRow = tuple[str, str, bool, str, int, int, int, int]
 
 
+def bind_tables(tables: list[exp.Table], rels: dict[tuple[str, str], Any], temps: set[str],
+                search_path: Sequence[str]
+                ) -> tuple[bool, dict[str, dict[str, dict[str, str]]]]:
+    """Qualify each of a statement's ``tables`` with the schema PostgreSQL finds it in
+    (``pg_temp`` first, then ``search_path``; ``rels`` keyed by (schema, relation) holds the
+    catalog's columns of those that exist), as sqlglot's ``qualify`` needs them; (whether a
+    temporary relation is named, the schema mapping for ``qualify``)."""
+    named_temp = False
+    for t in tables:
+        name = _name(t.this)
+        schema = _name(t.args.get("db"))
+        if schema is None:
+            order = (["pg_temp_1"] if name in temps else []) + list(search_path)
+            schema = next((s for s in order if (s, name) in rels), None)
+            if schema is None:
+                continue
+            t.set("db", exp.to_identifier(schema, quoted=True))
+        t.set("catalog", None)
+        named_temp = named_temp or schema == "pg_temp_1"
+    mapping: dict[str, dict[str, dict[str, str]]] = {}
+    for (nsp, rel), cols in rels.items():
+        mapping.setdefault(nsp, {})[rel] = {att: "int" for att in cols}
+    return named_temp, mapping
+
+
 def origins_of(sql: str, search_path: tuple[str, ...], cache: OriginCache,
                lookup: Callable[[list[str]], list[CatalogRow]]
                ) -> tuple[ColumnOrigin, ...] | None:
@@ -206,21 +231,7 @@ def _origins(sql: str, search_path: tuple[str, ...],
         rels.setdefault((nsp, rel), {})[att] = (relid, attnum, typid, typmod)
         if temp:
             temps.add(rel)
-    named_temp = False
-    for t in tables:
-        name = _name(t.this)
-        schema = _name(t.args.get("db"))
-        if schema is None:
-            order = (["pg_temp_1"] if name in temps else []) + list(search_path)
-            schema = next((s for s in order if (s, name) in rels), None)
-            if schema is None:
-                continue
-            t.set("db", exp.to_identifier(schema, quoted=True))
-        t.set("catalog", None)
-        named_temp = named_temp or schema == "pg_temp_1"
-    mapping: dict[str, dict[str, dict[str, str]]] = {}
-    for (nsp, rel), cols in rels.items():
-        mapping.setdefault(nsp, {})[rel] = {att: "int" for att in cols}
+    named_temp, mapping = bind_tables(tables, rels, temps, search_path)
     try:
         qualified = qualify(tree, schema=MappingSchema(mapping, dialect="postgres",
                                                        normalize=False),
