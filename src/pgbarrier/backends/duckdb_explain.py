@@ -441,6 +441,26 @@ def _result_types(cur: duckdb.DuckDBPyConnection, first_word: str, duck: str,
     return [str(t) for t in rel.types] if rel is not None else None
 
 
+def _without_prefix(exc: duckdb.Error, prefix: str) -> duckdb.Error:
+    """DuckDB's error ``exc`` as it would read had the statement run without ``prefix``:
+    its ``LINE 1:`` excerpt and caret moved back (the text is what the error mapping reads)."""
+    text = str(exc)
+    head = "LINE 1: " + prefix
+    at = text.find(head)
+    if at < 0:
+        return exc
+    lines = text[at:].split("\n")
+    lines[0] = "LINE 1: " + lines[0][len(head):]
+    if len(lines) > 1 and "^" in lines[1]:
+        caret = lines[1]
+        cut = min(len(prefix), len(caret) - len(caret.lstrip(" ")))
+        lines[1] = caret[cut:]
+    try:
+        return type(exc)(text[:at] + "\n".join(lines))
+    except Exception:  # noqa: BLE001 - an exception class that takes no message: as it is
+        return exc
+
+
 def _run(cur: duckdb.DuckDBPyConnection, prefix: str, duck: str, params: list[Any] | None,
          constraints: Callable[[], Sequence[Sequence[Any]]]) -> tuple[Any, float]:
     """DuckDB's JSON plan of ``duck`` and how long DuckDB took (ms). A DuckDB error is the
@@ -450,12 +470,8 @@ def _run(cur: duckdb.DuckDBPyConnection, prefix: str, duck: str, params: list[An
         rows = cur.execute(prefix + duck, params).fetchall() if params else \
             cur.execute(prefix + duck).fetchall()
     except duckdb.Error as exc:
-        err = to_pg_error(exc, duck, constraints)  # type: ignore[arg-type]
-        line = re.search(r"LINE (\d+):", str(exc))
-        if err.position is not None and line is not None and line.group(1) == "1":
-            err.position -= len(prefix)
-            if err.position < 1:
-                err.position = None
+        # the statement's own error: as if DuckDB had run it without the EXPLAIN prefix
+        err = to_pg_error(_without_prefix(exc, prefix), duck, constraints)  # type: ignore[arg-type]
         raise err from None
     elapsed = (time.perf_counter() - started) * 1000.0
     text = rows[0][1] if rows and len(rows[0]) > 1 else "[]"
