@@ -734,8 +734,11 @@ class DuckDBSession(BackendSession):
         cur = self._cursor
         installer = self.catalog.installer
         try:
-            if installer is not None:
-                installer.ensure()  # constraints by PostgreSQL's names: pgb.named_cons
+            if installer is not None and words[0] != "CREATE":
+                # constraints by PostgreSQL's names (pgb.named_cons) for DROP and ALTER;
+                # a CREATE needs none, and a database's first CREATE TABLE must not pay
+                # the catalog's installation (about a second)
+                installer.ensure()
             return duckdb_ddl.plan(sql, words, cur, self.search_path(),
                                    f"{CATALOG_DB}.pgb.named_cons" if installer else None,
                                    lambda text: self._to_duckdb(text)[0], self._user)
