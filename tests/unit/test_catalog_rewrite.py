@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import duckdb
@@ -173,3 +173,24 @@ def test_postgres_execution() -> None:
         assert cur.fetchall() == []
         assert [c.name for c in cur.description] == ["job", "run_id", "trigger", "rows"]
         conn.rollback()
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_rows_written_as_text_are_the_sql_sqlglot_generates(dialect):
+    """The rows go in as text (a view of thousands of rows must not cost an AST node per
+    cell), and that text is exactly what generating the derived table's AST gives."""
+    from pgbarrier.sql.catalog_rewrite import _derived_select, derived_sql, is_rewritten
+
+    table = CatalogTable(
+        columns=(("i", "BIGINT"), ("s", "TEXT"), ("b", "BOOLEAN"), ("f", "DOUBLE"),
+                 ("n", "NUMERIC"), ("t", "TIMESTAMPTZ"), ("d", "DATE"), ('we"ird', "TEXT")),
+        rows=[(2**60, "it's a\\b\nc", True, 0.1, Decimal("1.50"),
+               datetime(2026, 1, 2, 3, 4, 5), date(2026, 1, 2), None),
+              (None, None, False, float("nan"), None, None, None, "$$ é"),
+              (-1, "", None, float("inf"), Decimal("-0.001"),
+               datetime(2026, 1, 2, tzinfo=timezone.utc), None, "x")])
+    assert derived_sql(table, dialect) == f"({_derived_select(table, dialect).sql(dialect=dialect)})"
+    out = rewrite_catalog_refs("SELECT * FROM rw_catalog.t AS x WHERE x.i > 0", {"t": table},
+                               dialect)
+    assert is_rewritten(out) and "pgb_rw_rows_" not in out
+    assert not is_rewritten("SELECT * FROM t")

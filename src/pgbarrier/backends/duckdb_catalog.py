@@ -47,6 +47,7 @@ from pgbarrier.backends.pgcatalog.rewrite import (
     rewrite_pg_catalog,
     settings_table,
 )
+from pgbarrier.sql.catalog_rewrite import is_rewritten
 from pgbarrier.sql.public_schema import map_public, may_name_public
 import duckdb
 
@@ -257,7 +258,8 @@ class SessionCatalog:
         """Where the result columns of the client's query ``sql`` come from
         (``pgcatalog.origins``), read on ``cur`` before the query runs on it; None when
         unknown (not a query, no catalog, a catalog query, or the lookup failed)."""
-        if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(sql):
+        if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(sql) \
+                or is_rewritten(sql):
             return None
         installer = self.installer
         if self._relations is None:  # the catalog is installed on a first read only
@@ -278,8 +280,8 @@ class SessionCatalog:
         (:mod:`pgbarrier.backends.duckdb_results`), planned on ``cursor()`` (asked only when
         the catalog must be read) before it runs; None: DuckDB's result as it is."""
         if self.installer is None or words[:1] not in _QUERY_WORDS or may_touch_catalog(
-                sql.lower().replace("pg_typeof(", "")):  # a catalog query: its own types
-            return None
+                sql.lower().replace("pg_typeof(", "")) or is_rewritten(sql):
+            return None  # a catalog query, or rw_catalog's rows: their own types
         installer = self.installer
         if self._relations is None:
             self._relations = RelationColumns(installer.origins, MARKER_SCHEMA)

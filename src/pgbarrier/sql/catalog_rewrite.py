@@ -21,6 +21,12 @@ Rules this module keeps:
   (a naive datetime is taken as UTC), anything else -> ``str(value)``; the cast gives the
   type. Bare ``NUMERIC``/``DECIMAL`` becomes ``DECIMAL(38, 10)`` on DuckDB (whose bare
   ``NUMERIC`` is ``DECIMAL(18, 3)``).
+* The client's statement is parsed and rewritten as an AST, but the rows are written as
+  text (:func:`derived_sql`: the same SQL sqlglot would generate, at a string join per
+  cell) into the place of a placeholder table: a view of thousands of rows
+  (``rw_refresh_history``) must not cost an AST node per cell. :func:`is_rewritten` tells
+  a backend that a statement reads such rows (it needs no result-type planning: every
+  cell is cast).
 * SQL that sqlglot cannot parse, or that has no reference to rewrite (the word only in a
   string or comment, or a ``rw_catalog`` table that is written to rather than read), is
   returned unchanged for the backend to judge. Several statements in ``sql`` are rewritten
@@ -30,6 +36,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import datetime as _dt
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -41,7 +48,8 @@ from sqlglot.errors import ParseError, TokenError
 
 from pgbarrier import errors
 
-__all__ = ["CATALOG_SCHEMA", "CatalogTable", "rewrite_catalog_refs"]
+__all__ = ["CATALOG_SCHEMA", "CatalogTable", "derived_sql", "is_rewritten",
+           "rewrite_catalog_refs"]
 
 CATALOG_SCHEMA = "rw_catalog"
 _VALUES_ALIAS = "_rw"
@@ -115,6 +123,52 @@ def _derived_select(table: CatalogTable, dialect: str) -> exp.Select:
     return exp.select(*(exp.column(n.copy()) for n in names)).from_(values)
 
 
+def _literal_sql(value: object) -> str:
+    """:func:`_literal`'s SQL text, without building it."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (float, Decimal)) and value == value and abs(value) != float("inf"):
+        return str(value)
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        text = value.isoformat()
+    elif isinstance(value, (_dt.date, _dt.time)):
+        text = value.isoformat()
+    else:
+        text = str(value)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def derived_sql(table: CatalogTable, dialect: str) -> str:
+    """:func:`_derived_select`'s SQL text (in parentheses), the rows written as text."""
+    if not table.rows:
+        return f"({_derived_select(table, dialect).sql(dialect=dialect)})"
+    names = [exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+             for name, _ in table.columns]
+    casts = [(f"CAST(", f" AS {_data_type(t, dialect).sql(dialect=dialect)})")
+             for _, t in table.columns]
+    width = len(names)
+    tuples = []
+    for row in table.rows:
+        if len(row) != width:
+            raise ValueError(f"catalog row has {len(row)} values, expected {width}: {row!r}")
+        tuples.append("(" + ", ".join(f"{head}{_literal_sql(v)}{tail}"
+                                      for v, (head, tail) in zip(row, casts)) + ")")
+    columns = ", ".join(names)
+    return (f"(SELECT {columns} FROM (VALUES {', '.join(tuples)}) AS "
+            f'"{_VALUES_ALIAS}"({columns}))')
+
+
+def is_rewritten(sql: str) -> bool:
+    """Whether ``sql`` came from :func:`rewrite_catalog_refs` with a view's rows in it."""
+    return f'AS "{_VALUES_ALIAS}"(' in sql
+
+
 def _catalog_name(table: exp.Table) -> str | None:
     """``<name>`` if ``table`` is ``rw_catalog.<name>`` read in FROM/JOIN, else None."""
     if folded(table.args.get("db")) != CATALOG_SCHEMA:
@@ -124,7 +178,9 @@ def _catalog_name(table: exp.Table) -> str | None:
     return folded(table.this)
 
 
-def _rewrite_tree(tree: exp.Expr, tables: Mapping[str, CatalogTable], dialect: str) -> bool:
+def _rewrite_tree(tree: exp.Expr, tables: Mapping[str, CatalogTable], dialect: str,
+                  derived: dict[str, str]) -> bool:
+    """Replaces each read view by a placeholder table; ``derived``: placeholder -> rows."""
     changed = False
     for table in list(tree.find_all(exp.Table)):
         name = _catalog_name(table)
@@ -136,8 +192,9 @@ def _rewrite_tree(tree: exp.Expr, tables: Mapping[str, CatalogTable], dialect: s
         alias = table.args.get("alias")
         if alias is None:
             alias = exp.TableAlias(this=table.this.copy())
-        derived = exp.Subquery(this=_derived_select(source, dialect), alias=alias.copy())
-        table.replace(derived)
+        placeholder = f"pgb_rw_rows_{uuid.uuid4().hex}"
+        derived[placeholder] = derived_sql(source, dialect)
+        table.replace(exp.Table(this=exp.to_identifier(placeholder), alias=alias.copy()))
         changed = True
     if changed:
         for column in tree.find_all(exp.Column):
@@ -154,9 +211,13 @@ def rewrite_catalog_refs(sql: str, tables: Mapping[str, CatalogTable], dialect: 
     except (ParseError, TokenError):
         return sql
     changed = False
+    derived: dict[str, str] = {}
     for tree in trees:
-        if tree is not None and _rewrite_tree(tree, tables, dialect):
+        if tree is not None and _rewrite_tree(tree, tables, dialect, derived):
             changed = True
     if not changed:
         return sql
-    return ";\n".join(tree.sql(dialect=dialect) for tree in trees if tree is not None)
+    out = ";\n".join(tree.sql(dialect=dialect) for tree in trees if tree is not None)
+    for placeholder, rows in derived.items():
+        out = out.replace(placeholder, rows, 1)
+    return out
