@@ -128,6 +128,8 @@ class Config:
     require_tls: bool = False
     #: directories DuckDB sessions may read and write data files in (``--allow-path``)
     allow_paths: tuple[str, ...] = ()
+    #: clients may see and act on the DuckDB instance (``--allow-instance-info``)
+    allow_instance_info: bool = False
     #: DuckDB ``memory_limit`` of each database (None: a quarter of the host's RAM)
     duckdb_memory_limit: str | None = None
     #: DuckDB ``threads`` of each database (None: DuckDB's default, the number of cores)
@@ -223,7 +225,8 @@ class App:
 
         return DuckDBBackend(config.data_dir, DuckDBLimits(
             memory_limit=config.duckdb_memory_limit or default_memory_limit(),
-            threads=config.duckdb_threads, allow_paths=tuple(config.allow_paths)))
+            threads=config.duckdb_threads, allow_paths=tuple(config.allow_paths),
+            instance_info=config.allow_instance_info))
 
     def _restore(self) -> None:
         """Recover the meta store and load what it holds into the barrier manager, the

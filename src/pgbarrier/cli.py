@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="open DIR (and below) for reading and writing data files: Parquet, "
                            "CSV, COPY TO/FROM (repeatable; PGBARRIER_ALLOW_PATH takes several "
                            f"separated by '{os.pathsep}')")
+    duck.add_argument("--allow-instance-info", action="store_true",
+                      default=_env_switch("allow-instance-info"),
+                      help="let every client see and act on the DuckDB instance: "
+                           "duckdb_settings(), PRAGMA database_list/version/platform, "
+                           "pragma_version(), CHECKPOINT (default: 42501, as PostgreSQL "
+                           "answers a non-superuser)")
     duck.add_argument("--duckdb-memory-limit", default=_env("duckdb-memory-limit", None),
                       metavar="SIZE",
                       help="memory limit of EACH database's DuckDB instance, e.g. 4GB (default: "
@@ -213,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                     authentication_timeout_s=args.authentication_timeout_sec,
                     require_tls=args.require_tls,
                     allow_paths=allow_paths,
+                    allow_instance_info=args.allow_instance_info,
                     duckdb_memory_limit=args.duckdb_memory_limit,
                     duckdb_threads=args.duckdb_threads,
                     refresh_history_per_job=args.refresh_history_per_job,

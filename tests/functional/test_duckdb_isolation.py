@@ -37,8 +37,19 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def srv(dirs: dict[str, Path]) -> Iterator[ServerProcess]:
+    """A server whose operator opened the instance's information (--allow-instance-info):
+    the tests below use duckdb_settings() to see what a session changed; server paths stay
+    hidden even then."""
     server = start_server("--data-dir", str(dirs["data"]), "--allow-path", str(dirs["allowed"]),
-                          "--duckdb-threads", "2")
+                          "--duckdb-threads", "2", "--allow-instance-info")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def closed(dirs: dict[str, Path]) -> Iterator[ServerProcess]:
+    """A server as started by default: the DuckDB instance is the operator's."""
+    server = start_server("--data-dir", str(dirs["data"]) + "-closed")
     yield server
     stop_server(server)
 
@@ -266,7 +277,8 @@ def test_time_zones_stay_per_session(srv: ServerProcess) -> None:
 
 
 def test_a_query_over_the_memory_limit_is_53200_and_the_server_goes_on() -> None:
-    server = start_server("--duckdb-memory-limit", "64MB")  # :memory: data dir: no spilling
+    server = start_server("--duckdb-memory-limit", "64MB",  # :memory: data dir: no spilling
+                          "--allow-instance-info")
     try:
         with connect(server) as a, connect(server) as b:
             (limit,) = a.execute("SELECT value FROM duckdb_settings() "
@@ -399,3 +411,68 @@ def test_no_secrets_and_no_borrowed_user_name(srv: ServerProcess, sql: str) -> N
         assert conn.execute("SELECT current_user").fetchone() == ("root",)
         conn.execute("SET VARIABLE mine = 1")  # the session's own variables stay usable
         assert conn.execute("SELECT getvariable('mine')").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("PRAGMA database_list", "permission denied for PRAGMA database_list"),
+    ("pragma version", "permission denied for PRAGMA version"),
+    ("PRAGMA platform", "permission denied for PRAGMA platform"),
+    ("CALL pragma_database_size()", "permission denied for function pragma_database_size"),
+    ("SELECT * FROM duckdb_settings()", "permission denied for function duckdb_settings"),
+    ("select value from DUCKDB_SETTINGS() where name = 'threads'",
+     "permission denied for function duckdb_settings"),
+    ("SELECT * FROM duckdb_databases()", "permission denied for function duckdb_databases"),
+    ("SELECT * FROM duckdb_extensions()", "permission denied for function duckdb_extensions"),
+    ("SELECT * FROM duckdb_memory()", "permission denied for function duckdb_memory"),
+    ("SELECT * FROM pragma_version()", "permission denied for function pragma_version"),
+    ("SELECT library_version FROM pragma_version()",
+     "permission denied for function pragma_version"),
+    ("WITH s AS (SELECT * FROM \"duckdb_settings\"()) SELECT count(*) FROM s",
+     "permission denied for function duckdb_settings"),
+    ("CHECKPOINT", "must be superuser to do CHECKPOINT"),
+    ("force checkpoint", "must be superuser to do CHECKPOINT"),
+    ("/* hi */ CHECKPOINT", "must be superuser to do CHECKPOINT"),
+])
+def test_the_instance_is_hidden_by_default(closed: ServerProcess, sql: str, message: str) -> None:
+    """What PostgreSQL answers a non-superuser (42501), with a HINT naming the flag that
+    opens it; the session goes on."""
+    with connect(closed) as conn:
+        with pytest.raises(errors.InsufficientPrivilege) as info:
+            conn.execute(sql)
+        diag = info.value.diag
+        assert diag.message_primary == message
+        assert "--allow-instance-info" in (diag.message_hint or "")
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 'duckdb_settings()' AS a",
+    "SELECT 1 -- PRAGMA database_list",
+    "SELECT 1 /* CHECKPOINT duckdb_settings() */",
+    "CREATE TABLE IF NOT EXISTS checkpoint_log (pragma text, checkpoint text)",
+    "SELECT count(*) FROM checkpoint_log",
+    "SELECT version() LIKE 'PostgreSQL %'",
+    "SHOW server_version",
+    "SELECT count(*) > 0 FROM pg_settings",
+])
+def test_names_in_strings_comments_and_columns_do_not_count(closed: ServerProcess,
+                                                             sql: str) -> None:
+    with connect(closed) as conn:
+        conn.execute(sql)
+
+
+def test_browsing_needs_no_instance_information(closed: ServerProcess) -> None:
+    result = closed.psql("-c", r"\l", "-c", r"\dt", "-c", r"\dn", "-c", "SHOW ALL")
+    assert result.returncode == 0, result.stderr
+    assert "dev" in result.stdout
+
+
+def test_the_operator_may_open_the_instance_paths_stay_hidden(srv: ServerProcess,
+                                                               dirs: dict[str, Path]) -> None:
+    with connect(srv) as conn:
+        assert conn.execute("SELECT count(*) > 0 FROM duckdb_settings()").fetchone() == (True,)
+        version = conn.execute("SELECT library_version FROM pragma_version()").fetchone()[0]
+        assert version.startswith("v")
+        conn.execute("CHECKPOINT")
+        rows = conn.execute("PRAGMA database_list").fetchall()
+        assert str(dirs["data"]) not in repr(rows)

@@ -92,3 +92,23 @@ def test_a_locked_instance_keeps_pgbarriers_own_work() -> None:
         cur.execute("SET GLOBAL threads = 4")
     assert cur.execute("SELECT value FROM duckdb_settings() WHERE name = 'threads'"
                        ).fetchone() == ("1",)
+
+
+@pytest.mark.parametrize("sql, refused", [
+    ("PRAGMA database_list", True), ("  pragma   Version", True), ("CALL PRAGMA platform", True),
+    ("PRAGMA default_null_order = 'nulls_first'", False), ("PRAGMA table_info('t')", False),
+    ("SELECT * FROM duckdb_settings()", True), ('SELECT * FROM "duckdb_memory" ()', True),
+    ("SELECT * FROM duckdb_tables()", False), ("SELECT * FROM duckdb_columns()", False),
+    ("CHECKPOINT", True), ("FORCE CHECKPOINT mydb", True), ("SELECT 'CHECKPOINT'", False),
+    ("SELECT 1 -- duckdb_settings()", False), ("SELECT 'pragma_version()'", False),
+    ("SELECT x.duckdb_settings FROM t x", False),
+])
+def test_instance_statements_are_refused_by_name_not_by_text(sql: str, refused: bool) -> None:
+    from pgbarrier.backends.duckdb_instance import refusal
+
+    err = refusal(sql)
+    assert (err is not None) == refused, sql
+    if err is not None:
+        assert err.sqlstate == "42501" and "--allow-instance-info" in (err.hint or "")
+    guard = StatementGuard(instance_info=True)
+    assert guard.instance_info

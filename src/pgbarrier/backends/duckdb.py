@@ -284,8 +284,10 @@ class DuckDBSession(BackendSession):
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None,
-                 views: ViewNames | None = None) -> None:
+                 views: ViewNames | None = None, instance_info: bool = False) -> None:
         super().__init__()
+        #: the operator's --allow-instance-info (duckdb_instance)
+        self._instance_info = instance_info
         #: pgbarrier's materialized views of the database (duckdb_views): no writes
         self._views = views
         #: pg_stat_activity and pgb_signal (duckdb_signals); None: no sessions to see
@@ -377,7 +379,7 @@ class DuckDBSession(BackendSession):
         """The session's :class:`StatementGuard`, made at its first statement for DuckDB."""
         guard = self._guard_made
         if guard is None:
-            guard = self._guard_made = StatementGuard()
+            guard = self._guard_made = StatementGuard(instance_info=self._instance_info)
         return guard
 
     @property
@@ -1478,7 +1480,7 @@ class DuckDBBackend(Backend):
                 startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user,
-                             self.signals, self._views.get(database))
+                             self.signals, self._views.get(database), self.limits.instance_info)
 
     @staticmethod
     def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None,

@@ -49,6 +49,8 @@ Rules this module keeps (verified on duckdb 2.0.1):
   with the same rows, paths NULL; naming the originals past the shadow
   (``system.main.duckdb_settings()``), any statement but a query that names them,
   DuckDB's logs, and ``SHOW`` of a path setting (:data:`PATH_SETTINGS`) are 42501.
+* The instance itself (its settings, databases, extensions, memory, build, ``CHECKPOINT``)
+  is refused unless the operator opens it: :mod:`pgbarrier.backends.duckdb_instance`.
 * No secrets: DuckDB keeps even a temporary secret per instance (every session of the
   database would use it) and pgbarrier reaches no remote storage, so ``CREATE SECRET``
   is 42501; so is ``SET VARIABLE pgbarrier_*`` (pgbarrier's own, the session's user).
@@ -67,6 +69,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from pgbarrier.backends.duckdb_instance import refusal as instance_refusal
 from pgbarrier.backends.duckdb_sql import literal, quote_ident
 from pgbarrier.errors import PgError
 
@@ -104,6 +107,9 @@ class DuckDBLimits:
     memory_limit: str = field(default_factory=default_memory_limit)
     threads: int | None = None  #: None: DuckDB's default (the number of cores)
     allow_paths: tuple[str, ...] = ()
+    #: clients may see the instance's settings, databases, memory, build
+    #: (``--allow-instance-info``; pgbarrier.backends.duckdb_instance)
+    instance_info: bool = False
 
 
 _session_settable: frozenset[str] | None = None
@@ -291,8 +297,11 @@ def _unquote_name(name: str) -> str:
 class StatementGuard:
     """Keeps a client's statements to its own session (see the module rules)."""
 
-    def __init__(self, allowed: frozenset[str] | None = None) -> None:
+    def __init__(self, allowed: frozenset[str] | None = None,
+                 instance_info: bool = False) -> None:
         self.allowed = session_settable() if allowed is None else allowed
+        #: the operator's --allow-instance-info (duckdb_instance)
+        self.instance_info = instance_info
         #: the allowed settings this session has SET, for :meth:`reset`
         self.changed: set[str] = set()
 
@@ -311,6 +320,10 @@ class StatementGuard:
         if internal is not None:
             _refuse_internal_writes(sql, internal.group(1).lower())
         _refuse_server_paths(sql, first_word)
+        if not self.instance_info:
+            hidden = instance_refusal(sql)
+            if hidden is not None:
+                raise hidden
         if first_word == "CREATE" and _SECRET_RE.match(_COMMENTS.sub("", sql, count=1)):
             # DuckDB keeps secrets per instance: every session of the database would use it
             raise InsufficientPrivilege("permission denied to create a secret",
