@@ -216,6 +216,12 @@ def _long_option(arg: str, prefix: str) -> tuple[str, str]:
     return name.replace("-", "_"), value
 
 
+def _bad_argument(token: str) -> PgSyntaxError:
+    """PostgreSQL's FATAL 42601 for an ``options`` word its getopt refuses."""
+    return PgSyntaxError(f"invalid command-line argument for server process: {token}",
+                         severity="FATAL", hint='Try "postgres --help" for more information.')
+
+
 def startup_settings(parameters: dict[str, str]) -> StartupSettings:
     """The settings of a start-up packet (module rules); FATAL 42704 for a name PostgreSQL
     15 does not know, FATAL 42601 for an ``options`` setting without a value."""
@@ -226,20 +232,24 @@ def startup_settings(parameters: dict[str, str]) -> StartupSettings:
     while i < len(tokens):
         tok = tokens[i]
         i += 1
+        if tok == "--":  # getopt's end of the switches: nothing may follow
+            if i < len(tokens):
+                raise _bad_argument(tokens[i])
+            break
         if tok.startswith("--"):
             name, value = _long_option(tok[2:], "--")
         elif tok.startswith("-c"):
             arg = tok[2:]
-            if not arg and i < len(tokens):
+            if not arg:
+                if i >= len(tokens):  # getopt: -c without its argument
+                    raise _bad_argument(tok)
                 arg = tokens[i]
                 i += 1
             name, value = _long_option(arg, "-c ")
         else:
             if tok[:1] != "-" or len(tok) < 2 or tok[1] not in _SWITCHES:
                 # getopt stops at a word that is no switch of postgres', or refuses one
-                raise PgSyntaxError(f"invalid command-line argument for server process: {tok}",
-                                    severity="FATAL",
-                                    hint='Try "postgres --help" for more information.')
+                raise _bad_argument(tok)
             switches.append(tok)
             if tok[:1] == "-" and len(tok) == 2 and tok[1] in _WITH_ARGUMENT and i < len(tokens):
                 switches.append(tokens[i])
