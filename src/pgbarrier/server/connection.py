@@ -523,10 +523,9 @@ class Connection(asyncio.Protocol):
             if superuser is None and session.reported.get("is_superuser") != "on":
                 # the backend said who the role is: a reserved slot only for a superuser
                 try:
-                    self._refuse_reserved(user)
+                    self._refuse_reserved(user)  # writes AuthenticationOk itself
                 except PgError:
-                    session.out.take()
-                    session.out.add(m.authentication_ok())
+                    session.out.take()  # what the started session would have said
                     await server.run_blocking(session.close)
                     raise
             try:
