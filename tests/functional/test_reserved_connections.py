@@ -22,6 +22,7 @@ import pytest
 
 from conftest import require_postgres, start_server, stop_server
 from test_auth_tls import make_certificate
+from test_leader_election import cluster  # noqa: F401 - fixture
 from test_metrics import MetricsServer
 from test_wire_odd_input import read_messages, startup_packet, summary
 
@@ -176,3 +177,23 @@ def test_a_ssl_request_is_answered_before_a_refusal_by_raw_bytes(reserved):
     finally:
         for c in conns:
             c.close()
+
+
+def test_a_follower_answers_the_ssl_request_then_57p03(cluster):
+    # the cluster of test_leader_election: two processes on one PostgreSQL meta store
+    leader = cluster.start()
+    follower = cluster.start("--metrics-port", "0")
+    assert leader.wait_for_log("ready: listening on")
+    metrics = MetricsServer(follower)
+    before = metrics.scrape().value("pgbarrier_connections_refused_total", reason="not_leader")
+    for sslmode in ("disable", "allow", "prefer"):
+        message = _refusal(follower.dsn(cluster.database), sslmode=sslmode)
+        assert "FATAL:  the database system is starting up" in message, (sslmode, message)
+    with socket.create_connection((follower.host, follower.port), timeout=10) as sock:
+        sock.sendall(struct.pack("!ii", 8, 80877103))
+        assert sock.recv(1) == b"N"
+        sock.sendall(startup_packet({b"user": b"root", b"database": cluster.database.encode()}))
+        got = summary(read_messages(sock, until=b"<none>"))
+    assert got == [("E", "FATAL", "57P03", "the database system is starting up"), ("<closed>",)]
+    after = metrics.scrape().value("pgbarrier_connections_refused_total", reason="not_leader")
+    assert after - before >= 4  # allow: libpq tries twice
