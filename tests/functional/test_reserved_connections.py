@@ -51,7 +51,7 @@ def _refusal(dsn: str, **kw: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def reserved(tmp_path_factory) -> Iterator:
+def reserved() -> Iterator:
     # 4 slots, the last 2 kept for the superuser "boss" and the admin CLI
     srv = start_server("--max-connections", "4", "--reserved-connections", "2",
                        "--superuser", "boss", "--metrics-port", "0")

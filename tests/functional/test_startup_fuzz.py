@@ -61,7 +61,7 @@ def params(*pairs: tuple[bytes, bytes], protocol: int = 196608, end: bytes = b"\
 
 @dataclass
 class Case:
-    #: each step's bytes; {user} and {database} are the target's (see _fill)
+    #: each step's bytes, or a function of the target's user and database giving them
     steps: list[object]
     expected: list[tuple[str, ...]]
     lead: int = 0
@@ -69,11 +69,10 @@ class Case:
     not_pg: str | None = None
     #: why pgbarrier on an upstream cannot answer as PostgreSQL (None: it does)
     not_upstream: str | None = None
-    #: the case depends on the target's names (the expected answer names them)
+    #: the expected answer names the target's user (``{user}``)
     uses_names: bool = field(default=False)
 
 
-USER, DB = object(), object()  # placeholders for the target's user and database
 
 
 def _fill(step: object, t: Target) -> bytes:

@@ -10,12 +10,16 @@ Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session` (and,
   for an upstream read as bytes, :mod:`pgbarrier.session.relay`).
-* SSLRequest is answered ``S`` when the server has TLS (the handshake then runs on the
-  same connection and the real StartupMessage is read over TLS), ``N`` otherwise;
-  GSSENCRequest is always ``N``. Bytes that arrive after an SSLRequest before its answer
-  are 08P01 (PostgreSQL's ``received unencrypted data after SSL request``): nothing sent
-  in plaintext is ever taken as if encrypted. A second SSLRequest on a TLS connection is
-  08P01.
+* Start-up is PostgreSQL 15's, step for step (:meth:`Connection._startup`). SSLRequest is
+  answered ``S`` when the server has TLS (the handshake then runs on the same connection
+  and the real StartupMessage is read over TLS), ``N`` otherwise; GSSENCRequest is always
+  ``N``. A refused one of either kind may be followed by the other; one more of the same
+  kind is read as a protocol version (0A000 ``unsupported frontend protocol 1234.5679``).
+  Bytes that arrive after a negotiation request before its answer are 08P01
+  (``received unencrypted data after SSL request``): nothing sent in plaintext is ever
+  taken as if encrypted. Every refusal (57P03, 53300, 28000, a timeout) comes after the
+  negotiation answer, so every libpq ``sslmode`` reads it. A length word PostgreSQL would
+  not read, or a CancelRequest of another length, closes without a word (logged).
 * With a password source configured, the client authenticates (:mod:`pgbarrier.server.auth`)
   between its StartupMessage and ``Session.start``; only ``p`` messages are accepted until
   then (anything else is 08P01). Start-up and authentication together must finish within
