@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import pwd
 import socket
 import time
 from dataclasses import dataclass
@@ -55,7 +56,12 @@ from pgbarrier.meta.store import MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.server.auth import ConfigError, check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
-from pgbarrier.server.listener import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES, PgBarrierServer
+from pgbarrier.server.listener import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_RESERVED_CONNECTIONS,
+    PgBarrierServer,
+)
 from pgbarrier.server.tls import load_tls
 
 log = logging.getLogger(__name__)
@@ -84,6 +90,15 @@ SERVER_PARAMETERS = {
 #: stepping down, how long a running statement may go on (every meta-store write already
 #: fails at once; an upstream read may finish) before it is cancelled
 STEP_DOWN_GRACE_S = 1.0
+
+
+def os_user() -> str:
+    """The OS user running pgbarrier, as libpq names it by default (the effective uid's
+    name; initdb names PostgreSQL's bootstrap superuser the same way); "" if it has none."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (KeyError, OSError):
+        return ""
 
 
 class ListenError(RuntimeError):
@@ -122,6 +137,11 @@ class Config:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     #: sessions at most; one more is FATAL 53300 (see :mod:`pgbarrier.server.listener`)
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    #: of those, the slots only superusers and the admin CLI may take
+    reserved_connections: int = DEFAULT_RESERVED_CONNECTIONS
+    #: user names that are superusers (None: the OS user running pgbarrier); with an
+    #: upstream running sessions as the client's role, its superusers are too
+    superusers: tuple[str, ...] | None = None
     #: start-up and authentication must finish within this many seconds in total
     authentication_timeout_s: float = STARTUP_TIMEOUT_S
     #: plaintext connections are refused (28000); needs tls_cert and tls_key
@@ -199,6 +219,7 @@ class App:
             databases=lambda: [DatabaseState(s.name, s.paused, s.committed_epoch)
                                for s in self.barrier.snapshots()],
             connections=lambda: self.server.connection_states() if self.server else [],
+            limits=lambda: self.server.limits() if self.server else None,
             jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()],
             role=lambda: self.control.leader_status()))
 
@@ -278,7 +299,13 @@ class App:
                                           authentication_timeout_s=cfg.authentication_timeout_s,
                                           require_tls=cfg.require_tls and tls is not None,
                                           log_min_duration_ms=cfg.log_min_duration_statement_ms,
-                                          admit=self._admit)
+                                          admit=self._admit,
+                                          reserved_connections=cfg.reserved_connections,
+                                          superusers=frozenset(
+                                              cfg.superusers if cfg.superusers is not None
+                                              else (os_user(),)),
+                                          superuser_from_backend=per_user,
+                                          on_refused=self.metrics.connection_refused)
         except OSError as exc:
             raise ListenError(str(exc)) from exc
         if isinstance(self.backend, DuckDBBackend):  # pg_stat_activity, pg_*_backend

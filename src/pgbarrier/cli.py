@@ -30,6 +30,7 @@ from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.jobs import history as hist
 from pgbarrier.meta import MetaStoreError
 from pgbarrier.server.auth import DEFAULT_METHOD, METHODS, ConfigError
+from pgbarrier.server.listener import DEFAULT_RESERVED_CONNECTIONS
 
 
 def _env(flag: str, default: str | None) -> str | None:
@@ -93,6 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
                        default=int(_env("max-connections", "100") or 100), metavar="N",
                        help="sessions at most (default 100, PostgreSQL's); one more gets "
                             "FATAL 53300 sorry, too many clients already")
+    serve.add_argument("--reserved-connections", type=int,
+                       default=None if _env("reserved-connections", None) in (None, "")
+                       else int(_env("reserved-connections", "3") or 0), metavar="N",
+                       help="of --max-connections, the slots kept for superusers and the "
+                            "admin CLI (default 3, PostgreSQL's superuser_reserved_connections"
+                            ", or --max-connections - 1 when that is less); anyone else gets "
+                            "FATAL 53300 past max - N")
+    serve.add_argument("--superuser", action="append", metavar="NAME", default=None,
+                       help="a user name that may take a reserved connection slot "
+                            "(repeatable; PGBARRIER_SUPERUSER takes several separated by "
+                            "','; default: the OS user running pgbarrier); with --upstream, "
+                            "the upstream's superuser roles may too")
     serve.add_argument("--authentication-timeout-sec", type=float,
                        default=float(_env("authentication-timeout-sec", "60") or 60),
                        metavar="SEC",
@@ -188,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse("--shutdown-grace-sec must not be negative", 2)
     if args.max_connections <= 0 or args.authentication_timeout_sec <= 0:
         return _refuse("--max-connections and --authentication-timeout-sec must be positive", 2)
+    if args.reserved_connections is None:
+        args.reserved_connections = min(DEFAULT_RESERVED_CONNECTIONS, args.max_connections - 1)
+    if not 0 <= args.reserved_connections < args.max_connections:
+        return _refuse("--reserved-connections must be at least 0 and less than "
+                       "--max-connections", 2)
     if args.refresh_history_per_job < 0 or args.refresh_history_max_age_sec < 0:
         return _refuse("--refresh-history-per-job and --refresh-history-max-age-sec must not "
                        "be negative", 2)
@@ -202,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse("--require-tls needs --tls-cert and --tls-key", 2)
     allow_paths = tuple(args.allow_path if args.allow_path is not None else
                         [p for p in (_env("allow-path", "") or "").split(os.pathsep) if p])
+    superusers = args.superuser if args.superuser is not None else (
+        [n.strip() for n in (_env("superuser", "") or "").split(",") if n.strip()] or None)
     problem = check_duckdb_flags(allow_paths, args.duckdb_memory_limit, args.duckdb_threads)
     if problem:
         return _refuse(problem, 2)
@@ -216,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                     tls_cert=args.tls_cert, tls_key=args.tls_key,
                     max_message_bytes=args.max_message_bytes,
                     max_connections=args.max_connections,
+                    reserved_connections=args.reserved_connections,
+                    superusers=tuple(superusers) if superusers is not None else None,
                     authentication_timeout_s=args.authentication_timeout_sec,
                     require_tls=args.require_tls,
                     allow_paths=allow_paths,

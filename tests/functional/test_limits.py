@@ -30,8 +30,10 @@ AUTH_TIMEOUT_S = 1.0
 
 @pytest.fixture(scope="module")
 def limited():
-    srv = start_server("--max-connections", "3", "--authentication-timeout-sec",
-                       str(AUTH_TIMEOUT_S))
+    # no reserved slots here: the limit itself is tested (test_reserved_connections.py
+    # tests the reserved ones)
+    srv = start_server("--max-connections", "3", "--reserved-connections", "0",
+                       "--authentication-timeout-sec", str(AUTH_TIMEOUT_S))
     yield srv
     assert stop_server(srv) == 0
 
@@ -134,8 +136,8 @@ def test_repeated_sslrequests_are_closed_at_the_deadline(limited):
 
 @pytest.mark.parametrize("length", [10005, 64 * 1024 * 1024])
 def test_oversized_startup_packet_is_refused_without_reading_it(limited, length):
-    # PostgreSQL reads at most 10,000 bytes after the length word; it closes (checked on
-    # the real server too when it runs), pgbarrier also says why
+    # PostgreSQL reads at most 10,000 bytes after the length word; past that it logs
+    # "invalid length of startup packet" and closes without a word: so does pgbarrier
     targets = [(limited.host, limited.port)]
     try:
         require_postgres()
@@ -146,10 +148,8 @@ def test_oversized_startup_packet_is_refused_without_reading_it(limited, length)
         with socket.create_connection((host, port), timeout=10) as sock:
             sock.sendall(struct.pack("!i", length))
             answer = read_messages(sock, until=b"<none>")
-        got = summary(answer)
-        assert got[-1] == ("<closed>",)
-        if port == limited.port:
-            assert got[0] == ("E", "FATAL", "08P01", "invalid length of startup packet")
+        assert summary(answer) == [("<closed>",)]
+    assert limited.wait_for_log(f"invalid length of startup packet ({length})")
 
 
 def test_startup_packet_of_10000_bytes_is_read(limited):
@@ -241,16 +241,30 @@ def test_activity_keeps_an_idle_session_alive(target):
         sock.sendall(msg(b"X"))
 
 
-def test_past_the_served_connections_bound_the_accepting_thread_refuses():
-    # 2 * 3 + 10 connections may be served at once, start-ups included; one more is told
-    # 53300 at once, by the accepting thread (a deadline the start-ups cannot reach here)
+def test_past_the_served_connections_bound_the_start_up_is_refused_after_ssl():
+    # 2 * 3 + 10 connections may be served at once, start-ups included; one more is a dead
+    # end: its SSLRequest is answered and its start-up refused with PostgreSQL's FATAL
+    # 53300 (so libpq's sslmode=prefer reads it); as many dead ends again may be open, and
+    # one more is told 53300 at once, by the accepting thread
     srv = start_server("--max-connections", "3", "--authentication-timeout-sec", "60")
     socks = [socket.create_connection((srv.host, srv.port), timeout=10) for _ in range(16)]
     try:
         with socket.create_connection((srv.host, srv.port), timeout=10) as extra:
+            extra.sendall(struct.pack("!ii", 8, 80877103))
+            assert extra.recv(1) == b"N"
+            extra.sendall(startup_packet({b"user": b"root", b"database": b"dev"}))
             got = summary(read_messages(extra, until=b"<none>"))
         assert got == [("E", "FATAL", "53300", "sorry, too many clients already"), ("<closed>",)]
         assert srv.wait_for_log("refused: 16 connections served already")
+        with pytest.raises(psycopg.OperationalError) as exc:
+            psycopg.connect(srv.dsn(), sslmode="prefer", connect_timeout=10)
+        assert "FATAL:  sorry, too many clients already" in str(exc.value)
+        socks += [socket.create_connection((srv.host, srv.port), timeout=10)
+                  for _ in range(16)]
+        with socket.create_connection((srv.host, srv.port), timeout=10) as extra:
+            got = summary(read_messages(extra, until=b"<none>"))
+        assert got == [("E", "FATAL", "53300", "sorry, too many clients already"), ("<closed>",)]
+        assert srv.wait_for_log("refused at once: 16 connections served and 16 refused")
     finally:
         for s in socks:
             s.close()

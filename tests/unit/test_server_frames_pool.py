@@ -143,3 +143,22 @@ def test_idle_threads_end_down_to_the_minimum():
         assert pool.threads == 1
     finally:
         pool.shutdown()
+
+
+@pytest.mark.parametrize("data,code", [(b"\x00", 0), (b"p\x00\x00\x00\x08abcd", 112),
+                                       (b"\x00\x00\x00\x08\x04\xd2\x16\x2f", 0)])
+def test_an_unknown_type_is_refused_before_its_length(data, code):
+    # PostgreSQL reads the type byte and refuses it before it reads a length
+    buf = FrameBuffer(1024)
+    buf.feed(data)
+    with pytest.raises(ProtocolViolation) as info:
+        buf.frames()
+    assert info.value.message == f"invalid frontend message type {code}"
+
+
+def test_good_frames_come_before_an_unknown_type():
+    buf = FrameBuffer(1024)
+    buf.feed(b"S\x00\x00\x00\x04?")
+    assert buf.frames() == [b"S\x00\x00\x00\x04"]
+    with pytest.raises(ProtocolViolation):
+        buf.frames()

@@ -17,7 +17,7 @@ from pgbarrier.backends.duckdb import DuckDBBackend
 from pgbarrier.barrier.clock import ManualClock
 from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.control import ControlPlane
-from pgbarrier.errors import ProtocolViolation
+from pgbarrier.errors import PgError, ProtocolViolation
 from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.session.session import Session
 from pgbarrier.pgproto import messages as m
@@ -427,3 +427,78 @@ def test_extended_executes_up_to_sync_are_one_implicit_transaction(session):
                 bind(stmt="ins", params=(b"3",)), execute(), SYNC)
     assert codes(resp) == "2C2CZ"
     assert send(session, query("SELECT count(*) FROM tx_t"))[1][1].endswith(b"3"), "committed at Sync"
+
+
+# --------------------------------------------------------------------------- start-up packets
+# (PostgreSQL 15's ProcessStartupPacket, fed as bytes; tests/functional/test_startup_fuzz.py
+# compares the same with a live PostgreSQL)
+
+
+def _body(*pairs: bytes, protocol: int = 196608, end: bytes = b"\x00") -> bytes:
+    return struct.pack("!i", protocol) + b"".join(p + b"\x00" for p in pairs) + end
+
+
+@pytest.mark.parametrize("body", [
+    _body(b"user", b"root", end=b""),               # no terminator
+    _body(),                                        # only the terminator... is fine: see below
+    struct.pack("!i", 196608),                      # only the version
+    _body(b"user", end=b""),                        # a name without its value
+    _body(b"user", b"root") + b"xx",                # bytes after the terminator
+    _body(b"user", b"root") + b"\x00",              # two terminators
+])
+def test_startup_layout_must_end_at_its_last_byte(body):
+    if body == _body():
+        assert m.decode_startup(body) == m.StartupMessage({})
+        return
+    with pytest.raises(ProtocolViolation) as info:
+        m.decode_startup(body)
+    assert info.value.message == "invalid startup packet layout: expected terminator as last byte"
+
+
+@pytest.mark.parametrize("code,old", [(2 << 16, True), (1 << 16, True), (1, True), (0, False),
+                                      (4 << 16, False), (80877103 + 0, None)])
+def test_unsupported_protocols(code, old):
+    if old is None:  # the SSLRequest code is a request, not a version
+        assert isinstance(m.decode_startup(struct.pack("!i", code)), m.SSLRequest)
+        return
+    with pytest.raises(m.UnsupportedProtocol) as info:
+        m.decode_startup(_body(b"user", b"u", protocol=code))
+    err = info.value
+    assert (err.sqlstate, err.severity, err.old_format) == ("0A000", "FATAL", old)
+    answer = m.startup_error_response(err)
+    if old:
+        assert answer == (b"EFATAL:  unsupported frontend protocol "
+                          + f"{code >> 16}.{code & 0xFFFF}".encode()
+                          + b": server supports 3.0 to 3.0\n\x00")
+    else:
+        assert answer[:1] == b"E" and struct.unpack("!i", answer[1:5])[0] == len(answer) - 1
+
+
+def test_startup_names_that_are_not_utf8_keep_their_bytes():
+    start = m.decode_startup(_body(b"user", b"\xff", b"database", b"d\xfe",
+                                   b"application_name", b"\xff"))
+    assert start.parameters["user"] == "\udcff"
+    assert start.parameters["database"] == "d\udcfe"
+    assert start.parameters["application_name"] == "\ufffd"
+    err = PgError(f'role "{start.parameters["user"]}" does not exist', sqlstate="28000")
+    assert b'role "\xff" does not exist' in m.startup_error_response(err)
+
+
+@pytest.mark.parametrize("value,ok", [("true", True), ("t", True), ("on", True), ("1", True),
+                                      ("of", True), ("database", True), ("maybe", False),
+                                      ("", False), ("o", False), ("truex", False)])
+def test_replication_values_are_postgresqls(value, ok):
+    body = _body(b"user", b"u", b"replication", value.encode())
+    if ok:
+        assert m.decode_startup(body).parameters["replication"] == value
+    else:
+        with pytest.raises(PgError) as info:
+            m.decode_startup(body)
+        assert (info.value.sqlstate, info.value.message) == (
+            "22023", f'invalid value for parameter "replication": "{value}"')
+
+
+def test_cancel_requests_of_another_length_are_marked():
+    assert m.decode_startup(struct.pack("!iII", 80877102, 7, 9)).complete
+    assert not m.decode_startup(struct.pack("!iI", 80877102, 7)).complete
+    assert not m.decode_startup(struct.pack("!iIII", 80877102, 7, 9, 1)).complete

@@ -8,10 +8,12 @@ callables the App passes in (:class:`~pgbarrier.metrics.collector.StateCollector
   (``pgbarrier_barrier_collect_seconds``, ``pgbarrier_barriers_total``), a refresh run's
   end (``pgbarrier_refresh_runs_total``, ``pgbarrier_refresh_duration_seconds``), a
   scheduled run's start (``pgbarrier_refresh_lateness_seconds``), a meta-store write
-  (``pgbarrier_meta_write_seconds``) and each statement (:mod:`.statements`, summed at
-  scrape time).
-* Gauges are read at scrape time from the live state (connections, pause states,
-  committed epochs, jobs by status): nothing is updated on each change.
+  (``pgbarrier_meta_write_seconds``), a connection refused at start-up
+  (``pgbarrier_connections_refused_total{reason}``) and each statement
+  (:mod:`.statements`, summed at scrape time).
+* Gauges are read at scrape time from the live state (connections, the connection
+  limits and slots used, pause states, committed epochs, jobs by status): nothing is
+  updated on each change.
 * The registry is the App's own (never prometheus_client's global one), so several Apps
   in one process do not collide; the process collector's ``process_*`` metrics are in it.
 """
@@ -23,7 +25,11 @@ from prometheus_client.process_collector import ProcessCollector
 
 from pgbarrier.metrics.statements import StatementTotals
 
-__all__ = ["Metrics"]
+__all__ = ["Metrics", "REFUSAL_REASONS"]
+
+#: why a connection is refused at start-up (pgbarrier.server.listener)
+REFUSAL_REASONS = ("too_many_clients", "reserved_connections", "connections_served",
+                   "not_leader", "startup_timeout")
 
 #: barrier inject-to-collect and meta-store writes: milliseconds, mostly
 _FAST = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -57,6 +63,12 @@ class Metrics:
         self.refresh_lateness = Histogram(
             "pgbarrier_refresh_lateness_seconds", "Scheduled batch-refresh runs: start time "
             "minus due time", buckets=_SLOW, registry=reg)
+        self.refusals = Counter(
+            "pgbarrier_connections_refused", "Connections refused at start-up, by reason: "
+            "too_many_clients, reserved_connections and connections_served (53300), "
+            "not_leader (57P03), startup_timeout (closed)", ["reason"], registry=reg)
+        for reason in REFUSAL_REASONS:  # every reason has a series from the start
+            self.refusals.labels(reason)
         self.meta_write = Histogram(
             "pgbarrier_meta_write_seconds", "Meta-store writes, from the call to its commit "
             "(group commits included)", buckets=_FAST, registry=reg)
@@ -75,6 +87,9 @@ class Metrics:
 
     def refresh_started_late(self, seconds: float) -> None:
         self.refresh_lateness.observe(max(seconds, 0.0))
+
+    def connection_refused(self, reason: str) -> None:
+        self.refusals.labels(reason).inc()
 
     def meta_written(self, seconds: float) -> None:
         self.meta_write.observe(seconds)

@@ -38,8 +38,11 @@ class StateCollector(Collector):
                  databases: Callable[[], Iterable[DatabaseState]],
                  connections: Callable[[], Iterable[tuple[str, str]]],
                  jobs: Callable[[], Iterable[tuple[str, str]]],
-                 role: Callable[[], tuple[Any, ...]] | None = None) -> None:
+                 role: Callable[[], tuple[Any, ...]] | None = None,
+                 limits: Callable[[], dict[str, int] | None] | None = None) -> None:
         self._statements = statements
+        #: the listener's connection limits and their use (PgBarrierServer.limits)
+        self._limits = limits
         #: (role, term, since, holder) of the process (rw_leader's row; issue 17)
         self._role = role
         self._databases = databases
@@ -70,6 +73,9 @@ class StateCollector(Collector):
                            "Batch-refresh jobs, by database and status",
                            "status", JOB_STATUSES, names, self._jobs())
         yield from self._statement_families()
+        limits = self._limits() if self._limits is not None else None
+        if limits is not None:
+            yield from _limit_families(limits)
         if self._role is not None:
             yield from self._role_families()
 
@@ -113,6 +119,26 @@ class StateCollector(Collector):
                 cumulative.append((bound, float(running)))
             hist.add_metric([route], cumulative, sum_value=sums[r])
         yield hist
+
+
+#: the listener's limits as gauges: (name, key in PgBarrierServer.limits(), help)
+_LIMITS = (
+    ("pgbarrier_max_connections", "max_connections",
+     "--max-connections: sessions at most, those authenticating included"),
+    ("pgbarrier_reserved_connections", "reserved_connections",
+     "--reserved-connections: of those, the slots kept for superusers and the admin CLI"),
+    ("pgbarrier_connection_slots_used", "slots_used",
+     "Sessions holding one of the --max-connections slots (authenticating included)"),
+    ("pgbarrier_connections_served_max", "max_served",
+     "Connections served at once at most, start-ups included (2 * max_connections + 10)"),
+    ("pgbarrier_connections_served", "served",
+     "Connections served now, start-ups included"),
+)
+
+
+def _limit_families(limits: dict[str, int]) -> Iterable[Any]:
+    for name, key, doc in _LIMITS:
+        yield GaugeMetricFamily(name, doc, value=float(limits[key]))
 
 
 def _le(bound: float) -> str:

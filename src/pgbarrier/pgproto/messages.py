@@ -23,9 +23,11 @@ Rules this module keeps:
   encoding (UTF-8 by default); CommandComplete is ASCII and PostgreSQL sends it as is.
   CopyData/CopyDone/CopyFail outside COPY decode to :class:`CopyOutsideCopy`, which
   PostgreSQL ignores.
-* Start-up: protocol major 3 with any minor is accepted; a minor above 0 or ``_pq_.``
-  options are recorded for NegotiateProtocolVersion (newest version 3.0, the ``_pq_.``
-  options listed as unrecognized); another major is FATAL 0A000.
+* Start-up (:func:`decode_startup`, PostgreSQL 15's ``ProcessStartupPacket``): protocol
+  major 3 with any minor is accepted; a minor above 0 or ``_pq_.`` options are recorded
+  for NegotiateProtocolVersion (newest version 3.0, the ``_pq_.`` options listed as
+  unrecognized); another major is FATAL 0A000, below 3 in protocol 2.0's format; a packet
+  whose parameters do not end exactly at its last byte is FATAL 08P01.
 * Every ErrorResponse and NoticeResponse carries S, V, C and M, plus D, H and P
   when the error has them, so psql prints ``ERROR:``/``DETAIL:``/``HINT:`` and,
   with ``VERBOSITY verbose``, the SQLSTATE.
@@ -92,6 +94,8 @@ class GSSENCRequest:
 class CancelRequest:
     process_id: int
     secret_key: int
+    #: the packet was exactly a CancelRequest's 16 bytes (PostgreSQL ignores any other)
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -253,38 +257,121 @@ class _Reader:
             raise ProtocolViolation("invalid message format")
 
 
+class UnsupportedProtocol(FeatureNotSupported):
+    """FATAL 0A000 for a start-up asking for a protocol major other than 3. Below 3 it is
+    written in protocol 2.0's format (``old_format``), as PostgreSQL 15 answers a 2.0
+    client (:func:`startup_error_response`)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}: "
+                         "server supports 3.0 to 3.0", severity="FATAL")
+        self.old_format = code != 0 and (code >> 16) < 3  # 0.0 is answered in 3.0
+
+
+#: PostgreSQL's ``replication`` start-up values (``parse_bool`` and ``database``)
+_REPLICATION_TRUE = ("on", "true", "yes", "1")
+_REPLICATION_FALSE = ("off", "false", "no", "0")
+
+
+def _bool_prefix(value: str, words: tuple[str, ...]) -> bool:
+    """PostgreSQL's ``parse_bool``: case-insensitive, a unique prefix of the word will do
+    (``t``, ``tr``, ``of``...)."""
+    v = value.lower()
+    if not v:
+        return False
+    if v in ("on", "off", "0", "1"):
+        return v in words
+    if v in ("o",):  # ambiguous between on and off
+        return False
+    return any(w.startswith(v) and len(w) > 1 and not w.isdigit() for w in words)
+
+
+def replication_mode(value: str) -> str | None:
+    """What a ``replication`` start-up value asks for: ``physical``, ``database`` (logical),
+    or None (a plain session); FATAL 22023 for a value PostgreSQL does not take."""
+    if value == "database":
+        return "database"
+    if _bool_prefix(value, _REPLICATION_TRUE):
+        return "physical"
+    if _bool_prefix(value, _REPLICATION_FALSE):
+        return None
+    raise PgError(f'invalid value for parameter "replication": "{value}"', sqlstate="22023",
+                  severity="FATAL",
+                  hint='Valid values are: "false", 0, "true", 1, "database".')
+
+
 def decode_startup(payload: bytes) -> StartupMessage | SSLRequest | GSSENCRequest | CancelRequest:
-    """Decode the body of the untyped first message (after its length word)."""
-    r = _Reader(payload)
-    code = r.int32()
+    """Decode the body of the untyped first message (after its length word, at least 4
+    bytes), as PostgreSQL 15's ``ProcessStartupPacket`` reads it:
+
+    * a CancelRequest of another length than 16 bytes has ``complete`` False (PostgreSQL
+      ignores it); an SSLRequest or GSSENCRequest is known by its code alone;
+    * a major other than 3 is :class:`UnsupportedProtocol`;
+    * parameters are name/value pairs of NUL-terminated strings up to an empty name, which
+      must be the packet's last byte (else FATAL 08P01 ``invalid startup packet layout:
+      expected terminator as last byte``); a name without its value ends the scan there
+      (and so fails that check);
+    * ``replication`` must be a boolean or ``database`` (FATAL 22023), ``_pq_.`` names are
+      protocol options (none is recognized, as in PostgreSQL 15).
+
+    Strings are not checked for encoding here (PostgreSQL does not either): ``user`` and
+    ``database`` keep bytes that are not UTF-8 as surrogate escapes (the start-up answers
+    that no such role or database exists, with the bytes as sent), other values have them
+    replaced (U+FFFD)."""
+    if len(payload) < 4:
+        raise ProtocolViolation("invalid length of startup packet")
+    (code,) = struct.unpack_from("!i", payload)
+    if code == CANCEL_REQUEST:
+        fields = (payload[4:12] + bytes(8))[:8]
+        pid, key = struct.unpack("!II", fields)
+        return CancelRequest(pid, key, complete=len(payload) == 12)
     if code == SSL_REQUEST:
         return SSLRequest()
     if code == GSSENC_REQUEST:
         return GSSENCRequest()
-    if code == CANCEL_REQUEST:
-        pid = r.int32() & 0xFFFFFFFF
-        key = r.int32() & 0xFFFFFFFF
-        return CancelRequest(pid, key)
     if code >> 16 != 3:
-        raise FeatureNotSupported(
-            f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}: "
-            "server supports 3.0 to 3.0", severity="FATAL")
+        raise UnsupportedProtocol(code & 0xFFFFFFFF)
+    n = len(payload)
+    buf = payload + b"\x00"  # PostgreSQL's extra NUL: every string ends inside the buffer
     params: dict[str, str] = {}
     options: list[str] = []
-    try:
-        while True:
-            key = r.cstring()
-            if not key:
-                break
-            value = r.cstring()
-            if key.startswith("_pq_."):
-                options.append(key)
-            else:
-                params[key] = value
-    except InvalidEncoding as exc:  # before a session exists, every error is FATAL
-        exc.severity = "FATAL"  # type: ignore[misc]
-        raise
+    offset = 4
+    while offset < n:
+        end = buf.index(b"\x00", offset)
+        if end == offset:
+            break  # the terminator
+        name = buf[offset:end]
+        valoffset = end + 1
+        if valoffset >= n:
+            break  # a name without its value: the layout check below fails
+        vend = buf.index(b"\x00", valoffset)
+        raw = buf[valoffset:vend]
+        key = name.decode("utf-8", "replace")
+        if key in ("user", "database"):
+            value = raw.decode("utf-8", "surrogateescape")
+        else:
+            value = raw.decode("utf-8", "replace")
+        if key == "replication":
+            replication_mode(value)
+        if key.startswith("_pq_."):
+            options.append(key)
+        else:
+            params[key] = value
+        offset = vend + 1
+    if offset != n - 1:
+        raise ProtocolViolation("invalid startup packet layout: expected terminator as last "
+                                "byte")
     return StartupMessage(params, code, tuple(options))
+
+
+def startup_error_response(err: PgError) -> bytes:
+    """An error before the session exists: an ErrorResponse (``raw_cstr``: a name the client
+    sent that is not UTF-8 goes back as its bytes), or protocol 2.0's ``E`` and one
+    NUL-terminated line for :class:`UnsupportedProtocol` below 3.0, as PostgreSQL 15
+    answers an old client."""
+    if getattr(err, "old_format", False):
+        return b"E" + raw_cstr(f"{err.severity}:  {err.message}\n")
+    return error_response(err, raw_cstr)
 
 
 def decode_message(type_code: bytes, payload: bytes,
@@ -367,6 +454,11 @@ def _frame(code: bytes, body: bytes = b"") -> bytes:
 
 def _cstr(value: str) -> bytes:
     return value.encode("utf-8").replace(b"\x00", b"") + b"\x00"
+
+
+def raw_cstr(value: str) -> bytes:
+    """:func:`_cstr`, with surrogate escapes written back as the bytes they stand for."""
+    return value.encode("utf-8", "surrogateescape").replace(b"\x00", b"") + b"\x00"
 
 
 #: a string as a message field: its bytes in the client encoding and a NUL

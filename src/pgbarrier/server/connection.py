@@ -10,12 +10,16 @@ Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session` (and,
   for an upstream read as bytes, :mod:`pgbarrier.session.relay`).
-* SSLRequest is answered ``S`` when the server has TLS (the handshake then runs on the
-  same connection and the real StartupMessage is read over TLS), ``N`` otherwise;
-  GSSENCRequest is always ``N``. Bytes that arrive after an SSLRequest before its answer
-  are 08P01 (PostgreSQL's ``received unencrypted data after SSL request``): nothing sent
-  in plaintext is ever taken as if encrypted. A second SSLRequest on a TLS connection is
-  08P01.
+* Start-up is PostgreSQL 15's, step for step (:meth:`Connection._startup`). SSLRequest is
+  answered ``S`` when the server has TLS (the handshake then runs on the same connection
+  and the real StartupMessage is read over TLS), ``N`` otherwise; GSSENCRequest is always
+  ``N``. A refused one of either kind may be followed by the other; one more of the same
+  kind is read as a protocol version (0A000 ``unsupported frontend protocol 1234.5679``).
+  Bytes that arrive after a negotiation request before its answer are 08P01
+  (``received unencrypted data after SSL request``): nothing sent in plaintext is ever
+  taken as if encrypted. Every refusal (57P03, 53300, 28000, a timeout) comes after the
+  negotiation answer, so every libpq ``sslmode`` reads it. A length word PostgreSQL would
+  not read, or a CancelRequest of another length, closes without a word (logged).
 * With a password source configured, the client authenticates (:mod:`pgbarrier.server.auth`)
   between its StartupMessage and ``Session.start``; only ``p`` messages are accepted until
   then (anything else is 08P01). Start-up and authentication together must finish within
@@ -57,6 +61,7 @@ from pgbarrier.errors import (
     IdleInTransactionTimeout,
     IdleSessionTimeout,
     InvalidAuthorizationSpecification,
+    InvalidCatalogName,
     InvalidPassword,
     PgError,
     ProtocolViolation,
@@ -72,7 +77,6 @@ from pgbarrier.pgproto import messages as m
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
 from pgbarrier.server.statement_text import frames_of, statement_text
-from pgbarrier.sql.startup_params import check_startup_parameters
 
 if TYPE_CHECKING:
     from pgbarrier.server.listener import PgBarrierServer
@@ -107,6 +111,12 @@ _INT = struct.Struct("!i")
 _TERMINATE_REPEAT_S = 0.2
 #: a relay step that waits: it goes on from a callback
 _PENDING = object()
+#: PostgreSQL's DETAIL for bytes sent behind an SSLRequest or GSSENCRequest
+_MITM = ("This could be either a client-software bug or evidence of an attempted "
+         "man-in-the-middle attack.")
+#: PostgreSQL 15's words past max_connections - superuser_reserved_connections
+RESERVED_MESSAGE = ("remaining connection slots are reserved for non-replication superuser "
+                    "connections")
 
 
 class _Closed(Exception):
@@ -123,7 +133,7 @@ class Connection(asyncio.Protocol):
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb")
+                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -147,6 +157,10 @@ class Connection(asyncio.Protocol):
         self.tls = False
         #: it holds one of the server's --max-connections slots
         self.slot = False
+        #: accepted past the bound of connections served at once: its start-up is read
+        #: (SSLRequest answered) and then refused with FATAL 53300, as PostgreSQL's
+        #: postmaster does past MaxLivePostmasterChildren
+        self.dead_end = False
         #: batches started (a hang-up cancels the batch it happened in, not a later one)
         self.batches = 0
         #: the loop's side of the upstream socket, for a session relayed as bytes
@@ -205,7 +219,7 @@ class Connection(asyncio.Protocol):
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
-        if not self.server.accepted(self):
+        if not self.server.accepted(self):  # past even the dead-end bound: no start-up read
             transport.write(m.error_response(TooManyConnections("sorry, too many clients already")))
             transport.close()
             return
@@ -329,6 +343,7 @@ class Connection(asyncio.Protocol):
                 if not (server.terminating or self.eof):
                     log.info("connection from %s closed: start-up and authentication did "
                              "not finish within %g s", self.peer, server.authentication_timeout_s)
+                    server.refused("startup_timeout")
                 return
             if session is not None:
                 self._done = self.loop.create_future()
@@ -341,7 +356,7 @@ class Connection(asyncio.Protocol):
                 self.told = True
             said = session or self.session  # one whose start failed may have said more
             out = b"" if said is None or self.cancelled else said.out.take()
-            self._write(out + (m.error_response(err) if said is None
+            self._write(out + (m.startup_error_response(err) if said is None
                                else said.error_message(err)))
         except asyncio.CancelledError:
             raise
@@ -422,38 +437,78 @@ class Connection(asyncio.Protocol):
         return frames.take(n)
 
     async def _startup(self) -> Session | None:
+        """PostgreSQL 15's start-up, step by step (``ProcessStartupPacket``, then
+        ``InitPostgres``): the packet (SSLRequest and GSSENCRequest answered first, whatever
+        comes after), its checks, the refusals that need no password (57P03, 53300, 28000),
+        authentication, then what PostgreSQL finds after AuthenticationOk (no such role,
+        the reserved slots, no such database, a bad setting)."""
         server = self.server
         tls = server.tls
+        ssl_done = gss_done = False
         while True:
             (length,) = _INT.unpack(await self._read_exact(4))
             if length < 8 or length - 4 > MAX_STARTUP_PACKET_BYTES:
-                raise ProtocolViolation("invalid length of startup packet")
+                # PostgreSQL logs it (COMMERROR) and closes without a word
+                log.info("connection from %s closed: invalid length of startup packet (%d)",
+                         self.peer, length)
+                raise _Closed()
             first = m.decode_startup(await self._read_exact(length - 4))
-            if isinstance(first, m.SSLRequest) and tls is not None:
-                if self.tls:
-                    raise ProtocolViolation("SSL negotiation requested on an SSL connection")
-                if self.frames.pending:
-                    raise ProtocolViolation("received unencrypted data after SSL request")
-                self.transport.write(b"S")
-                self.transport = await self.loop.start_tls(
-                    self.transport, self, tls.context, server_side=True)
-                self.tls = True
-                continue
-            if isinstance(first, (m.SSLRequest, m.GSSENCRequest)):
-                self.transport.write(b"N")
-                continue
             if isinstance(first, m.CancelRequest):
-                await server.run_blocking(server.cancel, first.process_id, first.secret_key)
+                if first.complete:
+                    await server.run_blocking(server.cancel, first.process_id, first.secret_key)
+                else:
+                    log.info("connection from %s closed: invalid length of startup packet "
+                             "(a CancelRequest of %d bytes)", self.peer, length)
                 return None
+            if isinstance(first, m.SSLRequest) and not ssl_done:
+                # a GSSENCRequest may follow a refused SSLRequest, not an accepted one
+                ssl_done, gss_done = True, tls is not None
+                if tls is not None:
+                    if self.frames.pending:
+                        raise ProtocolViolation("received unencrypted data after SSL request",
+                                                detail=_MITM)
+                    self.transport.write(b"S")
+                    self.transport = await self.loop.start_tls(
+                        self.transport, self, tls.context, server_side=True)
+                    self.tls = True
+                    continue
+                self.transport.write(b"N")
+                if self.frames.pending:
+                    raise ProtocolViolation("received unencrypted data after SSL request",
+                                            detail=_MITM)
+                continue
+            if isinstance(first, m.GSSENCRequest) and not gss_done:
+                # pgbarrier has no GSSAPI encryption; an SSLRequest may follow, again
+                ssl_done, gss_done = False, True
+                self.transport.write(b"N")
+                if self.frames.pending:
+                    raise ProtocolViolation("received unencrypted data after GSSAPI "
+                                            "encryption request", detail=_MITM)
+                continue
+            if isinstance(first, m.SSLRequest):  # a second one: read as a protocol version
+                raise m.UnsupportedProtocol(m.SSL_REQUEST)
+            if isinstance(first, m.GSSENCRequest):
+                raise m.UnsupportedProtocol(m.GSSENC_REQUEST)
             if first.needs_negotiation:
                 self._write(m.negotiate_protocol_version(m.PROTOCOL_3_0, first.protocol_options))
+            if not first.parameters.get("user"):
+                raise InvalidAuthorizationSpecification(
+                    "no PostgreSQL user name specified in startup packet")
             self._admit(first)
             password = await self._authenticate(first)
-            try:
-                check_startup_parameters(first.parameters)
-            except PgError:
-                self._write(m.authentication_ok())  # PostgreSQL finds it after authentication
-                raise
+            params = first.parameters
+            user = params["user"]
+            if _not_utf8(user):  # no role has such a name (pgbarrier's names are text)
+                self._write(m.authentication_ok())
+                raise InvalidAuthorizationSpecification(f'role "{_cut(user)}" does not exist')
+            superuser = server.may_use_reserved(user, params.get("application_name"))
+            if superuser is False:
+                self._refuse_reserved(user)
+            database = params.get("database") or user
+            if _not_utf8(database):
+                self._write(m.authentication_ok())
+                raise InvalidCatalogName(f'database "{_cut(database)}" does not exist',
+                                         severity="FATAL")
             session = server.session_factory()
             self.session = session
             started = server.pool.submit(session.start, first, password)
@@ -469,6 +524,14 @@ class Connection(asyncio.Protocol):
                 if not isinstance(err, Fatal):
                     err.severity = "FATAL"  # type: ignore[misc]
                 raise
+            if superuser is None and session.reported.get("is_superuser") != "on":
+                # the backend said who the role is: a reserved slot only for a superuser
+                try:
+                    self._refuse_reserved(user)  # writes AuthenticationOk itself
+                except PgError:
+                    session.out.take()  # what the started session would have said
+                    await server.run_blocking(session.close)
+                    raise
             try:
                 server.register(self, session)  # FATAL 57P01 once shutdown has begun
             except PgError:
@@ -477,15 +540,41 @@ class Connection(asyncio.Protocol):
             self._write(session.out.take())
             return session
 
-    def _admit(self, startup: m.StartupMessage) -> None:
-        """Before authentication, as PostgreSQL: a free --max-connections slot (53300), then
-        TLS when --require-tls (28000, PostgreSQL's words for an hba with only hostssl)."""
+    def _refuse_reserved(self, user: str) -> None:
+        """PostgreSQL's ``superuser_reserved_connections``: past ``max_connections -
+        reserved_connections`` sessions (this one counted), FATAL 53300 after
+        AuthenticationOk for a role that may not take a reserved slot."""
         server = self.server
-        server.admit()  # FATAL 57P03 while this process follows (pgbarrier.leadership)
+        if not server.in_reserved_slots():
+            return
+        server.refused("reserved_connections")
+        log.info('connection from %s refused: the remaining connection slots are reserved '
+                 '(user "%s")', self.peer, for_log(user))
+        self._write(m.authentication_ok())
+        raise TooManyConnections(RESERVED_MESSAGE)
+
+    def _admit(self, startup: m.StartupMessage) -> None:
+        """Before authentication, as PostgreSQL: the process may serve (57P03 while it
+        follows), the connection is not past the bound of connections served at once and
+        takes a free --max-connections slot (53300), then what an hba check refuses (TLS
+        when --require-tls, and replication: 28000)."""
+        server = self.server
+        try:
+            server.admit()  # FATAL 57P03 while this process follows (pgbarrier.leadership)
+        except PgError:
+            server.refused("not_leader")
+            raise
         params = startup.parameters
         user = params.get("user", "")
         database = params.get("database") or user
+        if self.dead_end:
+            server.refused("connections_served")
+            log.info('connection from %s refused: %d connections served already (user "%s", '
+                     'database "%s")', self.peer, server.max_served, for_log(user),
+                     for_log(database))
+            raise TooManyConnections("sorry, too many clients already")
         if not server.take_slot():
+            server.refused("too_many_clients")
             log.info('connection from %s refused: too many clients already (user "%s", '
                      'database "%s")', self.peer, for_log(user), for_log(database))
             raise TooManyConnections("sorry, too many clients already")
@@ -497,6 +586,12 @@ class Connection(asyncio.Protocol):
                 f'no pg_hba.conf entry for host "{self.peer}", '
                 f'user "{truncate_identifier(user)}", database "{truncate_identifier(database)}", '
                 "no encryption")
+        if m.replication_mode(params.get("replication", "off")) == "physical":
+            # pgbarrier is no replication source: as a pg_hba.conf without replication lines
+            raise InvalidAuthorizationSpecification(
+                f'no pg_hba.conf entry for replication connection from host "{self.peer}", '
+                f'user "{truncate_identifier(user)}", '
+                f"{'SSL encryption' if self.tls else 'no encryption'}")
 
     async def _authenticate(self, startup: m.StartupMessage) -> str | None:
         """Run the password exchange, if one is configured; return once the client passed,
@@ -987,6 +1082,20 @@ class Connection(asyncio.Protocol):
             self._resume(None, exc)
         else:
             self._resume(future.result())
+
+
+def _not_utf8(name: str) -> bool:
+    """A start-up name holding bytes that are not UTF-8 (kept as surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _cut(name: str) -> str:
+    """A start-up name cut to PostgreSQL's 63 bytes as sent (NAMEDATALEN - 1)."""
+    return name.encode("utf-8", "surrogateescape")[:63].decode("utf-8", "surrogateescape")
 
 
 def _idle_limit(session: Session) -> tuple[float, Fatal] | None:

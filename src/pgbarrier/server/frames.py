@@ -3,8 +3,11 @@
 A regular message is a type byte, a big-endian int32 length that counts itself but not
 the type byte, and the body. :class:`FrameBuffer` is fed bytes as they arrive and hands
 out whole frames (type byte, length and body, as received). A length below 4 or above
-the buffer's limit is 08P01 ``invalid message length N`` (PostgreSQL's words); the
-connection then ends, since the stream can no longer be framed.
+the buffer's limit is 08P01 ``invalid message length N`` (PostgreSQL logs these words
+and closes without a word; pgbarrier sends them), and a type byte PostgreSQL 15 does not
+take after start-up is 08P01 ``invalid frontend message type N`` as soon as that byte is
+there, before its length (as PostgreSQL reads them); the connection then ends, since the
+stream can no longer be framed.
 
 Feeding costs time linear in the bytes fed: the pieces of a message longer than what
 is held are kept in a list and joined once, when the message is whole (a 64 MB COPY
@@ -19,6 +22,10 @@ import struct
 from pgbarrier.errors import ProtocolViolation
 
 _unpack = struct.Struct("!i").unpack_from
+#: the message types PostgreSQL 15 takes after start-up (``SocketBackend``), by byte value
+_KNOWN = bytearray(256)
+for _code in b"QFXBCDEHPSdcf":
+    _KNOWN[_code] = 1
 #: a partial message needing more than this is gathered in pieces, not re-joined per read
 _GATHER = 1 << 16
 
@@ -60,7 +67,8 @@ class FrameBuffer:
     def _gather_if_long(self) -> None:
         """A head message of acceptable length still missing many bytes: gather its pieces."""
         missing = self.missing()
-        if missing > _GATHER and self._frame_length() <= self.limit:
+        if missing > _GATHER and self._frame_length() <= self.limit \
+                and _KNOWN[self.head[self._pos]]:
             self._need = missing
 
     @property
@@ -107,14 +115,23 @@ class FrameBuffer:
         return data
 
     def frames(self) -> list[bytes]:
-        """Every whole frame held, in order; raises 08P01 at a length that cannot be."""
+        """Every whole frame held, in order; raises 08P01 at a type PostgreSQL does not
+        know (as soon as its byte is there: PostgreSQL reads the type before the length)
+        or a length that cannot be."""
         if self._need:
             return []
         buf, pos = self.head, self._pos
         n = len(buf)
         out: list[bytes] = []
         limit = self.limit
-        while n - pos >= 5:
+        while n - pos >= 1:
+            if not _KNOWN[buf[pos]]:
+                self._pos = pos
+                if out:  # the good frames first; the bad type is found on the next call
+                    break
+                raise ProtocolViolation(f"invalid frontend message type {buf[pos]}")
+            if n - pos < 5:
+                break
             length = _unpack(buf, pos + 1)[0]
             if length < 4 or length > limit:
                 self._pos = pos

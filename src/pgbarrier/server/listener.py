@@ -35,13 +35,30 @@ connection takes a slot, refuses connections while the process does not lead (FA
 
 Limits, as PostgreSQL's:
 
+* Every refusal comes after the start-up packet, as PostgreSQL's: an SSLRequest or
+  GSSENCRequest is answered first (``N``/``S``), so a libpq client of any ``sslmode``
+  reads PostgreSQL's FATAL, never an error in place of the SSL answer.
 * ``max_connections`` sessions at most, those still authenticating included: a
   connection takes a slot after reading the StartupMessage and before authentication,
   and one more gets FATAL 53300 ``sorry, too many clients already``. CancelRequests take
   no slot, so they work at the limit.
+* The last ``reserved_connections`` slots (PostgreSQL's ``superuser_reserved_connections``)
+  are for superusers and the admin CLI (:meth:`may_use_reserved`): past ``max_connections
+  - reserved_connections`` sessions anyone else gets FATAL 53300 ``remaining connection
+  slots are reserved for non-replication superuser connections`` after AuthenticationOk.
+  A superuser is a user named in ``superusers`` or, with ``superuser_from_backend``
+  (sessions run upstream as the client's own role), a role the upstream reports
+  ``is_superuser`` for; the admin CLI is a session whose application_name is
+  ``pgbarrier-admin``.
 * At most ``2 * max_connections + 10`` connections are served at once, start-ups included
-  (PostgreSQL's postmaster bounds its children the same way); one more is sent FATAL 53300
-  and closed at once. Each start-up is bounded in time by ``authentication_timeout_s``.
+  (PostgreSQL's postmaster bounds its children the same way); past that a connection is a
+  *dead end*: its start-up packet is read (SSLRequest answered) and it gets FATAL 53300
+  ``sorry, too many clients already`` (a CancelRequest on it still works). As many dead
+  ends again may be open at once; past those a connection is sent the FATAL and closed
+  at once. Each start-up is bounded in time by ``authentication_timeout_s``.
+* Every refusal is counted by reason through ``on_refused`` (the metrics):
+  ``too_many_clients``, ``reserved_connections``, ``connections_served``, ``not_leader``,
+  ``startup_timeout``.
 """
 
 from __future__ import annotations
@@ -72,6 +89,10 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 #: PostgreSQL's max_connections default
 DEFAULT_MAX_CONNECTIONS = 100
+#: PostgreSQL's superuser_reserved_connections default
+DEFAULT_RESERVED_CONNECTIONS = 3
+#: the admin CLI's application_name (pgbarrier.admin): it may take a reserved slot
+ADMIN_APPLICATION_NAME = "pgbarrier-admin"
 #: how often a cancel is repeated while a cancelled statement has not ended
 CANCEL_REPEAT_S = 0.2
 #: after the grace period, how long cancelled connections get to end before their
@@ -95,8 +116,20 @@ class PgBarrierServer:
                  max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  authentication_timeout_s: float = STARTUP_TIMEOUT_S,
                  require_tls: bool = False, log_min_duration_ms: int = -1,
-                 admit: Callable[[], None] | None = None) -> None:
+                 admit: Callable[[], None] | None = None,
+                 reserved_connections: int = DEFAULT_RESERVED_CONNECTIONS,
+                 superusers: frozenset[str] = frozenset(),
+                 superuser_from_backend: bool = False,
+                 on_refused: Callable[[str], None] | None = None) -> None:
         self.session_factory = session_factory
+        #: slots kept for superusers and the admin CLI (see the module rules)
+        self.reserved_connections = reserved_connections
+        #: the user names that are superusers, and whether the backend's is_superuser
+        #: makes one too (an upstream that runs sessions as the client's own role)
+        self.superusers = superusers
+        self.superuser_from_backend = superuser_from_backend
+        #: a refusal's reason, counted (see the module rules)
+        self.on_refused = on_refused or (lambda reason: None)
         #: raises the FATAL PgError a start-up gets while this process may not serve
         self.admit = admit or (lambda: None)
         #: log_min_duration_statement (see Connection._log_duration); -1: off
@@ -108,6 +141,8 @@ class PgBarrierServer:
         self.authentication_timeout_s = authentication_timeout_s
         self.require_tls = require_tls
         self._max_live = 2 * max_connections + 10
+        #: dead-end connections open (see the module rules; the loop's)
+        self._dead_ends = 0
         # each connection has at most one piece of work in flight (see pool's rules)
         self.pool = WorkerPool(self._max_live + 4)
         self.socket = _listen(address)
@@ -169,13 +204,31 @@ class PgBarrierServer:
         if self._accepting_stopped:
             self._server.close()
 
+    @property
+    def max_served(self) -> int:
+        """Connections served at once, start-ups included (dead ends apart)."""
+        return self._max_live
+
+    def refused(self, reason: str) -> None:
+        """A connection was refused (any thread): counted by ``reason``."""
+        try:
+            self.on_refused(reason)
+        except Exception:  # noqa: BLE001 - counting never fails a connection
+            log.exception("counting a refusal failed")
+
     def accepted(self, conn: Connection) -> bool:
-        """A new connection (on the loop): False when it must be refused at once (FATAL
-        53300, past the connections served at once)."""
-        if len(self._conns) >= self._max_live:
-            log.info("connection from %s refused: %d connections served already",
-                     conn.peer, self._max_live)
-            return False
+        """A new connection (on the loop): past the connections served at once it is a
+        dead end (``conn.dead_end``: refused after its start-up packet); False when even
+        the dead ends are full and it must be refused at once (FATAL 53300)."""
+        if len(self._conns) - self._dead_ends >= self._max_live:
+            if self._dead_ends >= self._max_live:
+                log.info("connection from %s refused at once: %d connections served and "
+                         "%d refused ones still open", conn.peer, self._max_live,
+                         self._dead_ends)
+                self.refused("connections_served")
+                return False
+            conn.dead_end = True
+            self._dead_ends += 1
         with self._lock:
             self._conns.add(conn)
         assert self._empty is not None
@@ -186,6 +239,9 @@ class PgBarrierServer:
 
     def closed(self, conn: Connection) -> None:
         """The connection's last act (on the loop)."""
+        if conn.dead_end:
+            conn.dead_end = False
+            self._dead_ends -= 1
         with self._lock:
             self._conns.discard(conn)
             empty = not self._conns
@@ -239,6 +295,30 @@ class PgBarrierServer:
                 return False
             self._slots += 1
             return True
+
+    def in_reserved_slots(self) -> bool:
+        """Whether the sessions holding slots (a starting one's included) have reached the
+        reserved ones: fewer than ``reserved_connections`` slots are free."""
+        with self._lock:
+            return self.max_connections - self._slots < self.reserved_connections
+
+    def may_use_reserved(self, user: str, application_name: str | None) -> bool | None:
+        """Whether a session of ``user`` may take a reserved slot: True for the admin CLI
+        and a named superuser, None when the backend must say (``superuser_from_backend``),
+        else False."""
+        if application_name == ADMIN_APPLICATION_NAME or user in self.superusers:
+            return True
+        return None if self.superuser_from_backend else False
+
+    def limits(self) -> dict[str, int]:
+        """The connection limits and their use, for the metrics (any thread)."""
+        with self._lock:
+            slots = self._slots
+            conns = len(self._conns)
+        return {"max_connections": self.max_connections,
+                "reserved_connections": self.reserved_connections,
+                "slots_used": slots, "max_served": self._max_live,
+                "served": conns - self._dead_ends}
 
     def release_slot(self) -> None:
         with self._lock:

@@ -253,9 +253,16 @@ class Session:
         # PostgreSQL cuts both names to NAMEDATALEN - 1 bytes, silently
         user = truncate_identifier(user)
         database = truncate_identifier(params.get("database") or user)
+        # what PostgreSQL finds after AuthenticationOk: no such database, then a setting
+        # it does not know
         if not self.control.database_exists(database):
+            self.out.add(m.authentication_ok())
             raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
-        startup = startup_settings(params)
+        try:
+            startup = startup_settings(params)
+        except PgError:
+            self.out.add(m.authentication_ok())
+            raise
         info = self.control.open_session(user=user, database=database,
                                          application_name=startup.get("application_name") or "",
                                          process_id=self.process_id)

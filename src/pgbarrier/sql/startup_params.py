@@ -19,8 +19,9 @@ Rules this module keeps:
   ``process_postgres_switches``): split on unescaped white space, a backslash escapes the
   next character; ``-c name=value``, ``-cname=value`` and ``--name=value`` set a
   parameter (dashes in the name become underscores); one without ``=value`` is FATAL
-  42601 ``-c name requires a value``. Other switches (``-e``, ``-B 8``...) are kept as
-  ``switches`` for the backend to apply or refuse.
+  42601 ``-c name requires a value``. Other switches of postgres' (``-e``, ``-B 8``...) are
+  kept as ``switches`` for the backend to apply or refuse; a word that is none (``-z``,
+  ``garbage``) is FATAL 42601 ``invalid command-line argument for server process``.
 * :func:`startup_settings` is the one reading of a start-up packet's settings: the
   ``options`` ones first, then the explicit parameters, a later one replacing an earlier
   one of the same name (PostgreSQL applies ``options`` first, so an explicit parameter
@@ -147,6 +148,8 @@ GUC_NAMES = frozenset({
 _LOWER = frozenset(n.lower() for n in GUC_NAMES) | OWN_SETTINGS
 #: getopt switches of PostgreSQL's ``process_postgres_switches`` that take an argument
 _WITH_ARGUMENT = frozenset("BCDdfhkNprStvW")
+#: every switch letter of postgres' getopt string (PostgreSQL 15's process_postgres_switches)
+_SWITCHES = frozenset("BbcCDdEeFfhijklNnOPprSsTtvW")
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,12 @@ def _long_option(arg: str, prefix: str) -> tuple[str, str]:
     return name.replace("-", "_"), value
 
 
+def _bad_argument(token: str) -> PgSyntaxError:
+    """PostgreSQL's FATAL 42601 for an ``options`` word its getopt refuses."""
+    return PgSyntaxError(f"invalid command-line argument for server process: {token}",
+                         severity="FATAL", hint='Try "postgres --help" for more information.')
+
+
 def startup_settings(parameters: dict[str, str]) -> StartupSettings:
     """The settings of a start-up packet (module rules); FATAL 42704 for a name PostgreSQL
     15 does not know, FATAL 42601 for an ``options`` setting without a value."""
@@ -223,15 +232,24 @@ def startup_settings(parameters: dict[str, str]) -> StartupSettings:
     while i < len(tokens):
         tok = tokens[i]
         i += 1
+        if tok == "--":  # getopt's end of the switches: nothing may follow
+            if i < len(tokens):
+                raise _bad_argument(tokens[i])
+            break
         if tok.startswith("--"):
             name, value = _long_option(tok[2:], "--")
         elif tok.startswith("-c"):
             arg = tok[2:]
-            if not arg and i < len(tokens):
+            if not arg:
+                if i >= len(tokens):  # getopt: -c without its argument
+                    raise _bad_argument(tok)
                 arg = tokens[i]
                 i += 1
             name, value = _long_option(arg, "-c ")
         else:
+            if tok[:1] != "-" or len(tok) < 2 or tok[1] not in _SWITCHES:
+                # getopt stops at a word that is no switch of postgres', or refuses one
+                raise _bad_argument(tok)
             switches.append(tok)
             if tok[:1] == "-" and len(tok) == 2 and tok[1] in _WITH_ARGUMENT and i < len(tokens):
                 switches.append(tokens[i])
