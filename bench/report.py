@@ -983,8 +983,10 @@ def _flood(d: Doc, cf: dict[str, Any] | None) -> None:
     d.table(["tree", "flags", "outcomes", "threads", "RSS", "2,000 attempts took"], rows)
     v = flood_verdict(cf)
     d(f"Target: {_mark(v.get('ok'))}. A refused connection gets its 53300 on its own thread, "
-      "which ends at once; past 2 × the limit + 10 connections at once the accepting thread "
-      "answers 53300 itself, so a flood of simultaneous connections costs no threads either.",
+      "which ends at once; past 2 × the limit + 10 connections at once a connection is a dead "
+      "end the event loop answers itself (its SSLRequest answered, then FATAL 53300 after its "
+      "start-up packet, as PostgreSQL's postmaster does), so a flood of simultaneous "
+      "connections costs no threads either.",
       "")
 
 
