@@ -37,7 +37,10 @@ not grow with the number of databases. Rules this module keeps:
   exceptions are logged and ignored.
 * If ``on_commit`` raises, that barrier's command fails (its ``on_collect``
   is not run); if ``on_collect`` raises, the command fails. Either way the
-  barrier stays injected and later barriers go on.
+  barrier stays injected and later barriers go on. A :class:`PgError` from
+  ``on_commit`` (the meta store refusing: a deposed leader's fenced write, a
+  full disk) is not logged here with a traceback: whoever refused logs why,
+  once.
 * While a database has a barrier injected but not yet collected, its periodic
   barrier is skipped (re-armed for one interval later): a database whose
   meta-store writes are slow does not pile up barriers. Commands and
@@ -515,7 +518,11 @@ class BarrierScheduler:
                 try:
                     self._on_commit(task.snapshot)
                 except Exception as exc:
-                    log.exception("on_commit failed for database %r", info.database)
+                    if isinstance(exc, PgError):  # the store's refusal (NotLeader, 53100...):
+                        # its own one line says why (the step-down, the store going bad)
+                        log.debug("on_commit failed for database %r: %s", info.database, exc)
+                    else:
+                        log.exception("on_commit failed for database %r", info.database)
                     ok = False
                     if notifier is not None:
                         notifier.notify_failed(exc)
