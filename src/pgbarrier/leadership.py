@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pgbarrier.errors import CannotConnectNow, ReadOnlySqlTransaction
+from pgbarrier.errors import CannotConnectNow, PgError, ReadOnlySqlTransaction
 from pgbarrier.meta.election import LeaderElection
 from pgbarrier.meta.postgres import PostgresMetaStore
 from pgbarrier.meta.term import FencedWrite, TermFence, take_office
@@ -132,8 +132,11 @@ class Leadership:
                 term, since = take_office(self.store, self.holder)
                 self.fence.hold(term)
                 self._take_office()
-            except Exception:
-                log.exception("taking office failed; following again")
+            except Exception as exc:
+                if isinstance(exc, PgError):  # the store refusing: it logged why, once
+                    log.warning("taking office failed; following again: %s", exc.message)
+                else:
+                    log.exception("taking office failed; following again")
                 self.fence.vacate()
                 try:
                     self._leave_office()

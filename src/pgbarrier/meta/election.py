@@ -64,6 +64,17 @@ USER_TIMEOUT_MS = 5000
 HOLD_OFF = (1.25, 1.75)
 
 
+def _usable(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle session is still there: one the server ended (a restart of the
+    store, ``pg_terminate_backend``) has its FATAL and the close waiting in the socket."""
+    if conn.closed or conn.broken:
+        return False
+    try:  # nothing else ever comes unasked on this session (no LISTEN, no SET)
+        return not select.select([conn.fileno()], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
+
+
 class LeaderElection:
     def __init__(self, dsn: str, schema: str, *, on_elected: Callable[[], bool],
                  on_lost: Callable[[str], None], retry_interval_s: float = RETRY_INTERVAL_S,
@@ -112,6 +123,8 @@ class LeaderElection:
             if self.leading:
                 return True
             try:
+                if self._conn is not None and not _usable(self._conn):
+                    self._drop()  # ended by the server while this process followed
                 if self._conn is None or self._conn.closed:
                     self._conn = self._connect()
                 row = self._conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
