@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pgbarrier.errors import CannotConnectNow, ReadOnlySqlTransaction
+from pgbarrier.errors import CannotConnectNow, PgError, ReadOnlySqlTransaction
 from pgbarrier.meta.election import LeaderElection
 from pgbarrier.meta.postgres import PostgresMetaStore
 from pgbarrier.meta.term import FencedWrite, TermFence, take_office
@@ -111,7 +111,14 @@ class Leadership:
             raise CannotConnectNow("the database system is starting up")
 
     def catalog_row(self) -> tuple[str, int | None, dt.datetime, str | None]:
+        """``rw_leader``'s row. ``leader`` only after the lock session answered just now: a
+        process never shows itself leading under a term it has lost (it then steps down, on
+        another thread: the step-down ends the very session asking)."""
         role = self.role
+        if role.name == "leader" and not self.election.verify():
+            self.fence.vacate()
+            self._step_down_soon(role.term, "lost its leader lock session")
+            role = Role("follower", None, _now())
         return (role.name, role.term, role.since, self.holder if role.name == "leader" else None)
 
     # ------------------------------------------------------------------ moves
@@ -125,8 +132,11 @@ class Leadership:
                 term, since = take_office(self.store, self.holder)
                 self.fence.hold(term)
                 self._take_office()
-            except Exception:
-                log.exception("taking office failed; following again")
+            except Exception as exc:
+                if isinstance(exc, PgError):  # the store refusing: it logged why, once
+                    log.warning("taking office failed; following again: %s", exc.message)
+                else:
+                    log.exception("taking office failed; following again")
                 self.fence.vacate()
                 try:
                     self._leave_office()
@@ -139,8 +149,11 @@ class Leadership:
 
     def _fenced(self, term: int, reason: str) -> None:
         """The fence saw a newer term (on a writing thread, which must not block)."""
-        threading.Thread(target=self.step_down, args=(term, f"a meta-store write was "
-                         f"fenced: {reason}"), name="pgbarrier-step-down", daemon=True).start()
+        self._step_down_soon(term, f"a meta-store write was fenced: {reason}")
+
+    def _step_down_soon(self, term: int | None, reason: str) -> None:
+        threading.Thread(target=self.step_down, args=(term, reason),
+                         name="pgbarrier-step-down", daemon=True).start()
 
     def _lost(self, reason: str) -> None:
         self.step_down(self.role.term, reason)

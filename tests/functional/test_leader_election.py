@@ -23,6 +23,7 @@ from psycopg import errors as pgerr
 
 from tests.conftest import (UPSTREAM, ServerProcess, compile_java, require_postgres,
                             start_server, stop_server)
+from tests.netcut import Forwarder
 
 LOCK_APP = "pgbarrier-leader-lock"
 STARTING_UP = "the database system is starting up"
@@ -39,23 +40,39 @@ class Cluster:
 
     @property
     def meta_url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:5432/{self.meta_db}"
+        return self.meta_url_via(5432)
 
-    def start(self, *extra: str) -> ServerProcess:
+    def meta_url_via(self, port: int) -> str:
+        return f"postgresql://postgres@127.0.0.1:{port}/{self.meta_db}"
+
+    def start(self, *extra: str, meta_port: int = 5432) -> ServerProcess:
         srv = start_server("--upstream", UPSTREAM, "--database", self.database,
-                           "--meta-store", self.meta_url, "--barrier-interval-ms", "100",
-                           *extra)
+                           "--meta-store", self.meta_url_via(meta_port),
+                           "--barrier-interval-ms", "100", *extra)
         self.servers.append(srv)
         return srv
 
     def lock_sessions(self) -> list[tuple[int, bool]]:
         """(pid, holds the leader lock) of every leader-lock session on the meta database."""
+        return [(pid, held) for pid, held, _ in self.lock_sessions_with_ports()]
+
+    def lock_sessions_with_ports(self) -> list[tuple[int, bool, int]]:
+        """(pid, holds the leader lock, client port) of every leader-lock session."""
         with psycopg.connect(self.admin_dsn, autocommit=True) as c:
             return c.execute(
                 "SELECT a.pid, EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid "
-                "AND l.locktype = 'advisory' AND l.granted) FROM pg_stat_activity a "
+                "AND l.locktype = 'advisory' AND l.granted), a.client_port "
+                "FROM pg_stat_activity a "
                 "WHERE a.datname = %s AND a.application_name = %s ORDER BY a.pid",
                 (self.meta_db, LOCK_APP)).fetchall()
+
+    def partition_leader(self, fwd: Forwarder) -> None:
+        """Cut the leader's lock session as a network partition would: the meta store
+        sees it end (the lock is freed), the leader (its store reached through ``fwd``)
+        is told nothing."""
+        held = [port for _, holds, port in self.lock_sessions_with_ports() if holds]
+        assert len(held) == 1, held
+        assert fwd.partition(held[0]), "the leader's lock session is not through the forwarder"
 
 
 @pytest.fixture
@@ -75,6 +92,13 @@ def cluster() -> Iterator[Cluster]:
         with psycopg.connect(dsn, autocommit=True) as conn:
             for name in (c.meta_db, c.database, *c.extra_databases):
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def forwarder() -> Iterator[Forwarder]:
+    """A partitionable way to the meta store on 127.0.0.1:5432 (tests.netcut)."""
+    with Forwarder("127.0.0.1", 5432) as fwd:
+        yield fwd
 
 
 def _connect(srv: ServerProcess, database: str, **kw) -> psycopg.Connection:
@@ -261,11 +285,12 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
         assert runs >= 1
 
 
-def test_a_deposed_leader_is_fenced_steps_down_and_follows(cluster):
-    # a never checks its lock session by itself, as if cut off by a partition: only the term
-    # in the meta store can stop it; no periodic barriers, so the client's PAUSE is its first
-    # write after b took office
-    a = cluster.start("--leader-check-interval-ms", "600000", "--barrier-interval-ms", "600000")
+def test_a_deposed_leader_is_fenced_steps_down_and_follows(cluster, forwarder):
+    # a never checks its lock session by itself and is cut off from it by a partition: only
+    # the term in the meta store can stop it; no periodic barriers, so the client's PAUSE is
+    # its first write after b took office
+    a = cluster.start("--leader-check-interval-ms", "600000", "--barrier-interval-ms", "600000",
+                      meta_port=forwarder.port)
     b = cluster.start()
     with _connect(a, cluster.database) as c:
         c.execute("SELECT 1")
@@ -274,8 +299,7 @@ def test_a_deposed_leader_is_fenced_steps_down_and_follows(cluster):
     sessions = cluster.lock_sessions()
     held = [pid for pid, holds in sessions if holds]
     assert len(held) == 1 and len(sessions) == 2, sessions
-    with psycopg.connect(cluster.admin_dsn, autocommit=True) as adm:
-        assert adm.execute("SELECT pg_terminate_backend(%s)", (held[0],)).fetchone()[0]
+    cluster.partition_leader(forwarder)
     assert b.wait_for_log("role: leader, term 2", timeout=15), "".join(b.log)
 
     # a still believes it leads; its next write fails and the client is told so
@@ -414,10 +438,10 @@ def test_two_processes_started_at_once_on_a_fresh_store(cluster):
         assert _leader_row(c)[:2] == ("leader", 1)
 
 
-def test_a_refresh_in_flight_on_a_deposed_leader_is_not_recorded(cluster):
-    # a never checks its lock session itself: only a fenced write (the refresh's, or a
-    # barrier's lease record, whichever comes first) stops it
-    a = cluster.start("--leader-check-interval-ms", "600000")
+def test_a_refresh_in_flight_on_a_deposed_leader_is_not_recorded(cluster, forwarder):
+    # a never checks its lock session itself and is partitioned from it: only a fenced write
+    # (the refresh's, or a barrier's lease record, whichever comes first) stops it
+    a = cluster.start("--leader-check-interval-ms", "600000", meta_port=forwarder.port)
     b = cluster.start()
     with _connect(a, cluster.database) as c:
         c.execute("CREATE VIEW src AS SELECT 1 AS n")
@@ -443,9 +467,7 @@ def test_a_refresh_in_flight_on_a_deposed_leader_is_not_recorded(cluster):
         while not up.execute("SELECT 1 FROM pg_stat_activity WHERE query LIKE "
                              "'REFRESH MATERIALIZED VIEW%%mv%%' AND state = 'active'").fetchone():
             assert time.monotonic() < deadline and runner.is_alive(), "".join(a.log)
-    held = [pid for pid, holds in cluster.lock_sessions() if holds]
-    with psycopg.connect(cluster.admin_dsn, autocommit=True) as adm:
-        adm.execute("SELECT pg_terminate_backend(%s)", (held[0],))
+    cluster.partition_leader(forwarder)
     assert b.wait_for_log("role: leader, term 2", timeout=15), "".join(b.log)
     runner.join(60)
     assert outcome and outcome[0] is not None, outcome  # never a success
@@ -487,3 +509,66 @@ def test_the_metrics_endpoint_says_who_leads(cluster):
     assert led["pgbarrier_role_since_seconds"] > 0
     for srv in (follower, leader):
         assert stop_server(srv) == 0, "".join(srv.log)
+
+
+def _leader_of(servers: list[ServerProcess], term: int, timeout: float) -> ServerProcess:
+    """The process that logged taking office under ``term`` (woken per log line)."""
+    deadline = time.monotonic() + timeout
+    text = f"role: leader, term {term},"
+    while time.monotonic() < deadline:
+        for srv in servers:
+            if any(text in line for line in srv.log):
+                return srv
+        servers[0].wait_for_log(text, timeout=0.05)  # a bounded pause between looks
+    raise AssertionError(f"nobody took term {term}:\n" + "\n".join("".join(s.log) for s in servers))
+
+
+def test_a_stepped_down_leader_lets_a_healthy_follower_lead(cluster):
+    """Issue 28, item 3: the leader's lock session is cut again and again (at random moments
+    of its term); each time the healthy follower takes over (a leader that lost its lock
+    waits at least a retry interval, with jitter, before trying again), each step-down is
+    one WARNING line and no traceback, and the old leader never shows itself in
+    ``rw_leader`` as leading under the term it lost."""
+    import random
+
+    a = cluster.start()
+    b = cluster.start()
+    servers = [a, b]
+    assert _leader_of(servers, 1, 15) is a
+    cuts = 8
+    retook = 0
+    for term in range(1, cuts + 1):
+        leader = _leader_of(servers, term, 15)
+        follower = b if leader is a else a
+        watching = _connect(leader, cluster.database)  # opened under the term to be lost
+        # a random moment of the term: some barriers and a refresh history write or none
+        leader.wait_for_log("no such line", timeout=random.uniform(0.0, 0.6))
+        (pid,) = [pid for pid, holds in cluster.lock_sessions() if holds]
+        with psycopg.connect(cluster.admin_dsn, autocommit=True) as adm:
+            assert adm.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+        nxt = _leader_of(servers, term + 1, 15)
+        retook += nxt is leader
+        try:
+            row = _leader_row(watching)
+        except psycopg.OperationalError as exc:  # its session ended with the step-down
+            assert isinstance(exc, pgerr.AdminShutdown), repr(exc)
+        else:
+            assert row[:2] != ("leader", term), row
+        finally:
+            watching.close()
+        assert leader.wait_for_log(f"stepped down from term {term}:", timeout=15), \
+            "".join(leader.log)
+        if nxt is follower:
+            with _connect(follower, cluster.database) as c:
+                assert _leader_row(c)[:2] == ("leader", term + 1)
+    print(f"{cuts} lock cuts: the stepped-down process led again {retook} times")
+    assert retook == 0, ["".join(s.log) for s in servers]
+    for srv in servers:
+        text = "".join(srv.log)
+        assert "Traceback" not in text, text
+        step_downs = [line for line in srv.log if "stepped down from term" in line]
+        warnings = [line for line in srv.log if " WARNING " in line or "WARNING:" in line]
+        assert all("role: follower" in line for line in step_downs), step_downs
+        assert warnings == step_downs, warnings  # one WARNING line per step-down, nothing else
+    with _connect(_leader_of(servers, cuts + 1, 15), cluster.database) as c:
+        assert _leader_row(c)[:2] == ("leader", cuts + 1)

@@ -183,6 +183,37 @@ def test_a_failed_commit_skips_on_collect() -> None:
         mgr.stop()
 
 
+def test_a_pause_whose_record_failed_is_undone_in_memory() -> None:
+    """Issue 28: the meta store refusing a PAUSE's record (a full disk) fails the PAUSE, and
+    nothing shows it: the database is running, and the next checkpoint records running."""
+    from pgbarrier.errors import PgError
+
+    recorded: list[bool] = []
+    failing = threading.Event()
+    failing.set()
+
+    def on_commit(snap: DatabaseSnapshot) -> None:
+        if failing.is_set():
+            raise PgError("could not write to the meta store", sqlstate="53100")
+        recorded.append(snap.paused)
+
+    mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000, on_commit=on_commit)
+    mgr.add_database("dev")
+    mgr.start()
+    try:
+        with pytest.raises(PgError) as info:
+            mgr.pause("dev", "alice", timeout=WAIT)
+        assert info.value.sqlstate == "53100"
+        assert not mgr.snapshot("dev").paused
+        failing.clear()
+        mgr.schedule("dev", Flush()).wait(WAIT)
+        assert recorded == [False]
+        mgr.pause("dev", "alice", timeout=WAIT)
+        assert mgr.snapshot("dev").paused and recorded[-1] is True
+    finally:
+        mgr.stop()
+
+
 def test_create_job_refused_while_paused_runs_no_callback() -> None:
     calls: list[BarrierInfo] = []
     mgr = BarrierManager(ManualClock(T0), barrier_interval_ms=10_000)

@@ -27,8 +27,10 @@ Rules this module keeps:
   upstream's FATAL wording, DETAIL and HINT, with the SQLSTATE PostgreSQL sends for that
   message (``_STARTUP_FATALS``): 28000 for an unknown role, 53300 for too many
   connections, 28P01, 3D000...; a password the upstream wants and pgbarrier does not
-  have is FATAL 28000 saying what to configure. Anything else (refused, unreachable) is
-  08006.
+  have is FATAL 28000 saying what to configure. Anything else (refused, unreachable, the
+  upstream down) is FATAL 08006 ``the upstream PostgreSQL server is unavailable`` with
+  libpq's reason as the DETAIL, at once (no retry, no wait: a client's own retry works the
+  moment the upstream is back).
 * One upstream connection per client session, in autocommit mode: psycopg never
   adds a BEGIN; the client's own BEGIN/COMMIT pass through like any statement.
 * Statements are relayed, not re-interpreted (ARCHITECTURE practice 11): the SQL
@@ -78,7 +80,11 @@ Rules this module keeps:
   connection pool per database, whose sessions (PostgreSQL 14+) check every second that
   pgbarrier is still there (``client_connection_check_interval``), so a first snapshot or
   refresh of a pgbarrier killed meanwhile is aborted upstream instead of committing after
-  recovery cleaned up. A refresh is ``CONCURRENTLY`` when the view has
+  recovery cleaned up. Work that gets no pooled connection within ``_POOL_QUICK_S`` opens
+  a direct one for that call: while the upstream is down it fails at once with 08006
+  (recorded as the run's error) instead of waiting out the pool's timeout, and it works
+  again the moment the upstream is back, whatever the pool's reconnection back-off.
+  A refresh is ``CONCURRENTLY`` when the view has
   a unique index PostgreSQL accepts for it, else plain; either way readers see
   the old rows or the new ones, never a half-done refresh.
 * ``relations_read`` follows plain views through ``pg_depend``/``pg_rewrite`` with one
@@ -103,7 +109,7 @@ import psycopg
 from psycopg import pq
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pgbarrier.backends.base import (
     REPORTED_PARAMETERS,
@@ -131,6 +137,9 @@ _CANCEL_MAX_RETRY_S = 1.0
 _WAKE_S = 0.2
 _CANCEL_TIMEOUT_S = 5.0
 _POOL_TIMEOUT_S = 30.0
+#: how long pgbarrier's own work waits for a pooled upstream connection before it opens a
+#: direct one (:meth:`PostgresBackend._run`)
+_POOL_QUICK_S = 0.25
 #: PostgreSQL 14+: look for a vanished pgbarrier during long refresh-pool statements
 _CHECK_CLIENT = "-c client_connection_check_interval=1000"
 
@@ -353,7 +362,21 @@ def _connect_error(exc: psycopg.OperationalError, user: str | None = None) -> Pg
             hint="Let the upstream trust pgbarrier's host for this user (pg_hba.conf), list "
                  "the user in --password-file, or connect every session as the --upstream "
                  "user with --upstream-force-user.")
-    return _lost(f"could not connect to the upstream PostgreSQL: {text}")
+    return _unavailable(text)
+
+
+def _unavailable(text: str) -> PgError:
+    """No answer from the upstream (refused, unreachable, closed during start-up): FATAL
+    08006 ``the upstream PostgreSQL server is unavailable``, libpq's reason as the DETAIL
+    and its hint (``Is the server running…``) as the HINT."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if lines and lines[0].startswith("connection failed: "):  # psycopg's prefix
+        lines[0] = lines[0][len("connection failed: "):]
+    hint = None
+    if len(lines) > 1 and lines[-1].endswith("?"):
+        hint = lines.pop()
+    return _make_error(_FATAL_LOST, "the upstream PostgreSQL server is unavailable",
+                       severity="FATAL", detail=" ".join(lines) or None, hint=hint)
 
 
 def _notice(diag: psycopg.errors.Diagnostic) -> Notice:
@@ -840,8 +863,25 @@ class PostgresBackend(Backend):
             return pool
 
     def _run(self, database: str, fn: Any) -> Any:
-        with self._pool(database).connection() as conn:
-            return fn(conn)
+        pool = self._pool(database)
+        try:
+            conn = pool.getconn(timeout=_POOL_QUICK_S)
+        except PoolTimeout:
+            # none at hand: every pooled one busy, or the pool still reconnecting (with its
+            # own back-off of up to seconds) after the upstream went away. A direct
+            # connection answers at once: the upstream's refusal (08006), or a session
+            # for this one call, so work resumes the moment the upstream is back.
+            try:
+                direct = psycopg.connect(pool.conninfo, autocommit=True)
+            except psycopg.OperationalError as exc:
+                raise _connect_error(exc) from None
+            with direct:
+                return fn(direct)
+        try:
+            with conn:  # what ``pool.connection()`` does: a pooled one is not closed here
+                return fn(conn)
+        finally:
+            pool.putconn(conn)
 
     # ------------------------------------------------------------------ catalog
 

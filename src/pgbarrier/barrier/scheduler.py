@@ -37,7 +37,12 @@ not grow with the number of databases. Rules this module keeps:
   exceptions are logged and ignored.
 * If ``on_commit`` raises, that barrier's command fails (its ``on_collect``
   is not run); if ``on_collect`` raises, the command fails. Either way the
-  barrier stays injected and later barriers go on.
+  barrier stays injected and later barriers go on. A :class:`PgError` from
+  ``on_commit`` (the meta store refusing: a deposed leader's fenced write, a
+  full disk) is not logged here with a traceback: whoever refused logs why,
+  once. A PAUSE or RESUME whose ``on_commit`` failed is undone in memory (its
+  issuer hears the error; nothing shows the change, no later checkpoint records
+  it), unless a later command changed the state again meanwhile.
 * While a database has a barrier injected but not yet collected, its periodic
   barrier is skipped (re-armed for one interval later): a database whose
   meta-store writes are slow does not pile up barriers. Commands and
@@ -65,9 +70,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pgbarrier.barrier.clock import Clock
-from pgbarrier.barrier.command import Command, Custom, CustomCommand, Flush, Pause, Resume
+from pgbarrier.barrier.command import (Command, Custom, CustomCommand, Flush, Pause,
+                                       PauseResult, Resume)
 from pgbarrier.barrier.info import BarrierInfo, DatabaseSnapshot
 from pgbarrier.barrier.notifier import Notifier
+from pgbarrier.barrier.pause import PauseState
 from pgbarrier.barrier.worker import DatabaseBarrierState, Listener, OnCommit
 from pgbarrier.errors import InternalError, PgError
 
@@ -98,6 +105,8 @@ class _Collect:
     on_collect: Callable[[BarrierInfo], object] | None
     #: ``time.perf_counter()`` at injection (the ``on_collected`` hook's start)
     injected_at: float = 0.0
+    #: a PAUSE/RESUME that changed the state: undoes it in memory when ``on_commit`` fails
+    undo: Callable[[], None] | None = None
 
 
 class _Database:
@@ -441,6 +450,7 @@ class BarrierScheduler:
         try:
             now_ms = self._clock.now_ms()
             with db.state_lock:
+                before = db.state.pause_state
                 try:
                     info = db.state.inject(now_ms, command)
                 except Exception as exc:
@@ -453,10 +463,13 @@ class BarrierScheduler:
                     return None
                 result = db.state.last_result
                 snapshot = db.state.snapshot() if info.is_checkpoint else None
+            undo = None
+            if isinstance(result, PauseResult) and result.changed:
+                undo = _undo_pause(db, before, result.state)
             if notifier is not None:
                 notifier.notify_started(info)
             return _Collect(info, snapshot, result, notifier, _on_collect(command),
-                            time.perf_counter())
+                            time.perf_counter(), undo)
         except Exception as exc:  # pragma: no cover - defensive
             log.exception("barrier of database %r failed", db.name)
             if notifier is not None:
@@ -515,8 +528,14 @@ class BarrierScheduler:
                 try:
                     self._on_commit(task.snapshot)
                 except Exception as exc:
-                    log.exception("on_commit failed for database %r", info.database)
+                    if isinstance(exc, PgError):  # the store's refusal (NotLeader, 53100...):
+                        # its own one line says why (the step-down, the store going bad)
+                        log.debug("on_commit failed for database %r: %s", info.database, exc)
+                    else:
+                        log.exception("on_commit failed for database %r", info.database)
                     ok = False
+                    if task.undo is not None:
+                        task.undo()
                     if notifier is not None:
                         notifier.notify_failed(exc)
             if ok and task.on_collect is not None:
@@ -552,6 +571,17 @@ class BarrierScheduler:
 
 #: ``depth`` > 0 while this thread collects a barrier it injected itself (``submit``)
 _collecting = threading.local()
+
+
+def _undo_pause(db: _Database, before: PauseState, after: PauseState) -> Callable[[], None]:
+    """Put ``db``'s pause state back to ``before`` if it is still ``after`` (a PAUSE or
+    RESUME whose record failed: the issuer hears an error, so nothing may show it, and no
+    later checkpoint may record it)."""
+    def undo() -> None:
+        with db.state_lock:
+            if db.state.pause_state is after:
+                db.state.pause_state = before
+    return undo
 
 
 def _on_collect(command: Command | None) -> Callable[[BarrierInfo], object] | None:

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
+from pgbarrier.errors import PgError
 from pgbarrier.meta.store import MetaStore, RunRecord
 
 log = logging.getLogger(__name__)
@@ -214,6 +215,8 @@ class HistoryPruner:
                 deleted = self.history.prune(between=self._between)
             except _Stopped:
                 return
+            except PgError as exc:  # the store refusing (it logs that once): next pass
+                log.debug("pruning the refresh history failed: %s", exc.message)
             except Exception:  # the next pass tries again; runs are still recorded meanwhile
                 log.exception("pruning the refresh history failed")
             else:

@@ -246,6 +246,9 @@ class RefreshScheduler:
     def _forget_if_vanished(self, database: str, name: str) -> None:
         try:
             self.forget_vanished(database, name, lambda f: f.result(timeout=_LAND_S))
+        except PgError as exc:  # the backend unreachable, say: looked at again next time
+            log.info("checking whether %s.%s still exists failed: %s", database, name,
+                     exc.message)
         except Exception:  # noqa: BLE001 - looked at again on the next failure
             log.exception("checking whether %s.%s still exists failed", database, name)
 

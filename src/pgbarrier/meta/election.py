@@ -14,12 +14,20 @@ Rules this module keeps (the design is docs/SCALE_OUT.md):
   killed on a live host is quicker still: its kernel closes the connection at once.
 * ``pg_try_advisory_lock`` never blocks: a follower retries it every ``retry_interval_s``
   on a daemon thread. The leader checks its session every ``check_interval_s`` with
-  ``SELECT 1``; any error means the lock is lost: the session is closed and ``on_lost``
-  is called (on this thread), then the election goes on as a follower.
+  ``SELECT 1``, and at once when its socket turns readable (the server ending the session
+  — ``pg_terminate_backend``, a restart, a crash — is seen when it happens, not at the next
+  check); any error means the lock is lost: the session is closed and ``on_lost`` is
+  called (on this thread), then the election goes on as a follower. :meth:`verify` makes
+  the same check on demand (``rw_leader`` asks before it answers ``leader``).
 * ``on_elected`` runs on the election thread after the lock was won; it returns whether
   the process took office. When it did not, the session is closed (the lock freed) and the
   election goes on. :meth:`resign` gives the lock up from any thread (stepping down after
   a fenced write): the session is closed at once and the election goes on.
+* **A process that lost or gave up the lock lets others lead**: its next attempt comes no
+  sooner than :data:`HOLD_OFF` times ``retry_interval_s`` later (a random point in that
+  range), while followers keep trying every ``retry_interval_s``; so a healthy follower
+  takes over from a process whose store session flaps, and a lone process still leads
+  again about a second and a half after the store is back.
 * :meth:`stop` ends the thread; :meth:`close` then closes the session (freeing the lock,
   so a follower takes over at once after a clean shutdown).
 """
@@ -27,7 +35,11 @@ Rules this module keeps (the design is docs/SCALE_OUT.md):
 from __future__ import annotations
 
 import logging
+import os
+import random
+import select
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +58,21 @@ KEEPALIVE_INTERVAL_S = 1
 KEEPALIVE_COUNT = 3
 #: unacknowledged data (the leader's ``SELECT 1`` into a partition) fails the session after this
 USER_TIMEOUT_MS = 5000
+#: after losing or giving up the lock, the next attempt comes this many retry intervals later
+#: (uniformly in the range): never before a follower's next attempt, which is at most one
+#: interval after the lock was freed
+HOLD_OFF = (1.25, 1.75)
+
+
+def _usable(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle session is still there: one the server ended (a restart of the
+    store, ``pg_terminate_backend``) has its FATAL and the close waiting in the socket."""
+    if conn.closed or conn.broken:
+        return False
+    try:  # nothing else ever comes unasked on this session (no LISTEN, no SET)
+        return not select.select([conn.fileno()], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
 
 
 class LeaderElection:
@@ -62,9 +89,13 @@ class LeaderElection:
         self._conn: psycopg.Connection[Any] | None = None
         self.leading = False
         self._stopped = False
-        self._wake = threading.Event()
+        #: a pipe the election thread waits on (with the lock session's socket, when leading)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
         self._thread: threading.Thread | None = None
         self._failing = False  # a connect error is logged once until one succeeds
+        #: no attempt at the lock before this (time.monotonic): set when it was lost or given up
+        self._hold_off_until = 0.0
 
     # ------------------------------------------------------------------ the session
 
@@ -92,6 +123,8 @@ class LeaderElection:
             if self.leading:
                 return True
             try:
+                if self._conn is not None and not _usable(self._conn):
+                    self._drop()  # ended by the server while this process followed
                 if self._conn is None or self._conn.closed:
                     self._conn = self._connect()
                 row = self._conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
@@ -123,6 +156,10 @@ class LeaderElection:
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
+        if self.leading:  # lost or given up: let a follower take it first
+            low, high = HOLD_OFF
+            self._hold_off_until = time.monotonic() + self.retry_interval_s * random.uniform(
+                low, high)
         self.leading = False
         if conn is not None:
             try:
@@ -140,8 +177,10 @@ class LeaderElection:
     def _run(self) -> None:
         while not self._stopped:
             if self.leading:
-                self._wake.wait(self.check_interval_s)
-                self._wake.clear()
+                with self._lock:
+                    fd = self._conn.fileno() if self._conn is not None and self.leading else None
+                if fd is not None:
+                    self._sleep(self.check_interval_s, fd)
                 with self._lock:
                     if self._stopped or not self.leading:
                         continue
@@ -151,12 +190,47 @@ class LeaderElection:
                 if lost:
                     self._call(self._on_lost, "lost its leader lock session")
                 continue
+            held_off = self._hold_off_until - time.monotonic()
+            if held_off > 0:
+                self._sleep(held_off)
+                continue
             if self.try_lock():
                 if not self._call(self._on_elected):
                     self.resign()
                 continue
-            self._wake.wait(self.retry_interval_s)
-            self._wake.clear()
+            self._sleep(self.retry_interval_s)
+
+    def _sleep(self, seconds: float, fd: int | None = None) -> None:
+        """Wait up to ``seconds``, less when woken (:meth:`_nudge`) or ``fd`` turns readable."""
+        watched = [self._wake_r] if fd is None else [self._wake_r, fd]
+        try:
+            ready, _, _ = select.select(watched, [], [], max(0.0, seconds))
+        except (OSError, ValueError):  # the session's socket closed meanwhile: check it now
+            return
+        if self._wake_r in ready:
+            try:
+                os.read(self._wake_r, 512)
+            except OSError:  # pragma: no cover - closed by close()
+                pass
+
+    def _nudge(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # full (already woken) or closed
+            pass
+
+    def verify(self) -> bool:
+        """Whether this process holds the lock, checked now with a round trip on the lock
+        session; when it does not (any more), the lock counts as lost: the session is
+        closed (the election goes on after the hold-off) and False is returned. The
+        caller steps down (``on_lost`` is not called for this)."""
+        with self._lock:
+            if not self.leading or self._stopped:
+                return False
+            if self._alive():
+                return True
+            self._drop()
+            return False
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         try:
@@ -169,13 +243,13 @@ class LeaderElection:
         """Give the lock up (any thread); the election goes on unless stopped."""
         with self._lock:
             self._drop()
-        self._wake.set()
+        self._nudge()
 
     def stop(self) -> None:
         """End the election thread (the lock, if held, is kept until :meth:`close`)."""
         with self._lock:
             self._stopped = True
-        self._wake.set()
+        self._nudge()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(30)
 
@@ -183,3 +257,13 @@ class LeaderElection:
         with self._lock:
             self._stopped = True
             self._drop()
+        self._nudge()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(30)
+        if self._thread is None or not self._thread.is_alive():
+            for fd in (self._wake_r, self._wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._wake_r = self._wake_w = -1

@@ -7,17 +7,25 @@ transaction that found it dropped fails). ``connect_timeout`` (seconds) applies
 only when the DSN does not set its own. With ``migrate=False`` (a process that may only follow,
 see :mod:`pgbarrier.meta.election`) the schema is only checked: a store newer than this
 code is refused, an older or empty one is left for the leader to migrate.
+
+The store unreachable (its server stopped, restarted, killed, the connection cut) fails
+the call that found it so with :class:`~pgbarrier.meta.sqlbase.StoreFailure` SQLSTATE
+25006 ``cannot record this change: the meta store is unavailable`` (what a PostgreSQL
+standby answers a write with; the leader's lock session is on the same server, so the
+process is stepping down meanwhile), the driver's reason as the DETAIL. The next call
+connects again.
 """
 
 from __future__ import annotations
 
+import select
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from pgbarrier.meta.sqlbase import SqlMetaStore
+from pgbarrier.meta.sqlbase import SqlMetaStore, StoreFailure
 
 DEFAULT_SCHEMA = "pgbarrier_meta"
 #: the store connection's application_name in pg_stat_activity, unless the DSN sets one
@@ -65,10 +73,35 @@ class PostgresMetaStore(SqlMetaStore):
                 sql.Identifier(self.schema)))
         super().migrate()
 
+    def _failure(self, exc: BaseException) -> StoreFailure | None:
+        if not isinstance(exc, psycopg.OperationalError):
+            return None
+        state = exc.sqlstate
+        if state is not None and not self._conn.broken and not state.startswith(("08", "57P")):
+            return None  # the server's answer to this statement (a lock timeout, say)
+        return StoreFailure("cannot record this change: the meta store is unavailable",
+                            sqlstate="25006", detail=" ".join(str(exc).split()),
+                            hint="Retry when the meta store is back: nothing acknowledged "
+                                 "is lost.")
+
     def _reconnect_if_broken(self) -> None:
         # a connection the server dropped (a restart, pg_terminate_backend) is opened again
-        # for the next transaction; the one that found it broken has failed its caller
-        if self._conn.broken:
+        # for the next transaction; the one that found it broken has failed its caller. An
+        # idle connection with something to read was ended by the server (its FATAL and the
+        # close wait in the socket): it is replaced now, so this transaction does not fail
+        # for what happened while the connection was idle
+        conn = self._conn
+        suspect = conn.broken or conn.closed
+        if not suspect:
+            try:  # nothing else ever comes unasked on this connection (no LISTEN, no SET)
+                suspect = bool(select.select([conn.fileno()], [], [], 0)[0])
+            except (OSError, ValueError):
+                suspect = True
+        if suspect:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - already broken
+                pass
             self._conn = psycopg.connect(self.dsn, **self._extra)
 
     def _check_version(self) -> None:

@@ -23,12 +23,21 @@ Rules this module keeps:
   to each caller), its writes are not tried again one by one.
 * :meth:`migrate` applies :data:`~pgbarrier.meta.schema.MIGRATIONS` above the
   recorded version and records the new one, in one transaction.
+* **The store failing** (its server gone, a full disk, an I/O error) is a
+  :class:`StoreFailure`, a PgError with the SQLSTATE PostgreSQL gives that cause
+  (each store's :meth:`_failure` decides: PostgreSQL store unreachable 25006, SQLite
+  disk full 53100, I/O error or unwritable 58030): the caller whose statement needed the
+  write gets it as an ERROR, never XX000. A batch that fails this way fails as a whole
+  (its writes are not tried again one by one against a store that is not there). The
+  first failure after a success is logged as one WARNING line, the recovery as one INFO
+  line.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -36,13 +45,22 @@ from contextlib import contextmanager
 from dataclasses import astuple, fields
 from typing import Any
 
+from pgbarrier.errors import PgError
 from pgbarrier.meta.schema import MIGRATIONS, SCHEMA_VERSION
 from pgbarrier.meta.store import DatabaseRecord, JobRecord, RunRecord, ViewRecord
 from pgbarrier.meta.term import FencedWrite, TermFence
 
 
+log = logging.getLogger(__name__)
+
+
 class MetaStoreError(RuntimeError):
     """The meta store cannot be used (e.g. written by a newer pgbarrier)."""
+
+
+class StoreFailure(PgError):
+    """The meta store failed a read or write for its own reasons (module rules); ERROR for
+    the statement that needed it, with the SQLSTATE the store's ``_failure`` chose."""
 
 
 class _Write:
@@ -109,20 +127,55 @@ class SqlMetaStore:
     def _reconnect_if_broken(self) -> None:
         """Before each transaction, under the lock (a hook; SQLite needs nothing)."""
 
+    def _failure(self, exc: BaseException) -> StoreFailure | None:
+        """``exc`` (a driver's) as the store's own failure, or None when it is not one (a
+        hook: each store knows its driver)."""
+        return None
+
+    _failing = False  # a failure was logged; the next success logs the recovery
+
+    def _translated(self, exc: BaseException) -> BaseException:
+        failure = self._failure(exc)
+        if failure is None:
+            return exc
+        if not self._failing:
+            self._failing = True
+            log.warning("the meta store failed (SQLSTATE %s): %s%s", failure.sqlstate,
+                        failure.message, f": {failure.detail}" if failure.detail else "")
+        return failure
+
+    def _succeeded(self) -> None:
+        if self._failing:
+            self._failing = False
+            log.info("the meta store works again")
+
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         with self._lock:
-            self._reconnect_if_broken()
-            cur = self._conn.cursor()
+            try:
+                self._reconnect_if_broken()
+                cur = self._conn.cursor()
+            except Exception as exc:
+                raise self._translated(exc) from None
             try:
                 self._begin(cur)
                 yield cur
                 self._conn.commit()
-            except BaseException:
-                self._conn.rollback()
-                raise
+            except BaseException as exc:
+                try:
+                    self._conn.rollback()
+                except Exception:  # noqa: BLE001 - the connection is gone: nothing to undo
+                    pass
+                translated = self._translated(exc)
+                if translated is exc:
+                    raise
+                raise translated from None
             finally:
-                cur.close()
+                try:
+                    cur.close()
+                except Exception:  # noqa: BLE001 - already broken
+                    pass
+            self._succeeded()
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> None:
         text, values = self._sql(sql), tuple(params)
@@ -167,8 +220,12 @@ class SqlMetaStore:
         calls gives up the GIL and takes it back, and a PAUSE waits for this write while
         other sessions keep the GIL busy."""
         with self._lock:
-            self._reconnect_if_broken()
-            self._conn.execute(text, values).close()
+            try:
+                self._reconnect_if_broken()
+                self._conn.execute(text, values).close()
+            except Exception as exc:
+                raise self._translated(exc) from None
+            self._succeeded()
 
     def _commit_batch(self, batch: list[_Write]) -> None:
         if len(batch) == 1 and batch[0].single is not None and self.autocommits \
@@ -185,7 +242,7 @@ class SqlMetaStore:
                 self._fenced(cur)
                 for w in batch:
                     w.run(cur)
-        except FencedWrite as exc:
+        except (FencedWrite, StoreFailure) as exc:
             for w in batch:
                 w.finish(exc)
             return
@@ -459,7 +516,11 @@ class SqlMetaStore:
 
     def flush(self) -> None:
         with self._lock:
-            self._conn.commit()
+            try:
+                self._conn.commit()
+            except Exception as exc:  # every write committed already; a store gone is logged
+                if self._translated(exc) is exc:
+                    raise
 
     def close(self) -> None:
         with self._lock:

@@ -11,6 +11,12 @@ dir while it is open. A second process opening the same data dir is refused
 line) instead of both writing. The lock is the process's, counted per store opened (a POSIX
 lock is per process, and closing any descriptor of the file would drop it): opening the
 store again in the same process, as a restart in tests does, is allowed.
+
+A write the file system refuses fails its caller with
+:class:`~pgbarrier.meta.sqlbase.StoreFailure`: SQLITE_FULL (disk full) is 53100
+``could not write to the meta store "<path>": …`` with PostgreSQL's HINT ``Check free disk
+space.``, an I/O error, a read-only file or one that cannot be opened 58030; SQLite rolls
+the transaction back, so nothing half-written stays, and the next write tries again.
 """
 
 from __future__ import annotations
@@ -20,9 +26,15 @@ import os
 import sqlite3
 import threading
 
-from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore
+from pgbarrier.meta.sqlbase import MetaStoreError, SqlMetaStore, StoreFailure
 
 FILE_NAME = "meta.sqlite"
+#: SQLite's primary result codes (the low byte of an extended one) that are the file
+#: system's refusal, with PostgreSQL's SQLSTATE for it
+_FAILURES = {13: "53100",  # SQLITE_FULL
+             10: "58030",  # SQLITE_IOERR
+             8: "58030",   # SQLITE_READONLY
+             14: "58030"}  # SQLITE_CANTOPEN
 LOCK_NAME = "meta.sqlite.lock"
 
 _held_lock = threading.Lock()
@@ -79,6 +91,7 @@ class SqliteMetaStore(SqlMetaStore):
             os.makedirs(data_dir, exist_ok=True)
             path = os.path.join(data_dir, FILE_NAME)
             self._lock_path = _lock_data_dir(data_dir)
+        self.path = path
         try:
             # transactions are opened explicitly (``_begin``); a single write alone is its
             # own transaction (``SqlMetaStore._commit_alone``)
@@ -96,6 +109,17 @@ class SqliteMetaStore(SqlMetaStore):
             conn.close()
             self._release()
             raise
+
+    def _failure(self, exc: BaseException) -> StoreFailure | None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if not isinstance(exc, sqlite3.Error) or code is None:
+            return None
+        state = _FAILURES.get(code & 0xFF)
+        if state is None:
+            return None
+        return StoreFailure(f'could not write to the meta store "{self.path}": {exc}',
+                            sqlstate=state,
+                            hint="Check free disk space." if state == "53100" else None)
 
     def _release(self) -> None:
         if self._lock_path is not None:
