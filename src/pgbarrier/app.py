@@ -353,12 +353,24 @@ class App:
             since = dt.datetime.now(dt.timezone.utc)
             self._leader_row = lambda: ("leader", None, since, None)
             self.control.leader_status = self._leader_row
-        log.info("pgbarrier %s ready: listening on %s:%d%s (backend %s, databases: %s; "
-                 "role: %s)", __version__, host, port, metrics, type(self.backend).__name__,
+        log.info("pgbarrier %s ready: listening on %s:%d%s (%s, databases: %s; "
+                 "role: %s)", __version__, host, port, metrics, self._serving(),
                  ", ".join(self.barrier.databases()), role)
         if self.leadership is not None:
             self.leadership.start()
         return self.server
+
+    def _serving(self) -> str:
+        """What serves the data, in words, for the ready line."""
+        if self.backend.dialect == "postgres":
+            from pgbarrier.meta import redact
+
+            dsn = getattr(self.backend, "upstream_dsn", None) or self.config.upstream or ""
+            return f"upstream PostgreSQL at {redact(dsn)}"
+        where = self.config.data_dir
+        if where == ":memory:":
+            return "embedded DuckDB in memory (nothing is kept)"
+        return f"embedded DuckDB in {os.path.abspath(where)}"
 
     def _admit(self) -> None:
         if self.leadership is not None:

@@ -28,7 +28,8 @@ from pgbarrier import __version__, admin, logs
 from pgbarrier.app import App, Config, ListenError
 from pgbarrier.backends.duckdb_config import check_duckdb_flags
 from pgbarrier.jobs import history as hist
-from pgbarrier.meta import MetaStoreError
+from pgbarrier.errors import PgError
+from pgbarrier.meta import MetaStoreError, redact
 from pgbarrier.server.auth import DEFAULT_METHOD, METHODS, ConfigError
 from pgbarrier.server.listener import DEFAULT_RESERVED_CONNECTIONS
 
@@ -42,13 +43,23 @@ def _env_switch(flag: str) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pgbarrier", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="pgbarrier", description=DESCRIPTION,
+        epilog="Run 'pgbarrier COMMAND --help' for a command's flags. README.md is the manual.")
     parser.add_argument("--version", action="version", version=f"pgbarrier {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the PostgreSQL-wire server")
-    serve.add_argument("--host", default=_env("host", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(_env("port", "4566") or 4566),
-                       help="0 picks a free port (logged when ready)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = sub.add_parser(
+        "serve", help="run the PostgreSQL-wire server", description=SERVE_DESCRIPTION,
+        epilog="Every flag also reads PGBARRIER_<FLAG> from the environment (shown as [env "
+               "...]); a flag on the command line wins; a switch is on when its variable is "
+               "1, true, yes or on. SIGINT/SIGTERM shut down cleanly (exit 0). A "
+               "configuration pgbarrier refuses exits 2 with one line saying why; a port it "
+               "cannot listen on exits 1.")
+    serve.add_argument("--host", default=_env("host", "127.0.0.1"), metavar="ADDRESS",
+                       help="address to listen on; 0.0.0.0 for every interface (then a "
+                            "password source is required, see below)")
+    serve.add_argument("--port", type=int, default=_env("port", "4566"),
+                       help="TCP port to listen on; 0 picks a free port (logged when ready)")
     serve.add_argument("--data-dir", default=_env("data-dir", "./pgbarrier-data"),
                        help="DuckDB files live here; ':memory:' keeps nothing")
     serve.add_argument("--meta-store", default=_env("meta-store", None), metavar="URL",
@@ -58,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with a PostgreSQL --meta-store: never lead, only follow "
                             "(connections get FATAL 57P03), e.g. for maintenance")
     serve.add_argument("--leader-check-interval-ms", type=int, metavar="MS",
-                       default=int(_env("leader-check-interval-ms", "1000") or 1000),
+                       default=_env("leader-check-interval-ms", "1000"),
                        help="how often a leader checks its leader-lock session (default 1000)")
     serve.add_argument("--upstream", default=_env("upstream", None),
                        help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB; "
@@ -67,12 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
                        default=_env_switch("upstream-force-user"),
                        help="every upstream session runs as the --upstream user instead "
                             "(PgBouncer's force_user)")
-    serve.add_argument("--barrier-interval-ms", type=int,
-                       default=int(_env("barrier-interval-ms", "1000") or 1000))
-    serve.add_argument("--checkpoint-frequency", type=int,
-                       default=int(_env("checkpoint-frequency", "1") or 1))
+    serve.add_argument("--barrier-interval-ms", type=int, metavar="MS",
+                       default=_env("barrier-interval-ms", "1000"),
+                       help="how often each database's barrier is injected (RisingWave's "
+                            "barrier_interval_ms); batch refreshes and FLUSH wait for one")
+    serve.add_argument("--checkpoint-frequency", type=int, metavar="N",
+                       default=_env("checkpoint-frequency", "1"),
+                       help="every Nth barrier is a checkpoint that commits an epoch "
+                            "(RisingWave's checkpoint_frequency)")
     serve.add_argument("--shutdown-grace-sec", type=float,
-                       default=float(_env("shutdown-grace-sec", "10") or 10), metavar="SEC",
+                       default=_env("shutdown-grace-sec", "10"), metavar="SEC",
                        help="on SIGTERM/SIGINT, how long running statements may go on before "
                             "they are cancelled (default 10)")
     serve.add_argument("--metrics-port", type=int, metavar="N",
@@ -82,16 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
                             "address (off by default; 0 picks a free port, logged when ready)")
     serve.add_argument("--database", default=_env("database", "dev"),
                        help="database created at first start")
-    serve.add_argument("--log-level", default=_env("log-level", "INFO"))
+    serve.add_argument("--log-level", default=_env("log-level", "INFO"), type=str.upper,
+                       choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+                       help="the least severe log lines written to stderr")
     serve.add_argument("--log-format", default=_env("log-format", "text"), choices=logs.FORMATS,
                        help="text (default) or json: one JSON object per line")
     serve.add_argument("--log-min-duration-statement", type=int, metavar="MS",
-                       default=int(_env("log-min-duration-statement", "-1") or -1),
+                       default=_env("log-min-duration-statement", "-1"),
                        help="log each statement (batch) that ran at least MS milliseconds, "
                             "with its duration, as PostgreSQL's setting does; 0 logs all, "
                             "-1 (default) none")
     serve.add_argument("--max-connections", type=int,
-                       default=int(_env("max-connections", "100") or 100), metavar="N",
+                       default=_env("max-connections", "100"), metavar="N",
                        help="sessions at most (default 100, PostgreSQL's); one more gets "
                             "FATAL 53300 sorry, too many clients already")
     serve.add_argument("--reserved-connections", type=int,
@@ -107,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "','; default: the OS user running pgbarrier); with --upstream, "
                             "the upstream's superuser roles may too")
     serve.add_argument("--authentication-timeout-sec", type=float,
-                       default=float(_env("authentication-timeout-sec", "60") or 60),
+                       default=_env("authentication-timeout-sec", "60"),
                        metavar="SEC",
                        help="start-up and authentication must finish within this time in "
                             "total, or the connection is closed (default 60, PostgreSQL's "
@@ -169,7 +186,38 @@ def build_parser() -> argparse.ArgumentParser:
                       help="refuse plaintext connections (FATAL 28000), as a pg_hba.conf "
                            "with only hostssl lines; needs --tls-cert and --tls-key")
     admin.add_parsers(sub)
+    _document_environment(serve)
     return parser
+
+
+#: ``pgbarrier --help``'s description
+DESCRIPTION = (
+    "pgbarrier speaks PostgreSQL's wire protocol: connect psql, BI tools and drivers to it as "
+    "to PostgreSQL. It runs pause/resume barriers (ALTER DATABASE d PAUSE | RESUME, FLUSH) "
+    "and batch-refresh materialized views itself, and everything else on its data backend: "
+    "an embedded DuckDB (the default) or an upstream PostgreSQL (--upstream).")
+#: ``pgbarrier serve --help``'s description
+SERVE_DESCRIPTION = (
+    "Serve clients on --host:--port. Without --upstream each database is an embedded "
+    "DuckDB file in --data-dir; with --upstream every statement that is not pgbarrier's own "
+    "runs on that PostgreSQL. pgbarrier's own state (pauses, jobs, refresh history) is kept "
+    "in SQLite in --data-dir, or in a PostgreSQL --meta-store shared by several processes "
+    "(one leads, the others follow).")
+
+
+def _document_environment(parser: argparse.ArgumentParser) -> None:
+    """Each flag's help ends with its environment variable and its default (one place)."""
+    for action in parser._actions:  # argparse keeps no public list of a parser's flags
+        flags = [o for o in action.option_strings if o.startswith("--")]
+        if not flags or action.dest == "help":
+            continue
+        text = (action.help or "").replace("%", "%%")
+        env = "PGBARRIER_" + flags[0][2:].upper().replace("-", "_")
+        if "default" not in text and action.default not in (None, False):
+            text += " (default: %(default)s)"
+        if env not in text:
+            text += f" [env {env}]"
+        action.help = text.strip()
 
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -181,6 +229,36 @@ def _refuse(text: str, code: int) -> int:
     logs.stop()
     print(f"pgbarrier: {text}", file=sys.stderr)
     return code
+
+
+def _upstream_problem(dsn: str) -> str | None:
+    """Why ``--upstream dsn`` cannot be used (not a libpq connection string, or its server
+    refuses or is not there), or None."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(dsn)
+    except Exception as exc:  # noqa: BLE001 - psycopg's ProgrammingError and relatives
+        return (f"--upstream {redact(dsn)} is not a PostgreSQL connection string "
+                f"({' '.join(str(exc).split())}); give a URL such as "
+                "postgresql://user@host:5432/postgres or key=value pairs such as "
+                "'host=127.0.0.1 port=5432 user=postgres'")
+    import psycopg
+
+    try:  # before anything listens or logs: a wrong upstream is one line, not a start
+        psycopg.connect(dsn, connect_timeout=10, autocommit=True).close()
+    except psycopg.Error as exc:
+        return (f"cannot use the upstream PostgreSQL {redact(dsn)}: "
+                f"{' '.join(str(exc).split())}; check --upstream (host, port, "
+                "user, database) and that the server accepts that role")
+    return None
+
+
+def _upstream_refused(dsn: str | None, exc: PgError) -> str:
+    detail = f" ({' '.join(exc.detail.split())})" if getattr(exc, "detail", None) else ""
+    return (f"cannot use the upstream PostgreSQL {redact(dsn or '')}: "
+            f"{' '.join(exc.message.split())}{detail} [{exc.sqlstate}]; check --upstream "
+            "(host, port, user, database) and that the server accepts that role")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     problem = check_duckdb_flags(allow_paths, args.duckdb_memory_limit, args.duckdb_threads)
     if problem:
         return _refuse(problem, 2)
+    if not 0 <= args.port <= 65535:
+        return _refuse(f"--port must be between 0 and 65535 (0 picks a free one), not "
+                       f"{args.port}", 2)
+    if args.upstream is not None:
+        problem = _upstream_problem(args.upstream)
+        if problem:
+            return _refuse(problem, 2)
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
                     upstream_force_user=args.upstream_force_user,
                     meta_store=args.meta_store,
@@ -254,12 +339,16 @@ def main(argv: list[str] | None = None) -> int:
         app = App(config)
     except MetaStoreError as exc:
         return _refuse(str(exc), 2)
+    except PgError as exc:  # the upstream PostgreSQL refused or was not there
+        return _refuse(_upstream_refused(args.upstream, exc), 2)
     except OSError as exc:  # the DuckDB data dir
         return _refuse(f"cannot use data dir {args.data_dir}: {exc}", 2)
     try:
         server = app.start()
     except ConfigError as exc:
         return _refuse(str(exc), 2)
+    except PgError as exc:  # the upstream, when the leader first reads its databases
+        return _refuse(_upstream_refused(args.upstream, exc), 2)
     except ListenError as exc:
         port = exc.port if exc.port is not None else args.port
         return _refuse(f"cannot listen on {args.host}:{port}: {exc.__cause__}", 1)
