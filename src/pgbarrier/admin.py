@@ -20,6 +20,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import argparse
+import re
 import datetime as dt
 import json
 import os
@@ -46,18 +47,41 @@ def add_parsers(sub: Any) -> None:
     conn.add_argument("-U", "--username", help="default: $PGUSER, else the OS user")
     conn.add_argument("-d", "--dbname", help=f"default: $PGDATABASE, else {DEFAULT_DATABASE}")
     status = sub.add_parser("status", parents=[common], add_help=False,
-                            help="each database's pause state and epoch, each job's refreshes")
+                            help="each database's pause state and epoch, each job's refreshes",
+                            description="Connects to a running pgbarrier as a client and "
+                            "prints each database's pause state and epoch and each batch-"
+                            "refresh job's last and next refresh (rw_catalog).")
     status.add_argument("--help", action="help", help="show this help message and exit")
     status.add_argument("--json", action="store_true", help="one JSON document, for scripts")
     for name, what in (("pause", "ALTER DATABASE DB PAUSE"), ("resume", "ALTER DATABASE DB RESUME")):
-        p = sub.add_parser(name, parents=[common], add_help=False, help=what)
+        p = sub.add_parser(name, parents=[common], add_help=False, help=what,
+                           description=f"Connects to a running pgbarrier and runs {what}.")
         p.add_argument("--help", action="help", help="show this help message and exit")
-        p.add_argument("database", metavar="DB")
+        p.add_argument("database", metavar="DB", help="the database, exactly as named")
     refresh = sub.add_parser("refresh", parents=[common], add_help=False,
-                             help="REFRESH MATERIALIZED VIEW VIEW in database DB")
+                             help="REFRESH MATERIALIZED VIEW VIEW in database DB",
+                             description="Connects to database DB of a running pgbarrier "
+                             "and runs REFRESH MATERIALIZED VIEW VIEW; it returns when the "
+                             "refresh has committed.")
     refresh.add_argument("--help", action="help", help="show this help message and exit")
-    refresh.add_argument("database", metavar="DB")
-    refresh.add_argument("view", metavar="VIEW", help="v, or schema.v")
+    refresh.add_argument("database", metavar="DB", help="the database, exactly as named")
+    refresh.add_argument("view", metavar="VIEW",
+                         help="the view as SQL names it: v, schema.v, '\"Mixed Case\"' "
+                              "(unquoted names fold to lower case, as in psql)")
+
+
+_IDENT = r'(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+")'
+_QUALIFIED = re.compile(rf"{_IDENT}(?:\.{_IDENT}){{0,2}}")
+
+
+def view_name(text: str) -> sql.Composable:
+    """The VIEW argument as SQL, as PostgreSQL's client tools take a table name
+    (``vacuumdb -t``): ``v``, ``s.v``, ``"Mixed Case"`` or ``s."My View"`` go as written
+    (unquoted parts fold to lower case, quoted parts are exact); anything else (spaces,
+    odd characters) is one name, quoted."""
+    if _QUALIFIED.fullmatch(text):
+        return sql.SQL(text)
+    return sql.Identifier(text)
 
 
 def conninfo(args: argparse.Namespace, dbname: str | None = None) -> dict[str, str]:
@@ -86,9 +110,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
             stmt = sql.SQL("ALTER DATABASE {} " + args.command.upper()).format(
                 sql.Identifier(args.database))
             return _command(conninfo(args), stmt, out)
-        parts = args.view.split(".")
         return _command(conninfo(args, args.database),
-                        sql.SQL("REFRESH MATERIALIZED VIEW {}").format(sql.Identifier(*parts)), out)
+                        sql.SQL("REFRESH MATERIALIZED VIEW ") + view_name(args.view), out)
     except psycopg.Error as exc:
         diag = exc.diag
         state = diag.sqlstate or ("08001" if isinstance(exc, psycopg.OperationalError) else "XX000")

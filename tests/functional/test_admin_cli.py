@@ -94,3 +94,31 @@ class socket_that_refuses:
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
+
+
+def test_refresh_takes_the_view_as_sql_names_it(backend_server):
+    """VIEW is SQL, as vacuumdb -t takes a table: a quoted name is exact, an unquoted one
+    folds, and a schema may qualify it (issue 31: the CLI quoted a quoted name again)."""
+    srv = backend_server
+    db = f"adm_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(srv.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {db}")
+        try:
+            with psycopg.connect(srv.dsn(db), autocommit=True) as c:
+                c.execute("CREATE SCHEMA s")
+                c.execute("CREATE TABLE s.t (a int)")
+                for name in ('"Mixed Case"', 's."My View"', "plain"):
+                    c.execute(f"CREATE MATERIALIZED VIEW {name} WITH (refresh.interval.sec "
+                              "= 3600) AS SELECT count(*) AS n FROM s.t")
+            for arg in ('"Mixed Case"', 's."My View"', "PLAIN", 'public."Mixed Case"'):
+                done = _cli(srv, "refresh", db, arg, *_flags(srv))
+                assert (done.returncode, done.stdout) == (0, "REFRESH MATERIALIZED VIEW\n"), \
+                    (arg, done.stderr)
+            spaced = _cli(srv, "refresh", db, "Mixed Case", *_flags(srv))  # not SQL: one name
+            assert spaced.returncode == 0, spaced.stderr
+            missing = _cli(srv, "refresh", db, '"mixed case"', *_flags(srv))
+            assert missing.returncode == 1
+            assert missing.stderr.startswith("pgbarrier: ERROR 42P01: "), missing.stderr
+            assert '"mixed case"' in missing.stderr and '""' not in missing.stderr
+        finally:
+            admin.execute(f"DROP DATABASE IF EXISTS {db}")
