@@ -4,19 +4,29 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install clients run test bench clean
+.PHONY: install install-test clients run test bench clean
 
 # the sources setup.py compiles (pgbarrier/accel.py): an edit rebuilds their extensions
 COMPILED := src/pgbarrier/pgproto/scan.py src/pgbarrier/pgproto/_scan_c.pxd \
 	src/pgbarrier/session/relay_queue.py src/pgbarrier/session/_relay_queue_c.pxd
 
+# `make run` installs what serving needs; `make test` adds the test extras (clients,
+# pandas, alembic, ...) on top
+TEST_STAMP := $(VENV)/.installed-test-stamp
+
 $(STAMP): pyproject.toml setup.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
+
 install: $(STAMP)
+
+install-test: $(TEST_STAMP)
 
 # Client tools of tests/functional/test_clients_external.py: pgjdbc (Debian's
 # libpostgresql-jdbc-java, via apt-get, only when its jar is missing) and node-postgres
@@ -79,7 +89,7 @@ run: install
 	$(VENV)/bin/pgbarrier serve
 
 ## install and run every test
-test: install clients
+test: install-test clients
 	$(PY) -m pytest
 
 clean:
