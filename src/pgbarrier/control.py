@@ -430,7 +430,8 @@ class ControlPlane:
         outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
         if outcome.changed:
-            log.info('database "%s" %s by %s', database, target, info.user,
+            log.info('database "%s" %s by %s', database,
+                     "paused" if target == "paused" else "resumed", info.user,
                      extra={"event": "pause" if target == "paused" else "resume",
                             **session_fields(info), "database": database})
         else:

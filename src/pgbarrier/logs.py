@@ -7,7 +7,10 @@ Rules this module keeps:
   about as ``extra`` fields, named in :data:`FIELDS`: ``event`` (what happened, one word:
   ``pause``, ``resume``, ``job_created``, ``job_dropped``, ``refresh_failed``,
   ``statement``...), ``pid`` (the session's process id, as in its BackendKeyData),
-  ``user``, ``database``, ``application``, ``sqlstate``, ``duration_ms``.
+  ``user``, ``database``, ``application``, ``sqlstate``, ``duration_ms``, ``client``
+  (the peer address of a connection). A client statement that fails is logged at ERROR
+  with its SQLSTATE and the statement (:func:`statement_for_log`: never a password), as
+  PostgreSQL's default ``log_min_error_statement`` does.
   :func:`session_fields` gives the session's four.
 * ``json``: one JSON object per line: ``time`` (ISO 8601, UTC, milliseconds), ``level``,
   ``logger``, ``message`` and the fields the record has; an exception's traceback is the
@@ -42,7 +45,8 @@ import sys
 import threading
 from typing import Any, Protocol
 
-FIELDS = ("event", "pid", "user", "database", "application", "sqlstate", "duration_ms")
+FIELDS = ("event", "pid", "user", "database", "application", "sqlstate", "duration_ms",
+          "client")
 FORMATS = ("text", "json")
 
 #: what is escaped: a backslash (so every escape reads one way), C0 and C1 controls, DEL,
@@ -71,6 +75,23 @@ class _Session(Protocol):
     user: str
     database: str
     application_name: str
+
+
+#: a password literal of CREATE/ALTER ROLE|USER ... [ENCRYPTED] PASSWORD '...' (or $$...$$)
+_PASSWORD = re.compile(r"""(?is)(\bPASSWORD\s+)('(?:[^']|'')*'|E'(?:[^'\\]|\\.|'')*'|\$(\w*)\$.*?\$\3\$)""")
+#: how much of a statement an ERROR line shows
+STATEMENT_LOG_CHARS = 4000
+
+
+def statement_for_log(sql: str) -> str:
+    """``sql`` as an ERROR line shows it: a password literal as ``'***'`` (PostgreSQL
+    leaves it to the operator not to log one; pgbarrier never does), cut at
+    :data:`STATEMENT_LOG_CHARS` characters."""
+    if "assword" in sql or "ASSWORD" in sql:
+        sql = _PASSWORD.sub(r"\1'***'", sql)
+    if len(sql) > STATEMENT_LOG_CHARS:
+        sql = sql[:STATEMENT_LOG_CHARS] + "..."
+    return sql
 
 
 def session_fields(info: _Session, **more: Any) -> dict[str, Any]:

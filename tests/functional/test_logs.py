@@ -77,3 +77,42 @@ def test_text_lines_escape_what_clients_send_and_slow_statements_only():
     pause = next(line for line in srv.log if "paused by" in line)
     assert "mallory\\n2026-01-01" in pause and "event=pause" in pause
     assert not any("duration:" in line for line in srv.log), "nothing ran for a minute"
+
+
+def test_errors_logins_and_state_changes_are_logged_as_postgresql_does(tmp_path):
+    """A failed statement is an ERROR line with its SQLSTATE and the statement (PostgreSQL's
+    default log_min_error_statement), never a password; a failed login is PostgreSQL's
+    line with user, sqlstate and client as fields; RESUME says "resumed" (issue 31)."""
+    passwords = tmp_path / "passwords"
+    passwords.write_text("root:rootpw\n")
+    srv = start_server("--log-format", "json", "--password-file", str(passwords))
+    try:
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(host=srv.host, port=srv.port, user="root", password="wrong",
+                            dbname="dev", sslmode="disable")
+        with psycopg.connect(host=srv.host, port=srv.port, user="root", password="rootpw",
+                             dbname="dev", autocommit=True, application_name="logs-test") as c:
+            pid = c.info.backend_pid
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                c.execute("SELECT * FROM no_such_table")
+            with pytest.raises(psycopg.Error):
+                c.execute("CREATE ROLE r2 PASSWORD 'hunter2' LOGIN NOSUCHOPTION")
+            c.execute("ALTER DATABASE dev PAUSE")
+            c.execute("ALTER DATABASE dev RESUME")
+    finally:
+        assert stop_server(srv) == 0, "".join(srv.log)
+    events = _events(srv)
+    assert "hunter2" not in "".join(srv.log)
+    login = next(e for e in events if e.get("event") == "auth_failed")
+    assert login["message"] == 'password authentication failed for user "root"'
+    assert (login["level"], login["user"], login["sqlstate"], login["client"]) == \
+        ("ERROR", "root", "28P01", "127.0.0.1")
+    errors = [e for e in events if e.get("event") == "error"]
+    missing = next(e for e in errors if e["sqlstate"] == "42P01")
+    assert missing["level"] == "ERROR" and missing["pid"] == pid and missing["user"] == "root"
+    assert missing["message"] == ('relation "no_such_table" does not exist; '
+                                  "statement: SELECT * FROM no_such_table")
+    role = next(e for e in errors if "CREATE ROLE" in e["message"])
+    assert "PASSWORD '***'" in role["message"]
+    resume = next(e for e in events if e.get("event") == "resume")
+    assert resume["message"] == 'database "dev" resumed by root'

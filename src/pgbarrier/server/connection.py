@@ -611,8 +611,10 @@ class Connection(asyncio.Protocol):
                 # SCRAM's key derivation takes milliseconds of CPU: off the loop
                 self._write(await server.run_blocking(exchange.receive, payload))
         except InvalidPassword:
-            log.info('password authentication failed for user "%s" (%s)', for_log(user),
-                     type(exchange).__name__)
+            # PostgreSQL's FATAL line; the method and the client as fields
+            log.error('password authentication failed for user "%s"', for_log(user),
+                      extra={"event": "auth_failed", "user": user, "sqlstate": "28P01",
+                             "client": self.peer})
             raise
         return exchange.password
 

@@ -126,6 +126,7 @@ from pgbarrier.errors import (
     QueryCanceled,
     as_pg_error,
 )
+from pgbarrier.logs import session_fields, statement_for_log
 from pgbarrier.metrics.statements import CONTROL, LOCAL, RELAYED, SessionStatements, StatementTotals
 from pgbarrier.result import Column, Result, command
 from pgbarrier.sql.startup_params import startup_settings
@@ -199,12 +200,14 @@ class Session:
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
                  "_timed_out", "statement_totals", "stats", "received_at", "_copy_in",
-                 "encoding")
+                 "encoding", "_failing_sql")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
         self.server_parameters = server_parameters
         self.process_id = secrets.randbits(31)
+        #: the statement running, or the one that failed (_run, _log_error)
+        self._failing_sql: str | None = None
         self.secret_key = secrets.randbits(32)
         self.out = m.Outbox()
         #: set by the handler: writes out what the outbox holds while rows are produced
@@ -412,8 +415,23 @@ class Session:
             err = QueryCanceled("canceling statement due to statement timeout")
         if not isinstance(exc, PgError) and err.sqlstate == "XX000":
             log.exception("internal error", exc_info=exc)
+        self._log_error(err)
         self.out.add(self.error_message(err))
         return err
+
+    def _log_error(self, err: PgError) -> None:
+        """A statement's ERROR, as PostgreSQL logs it with its default
+        ``log_min_error_statement = error``: the message, its SQLSTATE and the statement
+        (passwords in it as ``'***'``, :func:`pgbarrier.logs.statement_for_log`)."""
+        statement, self._failing_sql = self._failing_sql, None
+        info = self.executor.info if self.executor is not None else None
+        fields = session_fields(info) if info is not None else {"pid": self.process_id}
+        if statement is None:
+            log.error("%s", err.message, extra={"event": "error", "sqlstate": err.sqlstate,
+                                                **fields})
+        else:
+            log.error("%s; statement: %s", err.message, statement_for_log(statement),
+                      extra={"event": "error", "sqlstate": err.sqlstate, **fields})
 
     def error_message(self, err: PgError) -> bytes:
         """ErrorResponse ``err``, in the client encoding."""
@@ -422,6 +440,15 @@ class Session:
 
     def _run(self, sql: str, params: Any, result_formats: tuple[int, ...] = (), *,
              in_multi: bool = False) -> Result:
+        """Run one statement; while it runs (and after it failed) it is :attr:`_failing_sql`,
+        for the ERROR log line of :meth:`_error`."""
+        self._failing_sql = sql
+        result = self._run_statement(sql, params, result_formats, in_multi=in_multi)
+        self._failing_sql = None
+        return result
+
+    def _run_statement(self, sql: str, params: Any, result_formats: tuple[int, ...] = (), *,
+                       in_multi: bool = False) -> Result:
         assert self.executor is not None
         first = (leading_words(sql, 1) or (None,))[0]
         kind = tx_kind(sql, first)
