@@ -52,7 +52,7 @@ from pgbarrier.metrics import Metrics
 from pgbarrier.metrics.collector import DatabaseState, StateCollector
 from pgbarrier.metrics.http import MetricsServer
 from pgbarrier.meta.recovery import recover
-from pgbarrier.meta.store import MetaStore
+from pgbarrier.meta.store import DatabaseRecord, MetaStore
 from pgbarrier.session.session import Session
 from pgbarrier.server.auth import ConfigError, check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
@@ -67,9 +67,10 @@ from pgbarrier.server.tls import load_tls
 log = logging.getLogger(__name__)
 
 #: what PostgreSQL 15 reports at start-up; server_version must stay parseable (pgjdbc, asyncpg)
-#: PostgreSQL's maintenance database, which tools connect to first (``psql -l``): on the
-#: DuckDB backend an ordinary pgbarrier database (with its DuckDB file) that recovery
-#: creates once per meta store (meta/recovery.py); an upstream PostgreSQL has its own
+#: PostgreSQL's maintenance database, which tools connect to first (``psql -l``,
+#: ``createdb``, pgAdmin's and DBeaver's defaults): an ordinary pgbarrier database that
+#: recovery adds once per meta store (meta/recovery.py): on DuckDB with its own file,
+#: upstream the PostgreSQL's own ``postgres`` (which every PostgreSQL has)
 MAINTENANCE_DATABASE = "postgres"
 
 SERVER_PARAMETERS = {
@@ -148,6 +149,8 @@ class Config:
     require_tls: bool = False
     #: directories DuckDB sessions may read and write data files in (``--allow-path``)
     allow_paths: tuple[str, ...] = ()
+    #: upstream databases that exist already and pgbarrier serves (``--adopt-database``)
+    adopt_databases: tuple[str, ...] = ()
     #: clients may see and act on the DuckDB instance (``--allow-instance-info``)
     allow_instance_info: bool = False
     #: DuckDB ``memory_limit`` of each database (None: a quarter of the host's RAM)
@@ -255,13 +258,13 @@ class App:
         holding exactly these records, so nothing is written again here."""
         restored = recover(self.meta, self.backend,
                            default_database=self.config.default_database,
-                           maintenance_database=MAINTENANCE_DATABASE
-                           if isinstance(self.backend, DuckDBBackend) else None,
+                           maintenance_database=MAINTENANCE_DATABASE,
                            runs_per_job=self.history.keep_per_job,
                            runs_since=self.history.cutoff())
         for db in restored.databases:
             self.barrier.add_database(db.name, prev_epoch=db.prev_epoch, pause=db.pause,
                                       committed_epoch=db.committed_epoch)
+        self._adopt()
         self.history.restore(restored.runs)
         for view in restored.views:
             self.jobs.add_streaming(StreamingView(view.name, view.database, view.definition),
@@ -270,6 +273,23 @@ class App:
             job = job_from_record(rec)
             self.jobs.register(job, persist=False)
             self.scheduler.track(job)
+
+    def _adopt(self) -> None:
+        """``--adopt-database``: each named upstream database pgbarrier does not serve yet
+        becomes one of its databases (durably, as a CREATE DATABASE would record it); one
+        the upstream does not have is logged and skipped (the CLI checked them at start)."""
+        for name in self.config.adopt_databases:
+            if self.barrier.has_database(name):
+                continue
+            if not self.backend.has_database(name):
+                log.warning('--adopt-database %s: the upstream PostgreSQL has no such '
+                            'database; not adopted', name)
+                continue
+            if self.meta is not None:
+                self.meta.put_database(DatabaseRecord(name))
+            self.barrier.add_database(name)
+            log.info('database "%s" of the upstream PostgreSQL adopted (--adopt-database)',
+                     name)
 
     def new_session(self) -> Session:
         session = Session(self.control, SERVER_PARAMETERS)

@@ -74,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--upstream", default=_env("upstream", None),
                        help="postgresql://user@host:5432/ — use this PostgreSQL instead of DuckDB; "
                             "each session runs there as the client's own user")
+    serve.add_argument("--adopt-database", action="append", metavar="NAME", default=None,
+                       help="with --upstream: serve this existing upstream database as a "
+                            "pgbarrier database (repeatable; PGBARRIER_ADOPT_DATABASE takes "
+                            "several separated by ','). Without it CREATE DATABASE of an "
+                            "existing upstream database is 42P04, as in PostgreSQL; "
+                            "'postgres' is always served")
     serve.add_argument("--upstream-force-user", action="store_true",
                        default=_env_switch("upstream-force-user"),
                        help="every upstream session runs as the --upstream user instead "
@@ -231,7 +237,7 @@ def _refuse(text: str, code: int) -> int:
     return code
 
 
-def _upstream_problem(dsn: str) -> str | None:
+def _upstream_problem(dsn: str, adopt: list[str] | None = None) -> str | None:
     """Why ``--upstream dsn`` cannot be used (not a libpq connection string, or its server
     refuses or is not there), or None."""
     from psycopg.conninfo import conninfo_to_dict
@@ -246,7 +252,15 @@ def _upstream_problem(dsn: str) -> str | None:
     import psycopg
 
     try:  # before anything listens or logs: a wrong upstream is one line, not a start
-        psycopg.connect(dsn, connect_timeout=10, autocommit=True).close()
+        from pgbarrier.backends.postgres import admin_conninfo
+
+        with psycopg.connect(admin_conninfo(dsn), connect_timeout=10, autocommit=True) as conn:
+            for name in adopt or ():
+                if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                                [name]).fetchone() is None:
+                    return (f"--adopt-database {name}: the upstream PostgreSQL "
+                            f"{redact(dsn)} has no such database (CREATE DATABASE {name} "
+                            "through pgbarrier makes a new one)")
     except psycopg.Error as exc:
         return (f"cannot use the upstream PostgreSQL {redact(dsn)}: "
                 f"{' '.join(str(exc).split())}; check --upstream (host, port, "
@@ -306,8 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.port <= 65535:
         return _refuse(f"--port must be between 0 and 65535 (0 picks a free one), not "
                        f"{args.port}", 2)
+    adopt = args.adopt_database if args.adopt_database is not None else [
+        n.strip() for n in (_env("adopt-database", "") or "").split(",") if n.strip()]
+    if adopt and args.upstream is None:
+        return _refuse("--adopt-database needs --upstream (the embedded DuckDB has no "
+                       "databases of its own to adopt)", 2)
     if args.upstream is not None:
-        problem = _upstream_problem(args.upstream)
+        problem = _upstream_problem(args.upstream, adopt)
         if problem:
             return _refuse(problem, 2)
     config = Config(host=args.host, port=args.port, data_dir=args.data_dir, upstream=args.upstream,
@@ -327,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                     require_tls=args.require_tls,
                     allow_paths=allow_paths,
                     allow_instance_info=args.allow_instance_info,
+                    adopt_databases=tuple(adopt),
                     duckdb_memory_limit=args.duckdb_memory_limit,
                     duckdb_threads=args.duckdb_threads,
                     refresh_history_per_job=args.refresh_history_per_job,

@@ -461,7 +461,7 @@ class ControlPlane:
         else:
             owner = (self.backend.current_role(session) if session is not None else None) \
                 or info.user
-            self.backend.ensure_database(name, owner=owner)
+            self.backend.ensure_database(name, owner=owner, new=True)
         if self.meta is not None:
             self.meta.put_database(DatabaseRecord(name))  # durable before it is acknowledged
         self.barrier.add_database(name)

@@ -216,9 +216,15 @@ class Backend(Connection, abc.ABC):
     dialect: str = "postgres"
 
     @abc.abstractmethod
-    def ensure_database(self, name: str, owner: str | None = None) -> None:
+    def ensure_database(self, name: str, owner: str | None = None, new: bool = False) -> None:
         """Make sure ``name`` exists in the data plane (idempotent); a database it creates
-        belongs to ``owner`` where the backend has roles."""
+        belongs to ``owner`` where the backend has roles. ``new``: a client's CREATE
+        DATABASE, where a database the data plane has already (but pgbarrier does not
+        serve) is PostgreSQL's 42P04, never adopted silently."""
+
+    def has_database(self, name: str) -> bool:
+        """Whether the data plane has database ``name`` (served by pgbarrier or not)."""
+        return False
 
     def require_owner(self, database: str, kind: str, name: str, user: str) -> None:
         """42501 ``must be owner of <kind> <name>`` unless ``user`` may alter or drop

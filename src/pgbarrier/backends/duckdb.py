@@ -1427,8 +1427,8 @@ class DuckDBBackend(Backend):
         """See :mod:`pgbarrier.backends.duckdb_files`: always a file directly in the data dir."""
         return ":memory:" if self.data_dir == ":memory:" else database_path(self.data_dir, name)
 
-    def ensure_database(self, name: str, owner: str | None = None) -> None:
-        self._db(name)
+    def ensure_database(self, name: str, owner: str | None = None, new: bool = False) -> None:
+        self._db(name)  # a database file pgbarrier does not list is its own leftover
 
     def drop_database(self, name: str) -> None:
         """Close ``name``'s DuckDB and delete its file (its sessions must be closed)."""

@@ -622,6 +622,14 @@ class PostgresSession(BackendSession):
 # --------------------------------------------------------------------------- backend
 
 
+def admin_conninfo(dsn: str) -> str:
+    """What pgbarrier's own upstream work connects to: the DSN's own database, or
+    ``postgres`` when it names none."""
+    if conninfo_to_dict(dsn).get("dbname"):
+        return dsn
+    return make_conninfo(dsn, dbname="postgres")
+
+
 class PostgresBackend(Backend):
     """An upstream PostgreSQL server; pgbarrier database ``d`` is upstream database ``d``."""
 
@@ -653,10 +661,7 @@ class PostgresBackend(Backend):
                              options=options, fallback_application_name=application_name)
 
     def _admin_conninfo(self) -> str:
-        """The DSN's own database, or ``postgres`` when it names none."""
-        if conninfo_to_dict(self.upstream_dsn).get("dbname"):
-            return self.upstream_dsn
-        return make_conninfo(self.upstream_dsn, dbname="postgres")
+        return admin_conninfo(self.upstream_dsn)
 
     def _admin(self) -> psycopg.Connection[Any]:
         try:
@@ -668,11 +673,26 @@ class PostgresBackend(Backend):
         """Whether ``user``'s work runs as the DSN's role anyway (no check, no SET ROLE)."""
         return user is None or self.force_user or user == self.dsn_user
 
-    def ensure_database(self, name: str, owner: str | None = None) -> None:
+    def has_database(self, name: str) -> bool:
+        with self._admin() as conn:
+            try:
+                return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                                    [name]).fetchone() is not None
+            except psycopg.Error as exc:
+                raise _error_from_psycopg(exc) from None
+
+    def ensure_database(self, name: str, owner: str | None = None, new: bool = False) -> None:
         with self._admin() as conn:
             try:
                 exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                                       [name]).fetchone()
+                if exists and new:
+                    raise PgError(
+                        f'database "{name}" already exists', sqlstate="42P04",
+                        detail="It exists on the upstream PostgreSQL, but pgbarrier does not "
+                               "serve it.",
+                        hint=f"To serve it, start pgbarrier with --adopt-database {name}; "
+                             "or choose another name.")
                 if not exists:
                     stmt = pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name))
                     if not self._acts_as_dsn(owner):
