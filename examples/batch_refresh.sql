@@ -1,11 +1,12 @@
 -- Batch-refresh views: a snapshot that stays put until it is refreshed.
--- Run: psql -X -h 127.0.0.1 -p 4566 -U root -d dev -a -q -f examples/batch_refresh.sql
+-- Run (in examples/): psql -X -q -a -h 127.0.0.1 -p 4566 -U root -d dev -f batch_refresh.sql
 CREATE TABLE sales (id INT, region TEXT, amount INT);
 INSERT INTO sales VALUES (1, 'eu', 10), (2, 'us', 20);
 -- refreshed every hour by the scheduler; REFRESH runs one now
 CREATE MATERIALIZED VIEW sales_by_region BATCH REFRESH EVERY 1 HOUR AS
     SELECT region, sum(amount) AS total, count(*) AS orders FROM sales GROUP BY region;
--- a streaming view always shows current data
+-- a streaming view shows current data (on the embedded DuckDB; upstream it is
+-- PostgreSQL's own materialized view, as of its last REFRESH)
 CREATE MATERIALIZED VIEW sales_live AS SELECT count(*) AS orders FROM sales;
 INSERT INTO sales VALUES (3, 'eu', 30);
 SELECT region, total, orders FROM sales_by_region ORDER BY region;

@@ -1,5 +1,5 @@
 -- The README's session: pause, create rejected, resume, create, select.
--- Run: psql -X -h 127.0.0.1 -p 4566 -U root -d dev -a -q -f examples/quickstart.sql
+-- Run (in examples/): psql -X -q -a -h 127.0.0.1 -p 4566 -U root -d dev -f quickstart.sql
 CREATE TABLE orders (id INT, region TEXT, amount INT);
 INSERT INTO orders VALUES (1, 'eu', 10), (2, 'us', 20), (3, 'eu', 30);
 ALTER DATABASE dev PAUSE;

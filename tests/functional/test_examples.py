@@ -7,6 +7,7 @@ in the actual output before the comparison.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -36,9 +37,26 @@ def mask(text: str) -> str:
     return _PAUSED_AT.sub("was paused at <TIME> by", text)
 
 
+def documented_command(script: str) -> list[str]:
+    """The command README and the script's own ``-- Run`` line give (they must agree), as
+    words; run in examples/."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    shown = re.search(r"^cd examples && (psql .*-f quickstart\.sql)$", readme, re.M)
+    assert shown, "README shows how to run examples/quickstart.sql"
+    command = shown.group(1).replace("quickstart.sql", f"{script}.sql")
+    run_line = (EXAMPLES / f"{script}.sql").read_text().splitlines()[1]
+    assert run_line == f"-- Run (in examples/): {command}", run_line
+    return shlex.split(command)
+
+
 @pytest.mark.parametrize("script", ["quickstart", "batch_refresh"])
 def test_example_matches_expected_output(fresh_server, script):
-    out = run_script(fresh_server, f"{script}.sql", "-a", "-q")
+    """Run exactly as README says (its host and port swapped for the test server's)."""
+    words = documented_command(script)
+    words[words.index("-h") + 1] = fresh_server.host
+    words[words.index("-p") + 1] = str(fresh_server.port)
+    out = subprocess.run(words, cwd=EXAMPLES, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=120)
     assert out.returncode == 0, out.stdout
     expected = (EXAMPLES / f"{script}.out").read_text()
     assert mask(out.stdout) == expected
