@@ -6,12 +6,12 @@ import pytest
 
 from pgbarrier.sql.classify import (
     Piece,
-    is_control,
     leading_words,
     mentions_rw_catalog,
     split_statements,
     unterminated_token,
 )
+from pgbarrier.sql.controls import is_control
 
 
 def texts(sql: str) -> list[str]:

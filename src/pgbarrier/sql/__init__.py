@@ -4,9 +4,11 @@ Rules this package keeps:
 
 * It executes nothing. :func:`route` decides once per statement text where it goes
   (control, own setting, catalog read, plain), from the cheap, sqlglot-free checks of
-  :mod:`~pgbarrier.sql.classify`; only ``CONTROL`` statements go to :func:`parse_control`;
+  :mod:`~pgbarrier.sql.classify` and the shapes of the registered control statements
+  (:mod:`~pgbarrier.sql.controls`); only ``CONTROL`` statements go to :func:`parse_control`;
   only ``CATALOG`` statements (they mention ``rw_catalog``) go to :func:`rewrite_catalog_refs`.
-* Control statements come back as frozen dataclasses (:data:`ControlStatement`), never as
+* Control statements come back as frozen dataclasses deriving :class:`ControlStatement`,
+  each carrying its own facts (:mod:`~pgbarrier.sql.grammar`), never as
   sqlglot ``Command``s; what looks like ours but does not parse is a 42601 with a position.
   They are: ``ALTER DATABASE d PAUSE|RESUME``, ``FLUSH``, ``CREATE MATERIALIZED VIEW``,
   ``REFRESH MATERIALIZED VIEW``, ``DROP MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v
@@ -17,11 +19,12 @@ Rules this package keeps:
 from pgbarrier.sql.catalog_rewrite import CATALOG_SCHEMA, CatalogTable, rewrite_catalog_refs
 from pgbarrier.sql.classify import (
     Piece,
-    is_control,
     leading_words,
     mentions_rw_catalog,
     split_statements,
 )
+from pgbarrier.sql.controls import STATEMENTS, is_control, parse_control
+from pgbarrier.sql.grammar import ControlStatement
 from pgbarrier.sql.route import Kind, Route, route
 from pgbarrier.sql.dialect import AlterDatabaseBarrier, BatchRefreshProperty, PgBarrier
 from pgbarrier.sql.statements import (
@@ -29,7 +32,6 @@ from pgbarrier.sql.statements import (
     MAX_REFRESH_INTERVAL_SEC,
     AlterMaterializedViewAs,
     AlterMaterializedViewName,
-    ControlStatement,
     CreateDatabase,
     CreateMaterializedView,
     DropDatabase,
@@ -40,7 +42,6 @@ from pgbarrier.sql.statements import (
     ResumeDatabase,
     ShowDatabases,
     ShowMaterializedViews,
-    parse_control,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "Piece",
     "RefreshMaterializedView",
     "ResumeDatabase",
+    "STATEMENTS",
     "Route",
     "ShowDatabases",
     "ShowMaterializedViews",
