@@ -1,4 +1,5 @@
-"""``pgbarrier status | pause | resume | refresh``: the admin CLI, a client over the wire.
+"""``pgbarrier status | pause | resume | refresh | suspend | resume-view``: the admin CLI, a
+client over the wire.
 
 Rules this module keeps:
 
@@ -9,7 +10,8 @@ Rules this module keeps:
   defaults, not libpq's: host ``127.0.0.1`` (pgbarrier listens on no Unix socket), port
   ``4566`` (``pgbarrier serve``'s), database ``dev``.
 * It only runs SQL any client could: ``rw_catalog`` reads, ``ALTER DATABASE d PAUSE |
-  RESUME``, ``REFRESH MATERIALIZED VIEW v``. So it needs no other access and works on both
+  RESUME``, ``REFRESH MATERIALIZED VIEW v``, ``ALTER MATERIALIZED VIEW v SUSPEND [REASON
+  'text'] | RESUME``. So it needs no other access and works on both
   backends, with the server's own rules for who may do what.
 * Output is a readable table on stdout, or with ``--json`` one JSON document. Exit codes: 0
   done; 1 the server (or the connection) failed, with ``pgbarrier: ERROR <SQLSTATE>:
@@ -34,7 +36,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "4566"
 DEFAULT_DATABASE = "dev"
 
-COMMANDS = ("status", "pause", "resume", "refresh")
+COMMANDS = ("status", "pause", "resume", "refresh", "suspend", "resume-view")
 
 
 def add_parsers(sub: Any) -> None:
@@ -58,6 +60,18 @@ def add_parsers(sub: Any) -> None:
     refresh.add_argument("--help", action="help", help="show this help message and exit")
     refresh.add_argument("database", metavar="DB")
     refresh.add_argument("view", metavar="VIEW", help="v, or schema.v")
+    suspend = sub.add_parser("suspend", parents=[common], add_help=False,
+                             help="ALTER MATERIALIZED VIEW VIEW SUSPEND in database DB: no "
+                                  "scheduled refreshes until resume-view")
+    suspend.add_argument("--help", action="help", help="show this help message and exit")
+    suspend.add_argument("database", metavar="DB")
+    suspend.add_argument("view", metavar="VIEW", help="v, or schema.v")
+    suspend.add_argument("--reason", help="why (shown in rw_batch_refresh_jobs)")
+    resume_view = sub.add_parser("resume-view", parents=[common], add_help=False,
+                                 help="ALTER MATERIALIZED VIEW VIEW RESUME in database DB")
+    resume_view.add_argument("--help", action="help", help="show this help message and exit")
+    resume_view.add_argument("database", metavar="DB")
+    resume_view.add_argument("view", metavar="VIEW", help="v, or schema.v")
 
 
 def conninfo(args: argparse.Namespace, dbname: str | None = None) -> dict[str, str]:
@@ -86,9 +100,16 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
             stmt = sql.SQL("ALTER DATABASE {} " + args.command.upper()).format(
                 sql.Identifier(args.database))
             return _command(conninfo(args), stmt, out)
-        parts = args.view.split(".")
-        return _command(conninfo(args, args.database),
-                        sql.SQL("REFRESH MATERIALIZED VIEW {}").format(sql.Identifier(*parts)), out)
+        view = sql.Identifier(*args.view.split("."))
+        if args.command == "suspend":
+            stmt = sql.SQL("ALTER MATERIALIZED VIEW {} SUSPEND").format(view)
+            if args.reason is not None:
+                stmt = sql.SQL("{} REASON {}").format(stmt, sql.Literal(args.reason))
+        elif args.command == "resume-view":
+            stmt = sql.SQL("ALTER MATERIALIZED VIEW {} RESUME").format(view)
+        else:
+            stmt = sql.SQL("REFRESH MATERIALIZED VIEW {}").format(view)
+        return _command(conninfo(args, args.database), stmt, out)
     except psycopg.Error as exc:
         diag = exc.diag
         state = diag.sqlstate or ("08001" if isinstance(exc, psycopg.OperationalError) else "XX000")
@@ -111,7 +132,8 @@ def _command(params: dict[str, str], stmt: sql.Composable, out: TextIO) -> int:
 _DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at "
               "FROM rw_catalog.rw_databases ORDER BY name")
 _JOBS = ("SELECT database, name, status, refresh_interval_sec, last_refreshed_at, "
-         "next_refresh_at FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
+         "next_refresh_at, suspended_by, suspend_reason "
+         "FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
 
 
 def _status(args: argparse.Namespace, out: TextIO) -> int:
@@ -125,8 +147,9 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
             round((now - committed).total_seconds(), 3)}
            for name, paused, at, by, epoch, committed in databases]
     job_rows = [{"database": db, "name": name, "status": status, "refresh_interval_sec": every,
-                 "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due)}
-                for db, name, status, every, last, due in jobs]
+                 "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due),
+                 "suspended_by": by, "suspend_reason": reason}
+                for db, name, status, every, last, due, by, reason in jobs]
     if args.json:
         json.dump({"databases": dbs, "jobs": job_rows}, out, indent=2)
         out.write("\n")

@@ -221,6 +221,7 @@ class App:
             connections=lambda: self.server.connection_states() if self.server else [],
             limits=lambda: self.server.limits() if self.server else None,
             jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()],
+            suspended=lambda: [j.database for j in self.jobs.jobs() if j.suspended],
             role=lambda: self.control.leader_status()))
 
     def _observe_run(self, run: hist.RefreshRun) -> None:

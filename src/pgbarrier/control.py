@@ -88,11 +88,13 @@ from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
 from pgbarrier.sql.grammar import ControlStatement
+from pgbarrier import view_control
 from pgbarrier.sql.catalog_rewrite import CatalogTable
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.sql.startup_params import StartupSettings
+    from pgbarrier.sql.view_suspend import ResumeView, SuspendView
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
@@ -407,6 +409,22 @@ class ControlPlane:
             detail=f'"{name}" is one of pgbarrier\'s views, which keep the name they were '
                    "created with.",
             hint="Drop it and create it again under the new name.")
+
+    def suspend_view(self, stmt: SuspendView, info: SessionInfo,
+                     session: BackendSession | None) -> Result:
+        return view_control.suspend(self, stmt, info, session)
+
+    def resume_view(self, stmt: ResumeView, info: SessionInfo,
+                    session: BackendSession | None) -> Result:
+        return view_control.resume(self, stmt, info, session)
+
+    def resolve_name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
+        """pgbarrier's name of the view ``name`` means to the client."""
+        return self._name(info, name, session)
+
+    def name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
+        """CREATE / DROP / REFRESH / ALTER of one view name take turns."""
+        return self._name_lock(info, name, kind)
 
     def alter_mv(self, stmt: st.AlterMaterializedViewAs, info: SessionInfo,
                  session: BackendSession | None) -> Result:
@@ -860,9 +878,10 @@ class ControlPlane:
         for j in self.jobs.jobs():
             due = self.scheduler.next_due_ms(j.database, j.name)
             next_at = None if due is None else dt.datetime.fromtimestamp(due / 1000, dt.timezone.utc)
-            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec, j.status.name,
-                         j.snapshot_epoch, js.last_committed_epoch(j.status), j.last_refreshed_at,
-                         next_at))
+            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec,
+                         j.shown_status, j.snapshot_epoch, js.last_committed_epoch(j.status),
+                         j.last_refreshed_at, next_at, j.suspended, j.suspended_at,
+                         j.suspended_by, j.suspend_reason))
         history = [(r.job, r.database, r.run_id, r.trigger, r.started_at, r.finished_at,
                     r.target_epoch, r.status, r.rows, r.error) for r in self.history.runs()]
         return {
@@ -875,7 +894,9 @@ class ControlPlane:
                 columns=(("name", "TEXT"), ("database", "TEXT"), ("definition", "TEXT"),
                          ("refresh_interval_sec", "INTEGER"), ("status", "TEXT"),
                          ("snapshot_epoch", "BIGINT"), ("last_committed_epoch", "BIGINT"),
-                         ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ")),
+                         ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ"),
+                         ("suspended", "BOOLEAN"), ("suspended_at", "TIMESTAMPTZ"),
+                         ("suspended_by", "TEXT"), ("suspend_reason", "TEXT")),
                 rows=jobs),
             "rw_refresh_history": CatalogTable(
                 columns=(("job", "TEXT"), ("database", "TEXT"), ("run_id", "BIGINT"),

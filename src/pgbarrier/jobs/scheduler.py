@@ -31,6 +31,9 @@ Rules this module keeps (SPEC section 2):
   dropped itself, with a history row saying why (trigger ``vanished``, status
   ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
   CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
+* A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
+  starts no scheduled runs and has no next due time; RESUME tracks it again, so one
+  that fell due meanwhile runs once. Manual refreshes run on it.
 * Paused databases start no scheduled runs; due jobs start after RESUME. Paused
   means paused when the listener runs: a PAUSE injected after a checkpoint but
   before that checkpoint was collected holds its runs too. A run
@@ -142,7 +145,7 @@ class RefreshScheduler:
 
     def next_due_ms(self, database: str, name: str) -> int | None:
         job = self.registry.get(database, name)
-        base = js.schedule_base_epoch(job.status) if job else None
+        base = js.schedule_base_epoch(job.status) if job and not job.suspended else None
         return None if base is None or job is None else \
             epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
 
@@ -185,6 +188,8 @@ class RefreshScheduler:
                 continue  # dropped, or rescheduled since this entry was pushed
             if (info.database, name) in self._held:
                 continue  # tracked again when the hold ends
+            if job.suspended:
+                continue  # ALTER MATERIALIZED VIEW ... RESUME tracks it again
             try:
                 run = self._start(job, info.prev_epoch, "schedule")
             except (js.IllegalTransition, PgError):

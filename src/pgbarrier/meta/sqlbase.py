@@ -331,6 +331,7 @@ class SqlMetaStore:
             d["columns"] = None if d["columns"] is None else tuple(json.loads(d["columns"]))
             d["created_at"] = _dt(d["created_at"])
             d["last_refreshed_at"] = _dt(d["last_refreshed_at"])
+            d["suspended_at"] = _dt(d["suspended_at"])
             out.append(JobRecord(**d))
         return out
 
@@ -340,6 +341,7 @@ class SqlMetaStore:
         values[idx("columns")] = None if rec.columns is None else json.dumps(list(rec.columns))
         values[idx("created_at")] = _ts(rec.created_at)
         values[idx("last_refreshed_at")] = _ts(rec.last_refreshed_at)
+        values[idx("suspended_at")] = _ts(rec.suspended_at)
         cols = self._JOB_COLS
         updates = ", ".join(f"{c} = excluded.{c}" for c in cols[2:])
         self._exec(f"INSERT INTO {{p}}batch_refresh_jobs ({', '.join(cols)}) VALUES "

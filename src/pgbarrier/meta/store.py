@@ -51,6 +51,10 @@ class JobRecord:
     run_id: int | None = None
     failed_epoch: int | None = None
     error: str | None = None
+    #: ALTER MATERIALIZED VIEW v SUSPEND: when, by whom, why (None: not suspended)
+    suspended_at: dt.datetime | None = None
+    suspended_by: str | None = None
+    suspend_reason: str | None = None
 
 
 @dataclass(frozen=True)
