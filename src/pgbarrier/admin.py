@@ -51,10 +51,16 @@ def add_parsers(sub: Any) -> None:
                             help="each database's pause state and epoch, each job's refreshes")
     status.add_argument("--help", action="help", help="show this help message and exit")
     status.add_argument("--json", action="store_true", help="one JSON document, for scripts")
-    for name, what in (("pause", "ALTER DATABASE DB PAUSE"), ("resume", "ALTER DATABASE DB RESUME")):
+    for name, what in (("pause", "ALTER DATABASE DB PAUSE [FOR ...] [REASON ...]"),
+                       ("resume", "ALTER DATABASE DB RESUME")):
         p = sub.add_parser(name, parents=[common], add_help=False, help=what)
         p.add_argument("--help", action="help", help="show this help message and exit")
         p.add_argument("database", metavar="DB")
+        if name == "pause":
+            p.add_argument("--for", dest="for_", metavar="INTERVAL",
+                           help="resume by itself after INTERVAL ('10 minutes', '01:30:00')")
+            p.add_argument("--reason", help="why (shown in rw_databases and in the 55000 "
+                                            "errors the pause causes)")
     refresh = sub.add_parser("refresh", parents=[common], add_help=False,
                              help="REFRESH MATERIALIZED VIEW VIEW in database DB")
     refresh.add_argument("--help", action="help", help="show this help message and exit")
@@ -99,6 +105,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         if args.command in ("pause", "resume"):
             stmt = sql.SQL("ALTER DATABASE {} " + args.command.upper()).format(
                 sql.Identifier(args.database))
+            if getattr(args, "for_", None) is not None:
+                stmt = sql.SQL("{} FOR {}").format(stmt, sql.Literal(args.for_))
+            if getattr(args, "reason", None) is not None:
+                stmt = sql.SQL("{} REASON {}").format(stmt, sql.Literal(args.reason))
             return _command(conninfo(args), stmt, out)
         view = sql.Identifier(*args.view.split("."))
         if args.command == "suspend":
@@ -129,8 +139,8 @@ def _command(params: dict[str, str], stmt: sql.Composable, out: TextIO) -> int:
     return 0
 
 
-_DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at "
-              "FROM rw_catalog.rw_databases ORDER BY name")
+_DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at, "
+              "pause_reason, resumes_at FROM rw_catalog.rw_databases ORDER BY name")
 _JOBS = ("SELECT database, name, status, refresh_interval_sec, last_refreshed_at, "
          "next_refresh_at, suspended_by, suspend_reason "
          "FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
@@ -144,8 +154,9 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
     dbs = [{"name": name, "paused": paused, "paused_at": _iso(at), "paused_by": by,
             "committed_epoch": epoch, "committed_at": _iso(committed),
             "epoch_age_sec": None if committed is None else
-            round((now - committed).total_seconds(), 3)}
-           for name, paused, at, by, epoch, committed in databases]
+            round((now - committed).total_seconds(), 3),
+            "pause_reason": reason, "resumes_at": _iso(resumes)}
+           for name, paused, at, by, epoch, committed, reason, resumes in databases]
     job_rows = [{"database": db, "name": name, "status": status, "refresh_interval_sec": every,
                  "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due),
                  "suspended_by": by, "suspend_reason": reason}

@@ -4,7 +4,9 @@ Rules this module keeps:
 
 * ``ALTER DATABASE d PAUSE|RESUME`` and ``FLUSH`` ride a barrier of ``d`` and
   return when it is collected. PAUSE/RESUME are idempotent: repeating one is not
-  an error; a NOTICE says nothing changed.
+  an error; a NOTICE says nothing changed. ``PAUSE [FOR interval] [REASON 'text']``
+  records its reason and deadline with the pause (a PAUSE of a paused database replaces
+  them, with a NOTICE); :mod:`pgbarrier.timed_pause` resumes it at the deadline.
 * ``CREATE MATERIALIZED VIEW`` with a refresh interval creates a batch-refresh
   job: its query is validated on the backend first (42P01 for a missing input),
   the create command rides a barrier (55000 while the database is paused, with
@@ -174,6 +176,16 @@ _LAND_S = 30.0
 _DROP_HINTS = {"r": "Use DROP TABLE to remove a table.", "v": "Use DROP VIEW to remove a view.",
                "S": "Use DROP SEQUENCE to remove a sequence.",
                "i": "Use DROP INDEX to remove an index."}
+
+
+def _pause_words(state: PauseState) -> str:
+    """``: reason; it resumes at ...`` for a log line, from a pause state."""
+    if not isinstance(state, Paused):
+        return ""
+    words = f": {state.reason}" if state.reason else ""
+    if state.resumes_at is not None:
+        words += f"; it resumes at {state.resumes_at.isoformat()}"
+    return words
 
 
 class ControlPlane:
@@ -360,7 +372,10 @@ class ControlPlane:
 
     def pause_database(self, stmt: st.PauseDatabase, info: SessionInfo,
                        session: BackendSession | None) -> Result:
-        return self._pause_resume(stmt.database, Pause(by=info.user), info, "paused", session)
+        resumes_at_ms = None if stmt.for_ms is None else self.clock.now_ms() + stmt.for_ms
+        return self._pause_resume(stmt.database, Pause(by=info.user, reason=stmt.reason,
+                                                       resumes_at_ms=resumes_at_ms),
+                                  info, "paused", session)
 
     def resume_database(self, stmt: st.ResumeDatabase, info: SessionInfo,
                         session: BackendSession | None) -> Result:
@@ -441,10 +456,18 @@ class ControlPlane:
         self.backend.require_database_right("alter", database, info.user, session)
         outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
+        state = outcome.state
         if outcome.changed:
-            log.info('database "%s" %s by %s', database, target, info.user,
+            log.info('database "%s" %s by %s%s', database, target, info.user,
+                     _pause_words(state),
                      extra={"event": "pause" if target == "paused" else "resume",
                             **session_fields(info), "database": database})
+        elif outcome.replaced:
+            notices.append(Notice(f'database "{database}" is already paused; its deadline '
+                                  "and reason are replaced"))
+            log.info('database "%s" pause replaced by %s%s', database, info.user,
+                     _pause_words(state), extra={"event": "pause", **session_fields(info),
+                                                 "database": database})
         else:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
@@ -563,7 +586,8 @@ class ControlPlane:
         if self.meta is not None:
             self.meta.rename_database(old, new)
         pause: PauseState = Paused(at=snap.paused_at or dt.datetime.now(dt.timezone.utc),
-                                   by=snap.paused_by or info.user) if snap.paused else Running()
+                                   by=snap.paused_by or info.user, reason=snap.pause_reason,
+                                   resumes_at=snap.resumes_at) if snap.paused else Running()
         self.barrier.add_database(new, prev_epoch=snap.prev_epoch, pause=pause,
                                   committed_epoch=snap.committed_epoch)
         return command("ALTER DATABASE")
@@ -873,7 +897,8 @@ class ControlPlane:
     def catalog_tables(self) -> dict[str, CatalogTable]:
         """Rows of the ``rw_catalog`` system views, as of now."""
         dbs = [(s.name, s.paused, s.paused_at, s.paused_by, s.barrier_interval_ms,
-                s.committed_epoch, s.committed_at) for s in self.barrier.snapshots()]
+                s.committed_epoch, s.committed_at, s.pause_reason, s.resumes_at)
+               for s in self.barrier.snapshots()]
         jobs = []
         for j in self.jobs.jobs():
             due = self.scheduler.next_due_ms(j.database, j.name)
@@ -888,7 +913,8 @@ class ControlPlane:
             "rw_databases": CatalogTable(
                 columns=(("name", "TEXT"), ("paused", "BOOLEAN"), ("paused_at", "TIMESTAMPTZ"),
                          ("paused_by", "TEXT"), ("barrier_interval_ms", "INTEGER"),
-                         ("committed_epoch", "BIGINT"), ("committed_at", "TIMESTAMPTZ")),
+                         ("committed_epoch", "BIGINT"), ("committed_at", "TIMESTAMPTZ"),
+                         ("pause_reason", "TEXT"), ("resumes_at", "TIMESTAMPTZ")),
                 rows=dbs),
             "rw_batch_refresh_jobs": CatalogTable(
                 columns=(("name", "TEXT"), ("database", "TEXT"), ("definition", "TEXT"),

@@ -81,6 +81,17 @@ def test_status_pause_resume_and_refresh_as_a_script_uses_them(backend_server):
             wrong = _cli(srv, "suspend", db, "t", *_flags(srv))
             assert wrong.returncode == 1 and wrong.stderr.startswith("pgbarrier: ERROR 42809: ")
 
+            done = _cli(srv, "pause", db, "--for", "1 hour", "--reason", "it's nightly",
+                        *_flags(srv))
+            assert (done.returncode, done.stdout) == (0, "ALTER DATABASE\n"), done.stderr
+            state = json.loads(_cli(srv, "status", "--json", *_flags(srv)).stdout)
+            mine = {d["name"]: d for d in state["databases"]}[db]
+            assert mine["paused"] is True and mine["pause_reason"] == "it's nightly"
+            assert mine["resumes_at"]
+            bad = _cli(srv, "pause", db, "--for", "soon", *_flags(srv))
+            assert bad.returncode == 1 and bad.stderr.startswith("pgbarrier: ERROR 22007: ")
+            assert _cli(srv, "resume", db, *_flags(srv)).returncode == 0
+
             missing = _cli(srv, "pause", f"{db}_nope", *_flags(srv))
             assert missing.returncode == 1
             assert missing.stderr.startswith("pgbarrier: ERROR 3D000: ")

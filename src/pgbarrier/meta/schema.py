@@ -83,6 +83,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN suspended_by TEXT",
         "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN suspend_reason TEXT",
     ],
+    # 6: ALTER DATABASE d PAUSE [FOR interval] [REASON 'text'] (issue 29): why, and when it
+    # resumes by itself
+    [
+        "ALTER TABLE {p}databases ADD COLUMN pause_reason TEXT",
+        "ALTER TABLE {p}databases ADD COLUMN resumes_at TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -258,19 +258,22 @@ class SqlMetaStore:
 
     def load_databases(self) -> list[DatabaseRecord]:
         rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch, "
-                           "dropping FROM {p}databases ORDER BY name")
-        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5], bool(r[6]))
+                           "dropping, pause_reason, resumes_at FROM {p}databases ORDER BY name")
+        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5], bool(r[6]), r[7],
+                               _dt(r[8]))
                 for r in rows]
 
     def put_database(self, rec: DatabaseRecord) -> None:
         self._exec(
             "INSERT INTO {p}databases (name, paused, paused_at, paused_by, prev_epoch, "
-            "committed_epoch) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "committed_epoch, pause_reason, resumes_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET "
             "paused = excluded.paused, paused_at = excluded.paused_at, "
             "paused_by = excluded.paused_by, prev_epoch = excluded.prev_epoch, "
+            "pause_reason = excluded.pause_reason, resumes_at = excluded.resumes_at, "
             "committed_epoch = excluded.committed_epoch",
             (rec.name, rec.paused, _ts(rec.paused_at), rec.paused_by, rec.prev_epoch,
-             rec.committed_epoch))
+             rec.committed_epoch, rec.pause_reason, _ts(rec.resumes_at)))
 
     def mark_database_dropping(self, name: str) -> None:
         self._exec("UPDATE {p}databases SET dropping = TRUE WHERE name = ?", (name,))

@@ -31,6 +31,9 @@ class DatabaseRecord:
     committed_epoch: int | None = None
     #: a DROP DATABASE began (``mark_database_dropping``) and has not finished
     dropping: bool = False
+    #: ``PAUSE ... REASON 'text'`` and ``PAUSE FOR``'s automatic resume time
+    pause_reason: str | None = None
+    resumes_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,7 @@ __all__ = [
     "ShowMaterializedViews",
     "normalize_identifier",
     "parse_control",
+    "parse_interval",
     "parse_interval_seconds",
     "truncation_notices",
 ]
@@ -142,13 +143,26 @@ REFRESH_OPTION = "refresh.interval.sec"
 
 @dataclass(frozen=True)
 class PauseDatabase(ControlStatement):
-    """``ALTER DATABASE d PAUSE``. Its shapes also catch ``ALTER DATABASE d <one word>``
-    (PostgreSQL has no one-word action): a typo such as ``PAUZE`` is 42601, not relayed."""
+    """``ALTER DATABASE d PAUSE [FOR [INTERVAL] 'interval'] [REASON 'text']``. Its shapes
+    also catch ``ALTER DATABASE d <one word>`` (PostgreSQL has no one-word action): a typo
+    such as ``PAUZE`` is 42601, not relayed.
+
+    ``for_ms``: how long the pause lasts before it resumes by itself (None: until RESUME).
+    The clauses come in either order, each once; the interval is PostgreSQL's interval
+    input (:func:`parse_interval_seconds`'s forms): text that is not one is 22007
+    ``invalid input syntax for type interval``, one that is not positive (or is over
+    :data:`MAX_REFRESH_INTERVAL_SEC` seconds) 22023. Nothing else may follow (42601)."""
 
     SHAPES = (("ALTER", "DATABASE", NAME, "PAUSE"), ("ALTER", "DATABASE", NAME, WORD, END))
     TAG = "ALTER DATABASE"
 
     database: str
+    for_ms: int | None = None
+    reason: str | None = None
+
+    @classmethod
+    def parse_tokens(cls, blame: Any) -> PauseDatabase | None:
+        return _pause_clauses(blame)
 
     def run(self, plane: Any, info: Any, session: Any) -> Any:
         return plane.pause_database(self, info, session)
@@ -855,6 +869,50 @@ def _rename_database(blame: _Blame) -> RenameDatabase | None:
     return RenameDatabase(_ident_text(t[2]), _ident_text(t[5]))
 
 
+def _pause_clauses(blame: _Blame) -> PauseDatabase | None:
+    """``ALTER DATABASE d PAUSE`` followed by clauses (see :class:`PauseDatabase`); None for
+    any other text (a bare PAUSE is the dialect's)."""
+    t = blame.tokens
+    if not (len(t) > 4 and _is_word(t[0], "ALTER") and t[1].token_type == TokenType.DATABASE
+            and t[2].token_type in _NAME_TOKENS and _is_word(t[3], "PAUSE")):
+        return None
+    for_ms: int | None = None
+    reason: str | None = None
+    seen: set[str] = set()
+    i = 4
+    while i < len(t):
+        word = t[i].text.upper() if _is_word(t[i]) else ""
+        if word not in ("FOR", "REASON") or word in seen:
+            raise blame.at(i)
+        seen.add(word)
+        i += 1
+        if word == "FOR" and i < len(t) and _is_word(t[i], "INTERVAL"):
+            i += 1
+        if i >= len(t) or t[i].token_type != TokenType.STRING:
+            raise blame.at(i)
+        text = t[i].text
+        if word == "REASON":
+            reason = text
+        else:
+            for_ms = _pause_ms(text)
+        i += 1
+    return PauseDatabase(truncate_identifier(_ident_text(t[2])), for_ms, reason)
+
+
+def _pause_ms(text: str) -> int:
+    """Milliseconds of a ``PAUSE FOR`` interval (rounded up), or its 22007 / 22023."""
+    seconds = parse_interval(text)
+    if seconds is None:
+        raise errors.PgError(f'invalid input syntax for type interval: "{text}"',
+                             sqlstate="22007")
+    if not 0 < seconds <= MAX_REFRESH_INTERVAL_SEC:
+        raise errors.InvalidParameterValue(
+            f'invalid value for PAUSE FOR: "{text}"',
+            detail="A timed pause lasts a positive interval, at most "
+                   f"{MAX_REFRESH_INTERVAL_SEC} seconds.")
+    return -((-seconds * 1000) // 1)
+
+
 def _ident_text(token: Token) -> str:
     """A name token as PostgreSQL reads it: quoted kept, unquoted folded to lower case."""
     return token.text if token.token_type == TokenType.IDENTIFIER else token.text.lower()
@@ -1084,7 +1142,15 @@ _TIME = re.compile(r"([+-]?)(\d+):(\d+)(?::(\d+(?:\.\d*)?))?")
 
 
 def parse_interval_seconds(text: str) -> int | None:
-    """Seconds in a PostgreSQL interval literal's text, or None if it is not whole/valid.
+    """Seconds in a PostgreSQL interval literal's text, or None if it is not whole/valid."""
+    total = parse_interval(text)
+    if total is None or total.denominator != 1:
+        return None
+    return int(total)
+
+
+def parse_interval(text: str) -> Fraction | None:
+    """Seconds in a PostgreSQL interval literal's text (exact), or None if it is not valid.
 
     Handles ``n unit`` pairs (also ``nunit``), ``hh:mm[:ss[.f]]``, a bare number before a
     time (days) or alone (seconds), a leading ``@`` and a trailing ``ago``.
@@ -1132,9 +1198,7 @@ def parse_interval_seconds(text: str) -> int | None:
         total += pending  # a trailing bare number counts seconds
     if negate:
         total = -total
-    if total.denominator != 1:
-        return None
-    return int(total)
+    return total
 
 
 # -- inputs ---------------------------------------------------------------------------------
