@@ -96,6 +96,7 @@ from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.sql.startup_params import StartupSettings
+    from pgbarrier.sql.view_options import ViewOptions
     from pgbarrier.sql.view_suspend import ResumeView, SuspendView
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
@@ -432,6 +433,10 @@ class ControlPlane:
     def resume_view(self, stmt: ResumeView, info: SessionInfo,
                     session: BackendSession | None) -> Result:
         return view_control.resume(self, stmt, info, session)
+
+    def set_view_options(self, stmt: ViewOptions, info: SessionInfo,
+                         session: BackendSession | None) -> Result:
+        return view_control.set_options(self, stmt, info, session)
 
     def resolve_name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
         """pgbarrier's name of the view ``name`` means to the client."""

@@ -31,6 +31,8 @@ Rules this module keeps (SPEC section 2):
   dropped itself, with a history row saying why (trigger ``vanished``, status
   ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
   CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
+* A job's interval may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
+  n)``): it is tracked again, and entries pushed under the old interval are skipped.
 * A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
   starts no scheduled runs and has no next due time; RESUME tracks it again, so one
   that fell due meanwhile runs once. Manual refreshes run on it.
@@ -186,6 +188,8 @@ class RefreshScheduler:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
+            if epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000 != due_ms:
+                continue  # its interval changed since (ALTER ... SET): a newer entry has it
             if (info.database, name) in self._held:
                 continue  # tracked again when the hold ends
             if job.suspended:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pgbarrier.sql.classify import SKIPPABLE, skip_space_and_comments, word_at
 from pgbarrier.sql.grammar import ControlStatement, Shape, matches
 from pgbarrier.sql import statements as st
+from pgbarrier.sql import view_options as vo
 from pgbarrier.sql import view_suspend as vs
 
 __all__ = ["FIRST_WORDS", "STATEMENTS", "ControlStatement", "is_control", "parse_control"]
@@ -36,6 +37,7 @@ STATEMENTS: tuple[type[ControlStatement], ...] = (
     *st.STATEMENTS,
     vs.SuspendView,
     vs.ResumeView,
+    vo.ViewOptions,
 )
 
 _BY_FIRST: dict[str, list[Shape]] = {}

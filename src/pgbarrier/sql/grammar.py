@@ -24,7 +24,8 @@ Rules this module keeps:
 * A shape is a tuple of items matched in order from the text's first word: an
   upper-case word (matched case-insensitively against an unquoted word), :data:`NAME` (a
   word or double-quoted identifier), :data:`QNAME` (names joined by ``.``), :data:`WORD`
-  (any one word) and :data:`END` (nothing left but whitespace, comments or ``;``).
+  (any one word), :data:`END` (nothing left but whitespace, comments or ``;``) and
+  punctuation such as ``"("``, matched as written.
   Whitespace and comments may come between items. Text after the last item is not read
   (``FLUSH x`` matches ``("FLUSH",)``: the parser reports the rest).
 """
@@ -84,6 +85,8 @@ def matches(sql: str, i: int, shape: Shape) -> bool:
             j = next_name(sql, i)
         elif item is QNAME:
             j = qualified_name(sql, i)
+        elif item is not WORD and not item[0].isalpha():  # punctuation, as written
+            j = i + len(item) if sql.startswith(item, i) else i
         else:
             j = word_at(sql, i)
             if j != i and item is not WORD and sql[i:j].upper() != item:
