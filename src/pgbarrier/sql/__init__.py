@@ -10,10 +10,11 @@ Rules this package keeps:
 * Control statements come back as frozen dataclasses deriving :class:`ControlStatement`,
   each carrying its own facts (:mod:`~pgbarrier.sql.grammar`), never as
   sqlglot ``Command``s; what looks like ours but does not parse is a 42601 with a position.
-  They are: ``ALTER DATABASE d PAUSE|RESUME``, ``FLUSH``, ``CREATE MATERIALIZED VIEW``,
-  ``REFRESH MATERIALIZED VIEW``, ``DROP MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v
-  AS query``, ``SHOW MATERIALIZED VIEWS``, ``SHOW DATABASES``, ``CREATE DATABASE`` and
-  ``DROP DATABASE``; every other statement passes through to the backend.
+  They are listed in :data:`STATEMENTS` (``ALTER DATABASE d PAUSE [FOR ...] [REASON
+  ...] | RESUME | RENAME TO``, ``FLUSH``, ``CREATE | REFRESH | DROP MATERIALIZED VIEW``,
+  ``ALTER MATERIALIZED VIEW v AS query | RENAME TO | SET SCHEMA | SUSPEND | RESUME | SET
+  (...) | RESET (...)``, ``SHOW MATERIALIZED VIEWS``, ``SHOW DATABASES``, ``CREATE
+  DATABASE`` and ``DROP DATABASE``); every other statement passes through to the backend.
 """
 
 from pgbarrier.sql.catalog_rewrite import CATALOG_SCHEMA, CatalogTable, rewrite_catalog_refs

@@ -42,7 +42,8 @@ from pgbarrier.sql.classify import (
     word_at,
 )
 
-__all__ = ["END", "NAME", "QNAME", "WORD", "ControlStatement", "Shape", "matches"]
+__all__ = ["END", "NAME", "QNAME", "WORD", "ControlStatement", "Shape", "Trie", "matches",
+           "matches_any", "trie"]
 
 NAME = object()
 QNAME = object()
@@ -95,3 +96,46 @@ def matches(sql: str, i: int, shape: Shape) -> bool:
             return False
         i = j
     return True
+
+
+#: shapes merged on their common leading items: item -> the trie after it; a key of
+#: ``None`` marks a shape that ends there
+Trie = dict[Any, Any]
+
+
+def trie(shapes: list[Shape]) -> Trie:
+    """The shapes as one trie, so a text's words are read once whatever the shape count."""
+    root: Trie = {}
+    for shape in shapes:
+        node = root
+        for item in shape:
+            node = node.setdefault(item, {})
+        node[None] = True
+    return root
+
+
+def matches_any(sql: str, i: int, node: Trie) -> bool:
+    """Whether ``sql`` from ``i`` has the words of any shape in ``node`` (:func:`trie`)."""
+    if None in node:
+        return True
+    i = skip_space_and_comments(sql, i)
+    j = word_at(sql, i)
+    if j != i:
+        child = node.get(sql[i:j].upper())
+        if child is not None and matches_any(sql, j, child):
+            return True
+    for item, child in node.items():
+        if item is None or (isinstance(item, str) and item[0].isalpha()):
+            continue  # words were looked up above
+        if item is WORD:
+            if j != i and matches_any(sql, j, child):
+                return True
+        elif item is END:
+            if at_end(sql, i):
+                return True
+        else:
+            k = (next_name(sql, i) if item is NAME else qualified_name(sql, i)
+                 if item is QNAME else i + len(item) if sql.startswith(item, i) else i)
+            if k != i and matches_any(sql, k, child):
+                return True
+    return False
