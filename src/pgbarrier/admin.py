@@ -1,4 +1,5 @@
-"""``pgbarrier status | pause | resume | refresh``: the admin CLI, a client over the wire.
+"""``pgbarrier status | pause | resume | refresh | suspend | resume-view``: the admin CLI, a
+client over the wire.
 
 Rules this module keeps:
 
@@ -9,7 +10,8 @@ Rules this module keeps:
   defaults, not libpq's: host ``127.0.0.1`` (pgbarrier listens on no Unix socket), port
   ``4566`` (``pgbarrier serve``'s), database ``dev``.
 * It only runs SQL any client could: ``rw_catalog`` reads, ``ALTER DATABASE d PAUSE |
-  RESUME``, ``REFRESH MATERIALIZED VIEW v``. So it needs no other access and works on both
+  RESUME``, ``REFRESH MATERIALIZED VIEW v``, ``ALTER MATERIALIZED VIEW v SUSPEND [REASON
+  'text'] | RESUME``. So it needs no other access and works on both
   backends, with the server's own rules for who may do what.
 * Output is a readable table on stdout, or with ``--json`` one JSON document. Exit codes: 0
   done; 1 the server (or the connection) failed, with ``pgbarrier: ERROR <SQLSTATE>:
@@ -35,7 +37,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "4566"
 DEFAULT_DATABASE = "dev"
 
-COMMANDS = ("status", "pause", "resume", "refresh")
+COMMANDS = ("status", "pause", "resume", "refresh", "suspend", "resume-view")
 
 
 def add_parsers(sub: Any) -> None:
@@ -53,11 +55,17 @@ def add_parsers(sub: Any) -> None:
                             "refresh job's last and next refresh (rw_catalog).")
     status.add_argument("--help", action="help", help="show this help message and exit")
     status.add_argument("--json", action="store_true", help="one JSON document, for scripts")
-    for name, what in (("pause", "ALTER DATABASE DB PAUSE"), ("resume", "ALTER DATABASE DB RESUME")):
+    for name, what in (("pause", "ALTER DATABASE DB PAUSE [FOR ...] [REASON ...]"),
+                       ("resume", "ALTER DATABASE DB RESUME")):
         p = sub.add_parser(name, parents=[common], add_help=False, help=what,
                            description=f"Connects to a running pgbarrier and runs {what}.")
         p.add_argument("--help", action="help", help="show this help message and exit")
         p.add_argument("database", metavar="DB", help="the database, exactly as named")
+        if name == "pause":
+            p.add_argument("--for", dest="for_", metavar="INTERVAL",
+                           help="resume by itself after INTERVAL ('10 minutes', '01:30:00')")
+            p.add_argument("--reason", help="why (shown in rw_databases and in the 55000 "
+                                            "errors the pause causes)")
     refresh = sub.add_parser("refresh", parents=[common], add_help=False,
                              help="REFRESH MATERIALIZED VIEW VIEW in database DB",
                              description="Connects to database DB of a running pgbarrier "
@@ -65,11 +73,28 @@ def add_parsers(sub: Any) -> None:
                              "refresh has committed.")
     refresh.add_argument("--help", action="help", help="show this help message and exit")
     refresh.add_argument("database", metavar="DB", help="the database, exactly as named")
-    refresh.add_argument("view", metavar="VIEW",
-                         help="the view as SQL names it: v, schema.v, '\"Mixed Case\"' "
-                              "(unquoted names fold to lower case, as in psql)")
+    refresh.add_argument("view", metavar="VIEW", help=VIEW_HELP)
+    suspend = sub.add_parser("suspend", parents=[common], add_help=False,
+                             help="ALTER MATERIALIZED VIEW VIEW SUSPEND in database DB: no "
+                                  "scheduled refreshes until resume-view",
+                             description="Connects to database DB of a running pgbarrier and "
+                             "suspends VIEW's scheduled refreshes (a manual REFRESH still runs).")
+    suspend.add_argument("--help", action="help", help="show this help message and exit")
+    suspend.add_argument("database", metavar="DB", help="the database, exactly as named")
+    suspend.add_argument("view", metavar="VIEW", help=VIEW_HELP)
+    suspend.add_argument("--reason", help="why (shown in rw_batch_refresh_jobs)")
+    resume_view = sub.add_parser("resume-view", parents=[common], add_help=False,
+                                 help="ALTER MATERIALIZED VIEW VIEW RESUME in database DB",
+                                 description="Connects to database DB of a running pgbarrier "
+                                 "and resumes VIEW's scheduled refreshes.")
+    resume_view.add_argument("--help", action="help", help="show this help message and exit")
+    resume_view.add_argument("database", metavar="DB", help="the database, exactly as named")
+    resume_view.add_argument("view", metavar="VIEW", help=VIEW_HELP)
 
 
+#: the help of every VIEW argument
+VIEW_HELP = ("the view as SQL names it: v, schema.v, '\"Mixed Case\"' (unquoted names fold "
+             "to lower case, as in psql)")
 _IDENT = r'(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+")'
 _QUALIFIED = re.compile(rf"{_IDENT}(?:\.{_IDENT}){{0,2}}")
 
@@ -109,9 +134,21 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         if args.command in ("pause", "resume"):
             stmt = sql.SQL("ALTER DATABASE {} " + args.command.upper()).format(
                 sql.Identifier(args.database))
+            if getattr(args, "for_", None) is not None:
+                stmt = sql.SQL("{} FOR {}").format(stmt, sql.Literal(args.for_))
+            if getattr(args, "reason", None) is not None:
+                stmt = sql.SQL("{} REASON {}").format(stmt, sql.Literal(args.reason))
             return _command(conninfo(args), stmt, out)
-        return _command(conninfo(args, args.database),
-                        sql.SQL("REFRESH MATERIALIZED VIEW ") + view_name(args.view), out)
+        view = view_name(args.view)
+        if args.command == "suspend":
+            stmt = sql.SQL("ALTER MATERIALIZED VIEW {} SUSPEND").format(view)
+            if args.reason is not None:
+                stmt = sql.SQL("{} REASON {}").format(stmt, sql.Literal(args.reason))
+        elif args.command == "resume-view":
+            stmt = sql.SQL("ALTER MATERIALIZED VIEW {} RESUME").format(view)
+        else:
+            stmt = sql.SQL("REFRESH MATERIALIZED VIEW {}").format(view)
+        return _command(conninfo(args, args.database), stmt, out)
     except psycopg.Error as exc:
         diag = exc.diag
         state = diag.sqlstate or ("08001" if isinstance(exc, psycopg.OperationalError) else "XX000")
@@ -131,10 +168,11 @@ def _command(params: dict[str, str], stmt: sql.Composable, out: TextIO) -> int:
     return 0
 
 
-_DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at "
-              "FROM rw_catalog.rw_databases ORDER BY name")
+_DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at, "
+              "pause_reason, resumes_at FROM rw_catalog.rw_databases ORDER BY name")
 _JOBS = ("SELECT database, name, status, refresh_interval_sec, last_refreshed_at, "
-         "next_refresh_at FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
+         "next_refresh_at, suspended_by, suspend_reason "
+         "FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
 
 
 def _status(args: argparse.Namespace, out: TextIO) -> int:
@@ -145,11 +183,13 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
     dbs = [{"name": name, "paused": paused, "paused_at": _iso(at), "paused_by": by,
             "committed_epoch": epoch, "committed_at": _iso(committed),
             "epoch_age_sec": None if committed is None else
-            round((now - committed).total_seconds(), 3)}
-           for name, paused, at, by, epoch, committed in databases]
+            round((now - committed).total_seconds(), 3),
+            "pause_reason": reason, "resumes_at": _iso(resumes)}
+           for name, paused, at, by, epoch, committed, reason, resumes in databases]
     job_rows = [{"database": db, "name": name, "status": status, "refresh_interval_sec": every,
-                 "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due)}
-                for db, name, status, every, last, due in jobs]
+                 "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due),
+                 "suspended_by": by, "suspend_reason": reason}
+                for db, name, status, every, last, due, by, reason in jobs]
     if args.json:
         json.dump({"databases": dbs, "jobs": job_rows}, out, indent=2)
         out.write("\n")

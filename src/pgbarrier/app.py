@@ -54,6 +54,7 @@ from pgbarrier.metrics.http import MetricsServer
 from pgbarrier.meta.recovery import recover
 from pgbarrier.meta.store import DatabaseRecord, MetaStore
 from pgbarrier.session.session import Session
+from pgbarrier.timed_pause import PauseTimer
 from pgbarrier.server.auth import ConfigError, check_listen_address, load_authenticator
 from pgbarrier.server.connection import STARTUP_TIMEOUT_S
 from pgbarrier.server.listener import (
@@ -207,6 +208,8 @@ class App:
                                     meta=self.meta)
         self.barrier.add_listener(self.scheduler.on_barrier)
         self.barrier.add_listener(self.control.on_barrier)
+        self.pause_timer = PauseTimer(self.barrier, self.clock)
+        self.barrier.add_listener(self.pause_timer.on_barrier)
         self.history.on_finished = self._observe_run
         self.scheduler.on_late = self.metrics.refresh_started_late
         if self.leadership is not None:
@@ -224,6 +227,7 @@ class App:
             connections=lambda: self.server.connection_states() if self.server else [],
             limits=lambda: self.server.limits() if self.server else None,
             jobs=lambda: [(j.database, j.status.name) for j in self.jobs.jobs()],
+            suspended=lambda: [j.database for j in self.jobs.jobs() if j.suspended],
             role=lambda: self.control.leader_status()))
 
     def _observe_run(self, run: hist.RefreshRun) -> None:
@@ -400,6 +404,7 @@ class App:
         self._restore()
         self.barrier.start()
         self.history_pruner.start()
+        self.pause_timer.start()  # a deadline that passed while no one led resumes now
 
     def _leave_office(self) -> None:
         """Stepping down: sessions end (57P01; a statement under way gets STEP_DOWN_GRACE_S
@@ -410,6 +415,7 @@ class App:
             self.server.end_sessions(STEP_DOWN_GRACE_S)
         self.scheduler.stop(0.0)
         self.history_pruner.stop()
+        self.pause_timer.stop()
         self.barrier.stop()
         self._build()
 
@@ -428,6 +434,7 @@ class App:
             self.server.drain(grace_s)
         self.scheduler.stop(max(0.0, deadline - time.monotonic()))
         self.history_pruner.stop()
+        self.pause_timer.stop()
         self.barrier.stop()
         self._record_final_epochs()
         self.backend.close()

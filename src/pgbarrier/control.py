@@ -4,7 +4,9 @@ Rules this module keeps:
 
 * ``ALTER DATABASE d PAUSE|RESUME`` and ``FLUSH`` ride a barrier of ``d`` and
   return when it is collected. PAUSE/RESUME are idempotent: repeating one is not
-  an error; a NOTICE says nothing changed.
+  an error; a NOTICE says nothing changed. ``PAUSE [FOR interval] [REASON 'text']``
+  records its reason and deadline with the pause (a PAUSE of a paused database replaces
+  them, with a NOTICE); :mod:`pgbarrier.timed_pause` resumes it at the deadline.
 * ``CREATE MATERIALIZED VIEW`` with a refresh interval creates a batch-refresh
   job: its query is validated on the backend first (42P01 for a missing input),
   the create command rides a barrier (55000 while the database is paused, with
@@ -87,11 +89,15 @@ from pgbarrier.logs import session_fields
 from pgbarrier.meta.store import DatabaseRecord
 from pgbarrier.result import Column, Result, command, rowset
 from pgbarrier.sql import statements as st
+from pgbarrier.sql.grammar import ControlStatement
+from pgbarrier import view_control
 from pgbarrier.sql.catalog_rewrite import CatalogTable
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
     from pgbarrier.sql.startup_params import StartupSettings
+    from pgbarrier.sql.view_options import ViewOptions
+    from pgbarrier.sql.view_suspend import ResumeView, SuspendView
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
@@ -163,7 +169,6 @@ _FIRST_OPTION = re.compile(r"(?:\s*WITH\b)?\s*([A-Za-z_][A-Za-z_0-9]*)", re.IGNO
 
 log = logging.getLogger(__name__)
 
-_NAME = (("Name", pgt.TEXT),)
 #: how long a cancelled create still waits for its barrier command to land
 _LAND_S = 30.0
 
@@ -172,6 +177,16 @@ _LAND_S = 30.0
 _DROP_HINTS = {"r": "Use DROP TABLE to remove a table.", "v": "Use DROP VIEW to remove a view.",
                "S": "Use DROP SEQUENCE to remove a sequence.",
                "i": "Use DROP INDEX to remove an index."}
+
+
+def _pause_words(state: PauseState) -> str:
+    """``: reason; it resumes at ...`` for a log line, from a pause state."""
+    if not isinstance(state, Paused):
+        return ""
+    words = f": {state.reason}" if state.reason else ""
+    if state.resumes_at is not None:
+        words += f"; it resumes at {state.resumes_at.isoformat()}"
+    return words
 
 
 class ControlPlane:
@@ -297,28 +312,19 @@ class ControlPlane:
 
     # ------------------------------------------------------------------ statements
 
-    @staticmethod
-    def statement_name(stmt: st.ControlStatement) -> str:
-        return {
-            st.PauseDatabase: "ALTER DATABASE", st.ResumeDatabase: "ALTER DATABASE",
-            st.Flush: "FLUSH", st.CreateMaterializedView: "CREATE MATERIALIZED VIEW",
-            st.RefreshMaterializedView: "REFRESH MATERIALIZED VIEW",
-            st.DropMaterializedView: "DROP MATERIALIZED VIEW",
-            st.ShowMaterializedViews: "SHOW", st.ShowDatabases: "SHOW",
-            st.AlterMaterializedViewAs: "ALTER MATERIALIZED VIEW",
-            st.AlterMaterializedViewName: "ALTER MATERIALIZED VIEW",
-            st.CreateDatabase: "CREATE DATABASE", st.DropDatabase: "DROP DATABASE",
-            st.RenameDatabase: "ALTER DATABASE",
-        }[type(stmt)]
+    # each statement carries its facts (pgbarrier.sql.grammar); these read them
 
     @staticmethod
-    def allowed_in_transaction(stmt: st.ControlStatement) -> bool:
-        return isinstance(stmt, (st.ShowMaterializedViews, st.ShowDatabases))
+    def statement_name(stmt: ControlStatement) -> str:
+        return stmt.TAG
 
-    def describe(self, stmt: st.ControlStatement) -> list[Column] | None:
-        if isinstance(stmt, (st.ShowMaterializedViews, st.ShowDatabases)):
-            return [Column(n, oid) for n, oid in _NAME]
-        return None
+    @staticmethod
+    def allowed_in_transaction(stmt: ControlStatement) -> bool:
+        return stmt.IN_TRANSACTION
+
+    def describe(self, stmt: ControlStatement) -> list[Column] | None:
+        shape = stmt.DESCRIBE
+        return None if shape is None else [Column(n, oid) for n, oid in shape]
 
     @property
     def upstream(self) -> bool:
@@ -336,88 +342,114 @@ class ControlPlane:
         return (self.jobs.get(database, name) is not None
                 or self.jobs.streaming_view(database, name) is not None)
 
-    def passes_through(self, stmt: st.ControlStatement, info: SessionInfo,
+    def is_ours(self, info: SessionInfo, name: str, session: BackendSession | None) -> bool:
+        """Whether ``name`` (as the client wrote it) is one of pgbarrier's views."""
+        return self._ours(info.database, self._name(info, name, session))
+
+    def passes_through(self, stmt: ControlStatement, info: SessionInfo,
                        session: BackendSession | None) -> bool:
         """Whether ``stmt`` is PostgreSQL's own, for the caller to relay unchanged
-        (upstream only; see the module rules). A CREATE is checked against RisingWave's
-        rule first (0A000 when it reads a batch-refresh view)."""
+        (upstream only; see the module rules and each statement's ``passes_through``)."""
         if not self.upstream or session is None:
             return False
-        db = info.database
-        if isinstance(stmt, st.CreateMaterializedView):
-            if stmt.refresh_interval_sec is not None:
-                return False
-            info.begin_statement()
-            self._check_inputs(db, stmt.inputs, session)
-            return True
-        if isinstance(stmt, st.DropMaterializedView):
-            return not any(self._ours(db, self._name(info, n, session)) for n in stmt.names)
-        if isinstance(stmt, (st.RefreshMaterializedView, st.AlterMaterializedViewAs,
-                             st.AlterMaterializedViewName)):
-            return not self._ours(db, self._name(info, stmt.name, session))
-        if isinstance(stmt, st.RenameDatabase):
-            return not self.barrier.has_database(stmt.name)  # not pgbarrier's: PostgreSQL's
-        return False
+        return stmt.passes_through(self, info, session)
 
-    def execute(self, stmt: st.ControlStatement, info: SessionInfo,
+    def create_passes_through(self, stmt: st.CreateMaterializedView, info: SessionInfo,
+                              session: BackendSession) -> bool:
+        """A CREATE without a refresh interval is PostgreSQL's own upstream, once checked
+        against RisingWave's rule (0A000 when it reads a batch-refresh view)."""
+        if stmt.refresh_interval_sec is not None:
+            return False
+        info.begin_statement()
+        self._check_inputs(info.database, stmt.inputs, session)
+        return True
+
+    def execute(self, stmt: ControlStatement, info: SessionInfo,
                 session: BackendSession | None = None) -> Result:
         info.begin_statement()
-        db = info.database
-        if isinstance(stmt, st.PauseDatabase):
-            return self._pause_resume(stmt.database, Pause(by=info.user), info, "paused",
-                                      session)
-        if isinstance(stmt, st.ResumeDatabase):
-            return self._pause_resume(stmt.database, Resume(by=info.user), info, "running",
-                                      session)
-        if isinstance(stmt, st.Flush):
-            self._wait(self.barrier.run(db, Flush()).collected, info)
-            return command("FLUSH")
-        if isinstance(stmt, st.CreateMaterializedView):
-            return self._create_mv(stmt, info, session)
-        if isinstance(stmt, st.RefreshMaterializedView):
-            if stmt.with_data is False:
-                raise FeatureNotSupported(
-                    "REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported",
-                    detail="A pgbarrier refresh always recomputes the view from a consistent "
-                           "snapshot.", hint="Omit WITH NO DATA.", position=stmt.with_at)
-            return self._refresh_mv(self._name(info, stmt.name, session), info)
-        if isinstance(stmt, st.DropMaterializedView):
-            return self._drop_mv(stmt, info, session)
-        if isinstance(stmt, st.ShowMaterializedViews):
-            for job in self.jobs.jobs(db):  # the registry follows the backend (issue 14)
-                self.scheduler.forget_vanished(db, job.name, lambda f: self._wait(f, info))
-            names = sorted([j.name for j in self.jobs.jobs(db)]
-                           + [v.name for v in self.jobs.streaming_views(db)])
-            return rowset([Column("Name", pgt.TEXT)], [(n,) for n in names], "SHOW")
-        if isinstance(stmt, st.ShowDatabases):
-            return rowset([Column("Name", pgt.TEXT)], [(n,) for n in self.barrier.databases()],
-                          "SHOW")
-        if isinstance(stmt, st.AlterMaterializedViewName):
-            name = self._name(info, stmt.name, session)
-            if self.jobs.get(db, name) is not None and self.upstream and session is not None:
-                return self._rename_mv(dataclasses.replace(stmt, name=name), info, session)
-            if self.jobs.get(db, name) is not None:
-                kind = "batch refresh"
-            elif self.jobs.streaming_view(db, name) is not None:
-                kind = "streaming"
-            else:
-                raise PassThrough()  # not pgbarrier's: the backend's own statement
+        return stmt.run(self, info, session)
+
+    # -- statement handlers (each statement's ``run`` calls one) ---------------
+
+    def pause_database(self, stmt: st.PauseDatabase, info: SessionInfo,
+                       session: BackendSession | None) -> Result:
+        resumes_at_ms = None if stmt.for_ms is None else self.clock.now_ms() + stmt.for_ms
+        return self._pause_resume(stmt.database, Pause(by=info.user, reason=stmt.reason,
+                                                       resumes_at_ms=resumes_at_ms),
+                                  info, "paused", session)
+
+    def resume_database(self, stmt: st.ResumeDatabase, info: SessionInfo,
+                        session: BackendSession | None) -> Result:
+        return self._pause_resume(stmt.database, Resume(by=info.user), info, "running", session)
+
+    def flush(self, info: SessionInfo) -> Result:
+        self._wait(self.barrier.run(info.database, Flush()).collected, info)
+        return command("FLUSH")
+
+    def refresh_mv(self, stmt: st.RefreshMaterializedView, info: SessionInfo,
+                   session: BackendSession | None) -> Result:
+        if stmt.with_data is False:
             raise FeatureNotSupported(
-                f"ALTER MATERIALIZED VIEW ... {stmt.action} is not supported for {kind} "
-                "materialized views",
-                detail=f'"{name}" is one of pgbarrier\'s views, which keep the name they were '
-                       "created with.",
-                hint="Drop it and create it again under the new name.")
-        if isinstance(stmt, st.AlterMaterializedViewAs):
-            return self._alter_mv(dataclasses.replace(
-                stmt, name=self._name(info, stmt.name, session)), info)
-        if isinstance(stmt, st.CreateDatabase):
-            return self._create_database(stmt, info, session)
-        if isinstance(stmt, st.DropDatabase):
-            return self._drop_database(stmt, info, session)
-        if isinstance(stmt, st.RenameDatabase):
-            return self._rename_database(stmt, info, session)
-        raise AssertionError(f"unhandled control statement {stmt!r}")
+                "REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported",
+                detail="A pgbarrier refresh always recomputes the view from a consistent "
+                       "snapshot.", hint="Omit WITH NO DATA.", position=stmt.with_at)
+        return self._refresh_mv(self._name(info, stmt.name, session), info)
+
+    def show_materialized_views(self, info: SessionInfo) -> Result:
+        db = info.database
+        for job in self.jobs.jobs(db):  # the registry follows the backend (issue 14)
+            self.scheduler.forget_vanished(db, job.name, lambda f: self._wait(f, info))
+        names = sorted([j.name for j in self.jobs.jobs(db)]
+                       + [v.name for v in self.jobs.streaming_views(db)])
+        return rowset([Column("Name", pgt.TEXT)], [(n,) for n in names], "SHOW")
+
+    def show_databases(self, info: SessionInfo) -> Result:
+        return rowset([Column("Name", pgt.TEXT)], [(n,) for n in self.barrier.databases()],
+                      "SHOW")
+
+    def alter_mv_name(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
+                      session: BackendSession | None) -> Result:
+        db = info.database
+        name = self._name(info, stmt.name, session)
+        if self.jobs.get(db, name) is not None and self.upstream and session is not None:
+            return self._rename_mv(dataclasses.replace(stmt, name=name), info, session)
+        if self.jobs.get(db, name) is not None:
+            kind = "batch refresh"
+        elif self.jobs.streaming_view(db, name) is not None:
+            kind = "streaming"
+        else:
+            raise PassThrough()  # not pgbarrier's: the backend's own statement
+        raise FeatureNotSupported(
+            f"ALTER MATERIALIZED VIEW ... {stmt.action} is not supported for {kind} "
+            "materialized views",
+            detail=f'"{name}" is one of pgbarrier\'s views, which keep the name they were '
+                   "created with.",
+            hint="Drop it and create it again under the new name.")
+
+    def suspend_view(self, stmt: SuspendView, info: SessionInfo,
+                     session: BackendSession | None) -> Result:
+        return view_control.suspend(self, stmt, info, session)
+
+    def resume_view(self, stmt: ResumeView, info: SessionInfo,
+                    session: BackendSession | None) -> Result:
+        return view_control.resume(self, stmt, info, session)
+
+    def set_view_options(self, stmt: ViewOptions, info: SessionInfo,
+                         session: BackendSession | None) -> Result:
+        return view_control.set_options(self, stmt, info, session)
+
+    def resolve_name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
+        """pgbarrier's name of the view ``name`` means to the client."""
+        return self._name(info, name, session)
+
+    def name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
+        """CREATE / DROP / REFRESH / ALTER of one view name take turns."""
+        return self._name_lock(info, name, kind)
+
+    def alter_mv(self, stmt: st.AlterMaterializedViewAs, info: SessionInfo,
+                 session: BackendSession | None) -> Result:
+        return self._alter_mv(dataclasses.replace(
+            stmt, name=self._name(info, stmt.name, session)), info)
 
     # -- databases -----------------------------------------------------------
 
@@ -429,16 +461,24 @@ class ControlPlane:
         self.backend.require_database_right("alter", database, info.user, session)
         outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
+        state = outcome.state
         if outcome.changed:
-            log.info('database "%s" %s by %s', database,
+            log.info('database "%s" %s by %s%s', database,
                      "paused" if target == "paused" else "resumed", info.user,
+                     _pause_words(state),
                      extra={"event": "pause" if target == "paused" else "resume",
                             **session_fields(info), "database": database})
+        elif outcome.replaced:
+            notices.append(Notice(f'database "{database}" is already paused; its deadline '
+                                  "and reason are replaced"))
+            log.info('database "%s" pause replaced by %s%s', database, info.user,
+                     _pause_words(state), extra={"event": "pause", **session_fields(info),
+                                                 "database": database})
         else:
             notices.append(Notice(f'database "{database}" is already {target}, nothing to do'))
         return command("ALTER DATABASE", notices)
 
-    def _create_database(self, stmt: st.CreateDatabase, info: SessionInfo,
+    def create_database(self, stmt: st.CreateDatabase, info: SessionInfo,
                          session: BackendSession | None = None) -> Result:
         name = stmt.name
         if stmt.options is not None and not (self.upstream and session is not None):
@@ -467,7 +507,7 @@ class ControlPlane:
         self.barrier.add_database(name)
         return command("CREATE DATABASE")
 
-    def _drop_database(self, stmt: st.DropDatabase, info: SessionInfo,
+    def drop_database(self, stmt: st.DropDatabase, info: SessionInfo,
                        session: BackendSession | None = None) -> Result:
         name = stmt.name
         if not self.barrier.has_database(name):
@@ -518,7 +558,7 @@ class ControlPlane:
                 self._sessions_changed.wait_for(lambda: not self._sessions.get(name), timeout=5)
             return len(self._sessions.get(name, ()))
 
-    def _rename_database(self, stmt: st.RenameDatabase, info: SessionInfo,
+    def rename_database(self, stmt: st.RenameDatabase, info: SessionInfo,
                          session: BackendSession | None = None) -> Result:
         """PostgreSQL's checks in its order, then the backend's rename, then pgbarrier's
         record (its pause state and epochs go with the name). A database with batch-refresh
@@ -552,7 +592,8 @@ class ControlPlane:
         if self.meta is not None:
             self.meta.rename_database(old, new)
         pause: PauseState = Paused(at=snap.paused_at or dt.datetime.now(dt.timezone.utc),
-                                   by=snap.paused_by or info.user) if snap.paused else Running()
+                                   by=snap.paused_by or info.user, reason=snap.pause_reason,
+                                   resumes_at=snap.resumes_at) if snap.paused else Running()
         self.barrier.add_database(new, prev_epoch=snap.prev_epoch, pause=pause,
                                   committed_epoch=snap.committed_epoch)
         return command("ALTER DATABASE")
@@ -609,7 +650,7 @@ class ControlPlane:
                 "CREATE MATERIALIZED VIEW ... WITH NO DATA is not supported on the DuckDB "
                 "backend", hint="Omit WITH NO DATA.", position=stmt.with_data_at)
 
-    def _create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
+    def create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
                    session: BackendSession | None = None) -> Result:
         self._refuse_clauses(stmt)
         if session is not None:
@@ -754,7 +795,7 @@ class ControlPlane:
                                  "its last committed result.")
         return command(tag)
 
-    def _drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo,
+    def drop_mv(self, stmt: st.DropMaterializedView, info: SessionInfo,
                  session: BackendSession | None = None) -> Result:
         if len(stmt.names) > 1:
             raise FeatureNotSupported(
@@ -820,7 +861,7 @@ class ControlPlane:
         MATERIALIZED VIEW IF EXISTS`` does, for a client statement whose CASCADE reaches
         them (the backend's ``DropsMaterializedViews``)."""
         for name in names:
-            self._drop_mv(st.DropMaterializedView(name=name, if_exists=True, names=(name,)),
+            self.drop_mv(st.DropMaterializedView(name=name, if_exists=True, names=(name,)),
                           info, None)
 
     def _rename_mv(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
@@ -862,27 +903,32 @@ class ControlPlane:
     def catalog_tables(self) -> dict[str, CatalogTable]:
         """Rows of the ``rw_catalog`` system views, as of now."""
         dbs = [(s.name, s.paused, s.paused_at, s.paused_by, s.barrier_interval_ms,
-                s.committed_epoch, s.committed_at) for s in self.barrier.snapshots()]
+                s.committed_epoch, s.committed_at, s.pause_reason, s.resumes_at)
+               for s in self.barrier.snapshots()]
         jobs = []
         for j in self.jobs.jobs():
             due = self.scheduler.next_due_ms(j.database, j.name)
             next_at = None if due is None else dt.datetime.fromtimestamp(due / 1000, dt.timezone.utc)
-            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec, j.status.name,
-                         j.snapshot_epoch, js.last_committed_epoch(j.status), j.last_refreshed_at,
-                         next_at))
+            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec,
+                         j.shown_status, j.snapshot_epoch, js.last_committed_epoch(j.status),
+                         j.last_refreshed_at, next_at, j.suspended, j.suspended_at,
+                         j.suspended_by, j.suspend_reason))
         history = [(r.job, r.database, r.run_id, r.trigger, r.started_at, r.finished_at,
                     r.target_epoch, r.status, r.rows, r.error) for r in self.history.runs()]
         return {
             "rw_databases": CatalogTable(
                 columns=(("name", "TEXT"), ("paused", "BOOLEAN"), ("paused_at", "TIMESTAMPTZ"),
                          ("paused_by", "TEXT"), ("barrier_interval_ms", "INTEGER"),
-                         ("committed_epoch", "BIGINT"), ("committed_at", "TIMESTAMPTZ")),
+                         ("committed_epoch", "BIGINT"), ("committed_at", "TIMESTAMPTZ"),
+                         ("pause_reason", "TEXT"), ("resumes_at", "TIMESTAMPTZ")),
                 rows=dbs),
             "rw_batch_refresh_jobs": CatalogTable(
                 columns=(("name", "TEXT"), ("database", "TEXT"), ("definition", "TEXT"),
                          ("refresh_interval_sec", "INTEGER"), ("status", "TEXT"),
                          ("snapshot_epoch", "BIGINT"), ("last_committed_epoch", "BIGINT"),
-                         ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ")),
+                         ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ"),
+                         ("suspended", "BOOLEAN"), ("suspended_at", "TIMESTAMPTZ"),
+                         ("suspended_by", "TEXT"), ("suspend_reason", "TEXT")),
                 rows=jobs),
             "rw_refresh_history": CatalogTable(
                 columns=(("job", "TEXT"), ("database", "TEXT"), ("run_id", "BIGINT"),

@@ -1,4 +1,5 @@
-"""``pgbarrier status | pause | resume | refresh`` (issue 16 item 4): the admin CLI run as a
+"""``pgbarrier status | pause | resume | refresh | suspend | resume-view`` (issue 16 item 4,
+issue 29 item 1): the admin CLI run as a
 subprocess against a real server on both backends, as an operator's script would."""
 
 from __future__ import annotations
@@ -66,6 +67,30 @@ def test_status_pause_resume_and_refresh_as_a_script_uses_them(backend_server):
             assert (done.returncode, done.stdout) == (0, "REFRESH MATERIALIZED VIEW\n"), done.stderr
             with psycopg.connect(srv.dsn(db), autocommit=True) as c:
                 assert c.execute(f"SELECT n FROM {view}").fetchone() == (2,)
+
+            done = _cli(srv, "suspend", db, view, "--reason", "it's late", *_flags(srv))
+            assert (done.returncode, done.stdout) == (0, "ALTER MATERIALIZED VIEW\n"), done.stderr
+            state = json.loads(_cli(srv, "status", "--json", *_flags(srv)).stdout)
+            (job,) = [j for j in state["jobs"] if j["database"] == db]
+            assert (job["status"], job["suspended_by"], job["suspend_reason"]) == \
+                ("suspended", "root", "it's late")
+            done = _cli(srv, "resume-view", db, view, *_flags(srv))
+            assert (done.returncode, done.stdout) == (0, "ALTER MATERIALIZED VIEW\n"), done.stderr
+            again = _cli(srv, "resume-view", db, view, *_flags(srv))
+            assert again.returncode == 0 and "is not suspended" in again.stdout
+            wrong = _cli(srv, "suspend", db, "t", *_flags(srv))
+            assert wrong.returncode == 1 and wrong.stderr.startswith("pgbarrier: ERROR 42809: ")
+
+            done = _cli(srv, "pause", db, "--for", "1 hour", "--reason", "it's nightly",
+                        *_flags(srv))
+            assert (done.returncode, done.stdout) == (0, "ALTER DATABASE\n"), done.stderr
+            state = json.loads(_cli(srv, "status", "--json", *_flags(srv)).stdout)
+            mine = {d["name"]: d for d in state["databases"]}[db]
+            assert mine["paused"] is True and mine["pause_reason"] == "it's nightly"
+            assert mine["resumes_at"]
+            bad = _cli(srv, "pause", db, "--for", "soon", *_flags(srv))
+            assert bad.returncode == 1 and bad.stderr.startswith("pgbarrier: ERROR 22007: ")
+            assert _cli(srv, "resume", db, *_flags(srv)).returncode == 0
 
             missing = _cli(srv, "pause", f"{db}_nope", *_flags(srv))
             assert missing.returncode == 1

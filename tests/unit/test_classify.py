@@ -6,12 +6,12 @@ import pytest
 
 from pgbarrier.sql.classify import (
     Piece,
-    is_control,
     leading_words,
     mentions_rw_catalog,
     split_statements,
     unterminated_token,
 )
+from pgbarrier.sql.controls import is_control
 
 
 def texts(sql: str) -> list[str]:
@@ -171,6 +171,15 @@ def test_leading_words(sql: str, n: int, expected: tuple[str, ...]) -> None:
         "ALTER DATABASE d RENAME TO e",
         'alter database "D" /* x */ rename to "e f";',
         "ALTER MATERIALIZED VIEW IF EXISTS v RENAME TO w",
+        # issue 29: per-view suspend / resume, options (relayed upstream unless the view is
+        # pgbarrier's), timed pauses
+        "ALTER MATERIALIZED VIEW v SUSPEND",
+        "alter materialized view s.v suspend reason 'x'",
+        "ALTER MATERIALIZED VIEW v RESUME",
+        "ALTER MATERIALIZED VIEW v SET (fillfactor = 70)",
+        "ALTER MATERIALIZED VIEW v SET(refresh.interval.sec = 5)",
+        "ALTER MATERIALIZED VIEW v RESET (refresh.interval.sec)",
+        "ALTER DATABASE d PAUSE FOR '10 minutes' REASON 'load'",
         "alter materialized view if exists s.v set schema t",
     ],
 )
@@ -222,7 +231,9 @@ def test_is_control_true(sql: str) -> None:
         "ALTER MATERIALIZED VIEW v RENAME COLUMN a TO b",  # a column: PostgreSQL's own
         "ALTER MATERIALIZED VIEW v RENAME a TO b",
         "ALTER MATERIALIZED VIEW v OWNER TO r",
-        "ALTER MATERIALIZED VIEW v SET (fillfactor = 70)",
+        "ALTER MATERIALIZED VIEW v SET TABLESPACE t",
+        "ALTER MATERIALIZED VIEW v SET ACCESS METHOD heap",
+        "ALTER MATERIALIZED VIEW IF EXISTS v SUSPEND",
         "ALTER MATERIALIZED VIEW v OWNER TO u",
         "ALTER MATERIALIZED VIEW v",
         "ALTER MATERIALIZED VIEW",

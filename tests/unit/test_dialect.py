@@ -754,3 +754,36 @@ def test_caller_bugs_are_value_errors() -> None:
 )
 def test_parse_interval_seconds(text: str, seconds: int | None) -> None:
     assert parse_interval_seconds(text) == seconds
+
+
+# -- issue 29: ALTER DATABASE d PAUSE FOR ... REASON ..., ALTER MATERIALIZED VIEW v SUSPEND --
+
+
+def test_pause_clauses_parse_in_either_order() -> None:
+    from pgbarrier.sql.controls import parse_control as parse
+
+    assert parse("ALTER DATABASE dev PAUSE") == PauseDatabase("dev")
+    assert parse("ALTER DATABASE Dev PAUSE FOR INTERVAL '1 hour' REASON 'it''s late'") == \
+        PauseDatabase("dev", 3_600_000, "it's late")
+    assert parse("alter database d pause reason 'x' for '1.5 seconds';") == \
+        PauseDatabase("d", 1500, "x")
+    for sql, state in (("ALTER DATABASE d PAUSE FOR 'nope'", "22007"),
+                       ("ALTER DATABASE d PAUSE FOR '-1 second'", "22023"),
+                       ("ALTER DATABASE d PAUSE FOR '1 second' REASON 'a' FOR '2 seconds'",
+                        "42601")):
+        with pytest.raises(errors.PgError) as e:
+            parse(sql)
+        assert e.value.sqlstate == state
+
+
+def test_suspend_and_resume_view_parse() -> None:
+    from pgbarrier.sql.controls import is_control, parse_control as parse
+    from pgbarrier.sql.view_suspend import ResumeView, SuspendView
+
+    assert parse('ALTER MATERIALIZED VIEW public."V" SUSPEND REASON \'load\'') == \
+        SuspendView("V", "load")
+    assert parse("alter materialized view s.v resume;") == ResumeView("s.v")
+    assert not is_control("ALTER MATERIALIZED VIEW IF EXISTS v SUSPEND")
+    with pytest.raises(errors.SyntaxError) as e:
+        parse("ALTER MATERIALIZED VIEW v SUSPEND REASON 5")
+    assert e.value.position == len("ALTER MATERIALIZED VIEW v SUSPEND REASON ") + 1

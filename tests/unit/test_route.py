@@ -6,7 +6,8 @@ import importlib
 
 import pytest
 
-from pgbarrier.sql.classify import is_control, mentions_rw_catalog, split_statements
+from pgbarrier.sql.classify import mentions_rw_catalog, split_statements
+from pgbarrier.sql.controls import is_control
 from pgbarrier.sql.route import CACHED_TEXT, PLAIN, Kind, Route, route
 from pgbarrier.sql.setting import SettingStatement
 

@@ -35,7 +35,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timezone
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
@@ -46,12 +46,16 @@ from pgbarrier.errors import ObjectNotInPrerequisiteState, PgError
 
 @dataclass(frozen=True)
 class Pause:
-    """``ALTER DATABASE d PAUSE``: idempotent; a paused database keeps its original at/by.
+    """``ALTER DATABASE d PAUSE [FOR interval] [REASON 'text']``: idempotent; a paused
+    database keeps its original at/by and takes this pause's reason and deadline.
 
     Result: :class:`PauseResult` (``changed=False`` when it was already paused).
     """
 
     by: str
+    reason: str | None = None
+    #: unix ms at which it resumes by itself (None: until RESUME)
+    resumes_at_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,12 @@ class Resume:
     """``ALTER DATABASE d RESUME``: idempotent.
 
     Result: :class:`PauseResult` (``changed=False`` when it was not paused).
-    ``by`` is kept for logging; a running database records no resumer.
+    ``by`` is kept for logging; a running database records no resumer. ``deadline``: a
+    timed pause's own resume, which resumes only the pause with that ``resumes_at``.
     """
 
     by: str
+    deadline: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,8 @@ class PauseResult:
 
     changed: bool
     state: PauseState
+    #: a PAUSE of a paused database that replaced its reason and deadline
+    replaced: bool = False
 
 
 def forces_checkpoint(command: Command) -> bool:
@@ -155,13 +163,20 @@ def paused_error(message: str, database: str, paused: Paused) -> ObjectNotInPrer
     For example ``paused_error(f'cannot refresh materialized view "{v}" while
     database barrier is paused', db, paused)`` for a manual refresh.
     """
+    detail = (f'database "{database}" was paused at {_pg_time(paused.at)} by {paused.by}'
+              + (f": {paused.reason}" if paused.reason else ""))
+    if paused.resumes_at is not None:
+        detail += f"; it resumes at {_pg_time(paused.resumes_at)}"
     return ObjectNotInPrerequisiteState(
         message,
-        # PostgreSQL's text form of a timestamptz in UTC, as psql would print it
-        detail=f'database "{database}" was paused at '
-        f"{paused.at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S}+00 by {paused.by}",
+        detail=detail,
         hint=f"Resume the database with ALTER DATABASE {database} RESUME, then retry.",
     )
+
+
+def _pg_time(at: datetime) -> str:
+    """PostgreSQL's text form of a timestamptz in UTC, as psql would print it."""
+    return f"{at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S}+00"
 
 
 def _create_job_while_paused(database: str, paused: Paused) -> PgError:

@@ -55,3 +55,6 @@ class DatabaseSnapshot:
     committed_at: datetime | None
     #: which incarnation of ``name`` (the manager numbers every database it adds)
     generation: int = field(default=0, compare=False)
+    #: a paused database's ``REASON`` and automatic resume time (``PAUSE FOR``)
+    pause_reason: str | None = None
+    resumes_at: datetime | None = None

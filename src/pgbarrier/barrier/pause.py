@@ -6,8 +6,12 @@ Rules this module keeps:
   :class:`Paused` (which remembers when and by whom).
 * Transitions are pure functions returning ``(new_state, changed)``; they never
   raise. Both are idempotent: pausing a paused database keeps the ORIGINAL
-  ``at``/``by`` and reports ``changed=False``; resuming a running database
-  reports ``changed=False``.
+  ``at``/``by`` and reports ``changed=False`` (its ``reason`` and ``resumes_at``
+  are the new pause's: a PAUSE replaces the deadline and reason); resuming a
+  running database reports ``changed=False``.
+* A timed pause (``resumes_at``) ends with a Resume carrying that deadline
+  (:func:`resume` with ``deadline``): it resumes only the pause that had it, so a
+  deadline replaced meanwhile resumes nothing.
 * ``Paused.at`` is an aware datetime (UTC).
 """
 
@@ -29,6 +33,10 @@ class Paused:
 
     at: datetime
     by: str
+    #: ``PAUSE ... REASON 'text'``
+    reason: str | None = None
+    #: ``PAUSE FOR interval``: when it resumes by itself (aware, UTC)
+    resumes_at: datetime | None = None
 
 
 PauseState: TypeAlias = Running | Paused
@@ -38,15 +46,22 @@ def is_paused(state: PauseState) -> bool:
     return isinstance(state, Paused)
 
 
-def pause(state: PauseState, at: datetime, by: str) -> tuple[PauseState, bool]:
-    """Pause: ``Running -> Paused(at, by)``; ``Paused`` stays as it was (changed False)."""
+def pause(state: PauseState, at: datetime, by: str, reason: str | None = None,
+          resumes_at: datetime | None = None) -> tuple[PauseState, bool]:
+    """Pause: ``Running -> Paused(at, by, reason, resumes_at)``; ``Paused`` keeps its
+    ``at``/``by`` and takes the new reason and deadline (changed False)."""
     if isinstance(state, Paused):
-        return state, False
-    return Paused(at=at, by=by), True
+        if (state.reason, state.resumes_at) == (reason, resumes_at):
+            return state, False
+        return Paused(at=state.at, by=state.by, reason=reason, resumes_at=resumes_at), False
+    return Paused(at=at, by=by, reason=reason, resumes_at=resumes_at), True
 
 
-def resume(state: PauseState) -> tuple[PauseState, bool]:
-    """Resume: ``Paused -> Running``; ``Running`` stays (changed False)."""
+def resume(state: PauseState, deadline: datetime | None = None) -> tuple[PauseState, bool]:
+    """Resume: ``Paused -> Running``; ``Running`` stays (changed False). With ``deadline``
+    (a timed pause's own resume) only a pause with that deadline resumes."""
     if isinstance(state, Paused):
+        if deadline is not None and state.resumes_at != deadline:
+            return state, False
         return Running(), True
     return state, False

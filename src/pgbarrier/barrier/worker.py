@@ -114,12 +114,16 @@ class DatabaseBarrierState:
         if command is None or isinstance(command, Flush):
             pass
         elif isinstance(command, Pause):
+            deadline = command.resumes_at_ms
             new_pause, changed = pause(
-                self.pause_state, at=datetime_from_unix_ms(now_ms), by=command.by
+                self.pause_state, at=datetime_from_unix_ms(now_ms), by=command.by,
+                reason=command.reason,
+                resumes_at=None if deadline is None else datetime_from_unix_ms(deadline),
             )
-            result = PauseResult(changed=changed, state=new_pause)
+            result = PauseResult(changed=changed, state=new_pause,
+                                 replaced=not changed and new_pause != self.pause_state)
         elif isinstance(command, Resume):
-            new_pause, changed = resume(self.pause_state)
+            new_pause, changed = resume(self.pause_state, command.deadline)
             result = PauseResult(changed=changed, state=new_pause)
         else:
             custom = command.as_custom()
@@ -161,6 +165,8 @@ class DatabaseBarrierState:
             paused=isinstance(p, Paused),
             paused_at=p.at if isinstance(p, Paused) else None,
             paused_by=p.by if isinstance(p, Paused) else None,
+            pause_reason=p.reason if isinstance(p, Paused) else None,
+            resumes_at=p.resumes_at if isinstance(p, Paused) else None,
             barrier_interval_ms=self.barrier_interval_ms,
             checkpoint_frequency=self.checkpoint_frequency,
             prev_epoch=self.prev_epoch,

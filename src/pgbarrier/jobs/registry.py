@@ -48,6 +48,22 @@ class BatchRefreshJob:
     snapshot_epoch: int
     created_at: dt.datetime
     last_refreshed_at: dt.datetime | None = None
+    #: ALTER MATERIALIZED VIEW v SUSPEND: when, by whom, why (None: not suspended); a
+    #: suspended job takes no scheduled runs (jobs/scheduler.py)
+    suspended_at: dt.datetime | None = None
+    suspended_by: str | None = None
+    suspend_reason: str | None = None
+
+    @property
+    def suspended(self) -> bool:
+        return self.suspended_at is not None
+
+    @property
+    def shown_status(self) -> str:
+        """``status`` as rw_batch_refresh_jobs shows it: ``suspended`` for a suspended job
+        that is not refreshing (a manual REFRESH runs on one)."""
+        name = self.status.name
+        return "suspended" if self.suspended and name in ("idle", "failed") else name
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,9 @@ def job_to_record(job: BatchRefreshJob) -> JobRecord:
         snapshot_epoch=job.snapshot_epoch, last_committed_epoch=js.last_committed_epoch(st),
         created_at=job.created_at, last_refreshed_at=job.last_refreshed_at,
         target_epoch=getattr(st, "target_epoch", None), run_id=getattr(st, "run_id", None),
-        failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None))
+        failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None),
+        suspended_at=job.suspended_at, suspended_by=job.suspended_by,
+        suspend_reason=job.suspend_reason)
 
 
 def status_from_record(rec: JobRecord) -> JobStatus:
@@ -86,7 +104,9 @@ def job_from_record(rec: JobRecord) -> BatchRefreshJob:
         name=rec.name, database=rec.database, definition=rec.definition, query=rec.query,
         columns=rec.columns, refresh_interval_sec=rec.refresh_interval_sec,
         status=status_from_record(rec), snapshot_epoch=rec.snapshot_epoch,
-        created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at)
+        created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at,
+        suspended_at=rec.suspended_at, suspended_by=rec.suspended_by,
+        suspend_reason=rec.suspend_reason)
 
 
 class JobRegistry:
@@ -137,6 +157,20 @@ class JobRegistry:
             if job is None:
                 raise UndefinedTable(f'materialized view "{name}" does not exist')
             new = replace(job, status=fn(job.status, *args), **changes)
+            if self._store is not None:
+                self._store.put_job(job_to_record(new))
+            with self._lock:
+                self._jobs[(database, name)] = new
+            return new
+
+    def update(self, database: str, name: str, **changes: Any) -> BatchRefreshJob:
+        """Change fields of a job other than its status (durably first); 42P01 when
+        there is no such job."""
+        with self._key_lock(database, name):
+            job = self.get(database, name)
+            if job is None:
+                raise UndefinedTable(f'materialized view "{name}" does not exist')
+            new = replace(job, **changes)
             if self._store is not None:
                 self._store.put_job(job_to_record(new))
             with self._lock:

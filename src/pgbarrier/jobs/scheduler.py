@@ -31,6 +31,11 @@ Rules this module keeps (SPEC section 2):
   dropped itself, with a history row saying why (trigger ``vanished``, status
   ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
   CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
+* A job's interval may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
+  n)``): it is tracked again, and entries pushed under the old interval are skipped.
+* A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
+  starts no scheduled runs and has no next due time; RESUME tracks it again, so one
+  that fell due meanwhile runs once. Manual refreshes run on it.
 * Paused databases start no scheduled runs; due jobs start after RESUME. Paused
   means paused when the listener runs: a PAUSE injected after a checkpoint but
   before that checkpoint was collected holds its runs too. A run
@@ -142,7 +147,7 @@ class RefreshScheduler:
 
     def next_due_ms(self, database: str, name: str) -> int | None:
         job = self.registry.get(database, name)
-        base = js.schedule_base_epoch(job.status) if job else None
+        base = js.schedule_base_epoch(job.status) if job and not job.suspended else None
         return None if base is None or job is None else \
             epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
 
@@ -183,8 +188,12 @@ class RefreshScheduler:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
+            if epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000 != due_ms:
+                continue  # its interval changed since (ALTER ... SET): a newer entry has it
             if (info.database, name) in self._held:
                 continue  # tracked again when the hold ends
+            if job.suspended:
+                continue  # ALTER MATERIALIZED VIEW ... RESUME tracks it again
             try:
                 run = self._start(job, info.prev_epoch, "schedule")
             except (js.IllegalTransition, PgError):

@@ -50,7 +50,8 @@ LEASE_MS = 3000
 
 def _record(snap: DatabaseSnapshot, prev_epoch: int) -> DatabaseRecord:
     return DatabaseRecord(snap.name, snap.paused, snap.paused_at, snap.paused_by, prev_epoch,
-                          snap.committed_epoch)
+                          snap.committed_epoch, pause_reason=snap.pause_reason,
+                          resumes_at=snap.resumes_at)
 
 
 class CheckpointRecorder:
@@ -77,7 +78,8 @@ class CheckpointRecorder:
                     self._store.put_epoch_ceiling(ceiling)  # raises: nothing is remembered
                     self._ceiling = ceiling
                     wrote = True
-        pause = (snap.paused, snap.paused_at, snap.paused_by)
+        pause = (snap.paused, snap.paused_at, snap.paused_by, snap.pause_reason,
+                 snap.resumes_at)
         with self._lock:
             last = self._written.get(snap.name)
         if last is not None and last == (snap.generation, pause):

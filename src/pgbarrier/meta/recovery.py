@@ -147,7 +147,8 @@ def _databases(store: MetaStore, backend: RecoveryBackend, default_database: str
         pause: PauseState = Running()
         if rec.paused:
             pause = Paused(at=rec.paused_at or dt.datetime.now(dt.timezone.utc),
-                           by=rec.paused_by or "")
+                           by=rec.paused_by or "", reason=rec.pause_reason,
+                           resumes_at=rec.resumes_at)
         backend.ensure_database(rec.name)
         prev = rec.prev_epoch
         if ceiling is not None:

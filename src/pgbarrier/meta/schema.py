@@ -77,6 +77,18 @@ MIGRATIONS: list[list[str]] = [
             since TEXT)""",
         "INSERT INTO {p}leader (id, term) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
     ],
+    # 5: ALTER MATERIALIZED VIEW v SUSPEND (issue 29): a suspended view takes no scheduled runs
+    [
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN suspended_at TEXT",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN suspended_by TEXT",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN suspend_reason TEXT",
+    ],
+    # 6: ALTER DATABASE d PAUSE [FOR interval] [REASON 'text'] (issue 29): why, and when it
+    # resumes by itself
+    [
+        "ALTER TABLE {p}databases ADD COLUMN pause_reason TEXT",
+        "ALTER TABLE {p}databases ADD COLUMN resumes_at TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -315,19 +315,22 @@ class SqlMetaStore:
 
     def load_databases(self) -> list[DatabaseRecord]:
         rows = self._query("SELECT name, paused, paused_at, paused_by, prev_epoch, committed_epoch, "
-                           "dropping FROM {p}databases ORDER BY name")
-        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5], bool(r[6]))
+                           "dropping, pause_reason, resumes_at FROM {p}databases ORDER BY name")
+        return [DatabaseRecord(r[0], bool(r[1]), _dt(r[2]), r[3], r[4], r[5], bool(r[6]), r[7],
+                               _dt(r[8]))
                 for r in rows]
 
     def put_database(self, rec: DatabaseRecord) -> None:
         self._exec(
             "INSERT INTO {p}databases (name, paused, paused_at, paused_by, prev_epoch, "
-            "committed_epoch) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "committed_epoch, pause_reason, resumes_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET "
             "paused = excluded.paused, paused_at = excluded.paused_at, "
             "paused_by = excluded.paused_by, prev_epoch = excluded.prev_epoch, "
+            "pause_reason = excluded.pause_reason, resumes_at = excluded.resumes_at, "
             "committed_epoch = excluded.committed_epoch",
             (rec.name, rec.paused, _ts(rec.paused_at), rec.paused_by, rec.prev_epoch,
-             rec.committed_epoch))
+             rec.committed_epoch, rec.pause_reason, _ts(rec.resumes_at)))
 
     def mark_database_dropping(self, name: str) -> None:
         self._exec("UPDATE {p}databases SET dropping = TRUE WHERE name = ?", (name,))
@@ -388,6 +391,7 @@ class SqlMetaStore:
             d["columns"] = None if d["columns"] is None else tuple(json.loads(d["columns"]))
             d["created_at"] = _dt(d["created_at"])
             d["last_refreshed_at"] = _dt(d["last_refreshed_at"])
+            d["suspended_at"] = _dt(d["suspended_at"])
             out.append(JobRecord(**d))
         return out
 
@@ -397,6 +401,7 @@ class SqlMetaStore:
         values[idx("columns")] = None if rec.columns is None else json.dumps(list(rec.columns))
         values[idx("created_at")] = _ts(rec.created_at)
         values[idx("last_refreshed_at")] = _ts(rec.last_refreshed_at)
+        values[idx("suspended_at")] = _ts(rec.suspended_at)
         cols = self._JOB_COLS
         updates = ", ".join(f"{c} = excluded.{c}" for c in cols[2:])
         self._exec(f"INSERT INTO {{p}}batch_refresh_jobs ({', '.join(cols)}) VALUES "

@@ -31,6 +31,9 @@ class DatabaseRecord:
     committed_epoch: int | None = None
     #: a DROP DATABASE began (``mark_database_dropping``) and has not finished
     dropping: bool = False
+    #: ``PAUSE ... REASON 'text'`` and ``PAUSE FOR``'s automatic resume time
+    pause_reason: str | None = None
+    resumes_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,10 @@ class JobRecord:
     run_id: int | None = None
     failed_epoch: int | None = None
     error: str | None = None
+    #: ALTER MATERIALIZED VIEW v SUSPEND: when, by whom, why (None: not suspended)
+    suspended_at: dt.datetime | None = None
+    suspended_by: str | None = None
+    suspend_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ class StateCollector(Collector):
                  connections: Callable[[], Iterable[tuple[str, str]]],
                  jobs: Callable[[], Iterable[tuple[str, str]]],
                  role: Callable[[], tuple[Any, ...]] | None = None,
+                 suspended: Callable[[], Iterable[str]] | None = None,
                  limits: Callable[[], dict[str, int] | None] | None = None) -> None:
         self._statements = statements
         #: the listener's connection limits and their use (PgBarrierServer.limits)
@@ -48,6 +49,8 @@ class StateCollector(Collector):
         self._databases = databases
         self._connections = connections
         self._jobs = jobs
+        #: the database of each suspended batch-refresh view (ALTER ... SUSPEND)
+        self._suspended = suspended
 
     def describe(self) -> list[Any]:
         return []  # collected fresh each scrape; nothing to check names against up front
@@ -72,6 +75,17 @@ class StateCollector(Collector):
         yield _by_database("pgbarrier_batch_refresh_jobs",
                            "Batch-refresh jobs, by database and status",
                            "status", JOB_STATUSES, names, self._jobs())
+        if self._suspended is not None:
+            suspended = GaugeMetricFamily(
+                "pgbarrier_batch_refresh_jobs_suspended",
+                "Batch-refresh views suspended (ALTER MATERIALIZED VIEW ... SUSPEND), by database",
+                labels=["database"])
+            counts = dict.fromkeys(names, 0)
+            for db in self._suspended():
+                counts[db] = counts.get(db, 0) + 1
+            for db, n in sorted(counts.items()):
+                suspended.add_metric([db], float(n))
+            yield suspended
         yield from self._statement_families()
         limits = self._limits() if self._limits is not None else None
         if limits is not None:

@@ -43,7 +43,8 @@ from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.catalog_rewrite import rewrite_catalog_refs
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.route import Kind, Route, route
-from pgbarrier.sql.statements import parse_control, truncation_notices
+from pgbarrier.sql.controls import parse_control
+from pgbarrier.sql.statements import truncation_notices
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:

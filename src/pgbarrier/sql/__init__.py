@@ -4,24 +4,28 @@ Rules this package keeps:
 
 * It executes nothing. :func:`route` decides once per statement text where it goes
   (control, own setting, catalog read, plain), from the cheap, sqlglot-free checks of
-  :mod:`~pgbarrier.sql.classify`; only ``CONTROL`` statements go to :func:`parse_control`;
+  :mod:`~pgbarrier.sql.classify` and the shapes of the registered control statements
+  (:mod:`~pgbarrier.sql.controls`); only ``CONTROL`` statements go to :func:`parse_control`;
   only ``CATALOG`` statements (they mention ``rw_catalog``) go to :func:`rewrite_catalog_refs`.
-* Control statements come back as frozen dataclasses (:data:`ControlStatement`), never as
+* Control statements come back as frozen dataclasses deriving :class:`ControlStatement`,
+  each carrying its own facts (:mod:`~pgbarrier.sql.grammar`), never as
   sqlglot ``Command``s; what looks like ours but does not parse is a 42601 with a position.
-  They are: ``ALTER DATABASE d PAUSE|RESUME``, ``FLUSH``, ``CREATE MATERIALIZED VIEW``,
-  ``REFRESH MATERIALIZED VIEW``, ``DROP MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v
-  AS query``, ``SHOW MATERIALIZED VIEWS``, ``SHOW DATABASES``, ``CREATE DATABASE`` and
-  ``DROP DATABASE``; every other statement passes through to the backend.
+  They are listed in :data:`STATEMENTS` (``ALTER DATABASE d PAUSE [FOR ...] [REASON
+  ...] | RESUME | RENAME TO``, ``FLUSH``, ``CREATE | REFRESH | DROP MATERIALIZED VIEW``,
+  ``ALTER MATERIALIZED VIEW v AS query | RENAME TO | SET SCHEMA | SUSPEND | RESUME | SET
+  (...) | RESET (...)``, ``SHOW MATERIALIZED VIEWS``, ``SHOW DATABASES``, ``CREATE
+  DATABASE`` and ``DROP DATABASE``); every other statement passes through to the backend.
 """
 
 from pgbarrier.sql.catalog_rewrite import CATALOG_SCHEMA, CatalogTable, rewrite_catalog_refs
 from pgbarrier.sql.classify import (
     Piece,
-    is_control,
     leading_words,
     mentions_rw_catalog,
     split_statements,
 )
+from pgbarrier.sql.controls import STATEMENTS, is_control, parse_control
+from pgbarrier.sql.grammar import ControlStatement
 from pgbarrier.sql.route import Kind, Route, route
 from pgbarrier.sql.dialect import AlterDatabaseBarrier, BatchRefreshProperty, PgBarrier
 from pgbarrier.sql.statements import (
@@ -29,7 +33,6 @@ from pgbarrier.sql.statements import (
     MAX_REFRESH_INTERVAL_SEC,
     AlterMaterializedViewAs,
     AlterMaterializedViewName,
-    ControlStatement,
     CreateDatabase,
     CreateMaterializedView,
     DropDatabase,
@@ -40,7 +43,6 @@ from pgbarrier.sql.statements import (
     ResumeDatabase,
     ShowDatabases,
     ShowMaterializedViews,
-    parse_control,
 )
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "Piece",
     "RefreshMaterializedView",
     "ResumeDatabase",
+    "STATEMENTS",
     "Route",
     "ShowDatabases",
     "ShowMaterializedViews",

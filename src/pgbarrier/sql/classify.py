@@ -13,37 +13,17 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   (the backend reports it); a sole ``;`` that is the last non-blank character ends the
   statement whatever it sits in (the text before it is the statement either way).
   The only regex is a compiled character-class search that jumps between the characters
-  that matter; :func:`is_control` uses none over the whole text (only anchored word
-  matches at the words it reads).
+  that matter.
 * :func:`unterminated_token` finds the first unclosed quote, identifier, comment or
   dollar quote, so a 42601 can be worded as PostgreSQL's lexer words it.
 * :func:`leading_words` reads keyword-like words after leading whitespace and comments.
   A word starts with a letter or ``_`` and goes on over letters, digits, ``_`` and ``$``
   (so a name such as ``db1`` is one word, where a strict ``[A-Za-z_]+`` reading would
   stop inside it); reading stops at the first token that is not a word.
-* :func:`is_control` is ``True`` exactly for statements that may be pgbarrier's:
-
-  - ``FLUSH ...`` (anything after ``FLUSH`` is the parser's 42601 to report);
-  - ``CREATE MATERIALIZED VIEW ...``, ``REFRESH MATERIALIZED VIEW ...`` and
-    ``DROP MATERIALIZED VIEW ...``;
-  - ``CREATE DATABASE ...`` and ``DROP DATABASE ...`` (options are the parser's 0A000);
-  - ``SHOW DATABASES`` and ``SHOW MATERIALIZED VIEWS`` with nothing after them but
-    whitespace, comments or ``;``;
-  - ``ALTER MATERIALIZED VIEW <qualified name> AS ...``, and ``ALTER MATERIALIZED VIEW
-    [IF EXISTS] <qualified name> RENAME TO ... / SET SCHEMA ...`` (the view's own name);
-  - ``ALTER DATABASE <name> PAUSE ...`` and ``ALTER DATABASE <name> RESUME ...``;
-  - ``ALTER DATABASE <name> RENAME TO ...`` (pgbarrier's record of it is renamed too);
-  - ``ALTER DATABASE <name> <one word>`` with nothing after that word but whitespace,
-    comments or ``;`` (so a typo such as ``PAUZE`` becomes a 42601 instead of reaching
-    the backend; PostgreSQL has no one-word ``ALTER DATABASE`` action).
-
-  ``<name>`` is a word or a double-quoted identifier; a ``<qualified name>`` is names
-  joined by ``.`` (whitespace and comments allowed around it). Everything else
-  (``ALTER DATABASE d SET x = 1``, ``ALTER DATABASE d OWNER TO r``, ``CREATE OR REPLACE
-  MATERIALIZED VIEW``, ``ALTER MATERIALIZED VIEW v RENAME TO w``, ``SHOW search_path``,
-  ``SHOW TABLES``, ``SHOW DATABASES LIKE 'x'``, ``DROP TABLE t``, ``DROP VIEW v``...) is
-  ``False`` and passes through. The first two characters settle most statements:
-  only ``AL``, ``CR``, ``DR``, ``FL``, ``RE`` and ``SH`` (any case) read on.
+* Whether a statement is pgbarrier's is :func:`pgbarrier.sql.controls.is_control`, which
+  matches the shapes each control statement declares (:mod:`pgbarrier.sql.grammar`) with
+  this module's scanners (:func:`skip_space_and_comments`, :func:`word_at`,
+  :func:`next_name`, :func:`qualified_name`, :func:`at_end`).
 * :func:`mentions_rw_catalog` is a case-insensitive substring test; false positives (the
   word in a string or comment) are fine, the rewriter then changes nothing.
 * These are the first step of :func:`pgbarrier.sql.route.route`, which turns them into the
@@ -69,11 +49,15 @@ from typing import NamedTuple
 
 __all__ = [
     "Piece",
-    "is_control",
+    "at_end",
     "leading_words",
     "mentions_rw_catalog",
+    "next_name",
+    "qualified_name",
+    "skip_space_and_comments",
     "split_statements",
     "unterminated_token",
+    "word_at",
 ]
 
 
@@ -85,15 +69,8 @@ class Piece(NamedTuple):
 
 
 _WS = " \t\n\r\f\v"
-# ALTER, CREATE, DROP, FLUSH, REFRESH, SHOW: first letter -> the second letters that may
-# follow it (both cases). One-character strings are interned, so both checks are cheap.
-_SECOND = {
-    first: second + second.lower()
-    for word in ("AL", "CR", "DR", "FL", "RE", "SH")
-    for first, second in ((word[0], word[1]), (word[0].lower(), word[1]))
-}
-_FIRST = frozenset(_SECOND)
-_SKIPPABLE = frozenset(_WS + "-/")
+#: a statement may start with whitespace or a comment
+SKIPPABLE = _SKIPPABLE = frozenset(_WS + "-/")
 # A word: a letter or "_", then letters, digits, "_" or "$" (matched at one spot only).
 _WORD = re.compile(r"[^\W\d][\w$]*")
 _new_piece = tuple.__new__
@@ -354,79 +331,12 @@ def _word_after(sql: str, i: int) -> tuple[str, int]:
     return sql[i:j].upper(), j
 
 
-_MATERIALIZED_VIEW = ("MATERIALIZED", "VIEW")
-
-
-def is_control(sql: str) -> bool:
-    """Whether ``sql`` (one statement) may be a pgbarrier control statement."""
-    c = sql[:1]
-    i = 0
-    if c not in _FIRST:
-        if c not in _SKIPPABLE or not c:
-            return False
-        i = _skip_space_and_comments(sql, 0)
-        c = sql[i : i + 1]
-        if c not in _FIRST:
-            return False
-    if sql[i + 1 : i + 2] not in _SECOND[c]:  # "" (a one-letter statement) reads on: harmless
-        return False
-    j = _word_at(sql, i)
-    first = sql[i:j].upper()
-    if first == "FLUSH":
-        return True
-    if first in ("CREATE", "DROP"):
-        second, k = _word_after(sql, j)
-        return second == "DATABASE" or (
-            second == "MATERIALIZED" and _word_after(sql, k)[0] == "VIEW"
-        )
-    if first == "REFRESH":
-        return _words(sql, j, 2) == _MATERIALIZED_VIEW
-    if first == "SHOW":
-        second, j = _word_after(sql, j)
-        if second == "MATERIALIZED":
-            second, j = _word_after(sql, j)
-            return second == "VIEWS" and _at_end(sql, j)
-        return second == "DATABASES" and _at_end(sql, j)
-    if first != "ALTER":
-        return False
-
-    second, j = _word_after(sql, j)
-    if second == "MATERIALIZED":
-        word, j = _word_after(sql, j)
-        if word != "VIEW":
-            return False
-        if_exists = False
-        word, k = _word_after(sql, j)
-        if word == "IF":
-            word, k = _word_after(sql, k)
-            if word != "EXISTS":
-                return False
-            j, if_exists = k, True
-        i = _skip_space_and_comments(sql, j)
-        j = _qualified_name(sql, i)
-        if j == i:
-            return False
-        action, k = _word_after(sql, j)
-        if action == "AS":
-            return not if_exists
-        # renaming or moving the view itself (not a column): pgbarrier's views refuse it
-        return (action, _word_after(sql, k)[0]) in (("RENAME", "TO"), ("SET", "SCHEMA"))
-    if second != "DATABASE":
-        return False
-    i = _skip_space_and_comments(sql, j)
-    j = _next_name(sql, i)
-    if j == i:
-        return False
-    i = _skip_space_and_comments(sql, j)
-    j = _word_at(sql, i)
-    if j == i:
-        return False
-    word = sql[i:j].upper()
-    if word in ("PAUSE", "RESUME"):
-        return True
-    if word == "RENAME":  # pgbarrier's record of the database follows it
-        return _word_after(sql, j)[0] == "TO"
-    return _at_end(sql, j)
+#: the scanners :mod:`pgbarrier.sql.grammar` matches statement shapes with
+skip_space_and_comments = _skip_space_and_comments
+word_at = _word_at
+next_name = _next_name
+qualified_name = _qualified_name
+at_end = _at_end
 
 
 def mentions_rw_catalog(sql: str) -> bool:

@@ -7,7 +7,7 @@ answer instead of looking at the words again. Rules it keeps:
 * A :class:`Route`'s ``kind`` is, for one statement, in this order:
 
   - ``CONTROL``: it may be a pgbarrier control statement
-    (:func:`~pgbarrier.sql.classify.is_control`; the parser then has the last word, and
+    (:func:`~pgbarrier.sql.controls.is_control`; the parser then has the last word, and
     what looks like ours but does not parse is a 42601, never passed through);
   - ``SETTING``: a ``SET``/``SHOW``/``RESET`` of one of pgbarrier's own settings
     (:func:`~pgbarrier.sql.setting.own_setting`), read once and kept in ``setting``;
@@ -28,8 +28,9 @@ answer instead of looking at the words again. Rules it keeps:
 * No sqlglot: the cheap checks of :mod:`~pgbarrier.sql.classify` decide, and ordinary SQL
   is settled by its first two characters plus a substring test. Before them, substring
   tests of the upper-cased text (:data:`_MAY_BE_OURS`) settle every text that does not
-  contain a word that may start a statement of pgbarrier's (``ALTER``, ``CREATE``,
-  ``DROP``, ``FLUSH``, ``REFRESH``, ``SHOW``, ``SET``, ``RESET``), nor ``COPY``, nor
+  contain a word that may start a statement of pgbarrier's (a registered control
+  statement's first word, :data:`~pgbarrier.sql.controls.FIRST_WORDS`: ``ALTER``,
+  ``CREATE``, ``DROP``, ``FLUSH``, ``REFRESH``, ``SHOW``; ``SET``, ``RESET``), nor ``COPY``, nor
   ``rw_catalog``: such a text is ``PLAIN`` without being split (a new text per
   statement, as clients that inline literals send, costs that much). The tests err only
   towards the full checks (``offset`` contains ``SET``). Routes of texts up to
@@ -44,7 +45,8 @@ import enum
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pgbarrier.sql.classify import is_control, leading_words, mentions_rw_catalog, split_statements
+from pgbarrier.sql.classify import leading_words, mentions_rw_catalog, split_statements
+from pgbarrier.sql.controls import FIRST_WORDS, is_control
 from pgbarrier.sql.setting import SettingStatement, own_setting
 
 __all__ = ["CACHED_TEXT", "CACHE_SIZE", "Kind", "Route", "route"]
@@ -105,10 +107,10 @@ def _one(text: str) -> Route | None:
     return None
 
 
-#: words that may start a statement of pgbarrier's, COPY, and rw_catalog, upper-cased:
-#: a text containing none of them is PLAIN (``SET`` covers ``RESET``)
-_MAY_BE_OURS = ("SET", "SHOW", "ALTER", "CREATE", "DROP", "FLUSH", "REFRESH", "COPY",
-                "RW_CATALOG")
+#: words that may start a statement of pgbarrier's (a control statement's or an own
+#: setting's), COPY, and rw_catalog, upper-cased: a text containing none of them is PLAIN
+#: (``SET`` covers ``RESET``)
+_MAY_BE_OURS = tuple(dict.fromkeys(("SET", "SHOW", *FIRST_WORDS, "COPY", "RW_CATALOG")))
 
 
 def _may_be_ours(text: str) -> bool:

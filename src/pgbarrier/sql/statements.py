@@ -85,7 +85,9 @@ Rules this module keeps:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from functools import lru_cache
 from fractions import Fraction
 
@@ -96,6 +98,8 @@ from sqlglot.tokens import Token, TokenType
 
 from pgbarrier import errors
 from pgbarrier.errors import Notice
+from pgbarrier.pgproto import types as pgt
+from pgbarrier.sql.grammar import END, NAME, QNAME, WORD, ControlStatement
 from pgbarrier.sql.classify import unterminated_token
 from pgbarrier.sql.identifiers import truncate_identifier, truncation_notice
 from pgbarrier.sql.dialect import (
@@ -122,10 +126,12 @@ __all__ = [
     "RenameDatabase",
     "RefreshMaterializedView",
     "ResumeDatabase",
+    "STATEMENTS",
     "ShowDatabases",
     "ShowMaterializedViews",
     "normalize_identifier",
     "parse_control",
+    "parse_interval",
     "parse_interval_seconds",
     "truncation_notices",
 ]
@@ -136,27 +142,62 @@ REFRESH_OPTION = "refresh.interval.sec"
 
 
 @dataclass(frozen=True)
-class PauseDatabase:
-    """``ALTER DATABASE d PAUSE``."""
+class PauseDatabase(ControlStatement):
+    """``ALTER DATABASE d PAUSE [FOR [INTERVAL] 'interval'] [REASON 'text']``. Its shapes
+    also catch ``ALTER DATABASE d <one word>`` (PostgreSQL has no one-word action): a typo
+    such as ``PAUZE`` is 42601, not relayed.
+
+    ``for_ms``: how long the pause lasts before it resumes by itself (None: until RESUME).
+    The clauses come in either order, each once; the interval is PostgreSQL's interval
+    input (:func:`parse_interval_seconds`'s forms): text that is not one is 22007
+    ``invalid input syntax for type interval``, one that is not positive (or is over
+    :data:`MAX_REFRESH_INTERVAL_SEC` seconds) 22023. Nothing else may follow (42601)."""
+
+    SHAPES = (("ALTER", "DATABASE", NAME, "PAUSE"), ("ALTER", "DATABASE", NAME, WORD, END))
+    TAG = "ALTER DATABASE"
 
     database: str
+    for_ms: int | None = None
+    reason: str | None = None
+
+    @classmethod
+    def parse_tokens(cls, blame: Any) -> PauseDatabase | None:
+        return _pause_clauses(blame)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.pause_database(self, info, session)
 
 
 @dataclass(frozen=True)
-class ResumeDatabase:
+class ResumeDatabase(ControlStatement):
     """``ALTER DATABASE d RESUME``."""
 
+    SHAPES = (("ALTER", "DATABASE", NAME, "RESUME"),)
+    TAG = "ALTER DATABASE"
+
     database: str
 
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.resume_database(self, info, session)
+
 
 @dataclass(frozen=True)
-class Flush:
+class Flush(ControlStatement):
     """``FLUSH``."""
 
+    SHAPES = (("FLUSH",),)
+    TAG = "FLUSH"
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.flush(info)
+
 
 @dataclass(frozen=True)
-class CreateMaterializedView:
+class CreateMaterializedView(ControlStatement):
     """``CREATE MATERIALIZED VIEW``; ``refresh_interval_sec is None`` for a streaming MV."""
+
+    SHAPES = (("CREATE", "MATERIALIZED", "VIEW"),)
+    TAG = "CREATE MATERIALIZED VIEW"
 
     name: str
     columns: tuple[str, ...] | None
@@ -173,20 +214,38 @@ class CreateMaterializedView:
     with_data: bool | None = None
     with_data_at: int | None = None
 
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return plane.create_passes_through(self, info, session)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.create_mv(self, info, session)
+
 
 @dataclass(frozen=True)
-class RefreshMaterializedView:
+class RefreshMaterializedView(ControlStatement):
     """``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v [WITH [NO] DATA]``."""
+
+    SHAPES = (("REFRESH", "MATERIALIZED", "VIEW"),)
+    TAG = "REFRESH MATERIALIZED VIEW"
 
     name: str
     concurrently: bool = False
     with_data: bool | None = None
     with_at: int | None = None
 
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return not plane.is_ours(info, self.name, session)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.refresh_mv(self, info, session)
+
 
 @dataclass(frozen=True)
-class DropMaterializedView:
+class DropMaterializedView(ControlStatement):
     """``DROP MATERIALIZED VIEW [IF EXISTS] v [, ...] [CASCADE | RESTRICT]``."""
+
+    SHAPES = (("DROP", "MATERIALIZED", "VIEW"),)
+    TAG = "DROP MATERIALIZED VIEW"
 
     name: str
     if_exists: bool
@@ -199,78 +258,140 @@ class DropMaterializedView:
         if not self.names:
             object.__setattr__(self, "names", (self.name,))
 
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return not any(plane.is_ours(info, n, session) for n in self.names)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.drop_mv(self, info, session)
+
 
 @dataclass(frozen=True)
-class AlterMaterializedViewName:
+class AlterMaterializedViewName(ControlStatement):
     """``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``... SET SCHEMA s``: ``action`` is
     ``"RENAME TO"`` or ``"SET SCHEMA"``, ``target`` the new name or schema as PostgreSQL
     reads it."""
+
+    SHAPES = tuple(("ALTER", "MATERIALIZED", "VIEW", *head, QNAME, *action)
+                   for head in ((), ("IF", "EXISTS"))
+                   for action in (("RENAME", "TO"), ("SET", "SCHEMA")))
+    TAG = "ALTER MATERIALIZED VIEW"
 
     name: str
     action: str
     target: str = ""
     if_exists: bool = False
 
+    @classmethod
+    def parse_tokens(cls, blame: Any) -> AlterMaterializedViewName | None:
+        return _alter_mv_name(blame)
+
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return not plane.is_ours(info, self.name, session)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.alter_mv_name(self, info, session)
+
 
 @dataclass(frozen=True)
-class AlterMaterializedViewAs:
+class AlterMaterializedViewAs(ControlStatement):
     """``ALTER MATERIALIZED VIEW v AS query``; ``query`` is the original text after ``AS``."""
+
+    SHAPES = (("ALTER", "MATERIALIZED", "VIEW", QNAME, "AS"),)
+    TAG = "ALTER MATERIALIZED VIEW"
 
     name: str
     query: str
 
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return not plane.is_ours(info, self.name, session)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.alter_mv(self, info, session)
+
 
 @dataclass(frozen=True)
-class ShowMaterializedViews:
+class ShowMaterializedViews(ControlStatement):
     """``SHOW MATERIALIZED VIEWS``."""
 
+    SHAPES = (("SHOW", "MATERIALIZED", "VIEWS", END),)
+    TAG = "SHOW"
+    IN_TRANSACTION = True
+    DESCRIBE = (("Name", pgt.TEXT),)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.show_materialized_views(info)
+
 
 @dataclass(frozen=True)
-class ShowDatabases:
+class ShowDatabases(ControlStatement):
     """``SHOW DATABASES``."""
 
+    SHAPES = (("SHOW", "DATABASES", END),)
+    TAG = "SHOW"
+    IN_TRANSACTION = True
+    DESCRIBE = (("Name", pgt.TEXT),)
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.show_databases(info)
+
 
 @dataclass(frozen=True)
-class CreateDatabase:
+class CreateDatabase(ControlStatement):
     """``CREATE DATABASE d [[WITH] option ...]``: ``options`` is the client's text after
     the name (None: none), from 1-based ``options_at``."""
+
+    SHAPES = (("CREATE", "DATABASE"),)
+    TAG = "CREATE DATABASE"
 
     name: str
     options: str | None = None
     options_at: int | None = None
 
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.create_database(self, info, session)
+
 
 @dataclass(frozen=True)
-class DropDatabase:
+class DropDatabase(ControlStatement):
     """``DROP DATABASE [IF EXISTS] d [[WITH] (FORCE)]``."""
+
+    SHAPES = (("DROP", "DATABASE"),)
+    TAG = "DROP DATABASE"
 
     name: str
     if_exists: bool
     force: bool = False
 
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.drop_database(self, info, session)
+
 
 @dataclass(frozen=True)
-class RenameDatabase:
+class RenameDatabase(ControlStatement):
     """``ALTER DATABASE d RENAME TO e``."""
+
+    SHAPES = (("ALTER", "DATABASE", NAME, "RENAME", "TO"),)
+    TAG = "ALTER DATABASE"
 
     name: str
     new_name: str
 
+    @classmethod
+    def parse_tokens(cls, blame: Any) -> RenameDatabase | None:
+        return _rename_database(blame)
 
-ControlStatement = (
-    PauseDatabase
-    | ResumeDatabase
-    | Flush
-    | CreateMaterializedView
-    | RefreshMaterializedView
-    | DropMaterializedView
-    | AlterMaterializedViewAs
-    | AlterMaterializedViewName
-    | ShowMaterializedViews
-    | ShowDatabases
-    | CreateDatabase
-    | DropDatabase
-    | RenameDatabase
+    def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
+        return not plane.database_exists(self.name)  # not pgbarrier's: PostgreSQL's
+
+    def run(self, plane: Any, info: Any, session: Any) -> Any:
+        return plane.rename_database(self, info, session)
+
+
+#: the statements read here, in the order their token readers are tried
+STATEMENTS: tuple[type[ControlStatement], ...] = (
+    PauseDatabase, ResumeDatabase, Flush, CreateMaterializedView, RefreshMaterializedView,
+    DropMaterializedView, AlterMaterializedViewAs, AlterMaterializedViewName,
+    ShowMaterializedViews, ShowDatabases, CreateDatabase, DropDatabase, RenameDatabase,
 )
 
 _DIALECT = PgBarrier()
@@ -446,19 +567,23 @@ def _top_level_alias(tokens: list[Token]) -> int | None:
 # -- entry point --------------------------------------------------------------------------
 
 
-def parse_control(sql: str) -> ControlStatement:
-    """Parse one pgbarrier control statement (see the module rules)."""
+def parse_control(sql: str, statements: Iterable[type[ControlStatement]] = STATEMENTS
+                  ) -> ControlStatement:
+    """Parse one control statement (see the module rules) of ``statements`` (the
+    registry, :data:`pgbarrier.sql.controls.STATEMENTS`, passes them all)."""
+    statements = tuple(statements)
     if len(sql) <= _CACHED_TEXT:
-        return _cached_parse(sql)
-    return _parse_control(sql)
+        return _cached_parse(sql, statements)
+    return _parse_control(sql, statements)
 
 
 @lru_cache(maxsize=_CACHED)
-def _cached_parse(sql: str) -> ControlStatement:
-    return _parse_control(sql)
+def _cached_parse(sql: str, statements: tuple[type[ControlStatement], ...]) -> ControlStatement:
+    return _parse_control(sql, statements)
 
 
-def _parse_control(sql: str) -> ControlStatement:
+def _parse_control(sql: str, statements: tuple[type[ControlStatement], ...] = STATEMENTS
+                   ) -> ControlStatement:
     unterminated = unterminated_token(sql)
     if unterminated is not None:
         noun, at = unterminated
@@ -484,15 +609,16 @@ def _parse_control(sql: str) -> ControlStatement:
         raise database_options
     if database_options is not None:  # the name's statement, then its options
         cut, options, options_at, force = database_options
-        head = _parse_control(sql[:tokens[cut - 1].end + 1])
+        head = _parse_control(sql[:tokens[cut - 1].end + 1], statements)
         if isinstance(head, CreateDatabase):
             return CreateDatabase(head.name, options, options_at)
         assert isinstance(head, DropDatabase)
         return DropDatabase(head.name, head.if_exists, force)
 
-    renamed = _alter_mv_name(blame) or _rename_database(blame)
-    if renamed is not None:
-        return renamed
+    for statement in statements:  # the statements that read themselves from the tokens
+        read = statement.parse_tokens(blame)
+        if read is not None:
+            return read
     parser: PgBarrierParser = _DIALECT.parser()  # type: ignore[assignment]
     try:
         tree = parser.parse(tokens, sql)[0]
@@ -743,6 +869,50 @@ def _rename_database(blame: _Blame) -> RenameDatabase | None:
     return RenameDatabase(_ident_text(t[2]), _ident_text(t[5]))
 
 
+def _pause_clauses(blame: _Blame) -> PauseDatabase | None:
+    """``ALTER DATABASE d PAUSE`` followed by clauses (see :class:`PauseDatabase`); None for
+    any other text (a bare PAUSE is the dialect's)."""
+    t = blame.tokens
+    if not (len(t) > 4 and _is_word(t[0], "ALTER") and t[1].token_type == TokenType.DATABASE
+            and t[2].token_type in _NAME_TOKENS and _is_word(t[3], "PAUSE")):
+        return None
+    for_ms: int | None = None
+    reason: str | None = None
+    seen: set[str] = set()
+    i = 4
+    while i < len(t):
+        word = t[i].text.upper() if _is_word(t[i]) else ""
+        if word not in ("FOR", "REASON") or word in seen:
+            raise blame.at(i)
+        seen.add(word)
+        i += 1
+        if word == "FOR" and i < len(t) and _is_word(t[i], "INTERVAL"):
+            i += 1
+        if i >= len(t) or t[i].token_type != TokenType.STRING:
+            raise blame.at(i)
+        text = t[i].text
+        if word == "REASON":
+            reason = text
+        else:
+            for_ms = _pause_ms(text)
+        i += 1
+    return PauseDatabase(truncate_identifier(_ident_text(t[2])), for_ms, reason)
+
+
+def _pause_ms(text: str) -> int:
+    """Milliseconds of a ``PAUSE FOR`` interval (rounded up), or its 22007 / 22023."""
+    seconds = parse_interval(text)
+    if seconds is None:
+        raise errors.PgError(f'invalid input syntax for type interval: "{text}"',
+                             sqlstate="22007")
+    if not 0 < seconds <= MAX_REFRESH_INTERVAL_SEC:
+        raise errors.InvalidParameterValue(
+            f'invalid value for PAUSE FOR: "{text}"',
+            detail="A timed pause lasts a positive interval, at most "
+                   f"{MAX_REFRESH_INTERVAL_SEC} seconds.")
+    return -((-seconds * 1000) // 1)
+
+
 def _ident_text(token: Token) -> str:
     """A name token as PostgreSQL reads it: quoted kept, unquoted folded to lower case."""
     return token.text if token.token_type == TokenType.IDENTIFIER else token.text.lower()
@@ -972,7 +1142,15 @@ _TIME = re.compile(r"([+-]?)(\d+):(\d+)(?::(\d+(?:\.\d*)?))?")
 
 
 def parse_interval_seconds(text: str) -> int | None:
-    """Seconds in a PostgreSQL interval literal's text, or None if it is not whole/valid.
+    """Seconds in a PostgreSQL interval literal's text, or None if it is not whole/valid."""
+    total = parse_interval(text)
+    if total is None or total.denominator != 1:
+        return None
+    return int(total)
+
+
+def parse_interval(text: str) -> Fraction | None:
+    """Seconds in a PostgreSQL interval literal's text (exact), or None if it is not valid.
 
     Handles ``n unit`` pairs (also ``nunit``), ``hh:mm[:ss[.f]]``, a bare number before a
     time (days) or alone (seconds), a leading ``@`` and a trailing ``ago``.
@@ -1020,9 +1198,7 @@ def parse_interval_seconds(text: str) -> int | None:
         total += pending  # a trailing bare number counts seconds
     if negate:
         total = -total
-    if total.denominator != 1:
-        return None
-    return int(total)
+    return total
 
 
 # -- inputs ---------------------------------------------------------------------------------

@@ -1,0 +1,157 @@
+"""Per-view control of a batch-refresh view: suspend and resume (issue 29, item 1), its
+options (item 3).
+
+Rules this module keeps:
+
+* ``ALTER MATERIALIZED VIEW v SUSPEND [REASON 'text']`` holds the view's scheduled runs:
+  the scheduler starts none for it (:mod:`pgbarrier.jobs.scheduler`) and readers keep its
+  last committed result. ``REFRESH MATERIALIZED VIEW v`` still runs on it (Snowflake's
+  rule), unless the database is paused (55000, as for any view). A run in progress when
+  it is suspended finishes and commits.
+* ``ALTER MATERIALIZED VIEW v RESUME`` lets them run again: a view that fell due while
+  suspended runs once, at the next checkpoint, never once per missed interval.
+* The state (when, by whom, why) is written to the meta store before the statement
+  returns, in the job's record, so it survives a restart and a leader failover;
+  ``rw_catalog.rw_batch_refresh_jobs`` shows it (``suspended``, ``suspended_at``,
+  ``suspended_by``, ``suspend_reason``; ``status`` reads ``suspended`` unless a run is in
+  progress), and the metric ``pgbarrier_batch_refresh_jobs_suspended`` counts such views.
+* Idempotent: SUSPEND of a suspended view keeps its time and author and says so in a
+  NOTICE (a new REASON replaces the old one); RESUME of a view that is not suspended is a
+  NOTICE, nothing changes.
+* Errors, in PostgreSQL's order: 42P01 ``relation "v" does not exist`` for an unknown
+  name, 42809 ``"v" is not a batch-refresh materialized view`` for any other relation (a
+  table, a view, a streaming view, PostgreSQL's own materialized view upstream), 42501
+  for a user who does not own the view (PostgreSQL's ALTER rule; DuckDB has no roles).
+  Inside a transaction block it is 25001 (the executor's rule for control statements).
+* ``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec = n)`` changes the view's interval
+  at once and durably (the job's record): its next run is due ``n`` seconds after the run it
+  counts from (so a shorter interval may make it due at once: it runs at the next
+  checkpoint). ``RESET (refresh.interval.sec)`` returns to the default, 60. The value is
+  what CREATE takes (a positive integer, or a string holding one, at most 2147483647), else
+  22023 ``invalid value for parameter``. Any other option is PostgreSQL's 22023
+  ``unrecognized parameter "x"``, one named twice ``parameter "x" specified more than
+  once``; a list that does not parse is 42601 at its first token out of place; nothing
+  changes then. The same errors as SUSPEND for a name that is not a batch-refresh view
+  (upstream such a text is PostgreSQL's own and relayed unchanged, see
+  :mod:`pgbarrier.sql.view_options`). ``rw_batch_refresh_jobs.refresh_interval_sec`` shows
+  the new interval; ``definition`` stays the CREATE statement as written.
+* The name is resolved as REFRESH resolves it (upstream with the session's search_path),
+  and a statement on one view name takes its turn with CREATE, DROP and REFRESH of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pgbarrier.errors import InvalidParameterValue, Notice, PgError, UndefinedTable
+from pgbarrier.errors import SyntaxError as PgSyntaxError
+from pgbarrier.sql.statements import DEFAULT_BATCH_REFRESH_SEC, MAX_REFRESH_INTERVAL_SEC
+from pgbarrier.logs import session_fields
+from pgbarrier.result import Result, command
+
+if TYPE_CHECKING:
+    from pgbarrier.backends.base import BackendSession
+    from pgbarrier.jobs.registry import BatchRefreshJob
+    from pgbarrier.sql.view_options import ViewOptions
+    from pgbarrier.sql.view_suspend import ResumeView, SuspendView
+
+#: the control plane (pgbarrier.control.ControlPlane, which imports this module) and its
+#: SessionInfo
+ControlPlane = SessionInfo = Any
+
+log = logging.getLogger(__name__)
+
+TAG = "ALTER MATERIALIZED VIEW"
+
+
+def _job(plane: ControlPlane, name: str, info: SessionInfo) -> BatchRefreshJob:
+    """The batch-refresh job of view ``name`` (pgbarrier's name), or the error for it."""
+    db = info.database
+    job = plane.jobs.get(db, name)
+    if job is not None:
+        plane.backend.require_owner(db, "materialized view", name, info.user)
+        return job
+    short = name.rpartition(".")[2]
+    if plane.jobs.streaming_view(db, name) is not None or plane.backend.relation_exists(db, name):
+        raise PgError(f'"{short}" is not a batch-refresh materialized view', sqlstate="42809",
+                      hint="Only a materialized view created with BATCH REFRESH (or "
+                           "refresh.interval.sec) can be suspended or resumed.")
+    raise UndefinedTable(f'relation "{name}" does not exist')
+
+
+def suspend(plane: ControlPlane, stmt: SuspendView, info: SessionInfo,
+            session: BackendSession | None) -> Result:
+    db = info.database
+    name = plane.resolve_name(info, stmt.name, session)
+    with plane.name_lock(info, name, "alter"):
+        job = _job(plane, name, info)
+        if job.suspended:
+            if stmt.reason is None or stmt.reason == job.suspend_reason:
+                return command(TAG, [Notice(
+                    f'materialized view "{name}" is already suspended, nothing to do')])
+            plane.jobs.update(db, name, suspend_reason=stmt.reason)
+            return command(TAG, [Notice(
+                f'materialized view "{name}" is already suspended; its reason is replaced')])
+        plane.jobs.update(db, name, suspended_at=plane.scheduler.now(), suspended_by=info.user,
+                          suspend_reason=stmt.reason)
+    log.info('batch refresh job "%s" of database "%s" suspended by %s%s', name, db, info.user,
+             f": {stmt.reason}" if stmt.reason else "",
+             extra={"event": "job_suspended", **session_fields(info)})
+    return command(TAG)
+
+
+def resume(plane: ControlPlane, stmt: ResumeView, info: SessionInfo,
+           session: BackendSession | None) -> Result:
+    db = info.database
+    name = plane.resolve_name(info, stmt.name, session)
+    with plane.name_lock(info, name, "alter"):
+        job = _job(plane, name, info)
+        if not job.suspended:
+            return command(TAG, [Notice(
+                f'materialized view "{name}" is not suspended, nothing to do')])
+        job = plane.jobs.update(db, name, suspended_at=None, suspended_by=None,
+                                suspend_reason=None)
+        plane.scheduler.track(job)  # due while suspended: runs once, at the next checkpoint
+    log.info('batch refresh job "%s" of database "%s" resumed by %s', name, db, info.user,
+             extra={"event": "job_resumed", **session_fields(info)})
+    return command(TAG)
+
+
+#: the options of a batch-refresh view, with their defaults (RESET)
+OPTIONS = {"refresh.interval.sec": DEFAULT_BATCH_REFRESH_SEC}
+
+
+def _interval(text: str, position: int) -> int:
+    message = f'invalid value for parameter "refresh.interval.sec": "{text}"'
+    stripped = text.strip()
+    if stripped.isascii() and stripped.isdigit() and 0 < int(stripped) <= MAX_REFRESH_INTERVAL_SEC:
+        return int(stripped)
+    raise InvalidParameterValue(message, position=position, detail=(
+        f"refresh.interval.sec must be a positive integer (at most {MAX_REFRESH_INTERVAL_SEC})."))
+
+
+def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
+                session: BackendSession | None) -> Result:
+    db = info.database
+    if stmt.bad_at is not None:
+        near = f'at or near "{stmt.bad_near}"' if stmt.bad_near is not None else "at end of input"
+        raise PgSyntaxError(f"syntax error {near}", position=stmt.bad_at)
+    name = plane.resolve_name(info, stmt.name, session)
+    with plane.name_lock(info, name, "alter"):
+        job = _job(plane, name, info)
+        values: dict[str, int] = {}
+        for (key, value), at in zip(stmt.options, stmt.positions):
+            if key not in OPTIONS:
+                raise InvalidParameterValue(f'unrecognized parameter "{key}"', position=at)
+            if key in values:
+                raise InvalidParameterValue(f'parameter "{key}" specified more than once',
+                                            position=at)
+            values[key] = OPTIONS[key] if value is None else _interval(value, at)
+        interval = values["refresh.interval.sec"]
+        if interval != job.refresh_interval_sec:
+            job = plane.jobs.update(db, name, refresh_interval_sec=interval)
+            plane.scheduler.track(job)  # due by the new interval (an older entry is stale)
+    log.info('batch refresh job "%s" of database "%s" now runs every %d s (set by %s)', name,
+             db, interval, info.user, extra={"event": "job_altered", **session_fields(info)})
+    return command(TAG)
