@@ -76,7 +76,7 @@ def _child(args: argparse.Namespace) -> int:
 
         dialect = "duckdb"
 
-        def ensure_database(self, name: str, owner: Any = None) -> None: pass
+        def ensure_database(self, name: str, owner: Any = None, new: bool = False) -> None: pass
         def drop_database(self, name: str) -> None: pass
         def connect(self, database: str, user: str, password: Any = None) -> Any:
             raise NotImplementedError
