@@ -1,0 +1,40 @@
+# C types for pgbarrier/pgproto/rowframe.py when Cython compiles it into _rowframe_c
+# (setup.py). The .py is the implementation; this file only declares types and the C
+# names its ``if _COMPILED:`` branches use (pgbarrier.accel).
+import cython
+from libc.string cimport memcpy
+
+cdef bint _COMPILED
+cdef int _POS, _NEG, _NUMERIC_MAX
+
+@cython.locals(r=Py_ssize_t, p=cython.longlong, a=cython.longlong, length=cython.longlong)
+cpdef put_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] offsets,
+                 const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, i=cython.longlong, a=cython.longlong, b=cython.longlong,
+               extra=cython.longlong)
+cpdef copy_sizes(long long[::1] sizes, const long long[::1] offsets,
+                 const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n,
+                 const unsigned char[::1] escapes, Py_ssize_t null_length)
+
+@cython.locals(r=Py_ssize_t, i=cython.longlong, p=cython.longlong, c=cython.uchar,
+               e=cython.uchar, null_length=Py_ssize_t)
+cpdef put_copy_fields(unsigned char[::1] buf, long long[::1] cursor,
+                      const long long[::1] offsets, const unsigned char[::1] data,
+                      const unsigned char[::1] valid, Py_ssize_t n,
+                      const unsigned char[::1] escapes, const unsigned char[::1] null,
+                      unsigned char separator)
+
+@cython.locals(point=Py_ssize_t)
+cdef str _pg_float(str s)
+
+@cython.locals(r=Py_ssize_t, out=bytearray, offsets_v="long long[::1]")
+cpdef tuple float8_text(const double[::1] values, const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, pad=int, nfrac=int, ov="long long[::1]", dv="unsigned char[::1]", g=cython.longlong,
+               power=cython.longlong, widen=cython.longlong, tail=cython.longlong, u=cython.longlong,
+               a=cython.longlong, whole=cython.longlong, frac=cython.longlong,
+               rest=cython.longlong, nint=int, first=int, last=int, weight=int,
+               ndigits=int, sign=int, negative=bint, groups=list)
+cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::1] valid,
+                           Py_ssize_t n, int scale)
