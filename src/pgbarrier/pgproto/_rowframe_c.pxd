@@ -38,3 +38,20 @@ cpdef tuple float8_text(const double[::1] values, const unsigned char[::1] valid
                ndigits=int, sign=int, negative=bint, groups=list)
 cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::1] valid,
                            Py_ssize_t n, int scale)
+
+@cython.locals(r=Py_ssize_t, p=Py_ssize_t, v=cython.longlong, days=cython.longlong,
+               micros=cython.longlong, z=cython.longlong, era=cython.longlong,
+               doe=cython.longlong, yoe=cython.longlong, year=cython.longlong,
+               doy=cython.longlong, mp=cython.longlong, day=cython.longlong,
+               month=cython.longlong, width=int, rest=cython.longlong, i=int,
+               secs=cython.longlong, frac=cython.longlong, hour=cython.longlong,
+               minute=cython.longlong, second=cython.longlong,
+               ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] valid,
+                          Py_ssize_t n, int kind)
+
+@cython.locals(r=Py_ssize_t, p=Py_ssize_t, i=int, u=cython.longlong, power=cython.longlong,
+               whole=cython.longlong, frac=cython.longlong, width=int, rest=cython.longlong,
+               ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1] valid,
+                         Py_ssize_t n, int scale)

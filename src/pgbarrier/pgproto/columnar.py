@@ -46,7 +46,6 @@ _PG_EPOCH_US = 946_684_800_000_000
 _TEXTUAL = frozenset({pgt.TEXT, pgt.VARCHAR, pgt.NAME, pgt.UNKNOWN, pgt.JSON, pgt.CHAR,
                       pgt.BPCHAR})
 _INT_WIDTH = {pgt.INT2: ">i2", pgt.INT4: ">i4", pgt.INT8: ">i8", pgt.OID: ">u4"}
-_TRIM = r"\.?0+$"
 _UTC_NAMES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "+00:00", "Z"})
 
 
@@ -130,20 +129,49 @@ def _unscaled(a: pa.Array) -> Any:
 
 def _decimal_text(scale: int) -> Encode:
     """numeric_out of decimals of ``scale``: never in exponent form (pyarrow's cast is)."""
-    power = 10 ** scale
-
     def encode(a: pa.Array) -> Wire:
         valid = _valid(a)
-        u = _unscaled(a)
-        mag = np.abs(u)
-        whole = pa.array(mag // power).cast(pa.string())
-        if scale:
-            frac = pc.utf8_lpad(pa.array(mag % power).cast(pa.string()), scale, "0")
-            whole = pc.binary_join_element_wise(whole, frac, ".")
-        text = pc.binary_join_element_wise(pa.array(np.where(u < 0, "-", "")), whole, "")
-        offsets, data, _ = _strings(text)
+        offsets, data = _frame.decimal_text(_unscaled(a), valid, len(a), scale)
         return offsets, data, valid
     return encode
+
+
+def _datetime_text(kind: int) -> Encode:
+    """Dates (0), timestamps (1), times (2), timestamps with time zone in UTC (3)."""
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        if kind == 0:
+            values = (a.fill_null(0) if a.null_count else a).cast(pa.int32()).to_numpy(
+                zero_copy_only=False).astype(np.int64)
+        else:
+            values = np.ascontiguousarray(_micros(a), dtype=np.int64)
+        offsets, data = _frame.datetime_text(values, valid, len(a), kind)
+        return offsets, data, valid
+    return encode
+
+
+def _float8_text(a: pa.Array) -> Wire:
+    """float8out: pyarrow's shortest digits (double-conversion, the same digits as Python's
+    ``repr``) where its notation is PostgreSQL's (fixed, for 1e-4 <= |v| < 1e15); the
+    other values (exponents, infinities, NaN) through :func:`rowframe.float8_text`."""
+    valid = _valid(a)
+    values = np.ascontiguousarray((a.fill_null(0) if a.null_count else a).to_numpy(
+        zero_copy_only=False), dtype=np.float64)
+    text = a.cast(pa.string())
+    with np.errstate(invalid="ignore"):
+        mag = np.abs(values)
+        odd = ~((mag >= 1e-4) & (mag < 1e15)) & (mag != 0)
+    odd |= np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+    odd &= valid.astype(bool)
+    if odd.any():
+        index = np.flatnonzero(odd)
+        cuts, fixed = _frame.float8_text(np.ascontiguousarray(values[index]),
+                                         np.ones(len(index), np.uint8), len(index))
+        shown = bytes(fixed).decode("ascii")
+        pieces = [shown[cuts[i]:cuts[i + 1]] for i in range(len(index))]
+        text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
+    offsets, data, _ = _strings(text)
+    return offsets, data, valid
 
 
 def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
@@ -163,28 +191,17 @@ def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
             return _decimal_text(t.scale)
         return None
     if oid == pgt.FLOAT8 and pa.types.is_float64(t):
-        def float8(a: pa.Array) -> Wire:
-            valid = _valid(a)
-            values = (a.fill_null(0) if a.null_count else a).to_numpy(zero_copy_only=False)
-            offsets, data = _frame.float8_text(np.ascontiguousarray(values, np.float64),
-                                               valid, len(a))
-            return offsets, data if len(data) else np.zeros(1, np.uint8), valid
-        return float8
+        return _float8_text
     if oid == pgt.DATE and pa.types.is_date32(t):
-        return lambda a: _strings(a.cast(pa.string()))
+        return _datetime_text(0)
     if oid == pgt.TIMESTAMP and pa.types.is_timestamp(t) and t.tz is None:
-        def timestamp(a: pa.Array) -> Wire:
-            if a.type.unit != "us":
-                a = a.cast(pa.timestamp("us"), safe=False)
-            return _strings(pc.replace_substring_regex(a.cast(pa.string()), _TRIM, ""))
-        return timestamp
+        return _datetime_text(1)
     if oid == pgt.TIMESTAMPTZ and pa.types.is_timestamp(t) and t.tz in _UTC_NAMES:
         # other zones per value: pyarrow's time zone rules are not DuckDB's (ICU) for
         # every date, and the text must be the row path's
-        return lambda a: _strings(pc.binary_join_element_wise(pc.replace_substring_regex(
-            pc.local_timestamp(a).cast(pa.string()), _TRIM, ""), "+00", ""))
+        return _datetime_text(3)
     if oid == pgt.TIME and pa.types.is_time64(t) and t.unit == "us":
-        return lambda a: _strings(pc.replace_substring_regex(a.cast(pa.string()), _TRIM, ""))
+        return _datetime_text(2)
     return None
 
 
