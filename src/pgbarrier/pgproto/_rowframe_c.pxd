@@ -6,6 +6,7 @@ from libc.string cimport memcpy
 
 cdef bint _COMPILED
 cdef int _POS, _NEG, _NUMERIC_MAX
+cdef long long _DAY_US
 
 @cython.locals(r=Py_ssize_t, p=cython.longlong, a=cython.longlong, length=cython.longlong)
 cpdef put_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] offsets,

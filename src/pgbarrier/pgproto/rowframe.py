@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False
+# cython: boundscheck=False, wraparound=False, cdivision=True
 """The per-value loops of the columnar result path: writing a batch's columns into wire bytes.
 
 :mod:`pgbarrier.pgproto.columnar` turns a batch of rows (an Arrow record batch) into one
@@ -25,7 +25,9 @@ per value once that is done. Rules it keeps:
 * This source is compiled by Cython when pgbarrier is installed (``setup.py``; its C
   types are in ``_rowframe_c.pxd`` beside it) and is the same module run as Python where
   it was not: one implementation either way (:func:`pgbarrier.accel.load` picks which);
-  the ``if _COMPILED:`` branches are the same steps with C calls.
+  the ``if _COMPILED:`` branches are the same steps with C calls. Compiled, integer
+  division is C's (``cdivision``): every division here has a non-negative dividend, or
+  is floored by hand.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ except ImportError:  # run as Python without Cython installed
 
 #: numeric_send's sign words
 _POS, _NEG = 0x0000, 0x4000
+#: microseconds of a day
+_DAY_US = 86_400_000_000
 #: the most base-10000 digits an 18-digit decimal has (5 before the point, 5 after)
 _NUMERIC_MAX = 8 + 2 * 10
 
@@ -245,8 +249,10 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]
                 days = 0
                 micros = v
             else:
-                days = v // 86_400_000_000
-                micros = v - days * 86_400_000_000
+                days = v // _DAY_US
+                if days * _DAY_US > v:  # compiled, division truncates: floor it
+                    days -= 1
+                micros = v - days * _DAY_US
             if kind != 2:
                 z = days + 719468
                 era = (z if z >= 0 else z - 146096) // 146097
