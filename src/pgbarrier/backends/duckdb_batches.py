@@ -17,6 +17,8 @@ them out a column at a time. Rules this module keeps:
 * Columns whose Arrow type :func:`pgbarrier.pgproto.columnar.servable` refuses (intervals,
   structs, maps, unions, time with time zone) keep the whole result on the row path, as
   do unconstrained numerics (``duckdb_numeric``), whose values are rewritten per row.
+* DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
+  is run to its end first (``complete()``; the session's own streams were parked before).
 * The open result holds the connection until it is read out: :meth:`BatchReading.release`
   closes it, and runs before anything else uses the cursor (after the stream, if still
   alive, was parked).
@@ -93,6 +95,9 @@ class BatchReading:
     def open(self, cur: Any, sql: str, values: list[Any] | None) -> Any:
         """Run ``sql`` as a streaming Arrow result (DuckDB's errors raised as they are)."""
         self.release()
+        # what an earlier execute() of the session left unread (a statement the session ran
+        # for itself): run to its end, as a new execute() would leave it
+        cur.complete()
         self._result = cur._submit(sql, values, "stream", BATCH_ROWS)
         return self._result
 
