@@ -130,6 +130,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from time import perf_counter
 import weakref
 from pathlib import Path
 from collections.abc import Callable
@@ -459,6 +460,7 @@ class DuckDBSession(BackendSession):
         its columns cannot take it (nothing was read: the caller runs it the row way)."""
         batching = self._batching
         values = [_duck_param(v) for v in params] if params else None
+        started = perf_counter()
         self._fetching = True
         try:
             opened = batching.open(cur, sql, values)
@@ -489,8 +491,12 @@ class DuckDBSession(BackendSession):
             finally:
                 self._fetching = False
 
-        stream = BatchStream(read, to_error, batching.to_rows,
-                             lambda count: batching.ended(client_sql, count))
+        def ended(count: int) -> None:
+            if batching.ended(client_sql, count) and not params:
+                # the row path runs it next: as a second run (duckdb_plans)
+                self._plans.saw(sql, perf_counter() - started)
+
+        stream = BatchStream(read, to_error, batching.to_rows, ended)
         self._stream = weakref.ref(stream)
         return rowset(columns, stream, "SELECT")
 

@@ -12,7 +12,8 @@ them out a column at a time. Rules this module keeps:
   only where the connection has the streaming Arrow result (DuckDB 2.x).
 * A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
   :data:`REMEMBERED` texts) and takes the row path next time: a one-row result costs no
-  batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``). A text
+  batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
+  columnar run counts as the text's first, so its second run prepares it). A text
   the row path finds long (a full fetch) is forgotten again.
 * Columns whose Arrow type :func:`pgbarrier.pgproto.columnar.servable` refuses (intervals,
   structs, maps, unions, time with time zone) keep the whole result on the row path, as
@@ -129,11 +130,14 @@ class BatchReading:
     def to_rows(self, batch: Any) -> list[tuple[Any, ...]]:
         return self._columnar.to_rows(batch)
 
-    def ended(self, client_sql: str, count: int) -> None:
-        if count < SHORT_ROWS:
-            if len(self._short) >= REMEMBERED:
-                self._short.clear()
-            self._short.add(client_sql)
+    def ended(self, client_sql: str, count: int) -> bool:
+        """The result of ``client_sql`` had ``count`` rows; True: it is short (remembered)."""
+        if count >= SHORT_ROWS:
+            return False
+        if len(self._short) >= REMEMBERED:
+            self._short.clear()
+        self._short.add(client_sql)
+        return True
 
     def long_result(self, client_sql: str) -> None:
         """The row path read a full fetch of this text: it takes batches again."""
