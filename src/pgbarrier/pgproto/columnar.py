@@ -285,7 +285,7 @@ class DataRows:
         self.formats = formats
         self._encoders: list[Encode] | None = None
 
-    def frame(self, batch: pa.RecordBatch) -> bytes:
+    def frame(self, batch: pa.RecordBatch) -> bytearray:
         n = batch.num_rows
         ncols = batch.num_columns
         if self._encoders is None:
@@ -298,7 +298,8 @@ class DataRows:
         ends = np.cumsum(sizes)
         total = int(ends[-1]) if n else 0
         starts = ends - sizes
-        out = np.empty(total, dtype=np.uint8)
+        frames = bytearray(total)
+        out = np.frombuffer(frames, dtype=np.uint8)
         out[starts] = 0x44  # 'D'
         length = (sizes - 1).astype(">i4").view(np.uint8).reshape(n, 4)
         for i in range(4):
@@ -309,7 +310,7 @@ class DataRows:
         put = _frame.put_fields
         for offsets, data, valid in wires:
             put(out, cursor, offsets, data, valid, n)
-        return out.tobytes()
+        return frames
 
 
 _COPY_SPECIAL = {ord("\\"): ord("\\"), 8: ord("b"), 12: ord("f"), 10: ord("n"), 13: ord("r"),
@@ -334,7 +335,7 @@ class CopyTextRows:
             :len(null.encode("utf-8"))].copy()
         self._encoders: list[Encode] | None = None
 
-    def frame(self, batch: pa.RecordBatch) -> bytes:
+    def frame(self, batch: pa.RecordBatch) -> bytearray:
         n = batch.num_rows
         ncols = batch.num_columns
         if self._encoders is None:
@@ -350,7 +351,8 @@ class CopyTextRows:
         ends = np.cumsum(sizes)
         total = int(ends[-1]) if n else 0
         starts = ends - sizes
-        out = np.empty(total, dtype=np.uint8)
+        frames = bytearray(total)
+        out = np.frombuffer(frames, dtype=np.uint8)
         out[starts] = 0x64  # 'd'
         length = (sizes - 1).astype(">i4").view(np.uint8).reshape(n, 4)
         for i in range(4):
@@ -361,4 +363,4 @@ class CopyTextRows:
         for i, (offsets, data, valid) in enumerate(wires):
             _frame.put_copy_fields(out, cursor, offsets, data, valid, n, escapes, self.null,
                                    0x0A if i == ncols - 1 else self.delimiter)
-        return out.tobytes()
+        return frames
