@@ -156,3 +156,14 @@ def test_sliced_batches_frame_their_own_rows(frame_module):
         framer = columnar.DataRows(columns, [fmt] * 3)
         got = framer.frame(batch.slice(0, 7)) + framer.frame(batch.slice(7, 100))
         assert got == _frames(rows[:107], columns, [fmt] * 3)
+
+
+@pytest.mark.parametrize("duck_type, served", [
+    ("BIT", False), ("INTERVAL", False), ("STRUCT(a INTEGER)", False), ("TIME WITH TIME ZONE", False),
+    ("TIMESTAMP_NS", False), ("MAP(VARCHAR, INTEGER)", False), ("UHUGEINT", False),
+    ("INTEGER[][]", True), ("DECIMAL(38,10)", True), ("ENUM('a', 'b')", True), ('"NULL"', True)])
+def test_only_types_whose_arrow_values_are_duckdbs_own_take_the_path(duck_type, served):
+    """A BIT reads back through Arrow as bytes, not as fetchmany's '101': the row path."""
+    from pgbarrier.backends.duckdb_batches import _servable_type
+
+    assert _servable_type(duck_type) is served

@@ -15,9 +15,11 @@ them out a column at a time. Rules this module keeps:
   batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
   columnar run counts as the text's first, so its second run prepares it). A text
   the row path finds long (a full fetch) is forgotten again.
-* Columns whose Arrow type :func:`pgbarrier.pgproto.columnar.servable` refuses (intervals,
-  structs, maps, unions, time with time zone) keep the whole result on the row path, as
-  do unconstrained numerics (``duckdb_numeric``), whose values are rewritten per row.
+* Columns of a DuckDB type outside :data:`_SERVABLE` (intervals, ``BIT``, structs, maps,
+  unions, time with time zone, ``TIMESTAMP_NS``...), or whose Arrow type
+  :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row
+  path: their Arrow values are not DuckDB's Python values. So do unconstrained numerics
+  (``duckdb_numeric``), whose values are rewritten per row.
 * DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
   is run to its end first (``complete()``; the session's own streams were parked before).
 * The open result holds the connection until it is read out: :meth:`BatchReading.release`
@@ -76,6 +78,21 @@ def duckdb_error(exc: Exception) -> Exception:
     return cls(text)
 
 
+#: DuckDB types whose values, read through Arrow, are what ``fetchmany`` gives (and so print
+#: the same on the per-value fallback); lists of them too
+_SERVABLE = frozenset({
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
+    "UINTEGER", "UBIGINT", "HUGEINT", "FLOAT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP",
+    "TIMESTAMP WITH TIME ZONE", "TIME", "UUID", "BLOB", "JSON", '"NULL"', "NULL"})
+
+
+def _servable_type(name: str) -> bool:
+    while name.endswith("[]"):
+        name = name[:-2]
+    return name in _SERVABLE or (name.startswith("DECIMAL(") and name.endswith(")")) \
+        or name.startswith("ENUM(")
+
+
 class BatchReading:
     """One session's columnar reads: the short texts it remembers, its open result."""
 
@@ -103,6 +120,10 @@ class BatchReading:
         return self._result
 
     def servable(self, opened: Any) -> bool:
+        """Whether the opened result's columns can take the path (DuckDB's types, then
+        their Arrow types); the Arrow reader is opened when they can."""
+        if not all(_servable_type(str(d[1])) for d in opened.description or ()):
+            return False
         if self._columnar is None:
             from pgbarrier.pgproto import columnar  # pyarrow: on first use
 
