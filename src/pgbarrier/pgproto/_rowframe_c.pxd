@@ -56,3 +56,11 @@ cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] 
                ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1] valid,
                          Py_ssize_t n, int scale)
+
+@cython.locals(r=Py_ssize_t)
+cpdef add_field_sizes(long long[::1] sizes, const long long[::1] offsets,
+                      const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, p=cython.longlong, length=cython.longlong)
+cpdef put_headers(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] sizes,
+                  Py_ssize_t n, unsigned char kind, int ncols)

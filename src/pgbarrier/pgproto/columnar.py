@@ -294,19 +294,11 @@ class DataRows:
         wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
         sizes = np.full(n, 7 + 4 * ncols, dtype=np.int64)
         for offsets, _data, valid in wires:
-            sizes += np.diff(offsets) * valid
-        ends = np.cumsum(sizes)
-        total = int(ends[-1]) if n else 0
-        starts = ends - sizes
-        frames = bytearray(total)
+            _frame.add_field_sizes(sizes, offsets, valid, n)
+        frames = bytearray(int(sizes.sum()))
         out = np.frombuffer(frames, dtype=np.uint8)
-        out[starts] = 0x44  # 'D'
-        length = (sizes - 1).astype(">i4").view(np.uint8).reshape(n, 4)
-        for i in range(4):
-            out[starts + 1 + i] = length[:, i]
-        out[starts + 5] = (ncols >> 8) & 0xFF
-        out[starts + 6] = ncols & 0xFF
-        cursor = starts + 7
+        cursor = np.empty(n, dtype=np.int64)
+        _frame.put_headers(out, cursor, sizes, n, 0x44, ncols)  # 'D'
         put = _frame.put_fields
         for offsets, data, valid in wires:
             put(out, cursor, offsets, data, valid, n)
@@ -348,16 +340,10 @@ class CopyTextRows:
             _frame.copy_sizes(sizes, offsets, data, valid, n, escapes, len(self.null))
         if ncols == 0:
             sizes += 1
-        ends = np.cumsum(sizes)
-        total = int(ends[-1]) if n else 0
-        starts = ends - sizes
-        frames = bytearray(total)
+        frames = bytearray(int(sizes.sum()))
         out = np.frombuffer(frames, dtype=np.uint8)
-        out[starts] = 0x64  # 'd'
-        length = (sizes - 1).astype(">i4").view(np.uint8).reshape(n, 4)
-        for i in range(4):
-            out[starts + 1 + i] = length[:, i]
-        cursor = starts + 5
+        cursor = np.empty(n, dtype=np.int64)
+        _frame.put_headers(out, cursor, sizes, n, 0x64, -1)  # 'd'
         if ncols == 0:
             out[cursor] = 0x0A
         for i, (offsets, data, valid) in enumerate(wires):

@@ -355,3 +355,31 @@ def decimal_text(unscaled: Any, valid: Any, n: int, scale: int) -> tuple[Any, An
                 p += scale + 1
         ov[r + 1] = p
     return offsets, data
+
+
+def add_field_sizes(sizes: Any, offsets: Any, valid: Any, n: int) -> None:
+    """Add each row's DataRow field of one column (its value's bytes) to ``sizes``."""
+    for r in range(n):
+        if valid[r]:
+            sizes[r] += offsets[r + 1] - offsets[r]
+
+
+def put_headers(buf: Any, cursor: Any, sizes: Any, n: int, kind: int, ncols: int) -> None:
+    """Each row's message header from ``cursor[r]`` on: the type byte ``kind``, the length
+    (``sizes[r]`` less the type byte) and, for a DataRow (``ncols`` >= 0), the column
+    count; ``cursor`` is set to each row's start in ``buf`` and advanced past its header."""
+    p = 0
+    for r in range(n):
+        length = sizes[r] - 1
+        buf[p] = kind
+        buf[p + 1] = (length >> 24) & 0xFF
+        buf[p + 2] = (length >> 16) & 0xFF
+        buf[p + 3] = (length >> 8) & 0xFF
+        buf[p + 4] = length & 0xFF
+        if ncols >= 0:
+            buf[p + 5] = (ncols >> 8) & 0xFF
+            buf[p + 6] = ncols & 0xFF
+            cursor[r] = p + 7
+        else:
+            cursor[r] = p + 5
+        p += sizes[r]
