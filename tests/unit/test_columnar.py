@@ -98,9 +98,9 @@ def _frames(rows, columns, formats):
                     for row in rows)
 
 
-def _copy_frames(rows, columns):
+def _copy_frames(rows, columns, delimiter="\t", null="\\N"):
     encs = [pgt.encoder(c.type_oid, 0, None, c.type_modifier) for c in columns]
-    writer = cd.TextWriter("\t", "\\N")
+    writer = cd.TextWriter(delimiter, null)
     return b"".join(m.copy_data(writer.row([None if v is None else e(v).decode("utf-8")
                                             for e, v in zip(encs, row)])) for row in rows)
 
@@ -140,9 +140,10 @@ def test_same_bytes_as_the_per_value_encoders(duck_type, frame_module):
             framer = columnar.DataRows(columns, formats)
             got = b"".join(framer.frame(b) for b in batches)
             assert got == _frames(rows, columns, formats), (duck_type, formats)
-        copier = columnar.CopyTextRows(columns, "\t", "\\N")
-        got = b"".join(copier.frame(b) for b in batches)
-        assert got == _copy_frames(rows, columns), duck_type
+        for delimiter, null in (("\t", "\\N"), (" ", "NULL"), ("|", ""), (":", "\\N")):
+            copier = columnar.CopyTextRows(columns, delimiter, null)
+            got = b"".join(copier.frame(b) for b in batches)
+            assert got == _copy_frames(rows, columns, delimiter, null), (duck_type, delimiter)
 
 
 def test_sliced_batches_frame_their_own_rows(frame_module):

@@ -13,14 +13,14 @@ cpdef put_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[
                  const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n)
 
 @cython.locals(r=Py_ssize_t, i=cython.longlong, a=cython.longlong, b=cython.longlong,
-               extra=cython.longlong)
-cpdef copy_sizes(long long[::1] sizes, const long long[::1] offsets,
+               more=cython.longlong)
+cpdef copy_sizes(long long[::1] sizes, long long[::1] extra, const long long[::1] offsets,
                  const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n,
-                 const unsigned char[::1] escapes, Py_ssize_t null_length)
+                 const unsigned char[::1] escapes, Py_ssize_t null_length, bint scan)
 
-@cython.locals(r=Py_ssize_t, i=cython.longlong, p=cython.longlong, c=cython.uchar,
-               e=cython.uchar, null_length=Py_ssize_t)
-cpdef put_copy_fields(unsigned char[::1] buf, long long[::1] cursor,
+@cython.locals(r=Py_ssize_t, i=cython.longlong, p=cython.longlong, a=cython.longlong,
+               length=cython.longlong, c=cython.uchar, e=cython.uchar, null_length=Py_ssize_t)
+cpdef put_copy_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] extra,
                       const long long[::1] offsets, const unsigned char[::1] data,
                       const unsigned char[::1] valid, Py_ssize_t n,
                       const unsigned char[::1] escapes, const unsigned char[::1] null,

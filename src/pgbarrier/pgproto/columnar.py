@@ -305,6 +305,10 @@ class DataRows:
         return frames
 
 
+#: types whose text is digits, signs, ``.:-+ e``, ``t``/``f``, ``NaN``/``Infinity``
+_NO_ESCAPES = frozenset({pgt.BOOL, pgt.INT2, pgt.INT4, pgt.INT8, pgt.OID, pgt.FLOAT4,
+                         pgt.FLOAT8, pgt.NUMERIC, pgt.DATE, pgt.TIMESTAMP, pgt.TIMESTAMPTZ,
+                         pgt.TIME})
 _COPY_SPECIAL = {ord("\\"): ord("\\"), 8: ord("b"), 12: ord("f"), 10: ord("n"), 13: ord("r"),
                  9: ord("t"), 11: ord("v")}
 
@@ -323,6 +327,10 @@ class CopyTextRows:
             table[d[0]] = d[0]
         self.escapes = table
         self.delimiter = d[0]
+        # the text of numbers, dates and times has no byte to escape, unless the delimiter
+        # is one of its characters
+        plain = not set(delimiter) & set("0123456789 -+:.eEaINfinityt")
+        self.scan = [not (plain and c.type_oid in _NO_ESCAPES) for c in columns]
         self.null = np.frombuffer(null.encode("utf-8") or b"\0", dtype=np.uint8)[
             :len(null.encode("utf-8"))].copy()
         self._encoders: list[Encode] | None = None
@@ -336,8 +344,10 @@ class CopyTextRows:
         wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
         sizes = np.full(n, 5, dtype=np.int64)
         escapes = self.escapes
-        for offsets, data, valid in wires:
-            _frame.copy_sizes(sizes, offsets, data, valid, n, escapes, len(self.null))
+        extras = [np.empty(n, dtype=np.int64) for _ in wires]
+        for (offsets, data, valid), extra, scan in zip(wires, extras, self.scan):
+            _frame.copy_sizes(sizes, extra, offsets, data, valid, n, escapes, len(self.null),
+                              scan)
         if ncols == 0:
             sizes += 1
         frames = bytearray(int(sizes.sum()))
@@ -346,7 +356,7 @@ class CopyTextRows:
         _frame.put_headers(out, cursor, sizes, n, 0x64, -1)  # 'd'
         if ncols == 0:
             out[cursor] = 0x0A
-        for i, (offsets, data, valid) in enumerate(wires):
-            _frame.put_copy_fields(out, cursor, offsets, data, valid, n, escapes, self.null,
-                                   0x0A if i == ncols - 1 else self.delimiter)
+        for i, ((offsets, data, valid), extra) in enumerate(zip(wires, extras)):
+            _frame.put_copy_fields(out, cursor, extra, offsets, data, valid, n, escapes,
+                                   self.null, 0x0A if i == ncols - 1 else self.delimiter)
         return frames

@@ -79,41 +79,56 @@ def put_fields(buf: Any, cursor: Any, offsets: Any, data: Any, valid: Any, n: in
         cursor[r] = p
 
 
-def copy_sizes(sizes: Any, offsets: Any, data: Any, valid: Any, n: int, escapes: Any,
-               null_length: int) -> None:
+def copy_sizes(sizes: Any, extra: Any, offsets: Any, data: Any, valid: Any, n: int,
+               escapes: Any, null_length: int, scan: bool) -> None:
     """Add each row's COPY text field of one column (escaped, or the NULL string) and its
-    separator byte to ``sizes``."""
+    separator byte to ``sizes``; ``extra[r]``: the backslashes its escaping adds (``scan``
+    False: the caller knows no byte of the column needs one)."""
     for r in range(n):
         if valid[r]:
             a = offsets[r]
             b = offsets[r + 1]
-            extra = 0
-            for i in range(a, b):
-                if escapes[data[i]]:
-                    extra += 1
-            sizes[r] += b - a + extra + 1
+            more = 0
+            if scan:
+                for i in range(a, b):
+                    if escapes[data[i]]:
+                        more += 1
+            extra[r] = more
+            sizes[r] += b - a + more + 1
         else:
+            extra[r] = 0
             sizes[r] += null_length + 1
 
 
-def put_copy_fields(buf: Any, cursor: Any, offsets: Any, data: Any, valid: Any, n: int,
-                    escapes: Any, null: Any, separator: int) -> None:
-    """COPY text fields of one column, each followed by ``separator`` (``null``: the NULL
-    string's bytes, a uint8 array)."""
+def put_copy_fields(buf: Any, cursor: Any, extra: Any, offsets: Any, data: Any, valid: Any,
+                    n: int, escapes: Any, null: Any, separator: int) -> None:
+    """COPY text fields of one column, each followed by ``separator`` (``extra``: from
+    :func:`copy_sizes`, 0 where a value is copied as it is; ``null``: the NULL string's
+    bytes, a uint8 array)."""
     null_length = len(null)
     for r in range(n):
         p = cursor[r]
         if valid[r]:
-            for i in range(offsets[r], offsets[r + 1]):
-                c = data[i]
-                e = escapes[c]
-                if e:
-                    buf[p] = 0x5C
-                    buf[p + 1] = e
-                    p += 2
-                else:
-                    buf[p] = c
-                    p += 1
+            a = offsets[r]
+            length = offsets[r + 1] - a
+            if extra[r] == 0:
+                if length:
+                    if _COMPILED:
+                        memcpy(cython.address(buf[p]), cython.address(data[a]), length)
+                    else:
+                        buf[p:p + length] = data[a:a + length]
+                    p += length
+            else:
+                for i in range(a, a + length):
+                    c = data[i]
+                    e = escapes[c]
+                    if e:
+                        buf[p] = 0x5C
+                        buf[p + 1] = e
+                        p += 2
+                    else:
+                        buf[p] = c
+                        p += 1
         else:
             for i in range(null_length):
                 buf[p + i] = null[i]
