@@ -64,8 +64,11 @@ def _decimal(p: int, s: int) -> decimal.Decimal:
 # DuckDB type -> a random value of it (Python), for INSERT
 CASES = {
     "SMALLINT": lambda: rng.randint(-32768, 32767),
-    "INTEGER": lambda: rng.randint(-2 ** 31, 2 ** 31 - 1),
-    "BIGINT": lambda: rng.randint(-2 ** 63, 2 ** 63 - 1),
+    "INTEGER": lambda: rng.choice([-2 ** 31, 2 ** 31 - 1, rng.randint(-2 ** 31, 2 ** 31 - 1)]),
+    "UINTEGER": lambda: rng.randint(0, 2 ** 32 - 1),
+    "BIGINT": lambda: rng.choice([2 ** 63 - 1, 0, rng.randint(-2 ** 63, 2 ** 63 - 1)]),
+    # int64's lowest value has no positive counterpart: its own batch path
+    "BIGINT ": lambda: rng.choice([-2 ** 63, rng.randint(-2 ** 63, 2 ** 63 - 1)]),
     "TINYINT": lambda: rng.randint(-128, 127),
     "UBIGINT": lambda: rng.randint(0, 2 ** 64 - 1),
     "HUGEINT": lambda: rng.randint(-2 ** 100, 2 ** 100),

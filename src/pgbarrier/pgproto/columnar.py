@@ -136,6 +136,18 @@ def _decimal_text(scale: int) -> Encode:
     return encode
 
 
+def _int_text(a: pa.Array) -> Wire:
+    """int4out/int8out: the compiled digits (int64's lowest value, which has no positive
+    counterpart, through pyarrow's cast)."""
+    valid = _valid(a)
+    values = np.ascontiguousarray((a.fill_null(0) if a.null_count else a).to_numpy(
+        zero_copy_only=False), dtype=np.int64)
+    if pa.types.is_int64(a.type) and len(values) and values.min() == np.iinfo(np.int64).min:
+        return _strings(a.cast(pa.string()))
+    offsets, data = _frame.decimal_text(values, valid, len(a), 0)
+    return offsets, data, valid
+
+
 def _datetime_text(kind: int) -> Encode:
     """Dates (0), timestamps (1), times (2), timestamps with time zone in UTC (3)."""
     def encode(a: pa.Array) -> Wire:
@@ -184,6 +196,8 @@ def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
     if oid == pgt.BOOL and pa.types.is_boolean(t):
         return lambda a: _strings(pc.if_else(a, "t", "f"))
     if oid in _INT_WIDTH or oid == pgt.NUMERIC:
+        if pa.types.is_integer(t) and t.bit_width <= 32 or pa.types.is_int64(t):
+            return _int_text
         if pa.types.is_integer(t):
             return lambda a: _strings(a.cast(pa.string()))
         if oid == pgt.NUMERIC and pa.types.is_decimal(t) and t.precision <= 18 and \
