@@ -1,4 +1,4 @@
-"""Compiles pgbarrier's two hot paths with Cython; everything else is in pyproject.toml.
+"""Compiles pgbarrier's hot paths with Cython; everything else is in pyproject.toml.
 
 The modules listed in ``COMPILED`` are plain Python (their C types are declared in the
 ``_<name>_c.pxd`` beside each); each is also built into an extension named ``_<name>_c``
@@ -11,7 +11,8 @@ import sys
 
 from setuptools import Extension, setup
 
-COMPILED = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue")
+COMPILED = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue",
+            "pgbarrier.pgproto.rowframe")
 
 
 def _extension(module: str) -> Extension:

@@ -29,6 +29,12 @@ Rules this module keeps:
   written, when the backend was not running); one that came while a portal was
   suspended is forgotten when its next Execute begins (PostgreSQL ignores a cancel
   when nothing runs).
+* A :class:`BatchStream` is a RowStream whose rows come as record batches (DuckDB's Arrow
+  export, the columnar result path): :meth:`BatchStream.next_batch` hands them out whole
+  (sliced to a row limit, the rest kept), for a writer that encodes a column at a time
+  (:mod:`pgbarrier.pgproto.columnar`); iterated, it yields the same rows as tuples of
+  Python values, for every other consumer. One result is read one way: a consumer that
+  began with the rows keeps to them.
 """
 
 from __future__ import annotations
@@ -101,6 +107,10 @@ class Result(QueryResult):
         if self._iter is None:
             self._iter = iter(self.row_source)
         return self._iter
+
+    def batched(self) -> bool:
+        """Whether the rows may be taken as batches: none was taken as a row yet."""
+        return self._iter is None
 
     def status(self) -> str:
         return self.tag
@@ -190,6 +200,73 @@ class RowStream:
                 if not batch:
                     return
             buffer.extend(batch)
+
+
+class BatchStream(RowStream):
+    """Record batches read with ``read()`` (None at the end); ``to_rows`` turns a batch
+    into tuples; ``on_end(rows)`` is told how many rows the result had once it is read out."""
+
+    def __init__(self, read: Callable[[], Any], to_error: Callable[[Exception], PgError],
+                 to_rows: Callable[[Any], list[tuple[Any, ...]]],
+                 on_end: Callable[[int], None] | None = None) -> None:
+        super().__init__(lambda n: [], to_error)
+        self._read = read
+        self._to_rows = to_rows
+        self._on_end = on_end
+        self._batches: deque[Any] = deque()
+        self._count = 0
+
+    def _next(self) -> Any:
+        batch = self._read()
+        if batch is None:
+            self._exhausted = True
+            if self._on_end is not None:
+                self._on_end(self._count)
+        else:
+            self._count += batch.num_rows
+        return batch
+
+    def park(self) -> None:
+        if self._exhausted:
+            return
+        try:
+            while (batch := self._next()) is not None:
+                self._batches.append(batch)
+        except Exception as exc:  # noqa: BLE001 - the backend's error, raised in its turn
+            self._exhausted = True
+            self._error = self._to_error(exc)
+
+    def next_batch(self, max_rows: int = 0) -> Any:
+        """The next batch of at most ``max_rows`` rows (0: any), None at the end."""
+        batches = self._batches
+        while True:
+            if batches:
+                batch = batches.popleft()
+                if max_rows and batch.num_rows > max_rows:
+                    batches.appendleft(batch.slice(max_rows))
+                    batch = batch.slice(0, max_rows)
+                if batch.num_rows:
+                    return batch
+                continue
+            if self._exhausted:
+                if self._error is not None:
+                    err, self._error = self._error, None
+                    raise err
+                return None
+            if self._cancelled:
+                self._exhausted = True
+                raise QueryCanceled()
+            try:
+                batch = self._next()
+            except Exception as exc:  # noqa: BLE001 - the backend's error, after the rows sent
+                self._exhausted = True
+                raise self._to_error(exc) from None
+            if batch is not None:
+                batches.append(batch)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while (batch := self.next_batch()) is not None:
+            yield from self._to_rows(batch)
 
 
 def command(tag: str, notices: list[Notice] | None = None) -> Result:

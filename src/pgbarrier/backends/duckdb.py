@@ -105,6 +105,12 @@ Rules this module keeps:
   DuckDB's interrupt; otherwise (rows being written, a portal suspended) it flags
   the stream, which fails with 57014 at its next batch, unless a suspended
   portal's next Execute begins first (PostgreSQL ignores a cancel when idle).
+* Large results take the columnar path (:mod:`pgbarrier.backends.duckdb_batches`): a read
+  statement runs as DuckDB's streaming Arrow result and its rows are a
+  :class:`~pgbarrier.result.BatchStream` of record batches, written out a column at a time
+  (:mod:`pgbarrier.pgproto.columnar`); parking, cancel and errors mid-result are as above.
+  A text whose result was short takes the row path next time (``fetchmany``, and its kept
+  plan), so ``SELECT 1`` pays nothing for batches.
 * A batch view is a table; its refresh rebuilds it with ``CREATE OR REPLACE
   TABLE`` inside one transaction, so readers see the old rows until COMMIT.
 * The hidden marker table ``pgbarrier.materialized_views`` is created when the database
@@ -124,6 +130,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from time import perf_counter
 import weakref
 from pathlib import Path
 from collections.abc import Callable
@@ -180,11 +187,12 @@ from pgbarrier.backends.duckdb_sequences import COLUMNS as SEQUENCE_COLUMNS
 from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_plans import PLANNED_WORDS, Plans
+from pgbarrier.backends.duckdb_batches import BatchReading
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
 from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, PgError,
                               QueryCanceled, SyntaxError)
-from pgbarrier.result import Column, Result, RowStream, command, rowset
+from pgbarrier.result import BatchStream, Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.relnames import canonical, name_parts, qualify_relations, quote_name
 from pgbarrier.sql.colnames import postgres_names
@@ -302,6 +310,8 @@ class DuckDBSession(BackendSession):
         self._stream: weakref.ref[RowStream] | None = None
         #: True while DuckDB runs the stream's query (a fetch), for ``interrupt``
         self._fetching = False
+        #: the columnar path's choices and its open DuckDB result (duckdb_batches)
+        self._batching = BatchReading()
         self._guard_made: StatementGuard | None = None
         self.client = ClientSettings(on_reset_all=self._after_reset_all,
                                      set_timezone=self._set_timezone,
@@ -392,6 +402,7 @@ class DuckDBSession(BackendSession):
             stream = ref()
             if stream is not None:
                 stream.park()
+            self._batching.release()
         cur = self._raw_cursor
         return cur if cur is not None else self._open()
 
@@ -419,10 +430,15 @@ class DuckDBSession(BackendSession):
                 err.position = plan.client_position(err.position)
             return self._kept_error(err)
 
+        learn = self._batching.long_result
+
         def fetch(n: int) -> list[tuple[Any, ...]]:
             self._fetching = True
             try:
-                return cur.fetchmany(n)
+                rows = cur.fetchmany(n)
+                if len(rows) == n:
+                    learn(client_sql)
+                return rows
             finally:
                 self._fetching = False
                 if notices is not None:
@@ -438,6 +454,53 @@ class DuckDBSession(BackendSession):
             stream = RowStream(source, to_error)
         self._stream = weakref.ref(stream)
         return stream
+
+    def _batched(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
+                 params: list[Any] | WireParams | None, renamed: bool, retype: Any,
+                 origins: Any) -> Result | None:
+        """The statement's rows as a :class:`BatchStream` (the columnar path), or None when
+        its columns cannot take it (nothing was read: the caller runs it the row way)."""
+        batching = self._batching
+        values = [_duck_param(v) for v in params] if params else None
+        started = perf_counter()
+        self._fetching = True
+        try:
+            opened = batching.open(cur, sql, values)
+        finally:
+            self._fetching = False
+        description = opened.description
+        duck = [Column(d[0], pg_type_oid(d[1])) for d in description or ()]
+        columns = with_origins(self.catalog.retype(self._named(client_sql, duck, renamed),
+                                                   retype), origins)
+        if interval_indexes(description) or natural_converter(
+                [d[1] for d in description], columns, frozenset()) is not None \
+                or not batching.servable(opened):
+            batching.release()
+            return None
+
+        def to_error(exc: Exception) -> PgError:
+            if isinstance(exc, PgError):
+                return exc
+            if not isinstance(exc, duckdb.Error):
+                raise exc
+            return self._kept_error(self.catalog.for_client(to_pg_error(exc, sql),
+                                                            client_sql, sql))
+
+        def read() -> Any:
+            self._fetching = True
+            try:
+                return batching.read()
+            finally:
+                self._fetching = False
+
+        def ended(count: int) -> None:
+            if batching.ended(client_sql, count) and not params:
+                # the row path runs it next: as a second run (duckdb_plans)
+                self._plans.saw(sql, perf_counter() - started)
+
+        stream = BatchStream(read, to_error, batching.to_rows, ended)
+        self._stream = weakref.ref(stream)
+        return rowset(columns, stream, "SELECT")
 
     def apply_startup(self, startup: StartupSettings) -> None:
         self.client.apply_startup(startup)
@@ -659,6 +722,13 @@ class DuckDBSession(BackendSession):
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
         try:
+            if rows and plan is None and self._batching.wanted(cur, words, sql, client_sql) \
+                    and (self._signals is None or "PGB_SIGNAL" not in sql) \
+                    and self.client.styles() is None and self.client.encoding.codec is None:
+                batched = self._batched(cur, sql, client_sql, params, translated
+                                        or edited is not client_sql, retype, origins)
+                if batched is not None:
+                    return batched
             if params:
                 cur.execute(sql, [_duck_param(v) for v in params])
             elif rows and words[0] in PLANNED_WORDS and not may_touch_catalog(client_sql):
@@ -1240,6 +1310,7 @@ class DuckDBSession(BackendSession):
 
     def close(self) -> None:
         self._stream = None
+        self._batching.release()
         self._closed = True
         cur, self._raw_cursor = self._raw_cursor, None
         if cur is None:

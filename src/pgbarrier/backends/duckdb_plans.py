@@ -89,6 +89,14 @@ class Plans:
                 raise  # the failure aborted the block: a second run would say only that
             cur.execute(sql)  # DuckDB's error for the text itself, with its position
 
+    def saw(self, sql: str, seconds: float) -> None:
+        """``sql`` was run another way (the columnar path, ``duckdb_batches``) in
+        ``seconds``: its next run here counts as its second."""
+        if sql not in self._plans and seconds < PLANNED_BELOW_S:
+            if len(self._seen) >= _SEEN:
+                self._seen.clear()
+            self._seen.add(sql)
+
     def _plan(self, cur: duckdb.DuckDBPyConnection, sql: str) -> tuple[str, str] | None:
         """Prepare a text seen once (fast) before; None when it is not to be kept."""
         self._seen.discard(sql)

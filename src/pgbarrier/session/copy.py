@@ -40,7 +40,7 @@ from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto import transcode
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.pgproto.encodings import Codec
-from pgbarrier.result import Result
+from pgbarrier.result import BatchStream, Result
 from pgbarrier.sql.copy_options import CopyStatement
 
 SPILL_BYTES = 256 * 1024
@@ -189,12 +189,15 @@ def select_for(st: CopyStatement) -> str:
 
 def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
              out: m.Outbox, spill: Callable[[bytes], None] | None,
-             codec: Codec | None = None, client: Codec | None = None) -> int:
+             codec: Codec | None = None, client: Codec | None = None,
+             columnar_ok: bool = False) -> int:
     """Send ``result``'s rows as COPY TO STDOUT's data; returns the row count.
     ``text_encoders``: the session's encoders of a text-format SELECT result in UTF-8 (so
     COPY prints each value as that SELECT would), one per column; ``codec``: the encoding
     text and CSV data are written in (None: UTF-8), ``client``: the client encoding
-    (binary fields of text types)."""
+    (binary fields of text types); ``columnar_ok``: a text-format COPY of a result read in
+    record batches may write them a batch at a time (:mod:`pgbarrier.pgproto.columnar`,
+    the same bytes), the session's output styles being the defaults."""
     columns = result.columns
     if columns is None:
         raise PgError("COPY query must have a RETURNING clause" if st.query else
@@ -235,6 +238,21 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
         chunks.append(copy_data(head if convert is None else convert(head)))
     sent = 0
     pending = 0
+    stream = result.row_source
+    if st.format == "text" and convert is None and text_encoders is not None \
+            and isinstance(stream, BatchStream) and result.batched() and columnar_ok:
+        from pgbarrier.pgproto.columnar import CopyTextRows  # pyarrow: on first use
+
+        framer = CopyTextRows(columns, st.delimiter, st.null)
+        while (batch := stream.next_batch()) is not None:
+            data = framer.frame(batch)
+            chunks.append(data)
+            sent += batch.num_rows
+            if spill is not None:
+                pending += len(data)
+                if pending >= SPILL_BYTES:
+                    spill(out.take())
+                    pending = 0
     for row in result.rows():
         if binary:
             data = cd.binary_row([None if v is None else enc(v)

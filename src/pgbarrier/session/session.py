@@ -128,7 +128,7 @@ from pgbarrier.errors import (
 )
 from pgbarrier.logs import session_fields, statement_for_log
 from pgbarrier.metrics.statements import CONTROL, LOCAL, RELAYED, SessionStatements, StatementTotals
-from pgbarrier.result import Column, Result, command
+from pgbarrier.result import BatchStream, Column, Result, command
 from pgbarrier.sql.startup_params import startup_settings
 from pgbarrier.session import copy, settings
 from pgbarrier.session.copy import CopyInState
@@ -539,6 +539,10 @@ class Session:
 
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""
+        if isinstance(result.row_source, BatchStream) and result.batched() \
+                and self.encoding.codec is None and self.executor is not None \
+                and self.executor.backend.output_styles() is None:
+            return self._send_batches(result, result.row_source, portal, limit)
         rows = result.rows()
         sent = 0
         out = self.out
@@ -568,6 +572,44 @@ class Session:
                         portal.sent += sent
                     return False
         except Exception:  # an error after some rows (a streamed result): the block fails
+            self.tx = after_error(self.tx)
+            raise
+        if portal is not None:
+            portal.sent += sent
+            self._last_count = portal.sent
+        else:
+            self._last_count = sent
+        return True
+
+    def _send_batches(self, result: Result, stream: BatchStream, portal: Portal | None,
+                      limit: int) -> bool:
+        """:meth:`_send_rows` for a result read in record batches: each batch framed whole,
+        a column at a time (:mod:`pgbarrier.pgproto.columnar`)."""
+        from pgbarrier.pgproto.columnar import DataRows  # pyarrow: on first use
+
+        columns = result.columns or []
+        framer = DataRows(columns, [self._format(portal, i, c.type_oid)
+                                    for i, c in enumerate(columns)])
+        spill = self.spill
+        out = self.out
+        chunks = out.chunks
+        sent = 0
+        pending = 0
+        try:
+            while (batch := stream.next_batch(limit - sent if limit else 0)) is not None:
+                data = framer.frame(batch)
+                chunks.append(data)
+                sent += batch.num_rows
+                if spill is not None:
+                    pending += len(data)
+                    if pending >= SPILL_BYTES:
+                        spill(out.take())  # blocks while the client does not read
+                        pending = 0
+                if limit and sent >= limit:
+                    if portal is not None:
+                        portal.sent += sent
+                    return False
+        except Exception:  # an error after some rows: the block fails
             self.tx = after_error(self.tx)
             raise
         if portal is not None:
@@ -639,7 +681,8 @@ class Session:
             encoders = None if st.format == "binary" or result.columns is None \
                 else self._encoders(result, None, utf8=True)
             n = copy.copy_out(st, result, encoders, self.out, self.spill, self._copy_codec(st),
-                              self.encoding.codec)
+                              self.encoding.codec,
+                              columnar_ok=self.executor.backend.output_styles() is None)
         except Exception:
             self.tx = after_error(self.tx)
             raise

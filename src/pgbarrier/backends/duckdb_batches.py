@@ -1,0 +1,177 @@
+"""The columnar result path on DuckDB: which statements take it, and reading their batches.
+
+A read statement's rows can leave DuckDB as Arrow record batches (its streaming result,
+``_submit(..., "stream")`` read through ``arrow_reader``: the public
+``DuckDBPyConnection.sql(...).to_arrow_reader()`` runs the same, behind a relation that
+would rewrite the text and its error positions). :mod:`pgbarrier.pgproto.columnar` writes
+them out a column at a time. Rules this module keeps:
+
+* Only ``SELECT``, ``VALUES`` and ``TABLE`` statements that call no sequence or signal
+  function and do not read pgbarrier's PostgreSQL catalog take it (a statement that turns
+  out not to fit is closed unread and run again the row way, which must do no harm), and
+  only where the connection has the streaming Arrow result (DuckDB 2.x).
+* A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
+  :data:`REMEMBERED` texts) and takes the row path next time: a one-row result costs no
+  batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
+  columnar run counts as the text's first, so its second run prepares it). A text
+  the row path finds long (a full fetch) is forgotten again.
+* Columns of a DuckDB type outside :data:`_SERVABLE` (intervals, ``BIT``, structs, maps,
+  unions, time with time zone, ``TIMESTAMP_NS``...), or whose Arrow type
+  :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row
+  path: their Arrow values are not DuckDB's Python values. So do unconstrained numerics
+  (``duckdb_numeric``), whose values are rewritten per row.
+* DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
+  is run to its end first (``complete()``; the session's own streams were parked before).
+* The open result holds the connection until it is read out: :meth:`BatchReading.release`
+  closes it, and runs before anything else uses the cursor (after the stream, if still
+  alive, was parked).
+* An error DuckDB raises while a batch is read reaches Python as pyarrow's ``OSError``
+  with DuckDB's message (``Invalid Input Error: ...``, ``INTERRUPT Error: ...``): it is
+  turned back into the DuckDB exception of that name, so it becomes the same PostgreSQL
+  error as on the row path (57014 for an interrupt).
+* pyarrow is imported on the first statement that takes this path, not at start-up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import duckdb
+
+from pgbarrier.backends.duckdb_plans import _SIDE_EFFECTS
+from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
+
+#: rows of a record batch (DuckDB's vectors are 2,048)
+BATCH_ROWS = 8192
+#: a result shorter than this sends its text to the row path next time
+SHORT_ROWS = 256
+#: texts remembered as short (all forgotten past this)
+REMEMBERED = 512
+_WORDS = frozenset({"SELECT", "VALUES", "TABLE"})
+
+
+def _error_names() -> dict[str, type]:
+    names: dict[str, type] = {}
+    for name in dir(duckdb):
+        cls = getattr(duckdb, name)
+        if name.endswith("Exception") and isinstance(cls, type) and issubclass(cls, duckdb.Error):
+            words = re.sub(r"(?<!^)(?=[A-Z])", " ", name[:-len("Exception")]).lower()
+            names[words + " error"] = cls
+    return names
+
+
+_ERRORS = _error_names()
+
+
+def duckdb_error(exc: Exception) -> Exception:
+    """DuckDB's exception for an error that crossed the Arrow stream as ``OSError``."""
+    if isinstance(exc, duckdb.Error):
+        return exc
+    text = str(exc)
+    head, sep, _ = text.partition(":")
+    if not sep:
+        return exc
+    cls = _ERRORS.get(head.strip().lower())
+    if cls is None:
+        return duckdb.Error(text) if head.strip().lower().endswith(" error") else exc
+    return cls(text)
+
+
+#: DuckDB types whose values, read through Arrow, are what ``fetchmany`` gives (and so print
+#: the same on the per-value fallback); lists of them too
+_SERVABLE = frozenset({
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
+    "UINTEGER", "UBIGINT", "HUGEINT", "FLOAT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP",
+    "TIMESTAMP WITH TIME ZONE", "TIME", "UUID", "BLOB", "JSON", '"NULL"', "NULL"})
+
+
+def _servable_type(name: str) -> bool:
+    while name.endswith("[]"):
+        name = name[:-2]
+    return name in _SERVABLE or (name.startswith("DECIMAL(") and name.endswith(")")) \
+        or name.startswith("ENUM(")
+
+
+class BatchReading:
+    """One session's columnar reads: the short texts it remembers, its open result."""
+
+    __slots__ = ("_short", "_result", "_reader", "_columnar")
+
+    def __init__(self) -> None:
+        self._short: set[str] = set()
+        self._result: Any = None
+        self._reader: Any = None
+        self._columnar: Any = None
+
+    def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
+        """Whether this statement takes the columnar path (the text rules above)."""
+        return bool(words) and words[0] in _WORDS and client_sql not in self._short \
+            and hasattr(cur, "_submit") and _SIDE_EFFECTS.search(sql) is None \
+            and not may_touch_catalog(client_sql)
+
+    def open(self, cur: Any, sql: str, values: list[Any] | None) -> Any:
+        """Run ``sql`` as a streaming Arrow result (DuckDB's errors raised as they are)."""
+        self.release()
+        # what an earlier execute() of the session left unread (a statement the session ran
+        # for itself): run to its end, as a new execute() would leave it
+        cur.complete()
+        self._result = cur._submit(sql, values, "stream", BATCH_ROWS)
+        return self._result
+
+    def servable(self, opened: Any) -> bool:
+        """Whether the opened result's columns can take the path (DuckDB's types, then
+        their Arrow types); the Arrow reader is opened when they can."""
+        if not all(_servable_type(str(d[1])) for d in opened.description or ()):
+            return False
+        if self._columnar is None:
+            from pgbarrier.pgproto import columnar  # pyarrow: on first use
+
+            self._columnar = columnar
+        self._reader = opened.arrow_reader()
+        return bool(self._columnar.servable(self._reader.schema))
+
+    def read(self) -> Any:
+        """The next record batch, None at the end."""
+        reader = self._reader
+        if reader is None:
+            return None
+        try:
+            return reader.read_next_batch()
+        except StopIteration:
+            self.release()
+            return None
+        except duckdb.Error:
+            self._reader = self._result = None  # DuckDB closed it
+            raise
+        except Exception as exc:  # noqa: BLE001 - DuckDB's error through Arrow
+            self._reader = self._result = None
+            raise duckdb_error(exc) from None
+
+    def to_rows(self, batch: Any) -> list[tuple[Any, ...]]:
+        return self._columnar.to_rows(batch)
+
+    def ended(self, client_sql: str, count: int) -> bool:
+        """The result of ``client_sql`` had ``count`` rows; True: it is short (remembered)."""
+        if count >= SHORT_ROWS:
+            return False
+        if len(self._short) >= REMEMBERED:
+            self._short.clear()
+        self._short.add(client_sql)
+        return True
+
+    def long_result(self, client_sql: str) -> None:
+        """The row path read a full fetch of this text: it takes batches again."""
+        if self._short:
+            self._short.discard(client_sql)
+
+    def release(self) -> None:
+        """Close the open result, if any (the connection is free after)."""
+        reader, result = self._reader, self._result
+        self._reader = self._result = None
+        for held in (reader, result):
+            if held is not None:
+                try:
+                    held.close()
+                except Exception:  # noqa: BLE001 - already closed or read out
+                    pass

@@ -1,0 +1,66 @@
+# C types for pgbarrier/pgproto/rowframe.py when Cython compiles it into _rowframe_c
+# (setup.py). The .py is the implementation; this file only declares types and the C
+# names its ``if _COMPILED:`` branches use (pgbarrier.accel).
+import cython
+from libc.string cimport memcpy
+
+cdef bint _COMPILED
+cdef int _POS, _NEG, _NUMERIC_MAX
+cdef long long _DAY_US
+
+@cython.locals(r=Py_ssize_t, p=cython.longlong, a=cython.longlong, length=cython.longlong)
+cpdef put_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] offsets,
+                 const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, i=cython.longlong, a=cython.longlong, b=cython.longlong,
+               more=cython.longlong)
+cpdef copy_sizes(long long[::1] sizes, long long[::1] extra, const long long[::1] offsets,
+                 const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n,
+                 const unsigned char[::1] escapes, Py_ssize_t null_length, bint scan)
+
+@cython.locals(r=Py_ssize_t, i=cython.longlong, p=cython.longlong, a=cython.longlong,
+               length=cython.longlong, c=cython.uchar, e=cython.uchar, null_length=Py_ssize_t)
+cpdef put_copy_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] extra,
+                      const long long[::1] offsets, const unsigned char[::1] data,
+                      const unsigned char[::1] valid, Py_ssize_t n,
+                      const unsigned char[::1] escapes, const unsigned char[::1] null,
+                      unsigned char separator)
+
+@cython.locals(point=Py_ssize_t)
+cdef str _pg_float(str s)
+
+@cython.locals(r=Py_ssize_t, out=bytearray, offsets_v="long long[::1]")
+cpdef tuple float8_text(const double[::1] values, const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, pad=int, nfrac=int, ov="long long[::1]", dv="unsigned char[::1]", g=cython.longlong,
+               power=cython.longlong, widen=cython.longlong, tail=cython.longlong, u=cython.longlong,
+               a=cython.longlong, whole=cython.longlong, frac=cython.longlong,
+               rest=cython.longlong, nint=int, first=int, last=int, weight=int,
+               ndigits=int, sign=int, negative=bint, groups=list)
+cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::1] valid,
+                           Py_ssize_t n, int scale)
+
+@cython.locals(r=Py_ssize_t, p=Py_ssize_t, v=cython.longlong, days=cython.longlong,
+               micros=cython.longlong, z=cython.longlong, era=cython.longlong,
+               doe=cython.longlong, yoe=cython.longlong, year=cython.longlong,
+               doy=cython.longlong, mp=cython.longlong, day=cython.longlong,
+               month=cython.longlong, width=int, rest=cython.longlong, i=int,
+               secs=cython.longlong, frac=cython.longlong, hour=cython.longlong,
+               minute=cython.longlong, second=cython.longlong,
+               ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] valid,
+                          Py_ssize_t n, int kind)
+
+@cython.locals(r=Py_ssize_t, p=Py_ssize_t, i=int, u=cython.longlong, power=cython.longlong,
+               whole=cython.longlong, frac=cython.longlong, width=int, rest=cython.longlong,
+               ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1] valid,
+                         Py_ssize_t n, int scale)
+
+@cython.locals(r=Py_ssize_t)
+cpdef add_field_sizes(long long[::1] sizes, const long long[::1] offsets,
+                      const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(r=Py_ssize_t, p=cython.longlong, length=cython.longlong)
+cpdef put_headers(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] sizes,
+                  Py_ssize_t n, unsigned char kind, int ncols)

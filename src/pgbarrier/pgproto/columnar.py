@@ -1,0 +1,376 @@
+"""Wire bytes of a batch of rows, a column at a time: the columnar result path (issue 27).
+
+A DuckDB result read as Arrow record batches (:class:`pgbarrier.result.BatchStream`) is
+written out here: each column of a batch becomes its PostgreSQL text or binary values in
+one step (pyarrow's compute kernels and numpy for most types, the compiled loops of
+:mod:`pgbarrier.pgproto.rowframe` for the rest), and the batch's DataRow messages (or
+COPY TO's text rows) are framed together into one buffer. Python works per batch, not
+per value. Rules this module keeps:
+
+* The bytes are exactly those of the per-value encoders of :mod:`pgbarrier.pgproto.types`
+  (``tests/unit/test_columnar.py`` feeds random values of every type through both). A
+  column this module has no columnar form for is encoded by that per-value encoder from
+  the column's Python values (``to_pylist``), in the same batch: float4 text, bytea text,
+  uuid binary, jsonb, arrays, numerics of more than 18 digits in binary, integers shown
+  as numeric in binary, ``char(n)`` and ``timestamp(p)``/``time(p)`` with a declared
+  precision, and any (type, Arrow type) pair not in the tables below.
+* Which results come here at all is the backend's choice (:func:`servable`: Arrow types
+  whose Python values are DuckDB's own, so the per-value fallback prints what it always
+  did); the session's (a client encoding other than UTF8, DateStyle/IntervalStyle other
+  than the defaults) keep the per-value path (:mod:`pgbarrier.session.session`).
+* pyarrow is imported with this module, which nothing imports at start-up: the first
+  result that streams in batches pays for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pgbarrier import accel
+from pgbarrier.pgproto import types as pgt
+from pgbarrier.result import Column
+
+_frame = accel.load("pgbarrier.pgproto.rowframe")
+
+#: a column's wire values: offsets (int64, rows + 1), data (uint8), valid (uint8, rows)
+Wire = tuple[Any, Any, Any]
+Encode = Callable[[Any], Wire]
+
+_PG_EPOCH_DAYS = 10957
+_PG_EPOCH_US = 946_684_800_000_000
+_TEXTUAL = frozenset({pgt.TEXT, pgt.VARCHAR, pgt.NAME, pgt.UNKNOWN, pgt.JSON, pgt.CHAR,
+                      pgt.BPCHAR})
+_INT_WIDTH = {pgt.INT2: ">i2", pgt.INT4: ">i4", pgt.INT8: ">i8", pgt.OID: ">u4"}
+_UTC_NAMES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "+00:00", "Z"})
+
+
+# ------------------------------------------------------------------ which results
+
+def _servable_type(t: pa.DataType) -> bool:
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _servable_type(t.value_type)
+    if pa.types.is_dictionary(t):
+        return pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)
+    return (pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
+            or pa.types.is_decimal(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_string_view(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_date32(t)
+            or pa.types.is_timestamp(t) or (pa.types.is_time64(t) and t.unit == "us")
+            or pa.types.is_null(t))
+
+
+def servable(schema: pa.Schema) -> bool:
+    """Whether every column of ``schema`` can take this path (its Python values, for the
+    per-value fallback, are those DuckDB's ``fetchmany`` gives)."""
+    return all(_servable_type(f.type) for f in schema)
+
+
+def to_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
+    """The batch as rows of Python values (for consumers of rows: cursors, COPY CSV...)."""
+    return list(zip(*[c.to_pylist() for c in batch.columns]))
+
+
+# ------------------------------------------------------------------ columns
+
+def _valid(arr: pa.Array) -> Any:
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=np.uint8)
+    return np.asarray(arr.is_valid()).view(np.uint8)
+
+
+def _strings(arr: pa.Array) -> Wire:
+    """A string or binary array's own buffers (sliced arrays included)."""
+    t = arr.type
+    if pa.types.is_string_view(t) or pa.types.is_dictionary(t):
+        arr = arr.cast(pa.string())
+        t = arr.type
+    n = len(arr)
+    bufs = arr.buffers()
+    wide = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32,
+                            count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size \
+        else np.zeros(1, dtype=np.uint8)
+    return offsets, data, _valid(arr)
+
+
+def _fixed(values: Any, width: int, valid: Any) -> Wire:
+    data = np.ascontiguousarray(values).view(np.uint8)
+    return np.arange(len(valid) + 1, dtype=np.int64) * width, data, valid
+
+
+def _numbers(arr: pa.Array, dtype: str) -> Wire:
+    """Big-endian numbers of ``dtype`` (NULLs as zeros, masked)."""
+    valid = _valid(arr)
+    filled = arr.fill_null(0) if arr.null_count else arr
+    values = filled.to_numpy(zero_copy_only=False).astype(dtype)
+    return _fixed(values, np.dtype(dtype).itemsize, valid)
+
+
+def _micros(arr: pa.Array) -> Any:
+    """int64 microseconds of a timestamp or time64[us] array (NULLs as zeros)."""
+    if pa.types.is_timestamp(arr.type) and arr.type.unit != "us":
+        arr = arr.cast(pa.timestamp("us", arr.type.tz), safe=False)
+    filled = arr.fill_null(0) if arr.null_count else arr
+    return filled.cast(pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def _unscaled(a: pa.Array) -> Any:
+    """int64 unscaled values of a decimal128 array of at most 18 digits."""
+    n = len(a)
+    raw = np.frombuffer(a.buffers()[1], dtype=np.int64, count=2 * (a.offset + n))
+    return np.ascontiguousarray(raw[2 * a.offset::2])
+
+
+def _decimal_text(scale: int) -> Encode:
+    """numeric_out of decimals of ``scale``: never in exponent form (pyarrow's cast is)."""
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        offsets, data = _frame.decimal_text(_unscaled(a), valid, len(a), scale)
+        return offsets, data, valid
+    return encode
+
+
+def _int_text(a: pa.Array) -> Wire:
+    """int4out/int8out: the compiled digits (int64's lowest value, which has no positive
+    counterpart, through pyarrow's cast)."""
+    valid = _valid(a)
+    values = np.ascontiguousarray((a.fill_null(0) if a.null_count else a).to_numpy(
+        zero_copy_only=False), dtype=np.int64)
+    if pa.types.is_int64(a.type) and len(values) and values.min() == np.iinfo(np.int64).min:
+        return _strings(a.cast(pa.string()))
+    offsets, data = _frame.decimal_text(values, valid, len(a), 0)
+    return offsets, data, valid
+
+
+def _datetime_text(kind: int) -> Encode:
+    """Dates (0), timestamps (1), times (2), timestamps with time zone in UTC (3)."""
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        if kind == 0:
+            values = (a.fill_null(0) if a.null_count else a).cast(pa.int32()).to_numpy(
+                zero_copy_only=False).astype(np.int64)
+        else:
+            values = np.ascontiguousarray(_micros(a), dtype=np.int64)
+        offsets, data = _frame.datetime_text(values, valid, len(a), kind)
+        return offsets, data, valid
+    return encode
+
+
+def _float8_text(a: pa.Array) -> Wire:
+    """float8out: pyarrow's shortest digits (double-conversion, the same digits as Python's
+    ``repr``) where its notation is PostgreSQL's (fixed, for 1e-4 <= |v| < 1e15); the
+    other values (exponents, infinities, NaN) through :func:`rowframe.float8_text`."""
+    valid = _valid(a)
+    values = np.ascontiguousarray((a.fill_null(0) if a.null_count else a).to_numpy(
+        zero_copy_only=False), dtype=np.float64)
+    text = a.cast(pa.string())
+    with np.errstate(invalid="ignore"):
+        mag = np.abs(values)
+        odd = ~((mag >= 1e-4) & (mag < 1e15)) & (mag != 0)
+    odd |= np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+    odd &= valid.astype(bool)
+    if odd.any():
+        index = np.flatnonzero(odd)
+        cuts, fixed = _frame.float8_text(np.ascontiguousarray(values[index]),
+                                         np.ones(len(index), np.uint8), len(index))
+        shown = bytes(fixed).decode("ascii")
+        pieces = [shown[cuts[i]:cuts[i + 1]] for i in range(len(index))]
+        text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
+    offsets, data, _ = _strings(text)
+    return offsets, data, valid
+
+
+def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
+    """The columnar text encoder of ``oid`` values arriving as ``t`` (None: per value)."""
+    if oid in _TEXTUAL or oid == pgt.UUID:
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or \
+                pa.types.is_string_view(t) or pa.types.is_dictionary(t):
+            return _strings
+        return None
+    if oid == pgt.BOOL and pa.types.is_boolean(t):
+        return lambda a: _strings(pc.if_else(a, "t", "f"))
+    if oid in _INT_WIDTH or oid == pgt.NUMERIC:
+        if pa.types.is_integer(t) and t.bit_width <= 32 or pa.types.is_int64(t):
+            return _int_text
+        if pa.types.is_integer(t):
+            return lambda a: _strings(a.cast(pa.string()))
+        if oid == pgt.NUMERIC and pa.types.is_decimal(t) and t.precision <= 18 and \
+                0 <= t.scale <= 18 and t.bit_width == 128:
+            return _decimal_text(t.scale)
+        return None
+    if oid == pgt.FLOAT8 and pa.types.is_float64(t):
+        return _float8_text
+    if oid == pgt.DATE and pa.types.is_date32(t):
+        return _datetime_text(0)
+    if oid == pgt.TIMESTAMP and pa.types.is_timestamp(t) and t.tz is None:
+        return _datetime_text(1)
+    if oid == pgt.TIMESTAMPTZ and pa.types.is_timestamp(t) and t.tz in _UTC_NAMES:
+        # other zones per value: pyarrow's time zone rules are not DuckDB's (ICU) for
+        # every date, and the text must be the row path's
+        return _datetime_text(3)
+    if oid == pgt.TIME and pa.types.is_time64(t) and t.unit == "us":
+        return _datetime_text(2)
+    return None
+
+
+def _binary_encoder(oid: int, t: pa.DataType) -> Encode | None:
+    """The columnar binary encoder of ``oid`` values arriving as ``t`` (None: per value)."""
+    if oid in _TEXTUAL:
+        return _text_encoder(oid, t)  # the text's UTF-8 bytes, as text_send
+    if oid == pgt.BOOL and pa.types.is_boolean(t):
+        return lambda a: _numbers(a.cast(pa.uint8()), "u1")
+    if oid in _INT_WIDTH and pa.types.is_integer(t):
+        dtype = _INT_WIDTH[oid]
+        return lambda a: _numbers(a, dtype)
+    if oid == pgt.FLOAT8 and pa.types.is_floating(t):
+        return lambda a: _numbers(a, ">f8")
+    if oid == pgt.FLOAT4 and pa.types.is_floating(t):
+        return lambda a: _numbers(a, ">f4")
+    if oid == pgt.NUMERIC and pa.types.is_decimal(t) and t.precision <= 18 and \
+            0 <= t.scale <= 18 and t.bit_width == 128:
+        scale = t.scale
+
+        def numeric(a: pa.Array) -> Wire:
+            valid = _valid(a)
+            n = len(a)
+            offsets, data = _frame.numeric_binary(_unscaled(a), valid, n, scale)
+            return offsets, data if len(data) else np.zeros(1, np.uint8), valid
+        return numeric
+    if oid == pgt.DATE and pa.types.is_date32(t):
+        def date(a: pa.Array) -> Wire:
+            valid = _valid(a)
+            days = (a.fill_null(0) if a.null_count else a).cast(pa.int32())
+            values = days.to_numpy(zero_copy_only=False).astype(np.int64) - _PG_EPOCH_DAYS
+            return _fixed(values.astype(">i4"), 4, valid)
+        return date
+    if oid in (pgt.TIMESTAMP, pgt.TIMESTAMPTZ) and pa.types.is_timestamp(t):
+        return lambda a: _fixed((_micros(a) - _PG_EPOCH_US).astype(">i8"), 8, _valid(a))
+    if oid == pgt.TIME and pa.types.is_time64(t) and t.unit == "us":
+        return lambda a: _fixed(_micros(a).astype(">i8"), 8, _valid(a))
+    return None
+
+
+def _per_value(column: Column, fmt: int) -> Encode:
+    """The per-value encoder of :mod:`pgbarrier.pgproto.types` over the column's values."""
+    enc = pgt.encoder(column.type_oid, fmt, None, column.type_modifier)
+
+    def encode(a: pa.Array) -> Wire:
+        values = [None if v is None else enc(v) for v in a.to_pylist()]
+        valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
+        lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64,
+                              count=len(values))
+        offsets = np.zeros(len(values) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.frombuffer(b"".join(v for v in values if v is not None) or b"\0",
+                             dtype=np.uint8)
+        return offsets, data, valid
+    return encode
+
+
+def _null_column(a: pa.Array) -> Wire:
+    n = len(a)
+    return np.zeros(n + 1, np.int64), np.zeros(1, np.uint8), np.zeros(n, np.uint8)
+
+
+def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
+    """How a column of ``column``'s type arriving as ``t`` is written in format ``fmt``."""
+    if pa.types.is_null(t):
+        return _null_column
+    oid, typmod = column.type_oid, column.type_modifier
+    if (oid == pgt.BPCHAR and typmod > 4) or (oid in pgt._PRECISE and 0 <= typmod < 6):
+        return _per_value(column, fmt)
+    enc = _binary_encoder(oid, t) if fmt == 1 else _text_encoder(oid, t)
+    return enc if enc is not None else _per_value(column, fmt)
+
+
+# ------------------------------------------------------------------ framing
+
+class DataRows:
+    """Writes batches of one result as DataRow messages, a column at a time."""
+
+    def __init__(self, columns: list[Column], formats: list[int]) -> None:
+        self.columns = columns
+        self.formats = formats
+        self._encoders: list[Encode] | None = None
+
+    def frame(self, batch: pa.RecordBatch) -> bytearray:
+        n = batch.num_rows
+        ncols = batch.num_columns
+        if self._encoders is None:
+            self._encoders = [column_encoder(c, f.type, fmt) for c, f, fmt
+                              in zip(self.columns, batch.schema, self.formats)]
+        wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
+        sizes = np.full(n, 7 + 4 * ncols, dtype=np.int64)
+        for offsets, _data, valid in wires:
+            _frame.add_field_sizes(sizes, offsets, valid, n)
+        frames = bytearray(int(sizes.sum()))
+        out = np.frombuffer(frames, dtype=np.uint8)
+        cursor = np.empty(n, dtype=np.int64)
+        _frame.put_headers(out, cursor, sizes, n, 0x44, ncols)  # 'D'
+        put = _frame.put_fields
+        for offsets, data, valid in wires:
+            put(out, cursor, offsets, data, valid, n)
+        return frames
+
+
+#: types whose text is digits, signs, ``.:-+ e``, ``t``/``f``, ``NaN``/``Infinity``
+_NO_ESCAPES = frozenset({pgt.BOOL, pgt.INT2, pgt.INT4, pgt.INT8, pgt.OID, pgt.FLOAT4,
+                         pgt.FLOAT8, pgt.NUMERIC, pgt.DATE, pgt.TIMESTAMP, pgt.TIMESTAMPTZ,
+                         pgt.TIME})
+_COPY_SPECIAL = {ord("\\"): ord("\\"), 8: ord("b"), 12: ord("f"), 10: ord("n"), 13: ord("r"),
+                 9: ord("t"), 11: ord("v")}
+
+
+class CopyTextRows:
+    """Writes batches of one result as COPY TO's text-format CopyData messages (one a row,
+    as :class:`pgbarrier.pgproto.copy_data.TextWriter` writes them)."""
+
+    def __init__(self, columns: list[Column], delimiter: str, null: str) -> None:
+        self.columns = columns
+        table = np.zeros(256, dtype=np.uint8)
+        for c, e in _COPY_SPECIAL.items():
+            table[c] = e
+        d = delimiter.encode("utf-8")
+        if len(d) == 1 and not table[d[0]]:
+            table[d[0]] = d[0]
+        self.escapes = table
+        self.delimiter = d[0]
+        # the text of numbers, dates and times has no byte to escape, unless the delimiter
+        # is one of its characters
+        plain = not set(delimiter) & set("0123456789 -+:.eEaINfinityt")
+        self.scan = [not (plain and c.type_oid in _NO_ESCAPES) for c in columns]
+        self.null = np.frombuffer(null.encode("utf-8") or b"\0", dtype=np.uint8)[
+            :len(null.encode("utf-8"))].copy()
+        self._encoders: list[Encode] | None = None
+
+    def frame(self, batch: pa.RecordBatch) -> bytearray:
+        n = batch.num_rows
+        ncols = batch.num_columns
+        if self._encoders is None:
+            self._encoders = [column_encoder(c, f.type, 0)
+                              for c, f in zip(self.columns, batch.schema)]
+        wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
+        sizes = np.full(n, 5, dtype=np.int64)
+        escapes = self.escapes
+        extras = [np.empty(n, dtype=np.int64) for _ in wires]
+        for (offsets, data, valid), extra, scan in zip(wires, extras, self.scan):
+            _frame.copy_sizes(sizes, extra, offsets, data, valid, n, escapes, len(self.null),
+                              scan)
+        if ncols == 0:
+            sizes += 1
+        frames = bytearray(int(sizes.sum()))
+        out = np.frombuffer(frames, dtype=np.uint8)
+        cursor = np.empty(n, dtype=np.int64)
+        _frame.put_headers(out, cursor, sizes, n, 0x64, -1)  # 'd'
+        if ncols == 0:
+            out[cursor] = 0x0A
+        for i, ((offsets, data, valid), extra) in enumerate(zip(wires, extras)):
+            _frame.put_copy_fields(out, cursor, extra, offsets, data, valid, n, escapes,
+                                   self.null, 0x0A if i == ncols - 1 else self.delimiter)
+        return frames

@@ -1,0 +1,400 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""The per-value loops of the columnar result path: writing a batch's columns into wire bytes.
+
+:mod:`pgbarrier.pgproto.columnar` turns a batch of rows (an Arrow record batch) into one
+column of wire values at a time, each column as ``offsets`` (int64, one more than the
+rows: value ``r`` is ``data[offsets[r]:offsets[r + 1]]``), ``data`` (uint8) and
+``valid`` (uint8, 0 where the value is NULL). This module holds the loops that are left
+per value once that is done. Rules it keeps:
+
+* Pure functions over arrays (numpy, or anything with the buffer protocol): no I/O, no
+  state, no knowledge of types beyond what each function's name says.
+* The writers (:func:`put_fields`, :func:`put_copy_fields`) fill a buffer whose size the
+  caller computed, at per-row positions ``cursor`` it advances: columns are written one
+  after the other, each row's fields landing in order. A DataRow field is a big-endian
+  int32 length (-1 for NULL) and the bytes; a COPY text field is the value escaped as
+  PostgreSQL's COPY TO escapes it (a byte table: 0 = as is, else the byte written after a
+  backslash) or the NULL string, then a separator byte (the delimiter, or the newline
+  after the last column).
+* :func:`float8_text` is PostgreSQL's ``float8out`` with ``extra_float_digits`` > 0 (the
+  shortest text that reads back, Python's ``repr``, printed in PostgreSQL's notation);
+  :func:`numeric_binary` is ``numeric_send`` of decimals given as int64 unscaled values
+  and their scale (up to 18 digits). :func:`pgbarrier.pgproto.types.float_text` and
+  :func:`~pgbarrier.pgproto.types.numeric_send` are their per-value references (the
+  differential tests hold them to the same bytes).
+* This source is compiled by Cython when pgbarrier is installed (``setup.py``; its C
+  types are in ``_rowframe_c.pxd`` beside it) and is the same module run as Python where
+  it was not: one implementation either way (:func:`pgbarrier.accel.load` picks which);
+  the ``if _COMPILED:`` branches are the same steps with C calls. Compiled, integer
+  division is C's (``cdivision``): every division here has a non-negative dividend, or
+  is floored by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import cython
+
+    #: True in the compiled extension: the branches under it use C (names of the .pxd)
+    _COMPILED = cython.compiled
+except ImportError:  # run as Python without Cython installed
+    _COMPILED = False
+
+#: numeric_send's sign words
+_POS, _NEG = 0x0000, 0x4000
+#: microseconds of a day
+_DAY_US = 86_400_000_000
+#: the most base-10000 digits an 18-digit decimal has (5 before the point, 5 after)
+_NUMERIC_MAX = 8 + 2 * 10
+
+
+def put_fields(buf: Any, cursor: Any, offsets: Any, data: Any, valid: Any, n: int) -> None:
+    """DataRow fields of one column: at ``cursor[r]`` the length word and the value's bytes."""
+    for r in range(n):
+        p = cursor[r]
+        if valid[r]:
+            a = offsets[r]
+            length = offsets[r + 1] - a
+            buf[p] = (length >> 24) & 0xFF
+            buf[p + 1] = (length >> 16) & 0xFF
+            buf[p + 2] = (length >> 8) & 0xFF
+            buf[p + 3] = length & 0xFF
+            p += 4
+            if length:
+                if _COMPILED:
+                    memcpy(cython.address(buf[p]), cython.address(data[a]), length)
+                else:
+                    buf[p:p + length] = data[a:a + length]
+                p += length
+        else:
+            buf[p] = 0xFF
+            buf[p + 1] = 0xFF
+            buf[p + 2] = 0xFF
+            buf[p + 3] = 0xFF
+            p += 4
+        cursor[r] = p
+
+
+def copy_sizes(sizes: Any, extra: Any, offsets: Any, data: Any, valid: Any, n: int,
+               escapes: Any, null_length: int, scan: bool) -> None:
+    """Add each row's COPY text field of one column (escaped, or the NULL string) and its
+    separator byte to ``sizes``; ``extra[r]``: the backslashes its escaping adds (``scan``
+    False: the caller knows no byte of the column needs one)."""
+    for r in range(n):
+        if valid[r]:
+            a = offsets[r]
+            b = offsets[r + 1]
+            more = 0
+            if scan:
+                for i in range(a, b):
+                    if escapes[data[i]]:
+                        more += 1
+            extra[r] = more
+            sizes[r] += b - a + more + 1
+        else:
+            extra[r] = 0
+            sizes[r] += null_length + 1
+
+
+def put_copy_fields(buf: Any, cursor: Any, extra: Any, offsets: Any, data: Any, valid: Any,
+                    n: int, escapes: Any, null: Any, separator: int) -> None:
+    """COPY text fields of one column, each followed by ``separator`` (``extra``: from
+    :func:`copy_sizes`, 0 where a value is copied as it is; ``null``: the NULL string's
+    bytes, a uint8 array)."""
+    null_length = len(null)
+    for r in range(n):
+        p = cursor[r]
+        if valid[r]:
+            a = offsets[r]
+            length = offsets[r + 1] - a
+            if extra[r] == 0:
+                if length:
+                    if _COMPILED:
+                        memcpy(cython.address(buf[p]), cython.address(data[a]), length)
+                    else:
+                        buf[p:p + length] = data[a:a + length]
+                    p += length
+            else:
+                for i in range(a, a + length):
+                    c = data[i]
+                    e = escapes[c]
+                    if e:
+                        buf[p] = 0x5C
+                        buf[p + 1] = e
+                        p += 2
+                    else:
+                        buf[p] = c
+                        p += 1
+        else:
+            for i in range(null_length):
+                buf[p + i] = null[i]
+            p += null_length
+        buf[p] = separator
+        cursor[r] = p + 1
+
+
+def _pg_float(s: str) -> str:
+    """Python's ``repr`` of a float in PostgreSQL's notation (fixed for decimal exponents
+    -4..14, ``1e+15`` from there, ``Infinity``/``NaN``)."""
+    if s.endswith(".0"):
+        s = s[:len(s) - 2]
+    if "e" in s:
+        return s
+    if s.endswith("f") or s.endswith("n"):  # inf, -inf, nan
+        return "NaN" if s == "nan" else ("-Infinity" if s.startswith("-") else "Infinity")
+    sign = ""
+    if s.startswith("-"):
+        sign = "-"
+        s = s[1:]
+    point = s.find(".")
+    whole = s if point < 0 else s[:point]
+    if len(whole) < 16 or whole[0] == "0":
+        return sign + s
+    # 1e15 <= |v| < 1e16: Python prints it fixed, PostgreSQL in exponent form
+    digits = (whole + ("" if point < 0 else s[point + 1:])).rstrip("0")
+    mant = digits[:1] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mant}e+15"
+
+
+def float8_text(values: Any, valid: Any, n: int) -> tuple[Any, Any]:
+    """``float8out`` of each valid value: (offsets, data) of their texts."""
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets_v = offsets
+    out = bytearray()
+    for r in range(n):
+        if valid[r]:
+            out += _pg_float(repr(float(values[r]))).encode("ascii")
+        offsets_v[r + 1] = len(out)
+    return offsets, np.frombuffer(bytes(out), dtype=np.uint8)
+
+
+def numeric_binary(unscaled: Any, valid: Any, n: int, scale: int) -> tuple[Any, Any]:
+    """``numeric_send`` of each valid decimal ``unscaled * 10**-scale`` (at most 18 digits,
+    ``0 <= scale <= 18``): (offsets, data)."""
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    data = np.zeros(n * _NUMERIC_MAX, dtype=np.uint8)
+    ov = offsets
+    dv = data
+    groups = [0] * 12
+    pad = (4 - scale % 4) % 4
+    nfrac = (scale + pad) // 4
+    power = 1
+    for i in range(scale):
+        power *= 10
+    widen = 1
+    for i in range(pad):
+        widen *= 10
+    tail = 10000 // widen
+    p = 0
+    for r in range(n):
+        if valid[r]:
+            u = int(unscaled[r])
+            negative = u < 0
+            a = -u if negative else u
+            whole = a // power
+            frac = a % power
+            # the whole part's groups, least significant first, then reversed into place
+            nint = 0
+            rest = whole
+            while rest > 0:
+                rest //= 10000
+                nint += 1
+            for i in range(nint):
+                groups[nint - 1 - i] = whole % 10000
+                whole //= 10000
+            for i in range(nfrac):  # the last group holds 4 - pad digits, then pad zeros
+                if i == 0:
+                    groups[nint + nfrac - 1] = (frac % tail) * widen
+                    frac //= tail
+                else:
+                    groups[nint + nfrac - 1 - i] = frac % 10000
+                    frac //= 10000
+            first = 0
+            last = nint + nfrac
+            weight = nint - 1
+            while first < last and groups[first] == 0:
+                first += 1
+                weight -= 1
+            while last > first and groups[last - 1] == 0:
+                last -= 1
+            ndigits = last - first
+            if ndigits == 0:
+                weight = 0
+            sign = _NEG if negative else _POS
+            dv[p] = (ndigits >> 8) & 0xFF
+            dv[p + 1] = ndigits & 0xFF
+            dv[p + 2] = (weight >> 8) & 0xFF
+            dv[p + 3] = weight & 0xFF
+            dv[p + 4] = (sign >> 8) & 0xFF
+            dv[p + 5] = sign & 0xFF
+            dv[p + 6] = (scale >> 8) & 0xFF
+            dv[p + 7] = scale & 0xFF
+            p += 8
+            for i in range(first, last):
+                dv[p] = (groups[i] >> 8) & 0xFF
+                dv[p + 1] = groups[i] & 0xFF
+                p += 2
+        ov[r + 1] = p
+    return offsets, data[:p]
+
+
+def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]:
+    """Text of int64 values: ``kind`` 0 dates (days since 1970-01-01, ``YYYY-MM-DD``),
+    1 timestamps (microseconds since 1970, ``YYYY-MM-DD HH:MM:SS[.ffffff]``), 2 times
+    (microseconds into the day), 3 timestamps with time zone in UTC (``...+00``);
+    trailing fractional zeros dropped, as PostgreSQL prints them
+    (:func:`pgbarrier.pgproto.types._datetime_text`, for years 1 to 9999). The civil date
+    is H. Hinnant's ``civil_from_days``. One loop, no calls: it is compiled."""
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    data = np.zeros(n * 32 + 1, dtype=np.uint8)
+    ov = offsets
+    dv = data
+    p = 0
+    for r in range(n):
+        if valid[r]:
+            v = int(values[r])
+            micros = 0
+            if kind == 0:
+                days = v
+            elif kind == 2:
+                days = 0
+                micros = v
+            else:
+                days = v // _DAY_US
+                if days * _DAY_US > v:  # compiled, division truncates: floor it
+                    days -= 1
+                micros = v - days * _DAY_US
+            if kind != 2:
+                z = days + 719468
+                era = (z if z >= 0 else z - 146096) // 146097
+                doe = z - era * 146097
+                yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+                year = yoe + era * 400
+                doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+                mp = (5 * doy + 2) // 153
+                day = doy - (153 * mp + 2) // 5 + 1
+                month = mp + 3 if mp < 10 else mp - 9
+                if month <= 2:
+                    year += 1
+                width = 4
+                rest = year // 10000
+                while rest > 0:
+                    width += 1
+                    rest //= 10
+                for i in range(width - 1, -1, -1):
+                    dv[p + i] = 48 + year % 10
+                    year //= 10
+                p += width
+                dv[p] = 45  # -
+                dv[p + 1] = 48 + month // 10
+                dv[p + 2] = 48 + month % 10
+                dv[p + 3] = 45
+                dv[p + 4] = 48 + day // 10
+                dv[p + 5] = 48 + day % 10
+                p += 6
+                if kind != 0:
+                    dv[p] = 32  # space
+                    p += 1
+            if kind != 0:
+                secs = micros // 1_000_000
+                frac = micros % 1_000_000
+                hour = secs // 3600
+                minute = secs // 60 % 60
+                second = secs % 60
+                dv[p] = 48 + hour // 10
+                dv[p + 1] = 48 + hour % 10
+                dv[p + 2] = 58  # :
+                dv[p + 3] = 48 + minute // 10
+                dv[p + 4] = 48 + minute % 10
+                dv[p + 5] = 58
+                dv[p + 6] = 48 + second // 10
+                dv[p + 7] = 48 + second % 10
+                p += 8
+                if frac:
+                    width = 6
+                    while frac % 10 == 0:
+                        frac //= 10
+                        width -= 1
+                    dv[p] = 46  # .
+                    for i in range(width, 0, -1):
+                        dv[p + i] = 48 + frac % 10
+                        frac //= 10
+                    p += width + 1
+                if kind == 3:
+                    dv[p] = 43  # +
+                    dv[p + 1] = 48
+                    dv[p + 2] = 48
+                    p += 3
+        ov[r + 1] = p
+    return offsets, data
+
+
+def decimal_text(unscaled: Any, valid: Any, n: int, scale: int) -> tuple[Any, Any]:
+    """``numeric_out`` of decimals ``unscaled * 10**-scale`` (at most 18 digits): every
+    fractional digit of the scale, never an exponent."""
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    data = np.zeros(n * 22 + 1, dtype=np.uint8)
+    ov = offsets
+    dv = data
+    power = 1
+    for i in range(scale):
+        power *= 10
+    p = 0
+    for r in range(n):
+        if valid[r]:
+            u = int(unscaled[r])
+            if u < 0:
+                dv[p] = 45  # -
+                p += 1
+                u = -u
+            whole = u // power
+            frac = u % power
+            width = 1
+            rest = whole // 10
+            while rest > 0:
+                width += 1
+                rest //= 10
+            for i in range(width - 1, -1, -1):
+                dv[p + i] = 48 + whole % 10
+                whole //= 10
+            p += width
+            if scale:
+                dv[p] = 46  # .
+                for i in range(scale, 0, -1):
+                    dv[p + i] = 48 + frac % 10
+                    frac //= 10
+                p += scale + 1
+        ov[r + 1] = p
+    return offsets, data
+
+
+def add_field_sizes(sizes: Any, offsets: Any, valid: Any, n: int) -> None:
+    """Add each row's DataRow field of one column (its value's bytes) to ``sizes``."""
+    for r in range(n):
+        if valid[r]:
+            sizes[r] += offsets[r + 1] - offsets[r]
+
+
+def put_headers(buf: Any, cursor: Any, sizes: Any, n: int, kind: int, ncols: int) -> None:
+    """Each row's message header from ``cursor[r]`` on: the type byte ``kind``, the length
+    (``sizes[r]`` less the type byte) and, for a DataRow (``ncols`` >= 0), the column
+    count; ``cursor`` is set to each row's start in ``buf`` and advanced past its header."""
+    p = 0
+    for r in range(n):
+        length = sizes[r] - 1
+        buf[p] = kind
+        buf[p + 1] = (length >> 24) & 0xFF
+        buf[p + 2] = (length >> 16) & 0xFF
+        buf[p + 3] = (length >> 8) & 0xFF
+        buf[p + 4] = length & 0xFF
+        if ncols >= 0:
+            buf[p + 5] = (ncols >> 8) & 0xFF
+            buf[p + 6] = ncols & 0xFF
+            cursor[r] = p + 7
+        else:
+            cursor[r] = p + 5
+        p += sizes[r]
