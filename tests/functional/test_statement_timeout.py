@@ -4,6 +4,7 @@ batch-refresh CREATE included (issue 11, item 5), on both backends."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import psycopg
@@ -137,6 +138,15 @@ def test_statement_timeout_and_cancel_stop_a_manual_refresh(backend_server):
         assert "statement timeout" in str(err)
         conn.execute("RESET statement_timeout")
         job = run_in_background(conn, f"REFRESH MATERIALIZED VIEW {name}")
+        # cancel once its run has started: a cancel that lands before (while it waits for
+        # a barrier) ends the statement before there is a run to record
+        with psycopg.connect(backend_server.dsn(), autocommit=True) as watcher:
+            deadline = time.monotonic() + 30
+            while watcher.execute(
+                    "SELECT count(*) FROM rw_catalog.rw_refresh_history WHERE job = %s "
+                    "AND \"trigger\" = 'manual'", [name]).fetchone()[0] < 2:
+                assert time.monotonic() < deadline, "the second refresh never started"
+                time.sleep(0.02)  # polling observed state against a deadline
         job.cancel_until_done(conn)
         (err,) = job.outcome
         assert isinstance(err, psycopg.errors.QueryCanceled), err

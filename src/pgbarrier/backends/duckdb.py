@@ -129,6 +129,7 @@ from __future__ import annotations
 
 import os
 import re
+import logging
 import threading
 from time import perf_counter
 import weakref
@@ -187,6 +188,7 @@ from pgbarrier.backends.duckdb_sequences import COLUMNS as SEQUENCE_COLUMNS
 from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_plans import PLANNED_WORDS, Plans
+from pgbarrier.backends import duckdb_batches
 from pgbarrier.backends.duckdb_batches import BatchReading
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
@@ -1427,6 +1429,14 @@ def _is_conflict(exc: Exception) -> bool:
     return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc).lower()
 
 
+def _load_columnar() -> None:
+    try:
+        duckdb_batches.load()
+    except Exception:  # noqa: BLE001 - the first result that needs it raises the reason
+        logging.getLogger(__name__).warning("the columnar result path could not be loaded",
+                                            exc_info=True)
+
+
 class DuckDBBackend(Backend):
     """DuckDB files under ``data_dir`` (or in memory), one per database."""
 
@@ -1446,6 +1456,10 @@ class DuckDBBackend(Backend):
         self._views: dict[str, ViewNames] = {}
         #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
         self.signals = Signals()
+        # the columnar result path's pyarrow (half a second to import) is loaded beside
+        # start-up, not by the first client's result (which a statement_timeout would cut)
+        threading.Thread(target=_load_columnar, name="pgbarrier-load-pyarrow",
+                         daemon=True).start()
         if data_dir != ":memory:":
             Path(data_dir).mkdir(parents=True, exist_ok=True)
 

@@ -29,12 +29,15 @@ them out a column at a time. Rules this module keeps:
   with DuckDB's message (``Invalid Input Error: ...``, ``INTERRUPT Error: ...``): it is
   turned back into the DuckDB exception of that name, so it becomes the same PostgreSQL
   error as on the row path (57014 for an interrupt).
-* pyarrow is imported on the first statement that takes this path, not at start-up.
+* pyarrow is loaded beside start-up by the backend (:func:`load`, on a thread of its
+  own); until it is (:data:`LOADED`), statements take the row path: none waits for an
+  import, which would count against its statement_timeout.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import duckdb
@@ -49,6 +52,20 @@ SHORT_ROWS = 256
 #: texts remembered as short (all forgotten past this)
 REMEMBERED = 512
 _WORDS = frozenset({"SELECT", "VALUES", "TABLE"})
+
+
+#: set once pyarrow and the columnar writers are loaded (:func:`load`)
+LOADED = threading.Event()
+
+
+def load() -> None:
+    """Load the columnar path's modules and pay their first-use costs (pyarrow loads its
+    pandas shim on a first array, half a second where pandas is installed), then open
+    the path (:data:`LOADED`). Run on a thread of its own by the backend."""
+    from pgbarrier.pgproto import columnar
+
+    columnar.warm_up()
+    LOADED.set()
 
 
 def _error_names() -> dict[str, type]:
@@ -106,7 +123,8 @@ class BatchReading:
 
     def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
         """Whether this statement takes the columnar path (the text rules above)."""
-        return bool(words) and words[0] in _WORDS and client_sql not in self._short \
+        return bool(words) and words[0] in _WORDS and LOADED.is_set() \
+            and client_sql not in self._short \
             and hasattr(cur, "_submit") and _SIDE_EFFECTS.search(sql) is None \
             and not may_touch_catalog(client_sql)
 
@@ -142,10 +160,10 @@ class BatchReading:
             self.release()
             return None
         except duckdb.Error:
-            self._reader = self._result = None  # DuckDB closed it
+            self.release()  # DuckDB ended it; closing leaves the connection clean
             raise
         except Exception as exc:  # noqa: BLE001 - DuckDB's error through Arrow
-            self._reader = self._result = None
+            self.release()
             raise duckdb_error(exc) from None
 
     def to_rows(self, batch: Any) -> list[tuple[Any, ...]]:

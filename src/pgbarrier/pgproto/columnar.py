@@ -18,8 +18,9 @@ per value. Rules this module keeps:
   whose Python values are DuckDB's own, so the per-value fallback prints what it always
   did); the session's (a client encoding other than UTF8, DateStyle/IntervalStyle other
   than the defaults) keep the per-value path (:mod:`pgbarrier.session.session`).
-* pyarrow is imported with this module, which nothing imports at start-up: the first
-  result that streams in batches pays for it.
+* pyarrow is imported with this module, which the DuckDB backend loads on a thread of its
+  own as it starts (not on the way to listening, and not in the first client's result,
+  where half a second would count against its statement_timeout).
 """
 
 from __future__ import annotations
@@ -134,6 +135,12 @@ def _decimal_text(scale: int) -> Encode:
         offsets, data = _frame.decimal_text(_unscaled(a), valid, len(a), scale)
         return offsets, data, valid
     return encode
+
+
+def warm_up() -> None:
+    """What a first result would pay once, paid now: pyarrow's conversion to numpy loads
+    its pandas shim (half a second where pandas is installed)."""
+    pa.array([1, None]).to_numpy(zero_copy_only=False)
 
 
 def _int_text(a: pa.Array) -> Wire:
