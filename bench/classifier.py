@@ -4,7 +4,7 @@ For each statement of a mix of ordinary SQL (what pgbench, psql, drivers and BI 
 send) and pgbarrier's control statements it times, in this process, with ``timeit``
 (best of ``--repeat`` runs of ``--number`` calls, call overhead included):
 
-* ``is_control(sql)``: the cheap check every statement pays (:mod:`pgbarrier.sql.classify`);
+* ``is_control(sql)``: the cheap check every statement pays (:mod:`pgbarrier.sql.controls`);
 * the simple-Query fast path: ``split_statements`` + ``is_control`` +
   ``mentions_rw_catalog`` for each piece;
 * a full parse with pgbarrier's sqlglot dialect (``PgBarrier().parse(sql)``), what every
@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as c  # noqa: E402
 
 from pgbarrier.sql import PgBarrier, parse_control  # noqa: E402
-from pgbarrier.sql.classify import is_control, mentions_rw_catalog, split_statements  # noqa: E402
+from pgbarrier.sql.classify import mentions_rw_catalog, split_statements  # noqa: E402
+from pgbarrier.sql.controls import is_control  # noqa: E402
 
 ORDINARY = {
     "pgbench -S": "SELECT abalance FROM pgbench_accounts WHERE aid = 48291;",
