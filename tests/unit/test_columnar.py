@@ -171,3 +171,21 @@ def test_only_types_whose_arrow_values_are_duckdbs_own_take_the_path(duck_type, 
     from pgbarrier.backends.duckdb_batches import _servable_type
 
     assert _servable_type(duck_type) is served
+
+
+@pytest.mark.parametrize("sql, taken", [
+    ("SELECT 1", False), ("VALUES (1), (2)", False), ("SELECT * FROM t", True),
+    ("select a from t", True), ("TABLE t", True), ("SELECT nextval('s') FROM t", False),
+    ("SELECT * FROM pg_catalog.pg_class", False)])
+def test_which_statements_take_the_columnar_path(sql, taken):
+    from pgbarrier.backends.duckdb_batches import BatchReading
+    from pgbarrier.sql.classify import leading_words
+
+    reading = BatchReading()
+    cur = duckdb.connect()
+    assert reading.wanted(cur, leading_words(sql, 3), sql, sql) is taken
+    if taken:
+        reading.ended(sql, 3)  # a short result: the row path next time
+        assert not reading.wanted(cur, leading_words(sql, 3), sql, sql)
+        reading.long_result(sql)
+        assert reading.wanted(cur, leading_words(sql, 3), sql, sql)

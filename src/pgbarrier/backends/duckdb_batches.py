@@ -6,8 +6,10 @@ A read statement's rows can leave DuckDB as Arrow record batches (its streaming 
 would rewrite the text and its error positions). :mod:`pgbarrier.pgproto.columnar` writes
 them out a column at a time. Rules this module keeps:
 
-* Only ``SELECT``, ``VALUES`` and ``TABLE`` statements that call no sequence or signal
-  function and do not read pgbarrier's PostgreSQL catalog take it (a statement that turns
+* Only ``SELECT`` statements with a ``FROM`` and ``TABLE`` statements that call no
+  sequence or signal function and do not read pgbarrier's PostgreSQL catalog take it
+  (``SELECT 1``, ``SELECT now()``, ``VALUES`` lists: a few rows, never the batch
+  machinery nor pyarrow's import) (a statement that turns
   out not to fit is closed unread and run again the row way, which must do no harm), and
   only where the connection has the streaming Arrow result (DuckDB 2.x).
 * A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
@@ -51,7 +53,9 @@ BATCH_ROWS = 8192
 SHORT_ROWS = 256
 #: texts remembered as short (all forgotten past this)
 REMEMBERED = 512
-_WORDS = frozenset({"SELECT", "VALUES", "TABLE"})
+_WORDS = frozenset({"SELECT", "TABLE"})
+#: a SELECT without FROM (``SELECT 1``, ``SELECT now()``) is a row or a few: the row path
+_READS = re.compile(r"(?i)\bfrom\b")
 
 
 #: set once pyarrow and the columnar writers are loaded (:func:`load`)
@@ -125,6 +129,7 @@ class BatchReading:
         """Whether this statement takes the columnar path (the text rules above)."""
         return bool(words) and words[0] in _WORDS and LOADED.is_set() \
             and client_sql not in self._short \
+            and (words[0] == "TABLE" or _READS.search(sql) is not None) \
             and hasattr(cur, "_submit") and _SIDE_EFFECTS.search(sql) is None \
             and not may_touch_catalog(client_sql)
 

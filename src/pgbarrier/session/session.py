@@ -93,7 +93,11 @@ writes them. Rules this module keeps:
   met after rows were sent is an ErrorResponse after them, and fails the block
   as any statement's error does. The session stays socket-free: ``spill``
   raises :class:`ClientGone` when the client went away, which no statement
-  handler catches.
+  handler catches. A row set read in record batches (:class:`~pgbarrier.result.BatchStream`,
+  DuckDB's columnar path) is written a batch at a time by
+  :mod:`pgbarrier.pgproto.columnar` (a row limit slices a batch); under a client encoding
+  other than UTF8 or a DateStyle/IntervalStyle other than the defaults its rows go
+  through the per-value encoders instead, with the same bytes as ever.
 * No lock: :meth:`Session.handle` is called by one thread at a time (the server runs at
   most one batch per connection at once, server/connection.py); :meth:`Session.cancel`,
   the only method other threads call (a CancelRequest, a hang-up, statement_timeout's
