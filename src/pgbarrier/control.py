@@ -223,6 +223,17 @@ class ControlPlane:
     def database_exists(self, name: str) -> bool:
         return self.barrier.has_database(name)
 
+    def unserved_database_hint(self, name: str) -> str | None:
+        """For a database pgbarrier does not serve: how to serve it, when the upstream
+        has it (``\\l`` lists the upstream's databases); else None."""
+        try:
+            if not self.backend.has_database(name):
+                return None
+        except PgError:  # the upstream is not there: the plain 3D000 says enough
+            return None
+        return (f'The upstream PostgreSQL has database "{name}", but pgbarrier does not '
+                f"serve it: start pgbarrier with --adopt-database {name}.")
+
     def open_session(self, *, user: str, database: str, application_name: str = "",
                      process_id: int = 0) -> SessionInfo:
         info = SessionInfo(user=user, database=database, application_name=application_name,

@@ -75,8 +75,11 @@ def test_maintenance_database_and_client_tools_work_upstream(upstream: str) -> N
 def test_an_upstream_database_is_adopted_only_when_asked(upstream: str, outside: str) -> None:
     srv = start_server("--upstream", upstream)
     try:
-        with pytest.raises(psycopg.OperationalError, match=f'database "{outside}" does not'):
+        with pytest.raises(psycopg.OperationalError, match=f'database "{outside}" does not'
+                           ) as refused:
             psycopg.connect(host=srv.host, port=srv.port, user="postgres", dbname=outside)
+        # \l lists it (the upstream's pg_database): the refusal says how to serve it
+        assert f"--adopt-database {outside}" in str(refused.value)
         with psycopg.connect(host=srv.host, port=srv.port, user="postgres", dbname="postgres",
                              autocommit=True) as c:
             with pytest.raises(psycopg.errors.DuplicateDatabase) as info:

@@ -264,7 +264,8 @@ class Session:
         # it does not know
         if not self.control.database_exists(database):
             self.out.add(m.authentication_ok())
-            raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL")
+            raise InvalidCatalogName(f'database "{database}" does not exist', severity="FATAL",
+                                     hint=self.control.unserved_database_hint(database))
         try:
             startup = startup_settings(params)
         except PgError:
