@@ -27,6 +27,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -228,8 +229,18 @@ def test_connection_limit_of_a_role_is_the_upstreams_53300(up: Upstream) -> None
         err = _fatal(up.server, up.database, up.limited)
         assert err.sqlstate == "53300"
         assert err.message == f'too many connections for role "{up.limited}"'
-    # the limit is the upstream's, and only while the first session holds it
-    with up.connect(up.limited) as again:
+    # the limit is the upstream's, and only while the first session holds it: once its
+    # upstream backend has exited (PostgreSQL ends it after the Terminate, in its own
+    # time, as for any client that disconnects), the role may connect again
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            again = up.connect(up.limited)
+            break
+        except psycopg.OperationalError as exc:
+            assert "too many connections" in str(exc) and time.monotonic() < deadline, exc
+            time.sleep(0.05)  # polling the upstream's state against a deadline
+    with again:
         assert again.execute("SELECT 1").fetchone() == (1,)
 
 
