@@ -178,14 +178,31 @@ def test_only_types_whose_arrow_values_are_duckdbs_own_take_the_path(duck_type, 
     ("select a from t", True), ("TABLE t", True), ("SELECT nextval('s') FROM t", False),
     ("SELECT * FROM pg_catalog.pg_class", False)])
 def test_which_statements_take_the_columnar_path(sql, taken):
+    from pgbarrier.backends import duckdb_batches
     from pgbarrier.backends.duckdb_batches import BatchReading
     from pgbarrier.sql.classify import leading_words
 
     reading = BatchReading()
     cur = duckdb.connect()
+    duckdb_batches.load()  # what the backend runs beside start-up: the path opens after it
     assert reading.wanted(cur, leading_words(sql, 3), sql, sql) is taken
     if taken:
         reading.ended(sql, 3)  # a short result: the row path next time
         assert not reading.wanted(cur, leading_words(sql, 3), sql, sql)
         reading.long_result(sql)
         assert reading.wanted(cur, leading_words(sql, 3), sql, sql)
+
+
+def test_until_pyarrow_is_loaded_statements_take_the_row_path(monkeypatch):
+    """No statement waits for the import (it would count against its statement_timeout)."""
+    import threading
+
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.sql.classify import leading_words
+
+    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())
+    sql = "SELECT * FROM t"
+    reading = duckdb_batches.BatchReading()
+    assert reading.wanted(duckdb.connect(), leading_words(sql, 3), sql, sql) is False
+    duckdb_batches.load()
+    assert reading.wanted(duckdb.connect(), leading_words(sql, 3), sql, sql) is True
