@@ -27,6 +27,7 @@ from sqlglot.tokens import TokenType
 
 from pgbarrier.sql.grammar import QNAME, ControlStatement
 from pgbarrier.sql.statements import _NAME_TOKENS, _ident_text, _is_word
+from pgbarrier.sql.view_suspend import view_name_end
 
 __all__ = ["ViewOptions"]
 
@@ -54,14 +55,9 @@ class ViewOptions(ControlStatement):
     @classmethod
     def parse_tokens(cls, blame: Any) -> ViewOptions | None:
         t = blame.tokens
-        if len(t) < 6 or not all(_is_word(t[i], w) for i, w in enumerate(_HEAD)):
+        i = view_name_end(t, 6)
+        if i is None:
             return None
-        i = 3
-        if t[i].token_type not in _NAME_TOKENS:
-            return None
-        while i + 2 < len(t) and t[i + 1].token_type == TokenType.DOT \
-                and t[i + 2].token_type in _NAME_TOKENS:
-            i += 2
         if i + 2 >= len(t) or not (_is_word(t[i + 1], "SET") or _is_word(t[i + 1], "RESET")) \
                 or t[i + 2].token_type != TokenType.L_PAREN:
             return None

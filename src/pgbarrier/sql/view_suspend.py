@@ -28,11 +28,10 @@ __all__ = ["ResumeView", "SuspendView"]
 _HEAD = ("ALTER", "MATERIALIZED", "VIEW")
 
 
-def _read(blame: Any, action: str) -> tuple[str, int] | None:
-    """``ALTER MATERIALIZED VIEW name <action>``: (pgbarrier's name, index after the action),
-    None when the text is not that statement."""
-    t = blame.tokens
-    if len(t) < 5 or not all(_is_word(t[i], w) for i, w in enumerate(_HEAD)):
+def view_name_end(t: Any, min_tokens: int) -> int | None:
+    """``ALTER MATERIALIZED VIEW a[.b...]`` at the start of tokens ``t`` (at least
+    ``min_tokens`` of them): the index of the name's last token, else None."""
+    if len(t) < min_tokens or not all(_is_word(t[i], w) for i, w in enumerate(_HEAD)):
         return None
     i = 3
     if t[i].token_type not in _NAME_TOKENS:
@@ -40,6 +39,16 @@ def _read(blame: Any, action: str) -> tuple[str, int] | None:
     while i + 2 < len(t) and t[i + 1].token_type == TokenType.DOT \
             and t[i + 2].token_type in _NAME_TOKENS:
         i += 2
+    return i
+
+
+def _read(blame: Any, action: str) -> tuple[str, int] | None:
+    """``ALTER MATERIALIZED VIEW name <action>``: (pgbarrier's name, index after the action),
+    None when the text is not that statement."""
+    t = blame.tokens
+    i = view_name_end(t, 5)
+    if i is None:
+        return None
     if i + 1 >= len(t) or not _is_word(t[i + 1], action):
         return None
     parts = [_ident_text(tok) for tok in t[3:i + 1:2]]
