@@ -251,7 +251,9 @@ def test_kill9_of_the_leader_fails_over_with_everything_acknowledged(cluster):
     took = serving_at - killed_at
     print(f"failover after kill -9: the follower accepted connections {took:.2f} s later")
     assert took < FAILOVER_BOUND_S, "".join(b.log)
-    assert any("role: leader, term 2" in line for line in b.log), "".join(b.log)
+    # admission opens the moment the role is set; its log line is written just after and
+    # read by another thread, so it is waited for rather than looked up
+    assert b.wait_for_log("role: leader, term 2", timeout=15), "".join(b.log)
 
     # a client with both hosts in its connection string reconnects to the new leader
     with psycopg.connect(f"host=127.0.0.1,127.0.0.1 port={a.port},{b.port} user=root "
