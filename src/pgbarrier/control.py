@@ -66,6 +66,7 @@ from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resum
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.barrier.pause import Paused, PauseState, Running
 from pgbarrier.sql.colnames import duplicate_column, postgres_names
+from pgbarrier.sql.relnames import in_database
 from pgbarrier.errors import (
     DuplicateDatabase,
     DuplicateTable,
@@ -345,6 +346,7 @@ class ControlPlane:
     def _name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
         """pgbarrier's name of the view ``name`` means to the client (resolved with the
         session's search_path; as written when there is no such relation)."""
+        name = in_database(name, info.database)
         if session is not None:
             return self.backend.relation_name(session, name) or name
         return name
@@ -664,6 +666,8 @@ class ControlPlane:
     def create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
                    session: BackendSession | None = None) -> Result:
         self._refuse_clauses(stmt)
+        if (named := in_database(stmt.name, info.database)) != stmt.name:
+            stmt = dataclasses.replace(stmt, name=named)
         if session is not None:
             name = self.backend.creation_name(session, stmt.name)
             query = self.backend.bind_query(session, stmt.query)
