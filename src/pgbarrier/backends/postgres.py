@@ -903,6 +903,12 @@ class PostgresBackend(Backend):
         finally:
             pool.putconn(conn)
 
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's events go through PostgreSQL's own NOTIFY in ``database`` (on a
+        refresh-pool connection), so LISTEN, UNLISTEN and transactions are PostgreSQL's."""
+        self._run(database, lambda conn: conn.execute("SELECT pg_notify(%s, %s)",
+                                                      [channel, payload]))
+
     # ------------------------------------------------------------------ catalog
 
     def relation_exists(self, database: str, name: str) -> bool:
