@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import shutil
 import uuid
 from collections import deque
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import inprocess_app
+from conftest import inprocess_app, missing_client_tool
 from pgbarrier.barrier.clock import ManualClock, SystemClock
 from test_batch_refresh import Harness
 
@@ -335,3 +336,19 @@ def test_listen_notify_errors(backend_server):
             c.execute("NOTIFY chan 'no comma'")
         assert e.value.diag.message_primary == 'syntax error at or near "\'no comma\'"'
         assert c.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_psql_prints_notifications(backend_server):
+    channel = _n("chan")
+    if shutil.which("psql") is None:
+        missing_client_tool("psql is not installed")
+    done = backend_server.psql(input=f"LISTEN {channel};\nNOTIFY {channel}, 'from psql';\n"
+                                     "SELECT 1 AS one;\n")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    heard = [i for i, line in enumerate(lines) if line.startswith(
+        f'Asynchronous notification "{channel}" with payload "from psql" received from '
+        "server process with PID ")]
+    assert len(heard) == 1, done.stdout
+    assert lines[heard[0] - 1] == "NOTIFY" and "one" in lines[heard[0] + 1], \
+        "printed after the NOTIFY that sent it, before the next command's result"
