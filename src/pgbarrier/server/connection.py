@@ -38,6 +38,10 @@ Rules this module keeps:
   while a batch runs has its running statement cancelled if the batch is still running
   ``HANGUP_GRACE_S`` later (PostgreSQL notices it through
   ``client_connection_check_interval``; pgbarrier always watches).
+* Notifications a backend keeps itself (DuckDB's LISTEN, :mod:`pgbarrier.backends.duckdb_notify`)
+  are written between batches, after a ReadyForQuery, outside a transaction block and
+  while the client reads (the backend's wake-up schedules one look on the loop); within a
+  batch the session puts them before its ReadyForQuery. An upstream's own are relayed.
 * A frame longer than ``max_message_bytes``, or a FATAL error, ends this connection only,
   after the error is sent. Between messages the session's idle timeouts apply
   (``idle_session_timeout``, ``idle_in_transaction_session_timeout``: FATAL 57P05/25P03).

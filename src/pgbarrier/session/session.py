@@ -83,6 +83,10 @@ writes them. Rules this module keeps:
   RowDescription, ParameterStatus, result values and COPY data are written in it. An
   encoding changed where no SET reports it (``set_config``) is reported at the statement's
   end. An upstream PostgreSQL converts for itself: relayed sessions convert nothing.
+* NotificationResponse: what the backend received for the session's LISTENs (DuckDB keeps
+  them itself) goes just before a ReadyForQuery outside a transaction block, as
+  PostgreSQL sends them; the server also writes them to an idle connection at once
+  (:meth:`Session.notifications`).
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
