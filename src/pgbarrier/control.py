@@ -102,6 +102,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
+    from pgbarrier.events import EventBus
     from pgbarrier.meta.store import MetaStore
 
 
@@ -211,6 +212,8 @@ class ControlPlane:
         #: ``rw_leader``'s one row: (role, term, since, holder); the App sets it (a lone
         #: process on SQLite leads with no term)
         self.leader_status: Callable[[], tuple[Any, ...]] = lambda: ("leader", None, None, None)
+        #: ``rw_barrier`` events of PAUSE / RESUME and view SUSPEND / RESUME (the App sets it)
+        self.events: EventBus | None = None
         publish = getattr(backend, "set_system_views", None)
         if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
             publish({name: table.columns for name, table in self.catalog_tables().items()})
@@ -475,6 +478,12 @@ class ControlPlane:
         outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
         state = outcome.state
+        if (outcome.changed or outcome.replaced) and self.events is not None:
+            paused = state if isinstance(state, Paused) else None
+            self.events.barrier_event(
+                database, "pause" if target == "paused" else "resume", info.user,
+                reason=paused.reason if paused else None,
+                resumes_at=paused.resumes_at if paused else None)
         if outcome.changed:
             log.info('database "%s" %s by %s%s', database,
                      "paused" if target == "paused" else "resumed", info.user,

@@ -80,6 +80,13 @@ def _job(plane: ControlPlane, name: str, info: SessionInfo) -> BatchRefreshJob:
     raise UndefinedTable(f'relation "{name}" does not exist')
 
 
+def _event(plane: ControlPlane, database: str, view: str, event: str, by: str,
+           reason: str | None) -> None:
+    """The ``rw_barrier`` event of a suspend or resume that changed something."""
+    if plane.events is not None:
+        plane.events.barrier_event(database, event, by, view=view, reason=reason)
+
+
 def suspend(plane: ControlPlane, stmt: SuspendView, info: SessionInfo,
             session: BackendSession | None) -> Result:
     db = info.database
@@ -91,10 +98,12 @@ def suspend(plane: ControlPlane, stmt: SuspendView, info: SessionInfo,
                 return command(TAG, [Notice(
                     f'materialized view "{name}" is already suspended, nothing to do')])
             plane.jobs.update(db, name, suspend_reason=stmt.reason)
+            _event(plane, db, name, "suspend", info.user, stmt.reason)
             return command(TAG, [Notice(
                 f'materialized view "{name}" is already suspended; its reason is replaced')])
         plane.jobs.update(db, name, suspended_at=plane.scheduler.now(), suspended_by=info.user,
                           suspend_reason=stmt.reason)
+        _event(plane, db, name, "suspend", info.user, stmt.reason)
     log.info('batch refresh job "%s" of database "%s" suspended by %s%s', name, db, info.user,
              f": {stmt.reason}" if stmt.reason else "",
              extra={"event": "job_suspended", **session_fields(info)})
@@ -113,6 +122,7 @@ def resume(plane: ControlPlane, stmt: ResumeView, info: SessionInfo,
         job = plane.jobs.update(db, name, suspended_at=None, suspended_by=None,
                                 suspend_reason=None)
         plane.scheduler.track(job)  # due while suspended: runs once, at the next checkpoint
+        _event(plane, db, name, "resume", info.user, None)
     log.info('batch refresh job "%s" of database "%s" resumed by %s', name, db, info.user,
              extra={"event": "job_resumed", **session_fields(info)})
     return command(TAG)

@@ -204,6 +204,17 @@ class BackendSession(Session, abc.ABC):
         backend converts it itself (an upstream PostgreSQL) or it is always UTF8."""
         return None
 
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        """Where the backend keeps LISTEN/NOTIFY itself (DuckDB, :mod:`duckdb_notify`):
+        ``wake`` is called (any thread, never blocking) when a notification arrives for
+        :meth:`take_notifications`. An upstream PostgreSQL sends its own NotificationResponse
+        messages, relayed as bytes: nothing is kept here."""
+
+    def take_notifications(self) -> list[tuple[int, str, str]]:
+        """Notifications received since the last take: (sender's process id, channel,
+        payload), oldest first."""
+        return []
+
     # buenavista's Session seam
     def execute_sql(self, sql: str, params: Any = None) -> Result:
         return self.execute(sql, params)
@@ -349,6 +360,12 @@ class Backend(Connection, abc.ABC):
     @abc.abstractmethod
     def describe_query(self, database: str, query: str) -> list[Column]:
         """Validate ``query`` (42P01 for a missing relation...) and return its columns."""
+
+    @abc.abstractmethod
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's own notification (:mod:`pgbarrier.events`) to the sessions of
+        ``database`` listening on ``channel``, as PostgreSQL's NOTIFY delivers one. Called
+        from the event bus's thread; may block (an upstream round trip) and raise."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

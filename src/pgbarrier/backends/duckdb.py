@@ -189,6 +189,7 @@ from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_plans import PLANNED_WORDS, Plans
 from pgbarrier.backends import duckdb_batches
+from pgbarrier.backends import duckdb_notify
 from pgbarrier.backends.duckdb_batches import BatchReading
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
@@ -294,7 +295,8 @@ class DuckDBSession(BackendSession):
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None,
-                 views: ViewNames | None = None, instance_info: bool = False) -> None:
+                 views: ViewNames | None = None, instance_info: bool = False,
+                 hub: duckdb_notify.Hub | None = None) -> None:
         super().__init__()
         #: the operator's --allow-instance-info (duckdb_instance)
         self._instance_info = instance_info
@@ -329,6 +331,12 @@ class DuckDBSession(BackendSession):
         self._cursors: dict[str, Cursor] = {}
         #: (table, search path) -> (schema generation, its column types): _column_types
         self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
+        #: LISTEN / NOTIFY (duckdb_notify): the database's hub, this session's mailbox
+        #: (made on first use) and the server's wake-up for it
+        self._hub = hub
+        self._database = database
+        self._mailbox: duckdb_notify.Mailbox | None = None
+        self._notified: Callable[[], None] | None = None
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations, self.search_path,
                                       activity=self._activity_table,
@@ -692,6 +700,8 @@ class DuckDBSession(BackendSession):
             planned = self._planned_ddl(sql, words)
             if planned is not None:
                 return planned
+        elif words and words[0] in duckdb_notify.KEYWORDS:
+            return duckdb_notify.run(sql, words[0], self._notify_box(), self.client.in_block)
         elif words and words[0] == "LOCK":
             for name in lock_targets(sql, self.client.in_block):  # duckdb_lock
                 self.execute(f"SELECT * FROM {name} LIMIT 0")  # 42P01 for a missing one
@@ -1026,8 +1036,10 @@ class DuckDBSession(BackendSession):
             return command(_TX_TAGS[words[0]])
         chain = "CHAIN" in words and not re.search(r"\bNO\s+CHAIN\b", sql, re.I)
         modes = self.client.transaction_modes() if chain else None
+        ended = False
         try:
             self._cursor.execute(sql)
+            ended = True
         except duckdb.Error as exc:
             raise to_pg_error(exc, sql, self._constraints) from None
         finally:
@@ -1035,6 +1047,8 @@ class DuckDBSession(BackendSession):
             self.catalog.transaction_ended()
             if self._cursors:
                 self._end_cursors(words[0] in ("COMMIT", "END"))
+            if self._mailbox is not None:  # LISTEN / NOTIFY of the block, at its commit
+                self._mailbox.transaction_ended(ended and words[0] in ("COMMIT", "END"))
         if modes is not None:
             self.client.begin(modes)
         return command(_TX_TAGS[words[0]])
@@ -1310,7 +1324,26 @@ class DuckDBSession(BackendSession):
         if cur is not None:  # not open: nothing runs
             cur.interrupt()
 
+    def _notify_box(self) -> duckdb_notify.Mailbox:
+        box = self._mailbox
+        if box is None:
+            hub = self._hub if self._hub is not None else duckdb_notify.Hub()
+            box = self._mailbox = hub.mailbox(self._database, lambda: self.process_id)
+            box.wake = self._notified
+        return box
+
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        self._notified = wake
+        if self._mailbox is not None:
+            self._mailbox.wake = wake
+
+    def take_notifications(self) -> list[tuple[int, str, str]]:
+        box = self._mailbox
+        return box.take() if box is not None else []
+
     def close(self) -> None:
+        if self._mailbox is not None:
+            self._mailbox.close()
         self._stream = None
         self._batching.release()
         self._closed = True
@@ -1456,6 +1489,8 @@ class DuckDBBackend(Backend):
         self._views: dict[str, ViewNames] = {}
         #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
         self.signals = Signals()
+        #: LISTEN / NOTIFY between the sessions of each database (duckdb_notify)
+        self.notifications = duckdb_notify.Hub()
         # the columnar result path's pyarrow (half a second to import) is loaded beside
         # start-up, not by the first client's result (which a statement_timeout would cut)
         threading.Thread(target=_load_columnar, name="pgbarrier-load-pyarrow",
@@ -1565,7 +1600,13 @@ class DuckDBBackend(Backend):
                 startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user,
-                             self.signals, self._views.get(database), self.limits.instance_info)
+                             self.signals, self._views.get(database), self.limits.instance_info,
+                             self.notifications)
+
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's own NOTIFY (its events): to the sessions of ``database`` listening on
+        ``channel`` (duckdb_notify), from pgbarrier's process id."""
+        self.notifications.notify(database, channel, payload, os.getpid())
 
     @staticmethod
     def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None,

@@ -903,6 +903,26 @@ class PostgresBackend(Backend):
         finally:
             pool.putconn(conn)
 
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's events go through PostgreSQL's own NOTIFY in ``database``, so LISTEN,
+        UNLISTEN and transactions are PostgreSQL's. On a refresh-pool connection when the
+        database has a pool (it runs refreshes), else on a connection of its own for this
+        one event (a database that is only paused and resumed keeps no pool for it)."""
+        def send(conn: psycopg.Connection[Any]) -> None:
+            conn.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+
+        with self._lock:
+            pooled = database in self._pools
+        if pooled:
+            self._run(database, send)
+            return
+        try:
+            with psycopg.connect(self.conninfo(database, "pgbarrier/events"),
+                                 autocommit=True) as conn:
+                send(conn)
+        except psycopg.OperationalError as exc:
+            raise _connect_error(exc) from None
+
     # ------------------------------------------------------------------ catalog
 
     def relation_exists(self, database: str, name: str) -> bool:

@@ -38,6 +38,10 @@ Rules this module keeps:
   while a batch runs has its running statement cancelled if the batch is still running
   ``HANGUP_GRACE_S`` later (PostgreSQL notices it through
   ``client_connection_check_interval``; pgbarrier always watches).
+* Notifications a backend keeps itself (DuckDB's LISTEN, :mod:`pgbarrier.backends.duckdb_notify`)
+  are written between batches, after a ReadyForQuery, outside a transaction block and
+  while the client reads (the backend's wake-up schedules one look on the loop); within a
+  batch the session puts them before its ReadyForQuery. An upstream's own are relayed.
 * A frame longer than ``max_message_bytes``, or a FATAL error, ends this connection only,
   after the error is sent. Between messages the session's idle timeouts apply
   (``idle_session_timeout``, ``idle_in_transaction_session_timeout``: FATAL 57P05/25P03).
@@ -133,7 +137,8 @@ class Connection(asyncio.Protocol):
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end")
+                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end",
+                 "_notify_pending")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -207,6 +212,8 @@ class Connection(asyncio.Protocol):
         self._fast_query = False
         #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
         self._fast_replied_cb: Callable[[], None] | None = None
+        #: a notification wake-up is scheduled on the loop (one at a time)
+        self._notify_pending = False
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -640,6 +647,8 @@ class Connection(asyncio.Protocol):
             self._fast_replied_cb = self._fast_replied
         else:
             session.spill = self._spill
+            assert session.executor is not None
+            session.executor.backend.on_notification(self._notified_threadsafe)
         self._serving = True
         self._guard(self._advance)  # what the client sent behind its start-up
 
@@ -662,6 +671,7 @@ class Connection(asyncio.Protocol):
                     self._end()
                 elif self._idle:
                     self._arm_idle_timer(session)
+                    self._deliver_notifications()
                 return
             self._batch_began(session, batch)
             if session.relay is not None:
@@ -727,6 +737,33 @@ class Connection(asyncio.Protocol):
             return
         log.info("connection %d: %s", self.session.process_id, error.message)
         self._end(error)
+
+    def _notified_threadsafe(self) -> None:
+        """The backend received a notification for this session (any thread, never
+        blocks): the loop looks at it once (see :meth:`_deliver_notifications`)."""
+        if self._notify_pending or self._finished:
+            return
+        self._notify_pending = True
+        try:
+            self.loop.call_soon_threadsafe(self._deliver_notifications)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+    def _deliver_notifications(self) -> None:
+        """Between batches, after a ReadyForQuery, outside a transaction block (the
+        session decides that) and while the client reads: the notifications the backend
+        received are written at once, as PostgreSQL writes a NOTIFY to an idle client. In
+        a batch they go before its ReadyForQuery (the session's ``_ready``), or here when
+        it ends."""
+        self._notify_pending = False
+        session = self.session
+        if (self._busy or self.in_batch or self._finished or not self._serving
+                or not self._idle or self._write_paused or session is None
+                or session.relay is not None):
+            return
+        data = session.notifications()
+        if data:
+            self._write(data)
 
     def _upstream_spoke(self) -> None:
         """The upstream sent bytes no relay step waits for. Between batches, what it sends

@@ -83,6 +83,10 @@ writes them. Rules this module keeps:
   RowDescription, ParameterStatus, result values and COPY data are written in it. An
   encoding changed where no SET reports it (``set_config``) is reported at the statement's
   end. An upstream PostgreSQL converts for itself: relayed sessions convert nothing.
+* NotificationResponse: what the backend received for the session's LISTENs (DuckDB keeps
+  them itself) goes just before a ReadyForQuery outside a transaction block, as
+  PostgreSQL sends them; the server also writes them to an idle connection at once
+  (:meth:`Session.notifications`).
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
@@ -338,7 +342,7 @@ class Session:
             self._end_extended_implicit()
             if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
                 self.portals.clear()
-            self.out.add(m.ready_for_query(self.tx.value))
+            self._ready()
         elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
             return
         elif isinstance(msg, m.FunctionCall) or (
@@ -411,6 +415,38 @@ class Session:
             self.closed = True
             self.executor.backend.close()
             self.control.close_session(self.executor.info)
+
+    # ------------------------------------------------------------------ notifications
+
+    def _ready(self) -> None:
+        """ReadyForQuery, after the notifications that arrived (outside a transaction
+        block), as PostgreSQL sends them just before it."""
+        if self.tx is TxState.IDLE:
+            pending = self.notifications()
+            if pending:
+                self.out.add(pending)
+        self.out.add(m.ready_for_query(self.tx.value))
+
+    def notifications(self) -> bytes:
+        """NotificationResponse messages of what the backend received for this session's
+        LISTENs (where it keeps them itself: DuckDB), taken now; b"" inside a transaction
+        block, where they wait for its end (PostgreSQL's rule). Any thread, between batches
+        or in one."""
+        if self.tx is not TxState.IDLE or self.executor is None:
+            return b""
+        got = self.executor.backend.take_notifications()
+        if not got:
+            return b""
+        codec = self.encoding.codec
+        if codec is None:
+            return b"".join(m.notification_response(*n) for n in got)
+        out = []
+        for n in got:
+            try:
+                out.append(transcode.notification_response(*n, codec))
+            except PgError as err:  # not in the client encoding: that one is not sent
+                log.warning("notification on channel %s not sent: %s", n[1], err.message)
+        return b"".join(out)
 
     # ------------------------------------------------------------------ helpers
 
@@ -815,7 +851,7 @@ class Session:
             except Exception as exc:  # a failed COMMIT is the Query's error
                 if not failed:
                     self._error(exc)
-        self.out.add(m.ready_for_query(self.tx.value))
+        self._ready()
 
     # ------------------------------------------------------------------ extended query
 
