@@ -37,7 +37,7 @@ Rules this module keeps:
   the new interval; ``definition`` stays the CREATE statement as written.
 * Calendar schedules (issue 29, item 6): ``SET (refresh.cron = '0 3 * * *' [,
   refresh.timezone = 'Europe/Berlin'])`` makes the view run at the expression's slots
-  (:mod:`pgbarrier.jobs.cron`), in its zone (kept when only the expression changes, UTC
+  (:mod:`pgbarrier.cron`), in its zone (kept when only the expression changes, UTC
   when it had none); ``SET (refresh.timezone = 'z')`` alone changes the zone of a cron
   view, and is 22023 ``parameter "refresh.timezone" needs a cron schedule`` on an interval
   view. ``SET (refresh.interval.sec = n)`` makes a cron view an interval view again (its
@@ -58,7 +58,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.errors import InvalidParameterValue, Notice, PgError, UndefinedTable
-from pgbarrier.jobs import cron
+from pgbarrier import cron
 from pgbarrier.errors import SyntaxError as PgSyntaxError
 from pgbarrier.sql.statements import DEFAULT_BATCH_REFRESH_SEC, MAX_REFRESH_INTERVAL_SEC
 from pgbarrier.logs import session_fields

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pgbarrier.errors import DuplicateTable, UndefinedTable
-from pgbarrier.jobs import cron
+from pgbarrier import cron
 from pgbarrier.jobs import state as js
 from pgbarrier.jobs.state import JobStatus
 from pgbarrier.meta.store import JobRecord, MetaStore, ViewRecord
@@ -62,7 +62,7 @@ class BatchRefreshJob:
     def due_after_ms(self, after_ms: int) -> int:
         """When the next scheduled run is due (unix ms), counting from ``after_ms`` (the
         run the schedule counts from): ``refresh_interval_sec`` later, or the first slot of
-        ``refresh_cron`` strictly after it (:mod:`pgbarrier.jobs.cron`, its DST rule)."""
+        ``refresh_cron`` strictly after it (:mod:`pgbarrier.cron`, its DST rule)."""
         if self.refresh_cron is None:
             return after_ms + self.refresh_interval_sec * 1000
         start = dt.datetime.fromtimestamp(after_ms / 1000, dt.timezone.utc)

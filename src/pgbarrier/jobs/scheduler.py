@@ -34,7 +34,7 @@ Rules this module keeps (SPEC section 2):
 * A job's schedule may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
   n)``, ``refresh.cron``): it is tracked again, and entries pushed under the old one are
   skipped. When a run is due is the job's to say (:meth:`BatchRefreshJob.due_after_ms`:
-  an interval, or a cron slot, :mod:`pgbarrier.jobs.cron`).
+  an interval, or a cron slot, :mod:`pgbarrier.cron`).
 * A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
   starts no scheduled runs and has no next due time; RESUME tracks it again, so one
   that fell due meanwhile runs once. Manual refreshes run on it.

@@ -18,7 +18,7 @@ Rules this module keeps:
     written, upper-cased) for ``EVERY n unit``, or a *string* literal and no unit for
     ``EVERY INTERVAL 'text'``. ``BATCH REFRESH CRON 'expr' [AT TIME ZONE 'zone']`` sets
     ``cron`` (and ``zone``) to the string literals instead, ``this`` staying ``None``
-    (:mod:`pgbarrier.jobs.cron` reads them). Once ``BATCH REFRESH`` has been read,
+    (:mod:`pgbarrier.cron` reads them). Once ``BATCH REFRESH`` has been read,
     anything that does not fit raises a ``ParseError`` at the offending token.
   - ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v`` -> sqlglot's own ``exp.Refresh``
     (``kind="MATERIALIZED VIEW"``, ``this`` = an ``exp.Table``), the node Trino and

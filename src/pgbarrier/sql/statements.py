@@ -98,7 +98,7 @@ from sqlglot.tokens import Token, TokenType
 
 from pgbarrier import errors
 from pgbarrier.errors import Notice
-from pgbarrier.jobs.cron import check as check_cron
+from pgbarrier.cron import check as check_cron
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.sql.grammar import END, NAME, QNAME, WORD, ControlStatement
 from pgbarrier.sql.classify import unterminated_token

@@ -1,5 +1,10 @@
 """Calendar schedules: five-field cron expressions and the next slot after an instant.
 
+A leaf beside :mod:`pgbarrier.errors` (it imports nothing else of pgbarrier): the grammar
+(:mod:`pgbarrier.sql.statements`, which must not import ``jobs/``) checks expressions with
+it, and a job's schedule (:meth:`pgbarrier.jobs.registry.BatchRefreshJob.due_after_ms`)
+finds its slots with it.
+
 Pure: no clock, no I/O, no pgbarrier state; :func:`parse` reads an expression,
 :func:`zone` a time zone name, :meth:`CronSchedule.next_after` answers "when is the first
 slot strictly after this instant". Rules it keeps (issue 29, item 6):
