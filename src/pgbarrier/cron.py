@@ -133,8 +133,14 @@ class CronSchedule:
         the module's DST rule; ``None`` when there is none within :data:`_HORIZON_DAYS`."""
         after = instant.astimezone(UTC)
         local = after.astimezone(tz).replace(tzinfo=None, second=0, microsecond=0)
+        start = local
+        # a wildcard's second pass of a repeated hour has wall-clock times before the
+        # instant's own: look back when the clock goes back within the lookback
+        if self.wildcard and after.astimezone(tz).utcoffset() != \
+                (after + _FOLD_LOOKBACK).astimezone(tz).utcoffset():
+            start = local - _FOLD_LOOKBACK
         best: dt.datetime | None = None
-        for wall in self.wall_times(local - _FOLD_LOOKBACK):
+        for wall in self.wall_times(start):
             first, second = _instants(wall, tz, self.wildcard)
             if second is not None and second > after and (best is None or second < best):
                 best = second
