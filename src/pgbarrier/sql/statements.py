@@ -72,6 +72,15 @@ Rules this module keeps:
   - every interval is at most :data:`MAX_REFRESH_INTERVAL_SEC` (22023 above it);
   - giving both ``BATCH REFRESH`` and ``refresh.interval.sec``, or either twice, is
     PostgreSQL's 42601 ``conflicting or redundant options``.
+* Calendar schedule (issue 29, item 6): ``BATCH REFRESH CRON 'expr' [AT TIME ZONE 'zone']``
+  or ``WITH (refresh.cron = 'expr' [, refresh.timezone = 'zone'])`` (a zone from either
+  place goes with an expression from either) -> ``refresh_cron`` (blanks collapsed) and
+  ``refresh_timezone`` (the tz database's spelling, UTC when not given), with
+  ``refresh_interval_sec`` the default 60 (a batch-refresh view's marker). The values are
+  checked here (:func:`pgbarrier.cron.check`: 22023 naming the field that is wrong, or the
+  zone); a second schedule (``EVERY``, ``refresh.interval.sec``, another ``refresh.cron``) or
+  a second zone is 42601 ``conflicting or redundant options``; a zone without an
+  expression is 22023.
 * PostgreSQL's storage clauses of ``CREATE MATERIALIZED VIEW`` are read from the tokens
   between the name (or column list) and ``AS``: ``USING method``, ``TABLESPACE name`` and
   the ``WITH (...)`` options other than ``refresh.interval.sec``, kept as their original
