@@ -737,7 +737,8 @@ class ControlPlane:
                     name=stmt.name, database=db, definition=stmt.definition, query=stmt.query,
                     columns=stmt.columns, refresh_interval_sec=stmt.refresh_interval_sec or 0,
                     status=js.Creating(barrier.prev_epoch), snapshot_epoch=barrier.prev_epoch,
-                    created_at=created_at))
+                    created_at=created_at, refresh_cron=stmt.refresh_cron,
+                    refresh_timezone=stmt.refresh_timezone))
                 return barrier.prev_epoch
 
             # the job's record is a durable write: collected off the barrier thread
@@ -768,8 +769,8 @@ class ControlPlane:
             if job is None:  # only DROP DATABASE gets past the name lock, and it waits for us
                 raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
-            log.info('batch refresh job "%s" created in database "%s" by %s (every %d s)',
-                     stmt.name, db, info.user, job.refresh_interval_sec,
+            log.info('batch refresh job "%s" created in database "%s" by %s (%s)',
+                     stmt.name, db, info.user, job.schedule_text,
                      extra={"event": "job_created", **session_fields(info)})
         except BaseException:
             cleaned = True
@@ -933,10 +934,11 @@ class ControlPlane:
         for j in self.jobs.jobs():
             due = self.scheduler.next_due_ms(j.database, j.name)
             next_at = None if due is None else dt.datetime.fromtimestamp(due / 1000, dt.timezone.utc)
-            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec,
+            every = j.refresh_interval_sec if j.refresh_cron is None else None
+            jobs.append((j.name, j.database, j.definition, every,
                          j.shown_status, j.snapshot_epoch, js.last_committed_epoch(j.status),
                          j.last_refreshed_at, next_at, j.suspended, j.suspended_at,
-                         j.suspended_by, j.suspend_reason))
+                         j.suspended_by, j.suspend_reason, j.refresh_cron, j.refresh_timezone))
         history = [(r.job, r.database, r.run_id, r.trigger, r.started_at, r.finished_at,
                     r.target_epoch, r.status, r.rows, r.error) for r in self.history.runs()]
         return {
@@ -952,7 +954,8 @@ class ControlPlane:
                          ("snapshot_epoch", "BIGINT"), ("last_committed_epoch", "BIGINT"),
                          ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ"),
                          ("suspended", "BOOLEAN"), ("suspended_at", "TIMESTAMPTZ"),
-                         ("suspended_by", "TEXT"), ("suspend_reason", "TEXT")),
+                         ("suspended_by", "TEXT"), ("suspend_reason", "TEXT"),
+                         ("refresh_cron", "TEXT"), ("refresh_timezone", "TEXT")),
                 rows=jobs),
             "rw_refresh_history": CatalogTable(
                 columns=(("job", "TEXT"), ("database", "TEXT"), ("run_id", "BIGINT"),

@@ -35,6 +35,19 @@ Rules this module keeps:
   (upstream such a text is PostgreSQL's own and relayed unchanged, see
   :mod:`pgbarrier.sql.view_options`). ``rw_batch_refresh_jobs.refresh_interval_sec`` shows
   the new interval; ``definition`` stays the CREATE statement as written.
+* Calendar schedules (issue 29, item 6): ``SET (refresh.cron = '0 3 * * *' [,
+  refresh.timezone = 'Europe/Berlin'])`` makes the view run at the expression's slots
+  (:mod:`pgbarrier.cron`), in its zone (kept when only the expression changes, UTC
+  when it had none); ``SET (refresh.timezone = 'z')`` alone changes the zone of a cron
+  view, and is 22023 ``parameter "refresh.timezone" needs a cron schedule`` on an interval
+  view. ``SET (refresh.interval.sec = n)`` makes a cron view an interval view again (its
+  expression and zone are cleared); giving it with ``refresh.cron`` in one SET is 42601
+  ``conflicting or redundant options``. ``RESET (refresh.cron)`` (or ``RESET
+  (refresh.interval.sec)``) returns the view to the default schedule, every 60 s;
+  ``RESET (refresh.timezone)`` returns a cron view to UTC. A malformed expression or an
+  unknown zone is 22023 (the DETAIL names the wrong field), nothing changes.
+  ``rw_batch_refresh_jobs`` shows ``refresh_cron`` and ``refresh_timezone`` (NULL for an
+  interval view, whose ``refresh_interval_sec`` is NULL for a cron view).
 * The name is resolved as REFRESH resolves it (upstream with the session's search_path),
   and a statement on one view name takes its turn with CREATE, DROP and REFRESH of it.
 """
@@ -45,6 +58,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier.errors import InvalidParameterValue, Notice, PgError, UndefinedTable
+from pgbarrier import cron
 from pgbarrier.errors import SyntaxError as PgSyntaxError
 from pgbarrier.sql.statements import DEFAULT_BATCH_REFRESH_SEC, MAX_REFRESH_INTERVAL_SEC
 from pgbarrier.logs import session_fields
@@ -128,8 +142,10 @@ def resume(plane: ControlPlane, stmt: ResumeView, info: SessionInfo,
     return command(TAG)
 
 
-#: the options of a batch-refresh view, with their defaults (RESET)
-OPTIONS = {"refresh.interval.sec": DEFAULT_BATCH_REFRESH_SEC}
+#: the options of a batch-refresh view, with their defaults (RESET); a cron schedule's
+#: zone defaults to UTC, and no cron expression means "every refresh.interval.sec"
+OPTIONS = {"refresh.interval.sec": DEFAULT_BATCH_REFRESH_SEC, "refresh.cron": None,
+           "refresh.timezone": None}
 
 
 def _interval(text: str, position: int) -> int:
@@ -141,6 +157,35 @@ def _interval(text: str, position: int) -> int:
         f"refresh.interval.sec must be a positive integer (at most {MAX_REFRESH_INTERVAL_SEC})."))
 
 
+def _schedule(job: BatchRefreshJob, stmt: ViewOptions,
+              given: dict[str, tuple[str | None, int]]) -> tuple[int, str | None, str | None]:
+    """The job's (interval, cron, zone) after ``stmt``: see the module rules."""
+    interval, cron_text, zone = job.refresh_interval_sec, job.refresh_cron, job.refresh_timezone
+    if not stmt.reset:
+        if "refresh.interval.sec" in given and "refresh.cron" in given:
+            raise PgSyntaxError("conflicting or redundant options",
+                                position=given["refresh.cron"][1])
+        if "refresh.interval.sec" in given:
+            value, at = given["refresh.interval.sec"]
+            interval, cron_text, zone = _interval(value or "", at), None, None
+        if "refresh.cron" in given:
+            cron_text, zone = given["refresh.cron"][0] or "", zone or "UTC"
+            cron_text, _ = cron.check(cron_text, None, position=given["refresh.cron"][1])
+        if "refresh.timezone" in given:
+            value, at = given["refresh.timezone"]
+            if cron_text is None:
+                raise InvalidParameterValue(
+                    'parameter "refresh.timezone" needs a cron schedule', position=at,
+                    hint="Set refresh.cron as well, or first.")
+            _, zone = cron.check(cron_text, value or "", position=at)
+        return interval, cron_text, zone
+    if "refresh.interval.sec" in given or "refresh.cron" in given:
+        return DEFAULT_BATCH_REFRESH_SEC, None, None  # the default schedule: every 60 s
+    if "refresh.timezone" in given and cron_text is not None:
+        zone = "UTC"
+    return interval, cron_text, zone
+
+
 def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
                 session: BackendSession | None) -> Result:
     db = info.database
@@ -150,18 +195,21 @@ def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
     name = plane.resolve_name(info, stmt.name, session)
     with plane.name_lock(info, name, "alter"):
         job = _job(plane, name, info)
-        values: dict[str, int] = {}
+        given: dict[str, tuple[str | None, int]] = {}
         for (key, value), at in zip(stmt.options, stmt.positions):
             if key not in OPTIONS:
                 raise InvalidParameterValue(f'unrecognized parameter "{key}"', position=at)
-            if key in values:
+            if key in given:
                 raise InvalidParameterValue(f'parameter "{key}" specified more than once',
                                             position=at)
-            values[key] = OPTIONS[key] if value is None else _interval(value, at)
-        interval = values["refresh.interval.sec"]
-        if interval != job.refresh_interval_sec:
-            job = plane.jobs.update(db, name, refresh_interval_sec=interval)
-            plane.scheduler.track(job)  # due by the new interval (an older entry is stale)
-    log.info('batch refresh job "%s" of database "%s" now runs every %d s (set by %s)', name,
-             db, interval, info.user, extra={"event": "job_altered", **session_fields(info)})
+            given[key] = (value, at)
+        interval, cron_text, zone = _schedule(job, stmt, given)
+        if (interval, cron_text, zone) != (job.refresh_interval_sec, job.refresh_cron,
+                                           job.refresh_timezone):
+            job = plane.jobs.update(db, name, refresh_interval_sec=interval,
+                                    refresh_cron=cron_text, refresh_timezone=zone)
+            plane.scheduler.track(job)  # due by the new schedule (an older entry is stale)
+    log.info('batch refresh job "%s" of database "%s" now runs %s (set by %s)', name,
+             db, job.schedule_text, info.user,
+             extra={"event": "job_altered", **session_fields(info)})
     return command(TAG)

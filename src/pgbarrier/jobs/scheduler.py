@@ -31,8 +31,10 @@ Rules this module keeps (SPEC section 2):
   dropped itself, with a history row saying why (trigger ``vanished``, status
   ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
   CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
-* A job's interval may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
-  n)``): it is tracked again, and entries pushed under the old interval are skipped.
+* A job's schedule may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
+  n)``, ``refresh.cron``): it is tracked again, and entries pushed under the old one are
+  skipped. When a run is due is the job's to say (:meth:`BatchRefreshJob.due_after_ms`:
+  an interval, or a cron slot, :mod:`pgbarrier.cron`).
 * A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
   starts no scheduled runs and has no next due time; RESUME tracks it again, so one
   that fell due meanwhile runs once. Manual refreshes run on it.
@@ -133,7 +135,7 @@ class RefreshScheduler:
         base = js.schedule_base_epoch(job.status)
         if base is None:
             return
-        due_ms = epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
+        due_ms = job.due_after_ms(epoch_to_unix_ms(base))
         with self._lock:
             heapq.heappush(self._due.setdefault(job.database, []),
                            (due_ms, next(self._seq), job.name, base))
@@ -149,7 +151,7 @@ class RefreshScheduler:
         job = self.registry.get(database, name)
         base = js.schedule_base_epoch(job.status) if job and not job.suspended else None
         return None if base is None or job is None else \
-            epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000
+            job.due_after_ms(epoch_to_unix_ms(base))
 
     def running(self, database: str, name: str) -> Future[Any] | None:
         """The future of the run in progress for a job (resolves to its RefreshRun), if any."""
@@ -188,8 +190,8 @@ class RefreshScheduler:
             job = self.registry.get(info.database, name)
             if job is None or js.schedule_base_epoch(job.status) != base:
                 continue  # dropped, or rescheduled since this entry was pushed
-            if epoch_to_unix_ms(base) + job.refresh_interval_sec * 1000 != due_ms:
-                continue  # its interval changed since (ALTER ... SET): a newer entry has it
+            if job.due_after_ms(epoch_to_unix_ms(base)) != due_ms:
+                continue  # its schedule changed since (ALTER ... SET): a newer entry has it
             if (info.database, name) in self._held:
                 continue  # tracked again when the hold ends
             if job.suspended:

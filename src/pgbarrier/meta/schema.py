@@ -89,6 +89,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE {p}databases ADD COLUMN pause_reason TEXT",
         "ALTER TABLE {p}databases ADD COLUMN resumes_at TEXT",
     ],
+    # 7: calendar schedules (issue 29): BATCH REFRESH CRON '0 3 * * *' [AT TIME ZONE 'tz'];
+    # NULL cron: the job runs every refresh_interval_sec
+    [
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_cron TEXT",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_timezone TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
