@@ -59,20 +59,33 @@ from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WirePar
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
+    BIND,
+    CLOSE,
     COMMAND_COMPLETE,
     COMPLETES_A_MESSAGE,
     COPY_BOTH_RESPONSE,
     COPY_DATA,
     COPY_DONE,
+    COPY_FAIL,
     COPY_IN_RESPONSE,
     COPY_OUT_RESPONSE,
     DATA_ROW,
+    DESCRIBE,
     ERROR_RESPONSE,
+    EXECUTE,
+    FIELD_SQLSTATE,
+    FLUSH,
     NOTICE_RESPONSE,
     PARAMETER_DESCRIPTION,
     PARAMETER_STATUS,
+    PARSE,
+    PORTAL,
     READY_FOR_QUERY,
     ROW_DESCRIPTION,
+    STATEMENT,
+    SYNC,
+    TX_IDLE,
+    type_byte,
 )
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.startup_params import StartupSettings
@@ -151,12 +164,16 @@ class UpstreamLost(Fatal):
 # --------------------------------------------------------------------------- messages
 
 
-def frame(code: bytes, body: bytes = b"") -> bytes:
+def frame(code: bytes | int, body: bytes = b"") -> bytes:
+    """A message: its type (a name of :mod:`pgbarrier.pgproto.codes`, or its byte), its
+    length word and ``body``."""
+    if isinstance(code, int):
+        code = type_byte(code)
     return code + _INT.pack(len(body) + 4) + body
 
 
 def _parse_msg(name: bytes, sql: bytes, oids: tuple[int, ...]) -> bytes:
-    return frame(b"P", name + b"\0" + sql + b"\0" + struct.pack(f"!h{len(oids)}I", len(oids), *oids))
+    return frame(PARSE, name + b"\0" + sql + b"\0" + struct.pack(f"!h{len(oids)}I", len(oids), *oids))
 
 
 def _bind_msg(name: bytes, values: list[bytes | None], formats: tuple[int, ...],
@@ -170,13 +187,15 @@ def _bind_msg(name: bytes, values: list[bytes | None], formats: tuple[int, ...],
             parts.append(_INT.pack(len(v)))
             parts.append(v)
     parts.append(struct.pack("!hh", 1, result_format))
-    return frame(b"B", b"".join(parts))
+    return frame(BIND, b"".join(parts))
 
 
-_SYNC = frame(b"S")
-_FLUSH = frame(b"H")
-_CLOSE_OWN = frame(b"C", b"P" + _OWN + b"\0") + frame(b"C", b"S" + _OWN + b"\0")
-_CLOSE_OWN_STMT = frame(b"C", b"S" + _OWN + b"\0")
+_SYNC = frame(SYNC)
+_FLUSH = frame(FLUSH)
+_OWN_PORTAL = type_byte(PORTAL) + _OWN + b"\0"
+_OWN_STATEMENT = type_byte(STATEMENT) + _OWN + b"\0"
+_CLOSE_OWN = frame(CLOSE, _OWN_PORTAL) + frame(CLOSE, _OWN_STATEMENT)
+_CLOSE_OWN_STMT = frame(CLOSE, _OWN_STATEMENT)
 
 
 def _cstrings(payload: bytes) -> list[bytes]:
@@ -190,7 +209,7 @@ def _sqlstate(buf: bytes, start: int, end: int) -> str:
         j = buf.find(b"\0", i + 1, end)
         if j < 0:
             break
-        if buf[i] == 67:  # C
+        if buf[i] == FIELD_SQLSTATE:
             return buf[i + 1:j].decode("ascii", "replace")
         i = j + 1
     return "XX000"
@@ -269,8 +288,8 @@ class Upstream:
         self.params: dict[str, str] = dict(params)
         #: ParameterStatus (name, value) relayed to the client since the session last looked
         self.param_events: list[tuple[str, str]] = []
-        #: transaction status of the last ReadyForQuery (b"I", b"T" or b"E")
-        self.status = 73
+        #: transaction status of the last ReadyForQuery (TX_IDLE, TX_IN_BLOCK or TX_FAILED)
+        self.status = TX_IDLE
         #: extended-protocol messages completed / failed since the counter was reset
         self.done = 0
         self.failed_at: int | None = None
@@ -534,7 +553,7 @@ class RelaySession(BackendSession):
                     continue
                 if t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:  # CopyIn/CopyBoth: refuse
                     copy = True
-                    up.send(frame(b"f", b"COPY from the client is not supported here\0")
+                    up.send(frame(COPY_FAIL, b"COPY from the client is not supported here\0")
                             + (_SYNC if sync else b""))
                     continue
                 if t == COPY_OUT_RESPONSE:  # CopyOutResponse: its data is drained and dropped
@@ -594,8 +613,8 @@ class RelaySession(BackendSession):
             _CLOSE_OWN,
             _parse_msg(_OWN, sql.encode(_ENCODING), tuple(oids)),
             _bind_msg(_OWN, values, formats, result_format),
-            frame(b"D", b"P" + _OWN + b"\0"),
-            frame(b"E", _OWN + b"\0" + _INT.pack(0)),
+            frame(DESCRIBE, _OWN_PORTAL),
+            frame(EXECUTE, _OWN + b"\0" + _INT.pack(0)),
             _CLOSE_OWN,
         ))
         replies = self._exchange(messages, 8)
@@ -625,7 +644,7 @@ class RelaySession(BackendSession):
         messages = b"".join((
             _CLOSE_OWN_STMT,
             _parse_msg(_OWN, sql.encode(_ENCODING), tuple(param_oids)),
-            frame(b"D", b"S" + _OWN + b"\0"),
+            frame(DESCRIBE, _OWN_STATEMENT),
             _CLOSE_OWN_STMT,
         ))
         replies = self._exchange(messages, 4)

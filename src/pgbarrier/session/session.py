@@ -153,6 +153,7 @@ from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import encodings, transcode
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto.codes import BIND, CLOSE, DESCRIBE, EXECUTE, PARSE, QUERY
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
@@ -727,8 +728,8 @@ class Session:
                 return
             if isinstance(msg, m.CopyOutsideCopy):
                 raise state.fail(msg.payload)
-            code = {m.Query: 0x51, m.Parse: 0x50, m.Bind: 0x42, m.Execute: 0x45,
-                    m.Describe: 0x44, m.Close: 0x43}.get(type(msg), 0)
+            code = {m.Query: QUERY, m.Parse: PARSE, m.Bind: BIND, m.Execute: EXECUTE,
+                    m.Describe: DESCRIBE, m.Close: CLOSE}.get(type(msg), 0)
             raise PgError(f"unexpected message type 0x{code:02X} during COPY from stdin",
                           sqlstate="08P01")
         except Exception as exc:
