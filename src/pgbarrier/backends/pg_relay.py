@@ -55,7 +55,8 @@ from typing import Any
 import psycopg
 
 from pgbarrier import accel
-from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WireParams
+from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
+from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
@@ -507,11 +508,8 @@ class Upstream:
 # --------------------------------------------------------------------------- full path
 
 
-class RelaySession(BackendSession):
+class RelaySession(UpstreamSession):
     """A client's upstream connection in raw protocol: the relay's and the full path's."""
-
-    raw_format = 0
-    relays_wire_params = True
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
@@ -519,6 +517,9 @@ class RelaySession(BackendSession):
         self.upstream = Upstream.of_connection(conn)
         self._cancel_lock = threading.Lock()
         self._resending = -1
+
+    def relayed_upstream(self) -> Upstream:
+        return self.upstream
 
     # ------------------------------------------------------------------ exchanges
 
