@@ -49,7 +49,7 @@ import os
 import socket
 import struct
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import Any
 
 import psycopg
@@ -58,6 +58,7 @@ from pgbarrier import accel
 from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
 from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
+from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
     BIND,
@@ -115,40 +116,6 @@ _DONE = COMPLETES_A_MESSAGE
 READY, DRAINED, COPY_IN = _scan.READY, _scan.DRAINED, _scan.COPY_IN
 _ERROR, _PARAMETER = _scan.ERROR, _scan.PARAMETER
 _replies = _scan.replies
-
-
-class _NeedBytes:
-    """What a relay step yields to ask the event loop for the upstream's next bytes
-    (after the loop has written ``pending_writes``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NEED_BYTES"
-
-
-NEED_BYTES = _NeedBytes()
-
-
-class Spill:
-    """What a relay step yields to have ``chunks`` written to the client now (and
-    cleared), waiting while the client does not read."""
-
-    __slots__ = ("chunks",)
-
-    def __init__(self, chunks: list[Any]) -> None:
-        self.chunks = chunks
-
-
-class RunLocal:
-    """What a relay step yields to have ``fn(*args)`` run on a worker thread, with the
-    upstream socket in blocking mode (the full path); the step gets its result back."""
-
-    __slots__ = ("fn", "args")
-
-    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.fn = fn
-        self.args = args
 
 
 #: command tags after which reported parameters may have changed

@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import COPY_IN, NEED_BYTES, Spill
+from pgbarrier.backends.pg_relay import COPY_IN
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -68,6 +68,7 @@ from pgbarrier.errors import (
     TooManyConnections,
     as_pg_error,
 )
+from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.server.upstream_io import UpstreamIO
 from pgbarrier.session.session import ClientGone, Session

@@ -52,9 +52,10 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier import accel
-from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
+from pgbarrier.backends.pg_relay import COPY_IN, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
+from pgbarrier.relay.effects import RunLocal
 from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
 from pgbarrier.sql.route import CACHED_TEXT, route
 from pgbarrier.pgproto import messages as m
@@ -96,7 +97,7 @@ _READ_AS_UTF8 = frozenset({"UTF8", "SQL_ASCII"})
 
 
 #: what a relay step is: a generator of requests to the event loop (NEED_BYTES, Spill,
-#: RunLocal; see :mod:`pgbarrier.backends.pg_relay`) that returns its answer
+#: RunLocal; see :mod:`pgbarrier.relay.effects`) that returns its answer
 Steps = Generator[Any, Any, Any]
 
 
