@@ -56,7 +56,7 @@ from pgbarrier.backends.pg_relay import COPY_IN, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
 from pgbarrier.relay.effects import RunLocal
-from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
+from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.route import CACHED_TEXT, route
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto.codes import (
@@ -292,12 +292,11 @@ class SessionRelay:
             if failed_at is not None and i >= failed_at:
                 self._forget(code, name)
             elif code == EXECUTE and sql is not None:
-                s.tx = after_success(s.tx, tx_kind(sql))
+                s.relay_completed(sql)
         self.expect.clear()
         if failed_at is not None:
             self.up.skipping = True
-            s.skip_until_sync = True
-            s.tx = after_error(s.tx)
+            s.relay_failed()
         self.take_params()
 
     def _forget(self, code: int, name: bytes) -> None:
@@ -319,8 +318,7 @@ class SessionRelay:
                     self._forget(code, name)
         self.expect.clear()
         up.skipping = False
-        s.skip_until_sync = False
-        s.tx = _TX.get(up.status, s.tx)
+        s.relay_ready(_TX.get(up.status, s.tx))
         if up.param_events:
             self.take_params()
 
@@ -328,7 +326,7 @@ class SessionRelay:
         """ParameterStatus messages passed on update what the client was told."""
         events = self.up.param_events
         if events:
-            self.session.reported.update(events)
+            self.session.relay_reported(events)
             events.clear()
 
     # ------------------------------------------------------------------ simple query
@@ -345,7 +343,7 @@ class SessionRelay:
         up.in_batch = False
         if not self.query_relayed(frame[5:-1], sql):
             return (yield from self._local(QUERY, frame))
-        self.session.skip_until_sync = False
+        self.session.relay_sent()
         stats = self.session.stats
         up.send(frame)
         up.commands = 0
@@ -391,7 +389,7 @@ class SessionRelay:
         role's privileges on the function."""
         yield from self._end_batch()
         up = self.up
-        self.session.skip_until_sync = False
+        self.session.relay_sent()
         up.send(frame)
         up.failed_at = None
         yield from up.pump(self.session.out.chunks)
@@ -494,8 +492,7 @@ class SessionRelay:
         self.up.in_batch = True
         if s.skip_until_sync:
             return
-        s._error(PgError(text, sqlstate=sqlstate))
-        s.skip_until_sync = True
+        s.relay_refused(PgError(text, sqlstate=sqlstate))
         yield from self._poison()
 
     def _poison(self) -> Steps:

@@ -131,7 +131,7 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
     if code == _QUERY:
         if last or data[n - 1] != 0 or not relay.query_relayed(data[5:n - 1]):
             return -1
-        session.skip_until_sync = False
+        # the session is not skipping (checked above): nothing of it to change
         up.in_batch = False
     elif code != _SYNC or not last:
         return -1

@@ -106,7 +106,8 @@ writes them. Rules this module keeps:
   :mod:`pgbarrier.backends.base` (``NeedsExecution``, ``WireParams``).
 * With a relaying upstream (``self.relay``), statements that are not
   pgbarrier's never reach this class: the relay passes them upstream as bytes
-  and keeps ``tx``, ``skip_until_sync`` and ``reported`` in step; what is left
+  and tells the session what happened (``relay_ready``, ``relay_failed``... : the
+  session alone writes ``tx``, ``skip_until_sync`` and ``reported``); what is left
   here is the full path (control statements, ``rw_catalog``, own settings).
 """
 
@@ -406,6 +407,40 @@ class Session:
             self.closed = True
             self.executor.backend.close()
             self.control.close_session(self.executor.info)
+
+    # ------------------------------------------------------------------ told by the relay
+
+    # The byte relay (session/relay.py) tells the session what happened upstream through
+    # these; it never writes the session's fields itself.
+
+    def relay_ready(self, tx: TxState) -> None:
+        """The upstream's ReadyForQuery: ``tx`` (its status) is the session's, and nothing
+        is skipped any more."""
+        self.skip_until_sync = False
+        self.tx = tx
+
+    def relay_sent(self) -> None:
+        """A relayed Query or FunctionCall went upstream: it ends skipping to Sync."""
+        self.skip_until_sync = False
+
+    def relay_completed(self, sql: str) -> None:
+        """A relayed Execute of ``sql`` completed (a BEGIN, COMMIT... in it moves the block)."""
+        self.tx = after_success(self.tx, tx_kind(sql))
+
+    def relay_failed(self) -> None:
+        """A relayed message failed before Sync: skip to Sync; an open block is aborted."""
+        self.skip_until_sync = True
+        self.tx = after_error(self.tx)
+
+    def relay_refused(self, err: PgError) -> None:
+        """The relay refuses a message itself: ``err`` goes out as the session's own
+        errors do, and the session skips to Sync."""
+        self._error(err)
+        self.skip_until_sync = True
+
+    def relay_reported(self, events: list[tuple[str, str]]) -> None:
+        """ParameterStatus messages the relay passed on: what the client was told."""
+        self.reported.update(events)
 
     # ------------------------------------------------------------------ helpers
 
