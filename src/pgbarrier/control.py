@@ -689,7 +689,6 @@ class ControlPlane:
                           session: BackendSession | None = None) -> Result:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
-        upstream = self.upstream and session is not None
         if self.jobs.get(db, stmt.name) is not None:  # its view may be gone (by cascade)
             self.scheduler.forget_vanished(db, stmt.name, lambda f: self._wait(f, info))
         if self._relation_taken(db, stmt.name):
@@ -699,10 +698,7 @@ class ControlPlane:
             raise DuplicateTable(f'relation "{stmt.name}" already exists')
         self._check_inputs(db, stmt.inputs, session)
         # validate the query on the backend: missing inputs are 42P01 before any barrier
-        if upstream:
-            described = session.describe(stmt.query)  # type: ignore[union-attr]
-        else:
-            described = self.backend.describe_query(db, stmt.query)
+        described = self.backend.describe_view_query(db, stmt.query, session)
         repeated = duplicate_column(stmt.columns or postgres_names(
             stmt.query, len(described or ())) or ())
         if repeated is not None:  # PostgreSQL's 42701, before any barrier
@@ -752,15 +748,11 @@ class ControlPlane:
             try:
                 if info.cancelled:
                     raise QueryCanceled()
-                if upstream:  # in the client's session: its search_path, its role owns it
-                    rows = self.backend.create_batch_view(  # type: ignore[call-arg]
-                        db, stmt.name, stmt.columns, stmt.query, cancel=running,
-                        storage=stmt.storage, with_data=stmt.with_data is not False,
-                        session=session)
-                else:
-                    rows = self.backend.create_batch_view(db, stmt.name, stmt.columns,
-                                                          stmt.query, owner=info.user,
-                                                          cancel=running)
+                # upstream in the client's session: its search_path, its role owns it
+                rows = self.backend.create_batch_view(
+                    db, stmt.name, stmt.columns, stmt.query, owner=info.user, cancel=running,
+                    storage=stmt.storage, with_data=stmt.with_data is not False,
+                    session=session)
                 built = True
             finally:
                 info.running = None

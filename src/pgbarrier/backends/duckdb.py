@@ -275,9 +275,23 @@ def _duck_param(v: Any) -> Any:
     return v
 
 
+#: statements that write nothing: they never open the extended protocol's implicit block
+_READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "DESCRIBE", "SET",
+                              "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
+
+
 class DuckDBSession(BackendSession):
-    implicit_extended_transactions = True
-    copies_locally = True
+    def copies_here(self, sql: str) -> bool:
+        """COPY with the client (FROM STDIN, TO STDOUT, and PROGRAM, which is refused
+        there) runs in pgbarrier's COPY sub-protocol; a COPY of a file is DuckDB's
+        statement, its options too."""
+        upper = sql.upper()
+        return "STDIN" in upper or "STDOUT" in upper or "PROGRAM" in upper
+
+    def opens_implicit_transaction(self, sql: str) -> bool:
+        """The extended protocol's implicit transaction is a DuckDB transaction (cheap, in
+        process), opened before the first statement that may write."""
+        return (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> CopyIn:
         """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`); a
@@ -1789,9 +1803,13 @@ class DuckDBBackend(Backend):
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                           query: str, owner: str | None = None,
-                          cancel: RefreshCancel | None = None) -> int:
+                          cancel: RefreshCancel | None = None, *,
+                          storage: tuple[tuple[str, str], ...] = (), with_data: bool = True,
+                          session: BackendSession | None = None) -> int:
         """A batch view is a table holding the rows of ``query``, created in one transaction
-        (DuckDB has no roles: ``owner`` is ignored)."""
+        (DuckDB has no roles: ``owner`` is ignored; nor storage clauses or WITH NO DATA,
+        which the control plane refuses first; the view is the database's, not the
+        client ``session``'s)."""
         return self._swap_in(database, name, columns, query, replace=False, cancel=cancel)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,

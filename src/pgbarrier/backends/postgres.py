@@ -118,6 +118,7 @@ from pgbarrier.backends.base import (
     RefreshCancel,
     WireParams,
 )
+from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.sql.relnames import canonical
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
@@ -417,11 +418,8 @@ def _all_binary(result_formats: tuple[int, ...]) -> bool:
 # --------------------------------------------------------------------------- session
 
 
-class PostgresSession(BackendSession):
+class PostgresSession(UpstreamSession):
     """One client's upstream connection; rows relayed as the server's text or binary bytes."""
-
-    raw_format = 0
-    relays_wire_params = True
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
@@ -1008,6 +1006,14 @@ class PostgresBackend(Backend):
         if schema is None:
             raise PgError("no schema has been selected to create in", sqlstate="3F000")
         return _canonical(schema, name)
+
+    def describe_view_query(self, database: str, query: str,
+                            session: BackendSession | None = None) -> list[Column] | None:
+        """In the client's own upstream session when there is one (its search_path, its
+        privileges), as the view will be created there."""
+        if session is not None:
+            return session.describe(query)
+        return self.describe_query(database, query)
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(conn: psycopg.Connection[Any]) -> list[Column]:

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from pgbarrier import accel
 from pgbarrier.pgproto import types as pgt
-from pgbarrier.result import Column
+from pgbarrier.pgproto.column import Column
 
 _frame = accel.load("pgbarrier.pgproto.rowframe")
 

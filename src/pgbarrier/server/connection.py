@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import COPY_IN, NEED_BYTES, Spill
+from pgbarrier.backends.pg_relay import COPY_IN
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -72,12 +72,24 @@ from pgbarrier.errors import (
     TooManyConnections,
     as_pg_error,
 )
+from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.server.upstream_io import UpstreamIO
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto.codes import (
+    ANSWERED_WITH_READY,
+    EXTENDED,
+    PASSWORD_MESSAGE,
+    QUERY,
+    SENDS_UPSTREAM,
+    STARTS_STATEMENT,
+    SYNC,
+    TERMINATE,
+    WAITED_ON,
+)
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
 from pgbarrier.server.statement_text import frames_of, statement_text
@@ -97,17 +109,6 @@ _MAX_AUTH_MESSAGE_BYTES = 65535
 STARTUP_TIMEOUT_S = 60.0
 #: a hang-up during a batch cancels its statement if the batch runs this much longer
 HANGUP_GRACE_S = 0.25
-#: messages the client waits on: output is written after them
-_WAITED_ON = frozenset(b"QSHF")
-#: messages answered with ReadyForQuery: after them the idle timeouts apply
-_READY_CODES = frozenset(b"QSF")
-#: messages that may start a statement: shutdown refuses them (see listener)
-_GATED = frozenset(b"QEF")
-#: relayed messages that may run upstream work (the relay sends at Sync and Flush)
-_GATED_RELAY = frozenset(b"QEFSH")
-_TERMINATE = ord("X")
-#: what the relay may queue without waiting (see SessionRelay.relay_now)
-_QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
@@ -628,9 +629,9 @@ class Connection(asyncio.Protocol):
     async def _read_password_message(self) -> bytes:
         header = await self._read_exact(5)
         (length,) = _INT.unpack_from(header, 1)
-        if header[:1] == b"X":  # the client gave up (e.g. to ask its user for a password)
+        if header[0] == TERMINATE:  # the client gave up (e.g. to ask its user for a password)
             raise _Closed()
-        if header[:1] != b"p":
+        if header[0] != PASSWORD_MESSAGE:
             raise ProtocolViolation(f"expected password response, got message type {header[0]}")
         if length < 4 or length > _MAX_AUTH_MESSAGE_BYTES:
             raise ProtocolViolation(f"invalid message length {length}")
@@ -690,7 +691,7 @@ class Connection(asyncio.Protocol):
         self.began = session.received_at = now = time.monotonic()
         if session.tx is TxState.IDLE:
             self.xact_began = now
-        if len(batch) > 1 or batch[0][0] != 0x53 or len(batch[0]) > 5:  # not a lone Sync
+        if len(batch) > 1 or batch[0][0] != SYNC or len(batch[0]) > 5:  # not a lone Sync
             self.last_batch = batch
         if self.server.log_min_duration_ms >= 0:
             self._timing = (now, batch)
@@ -853,9 +854,9 @@ class Connection(asyncio.Protocol):
         code = 0
         for i, frame in enumerate(batch):
             code = frame[0]
-            if code == _TERMINATE:
+            if code == TERMINATE:
                 return out.take(), False, True
-            if code in _GATED:
+            if code in STARTS_STATEMENT:
                 gate(self)
             msg = m.decode_message(frame[:1], frame[5:], session.encoding.codec)
             try:
@@ -865,10 +866,10 @@ class Connection(asyncio.Protocol):
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
                 out.add(session.error_message(as_pg_error(exc)))
-            if i < last and out.chunks and (code in _WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
+            if i < last and out.chunks and (code in WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
                 assert spill is not None
                 spill(out.take())
-        return out.take(), code in _READY_CODES, False
+        return out.take(), code in ANSWERED_WITH_READY, False
 
     # ------------------------------------------------------------------ the upstream relay
 
@@ -901,14 +902,14 @@ class Connection(asyncio.Protocol):
             frame = batch[i]
             self._next = i + 1
             code = frame[0]
-            if code in _QUEUED and relay_now(code, frame):
+            if code in EXTENDED and relay_now(code, frame):
                 continue  # queued for the upstream until Sync or Flush: nothing to write
-            if code == _TERMINATE:
+            if code == TERMINATE:
                 self.in_batch = False
                 self._write(out.take())
                 self._end()
                 return
-            if code in _GATED_RELAY and (server.terminating or server.logs_statements):
+            if code in SENDS_UPSTREAM and (server.terminating or server.logs_statements):
                 server.gate(self)
             self._steps = relay.steps(code, frame)
             ended = self._drive(None, None)
@@ -916,7 +917,7 @@ class Connection(asyncio.Protocol):
                 self._busy = True
                 return
         self._batch = []
-        self._batch_ended(out.take(), batch[-1][0] in _READY_CODES)
+        self._batch_ended(out.take(), batch[-1][0] in ANSWERED_WITH_READY)
         up = relay.up
         if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
             self._upstream_spoke()
@@ -950,7 +951,7 @@ class Connection(asyncio.Protocol):
                 self._guard(self._advance)
             return True
         self._busy = True
-        self._fast_query = data[0] == 0x51
+        self._fast_query = data[0] == QUERY
         io = self.upstream_io
         io.fresh = False
         try:
