@@ -174,6 +174,16 @@ def _datetime_text(kind: int) -> Encode:
     return encode
 
 
+def _exponents(text: pa.Array) -> Any:
+    """Which of pyarrow's float texts are in exponent form: none, as a rule, inside the
+    fixed range the callers already sorted out, which one scan of the bytes shows (a
+    per-string match only where an ``e`` is there at all)."""
+    data = text.buffers()[2]
+    if data is None or not np.any(np.frombuffer(data, dtype=np.uint8) == ord("e")):
+        return np.zeros(len(text), dtype=bool)
+    return np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+
+
 def _float8_text(a: pa.Array) -> Wire:
     """float8out: pyarrow's shortest digits (double-conversion, the same digits as Python's
     ``repr``) where its notation is PostgreSQL's (fixed, for 1e-4 <= |v| < 1e15); the
@@ -185,7 +195,7 @@ def _float8_text(a: pa.Array) -> Wire:
     with np.errstate(invalid="ignore"):
         mag = np.abs(values)
         odd = ~((mag >= 1e-4) & (mag < 1e15)) & (mag != 0)
-    odd |= np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+    odd |= _exponents(text)
     odd &= valid.astype(bool)
     if odd.any():
         index = np.flatnonzero(odd)
@@ -208,13 +218,20 @@ def _float4_text(a: pa.Array) -> Wire:
     with np.errstate(invalid="ignore"):
         mag = np.abs(values)
         odd = ~((mag >= np.float32(1e-4)) & (mag < np.float32(1e6))) & (mag != 0)
-    odd |= np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+    odd |= _exponents(text)
     odd &= valid.astype(bool)
     if odd.any():
         pieces = [pgt.float_text(float(v), True) for v in values[np.flatnonzero(odd)]]
         text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
     offsets, data, _ = _strings(text)
     return offsets, data, valid
+
+
+def _bool_text(a: pa.Array) -> Wire:
+    """boolout: one byte a value, ``t`` or ``f`` (a NULL's byte is never written)."""
+    valid = _valid(a)
+    values = (a.fill_null(False) if a.null_count else a).to_numpy(zero_copy_only=False)
+    return _fixed(np.where(values, np.uint8(ord("t")), np.uint8(ord("f"))), 1, valid)
 
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
@@ -295,7 +312,7 @@ def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
     if oid == pgt.FLOAT4 and pa.types.is_float32(t):
         return _float4_text
     if oid == pgt.BOOL and pa.types.is_boolean(t):
-        return lambda a: _strings(pc.if_else(a, "t", "f"))
+        return _bool_text
     if oid in _INT_WIDTH or oid == pgt.NUMERIC:
         if pa.types.is_integer(t) and t.bit_width <= 32 or pa.types.is_int64(t):
             return _int_text
