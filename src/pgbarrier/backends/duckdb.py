@@ -763,7 +763,8 @@ class DuckDBSession(BackendSession):
             else:
                 cur.execute(sql)
             if rows:
-                duck = [Column(d[0], pg_type_oid(d[1])) for d in cur.description or ()]
+                description = cur.description or []  # read once: each read builds it
+                duck = [Column(d[0], pg_type_oid(d[1])) for d in description]
                 if plan is not None:  # the appended inputs are the plan's
                     duck = duck[:len(duck) - plan.hidden]
                 columns = with_origins(self.catalog.retype(self._named(
@@ -771,15 +772,15 @@ class DuckDBSession(BackendSession):
                 convert = None
                 if plan is not None:
                     columns, convert = plan.columns(columns), plan.rows(duck)
-                natural = natural_converter([d[1] for d in cur.description], columns,
+                natural = natural_converter([d[1] for d in description], columns,
                                             plan.computed if plan is not None else frozenset())
                 if natural is not None:  # unconstrained numerics (duckdb_numeric)
                     convert = natural if convert is None else _chain(convert, natural)
                 tag = words[0] if words[0] in _DML else "SELECT"
-                intervals = interval_indexes(cur.description)
+                intervals = interval_indexes(description)
                 if intervals and words[0] in _LAZY_WORDS and _SEQUENCE_FN.search(sql) is None:
                     # duckdb_intervals: again, with the intervals' months kept
-                    again = months_query(sql, len(cur.description), intervals)
+                    again = months_query(sql, len(description), intervals)
                     if params:
                         cur.execute(again, [_duck_param(v) for v in params])
                     else:

@@ -50,6 +50,7 @@ import duckdb
 
 from pgbarrier.backends.duckdb_plans import _SIDE_EFFECTS
 from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
+from pgbarrier.sql.text_memo import by_text
 
 #: rows of a record batch (DuckDB's vectors are 2,048)
 BATCH_ROWS = 8192
@@ -60,6 +61,19 @@ REMEMBERED = 512
 _WORDS = frozenset({"SELECT", "TABLE"})
 #: a SELECT without FROM (``SELECT 1``, ``SELECT now()``) is a row or a few: the row path
 _READS = re.compile(r"(?i)\bfrom\b")
+
+
+@by_text
+def _text_fits(sql: str) -> bool:
+    """The text rules of :meth:`BatchReading.wanted` that read only the text (DuckDB's):
+    a ``FROM`` and no sequence or signal function (kept per text: ``sql.text_memo``)."""
+    return _READS.search(sql) is not None and _SIDE_EFFECTS.search(sql) is None
+
+
+@by_text
+def _table_fits(sql: str) -> bool:
+    """:func:`_text_fits` for a ``TABLE`` statement (no ``FROM`` needed)."""
+    return _SIDE_EFFECTS.search(sql) is None
 
 
 #: set once pyarrow and the columnar writers are loaded (:func:`load`)
@@ -134,9 +148,8 @@ class BatchReading:
         """Whether this statement takes the columnar path (the text rules above)."""
         return bool(words) and words[0] in _WORDS and LOADED.is_set() \
             and client_sql not in self._short \
-            and (words[0] == "TABLE" or _READS.search(sql) is not None) \
-            and hasattr(cur, "_submit") and _SIDE_EFFECTS.search(sql) is None \
-            and not may_touch_catalog(client_sql)
+            and (_table_fits(sql) if words[0] == "TABLE" else _text_fits(sql)) \
+            and hasattr(cur, "_submit") and not may_touch_catalog(client_sql)
 
     def open(self, cur: Any, sql: str, values: list[Any] | None) -> Any:
         """Run ``sql`` as a streaming Arrow result (DuckDB's errors raised as they are)."""

@@ -7,13 +7,16 @@ Rules this module keeps:
   a case-insensitive regex costs ten times more): characters as written
   (:data:`GATE_CHARS`), then words of the lower-cased text (:data:`GATE_WORDS`). A
   statement the gate lets through is parsed once (answers are cached per text) and keeps
-  its own text when no transform fires.
+  its own text when no transform fires. Its answer is kept per text
+  (:func:`pgbarrier.sql.text_memo.by_text`): a statement run again pays a lookup.
 * Each entry names what it is for: a transform that fires on something none of these
   substrings can be in would never run, so a new transform adds its signal here (to the
   tuples and to :func:`may_differ`'s written-out tests, which a unit test keeps in step).
 """
 
 from __future__ import annotations
+
+from pgbarrier.sql.text_memo import by_text
 
 __all__ = ["GATE_CHARS", "GATE_WORDS", "may_differ"]
 
@@ -35,6 +38,7 @@ GATE_WORDS = (
 )
 
 
+@by_text  # met twice per statement: kept per text (sql.text_memo)
 def may_differ(sql: str) -> bool:
     """The cheap gate: False means DuckDB runs ``sql`` as PostgreSQL would. The tests of
     :data:`GATE_CHARS` and :data:`GATE_WORDS` written out (a loop costs as much again)."""

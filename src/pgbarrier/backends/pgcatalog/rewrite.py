@@ -5,7 +5,9 @@ Rules this module keeps:
 * :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
   the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
   ``current_setting``...). Only SQL that passes it is parsed; SQL that parses but names no
-  catalog object comes back as ``None`` and runs unchanged, byte for byte. (``public``
+  catalog object comes back as ``None`` and runs unchanged, byte for byte. The gate's
+  answer is kept per text (:func:`pgbarrier.sql.text_memo.by_text`: a function of the
+  text alone; one statement meets it several times). (``public``
   qualifiers are the caller's, before this: :mod:`pgbarrier.sql.public_schema`.)
 * A statement that names a catalog relation never runs on DuckDB's own catalog
   (:mod:`pgbarrier.backends.pgcatalog.unrewritten`): keyword column labels (``AS
@@ -72,6 +74,7 @@ from pgbarrier.pgproto import encodings
 from pgbarrier.sql.catalog_rewrite import CatalogTable, _derived_select, folded
 from pgbarrier.sql.catalog_types import column_types
 from pgbarrier.sql.classify import leading_words
+from pgbarrier.sql.text_memo import by_text
 from pgbarrier.sql.colnames import first_select, output_names, parse_single, type_name
 
 __all__ = ["CatalogContext", "CatalogUnparsed", "Rewritten", "may_touch_catalog",
@@ -83,6 +86,7 @@ _TRIGGERS = ("pg_", "information_schema", "regclass", "regtype", "regproc", "reg
              "col_description", "_privilege")
 
 
+@by_text  # every statement meets it, some paths several times: kept per text
 def may_touch_catalog(sql: str) -> bool:
     lowered = sql.lower()
     for t in _TRIGGERS:  # a loop, not any(<genexpr>): every statement pays this
