@@ -195,6 +195,9 @@ def with_origins(columns: list[Column], origins: tuple[ColumnOrigin, ...] | None
 
 
 def _apply(col: Column, origin: ColumnOrigin) -> Column:
+    if origin.type_oid is None and origin.typmod == col.type_modifier \
+            and origin.table_oid == col.table_oid and origin.attnum == col.column_number:
+        return col  # nothing to add (a computed column: ``SELECT 1``); Column is frozen
     oid = col.type_oid
     if origin.type_oid in (pgt.VARCHAR, pgt.BPCHAR) and oid == pgt.TEXT:
         oid = origin.type_oid  # DuckDB's VARCHAR of a declared varchar(n) / char(n)
