@@ -85,7 +85,7 @@ def queue(relay: Any, code: int, frame: bytes) -> bool:
     s = relay.session
     skipping = s.skip_until_sync
     if not _one(code, frame, 0, len(frame), relay.stmts, relay.portals, relay.verdicts,
-                s.statements, s.portals, skipping, relay.expect):
+                s.statements, s.portals, s, skipping, relay.expect):
         return False
     relay.up.in_batch = True
     if not skipping:
@@ -145,7 +145,7 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
         while pos < last:
             end = pos + 1 + _length_at(data, pos)
             if not _one(data[pos], data, pos, end, stmts, portals, verdicts, statements,
-                        held, False, expect):
+                        held, session, False, expect):
                 if pos:  # the messages before it are queued: for the steps' Sync
                     up.in_batch = True
                     wbuf.append(_sub(data, 0, pos))
@@ -164,11 +164,12 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
 
 def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
          portals: dict[bytes, str], verdicts: dict[bytes, tuple[bool, str]],
-         statements: dict[str, Any], held: dict[str, Any], skipping: bool,
+         statements: dict[str, Any], held: dict[str, Any], session: Any, skipping: bool,
          expect: list[Any]) -> bool:
     """Account for one message, ``data[pos:end]``: ``stmts``/``portals`` are the names
     that live upstream (name -> SQL), ``verdicts`` the relay's routed Parse texts,
     ``statements``/``held`` the session's full-path statements and portals (by str name),
+    read here and changed only through ``session``'s methods (``relay_replaced_*``),
     ``skipping`` whether the session skips to Sync. True: it is relayed (its reply
     expected unless skipping); the caller queues its bytes and marks the upstream's batch
     open."""
@@ -186,7 +187,9 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
             sql = ""  # the upstream's own (SQL PREPARE), or its 26000
         name = _sub(data, body, i)
         if held:
-            held.pop(name.decode("utf-8", "replace"), None)
+            portal = name.decode("utf-8", "replace")
+            if portal in held:
+                session.relay_replaced_portal(portal)
         if not skipping:
             portals[name] = sql
             expect.append((_BIND, name, sql))
@@ -216,8 +219,8 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
         if name:
             if statements and name.decode("utf-8", "replace") in statements:
                 return False  # 42P05 from the session
-        elif statements:
-            statements.pop("", None)
+        elif statements and "" in statements:
+            session.relay_replaced_statement("")
         if not skipping:
             stmts[name] = verdict[1]
             expect.append((_PARSE, name, verdict[1]))
