@@ -87,7 +87,7 @@ def queue(relay: Any, code: int, frame: bytes) -> bool:
     if not _one(code, frame, 0, len(frame), relay.stmts, relay.portals, relay.verdicts,
                 s.statements, s.portals, s, skipping, relay.expect):
         return False
-    relay.up.in_batch = True
+    relay.up.state.batch_opened()
     if not skipping:
         relay.wbuf.append(frame)
     return True
@@ -105,10 +105,11 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
     before it queued as :func:`queue` queues them. The relay's state after it is what
     feeding the messages one by one would leave up to that point."""
     up = relay.up
+    state = up.state
     session = relay.session
     wbuf = relay.wbuf
     expect = relay.expect
-    if (relay.copy_drain is not None or wbuf or expect or up.dirty
+    if (relay.copy_drain is not None or wbuf or expect or state.dirty
             or session.skip_until_sync or up.lost is not None or up.pos < len(up.buf)):
         return -1
     n = len(data)
@@ -132,7 +133,7 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
         if last or data[n - 1] != 0 or not relay.query_relayed(data[5:n - 1]):
             return -1
         # the session is not skipping (checked above): nothing of it to change
-        up.in_batch = False
+        state.batch_closed()
     elif code != _SYNC or not last:
         return -1
     else:
@@ -147,13 +148,12 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
             if not _one(data[pos], data, pos, end, stmts, portals, verdicts, statements,
                         held, session, False, expect):
                 if pos:  # the messages before it are queued: for the steps' Sync
-                    up.in_batch = True
+                    state.batch_opened()
                     wbuf.append(_sub(data, 0, pos))
                 return pos
             pos = end
         # the caller writes ``data`` itself: those messages and the Sync, as they came
-        up.in_batch = True
-        up.dirty = True
+        state.batch_sent()
         up.done = 0
     up.commands = 0
     up.failed_at = None
