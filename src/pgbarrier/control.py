@@ -53,7 +53,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -72,7 +71,6 @@ from pgbarrier.errors import (
     DuplicateTable,
     FeatureNotSupported,
     InvalidCatalogName,
-    InvalidParameterValue,
     Notice,
     ObjectInUse,
     ObjectNotInPrerequisiteState,
@@ -166,9 +164,6 @@ class SessionInfo:
                          if self.statement_timeout_ms else None)
 
 
-#: the first option word of CREATE DATABASE's options text (after an optional WITH)
-_FIRST_OPTION = re.compile(r"(?:\s*WITH\b)?\s*([A-Za-z_][A-Za-z_0-9]*)", re.IGNORECASE)
-
 log = logging.getLogger(__name__)
 
 #: how long a cancelled create still waits for its barrier command to land
@@ -214,9 +209,9 @@ class ControlPlane:
         self.leader_status: Callable[[], tuple[Any, ...]] = lambda: ("leader", None, None, None)
         #: ``rw_barrier`` events of PAUSE / RESUME and view SUSPEND / RESUME (the App sets it)
         self.events: EventBus | None = None
-        publish = getattr(backend, "set_system_views", None)
-        if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
-            publish({name: table.columns for name, table in self.catalog_tables().items()})
+        # a backend that has a catalog of its own (DuckDB's pg_catalog) lists rw_catalog
+        backend.set_system_views({name: table.columns
+                                  for name, table in self.catalog_tables().items()})
 
     # ------------------------------------------------------------------ sessions
 
@@ -341,11 +336,6 @@ class ControlPlane:
         shape = stmt.DESCRIBE
         return None if shape is None else [Column(n, oid) for n, oid in shape]
 
-    @property
-    def upstream(self) -> bool:
-        """PostgreSQL is the data backend: its materialized views are its own."""
-        return self.backend.dialect == "postgres"
-
     def _name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
         """pgbarrier's name of the view ``name`` means to the client (resolved with the
         session's search_path; as written when there is no such relation)."""
@@ -365,8 +355,9 @@ class ControlPlane:
     def passes_through(self, stmt: ControlStatement, info: SessionInfo,
                        session: BackendSession | None) -> bool:
         """Whether ``stmt`` is PostgreSQL's own, for the caller to relay unchanged
-        (upstream only; see the module rules and each statement's ``passes_through``)."""
-        if not self.upstream or session is None:
+        (a backend with materialized views of its own only; see the module rules and each
+        statement's ``passes_through``)."""
+        if not self.backend.has_own_materialized_views() or session is None:
             return False
         return stmt.passes_through(self, info, session)
 
@@ -427,8 +418,11 @@ class ControlPlane:
                       session: BackendSession | None) -> Result:
         db = info.database
         name = self._name(info, stmt.name, session)
-        if self.jobs.get(db, name) is not None and self.upstream and session is not None:
-            return self._rename_mv(dataclasses.replace(stmt, name=name), info, session)
+        if self.jobs.get(db, name) is not None and session is not None:
+            new = self.backend.view_name_after(name, stmt.action, stmt.target)
+            if new is not None:  # the backend renames it
+                return self._rename_mv(dataclasses.replace(stmt, name=name), new, info,
+                                       session)
         if self.jobs.get(db, name) is not None:
             kind = "batch refresh"
         elif self.jobs.streaming_view(db, name) is not None:
@@ -503,14 +497,8 @@ class ControlPlane:
     def create_database(self, stmt: st.CreateDatabase, info: SessionInfo,
                          session: BackendSession | None = None) -> Result:
         name = stmt.name
-        if stmt.options is not None and not (self.upstream and session is not None):
-            first = _FIRST_OPTION.match(stmt.options)
-            word = first.group(1).lower() if first else stmt.options.split()[0].lower()
-            raise FeatureNotSupported(
-                f'CREATE DATABASE option "{word}" is not supported',
-                detail="The embedded DuckDB backend supports CREATE DATABASE name, without "
-                       "options.",
-                position=(stmt.options_at or 1) + (first.start(1) if first else 0))
+        if stmt.options is not None:
+            self.backend.refuse_database_options(stmt.options, stmt.options_at or 1, session)
         if self.barrier.has_database(name):
             raise DuplicateDatabase(f'database "{name}" already exists')
         self.backend.require_database_right("create", name, info.user, session)
@@ -540,11 +528,10 @@ class ControlPlane:
         self.backend.require_database_right("drop", name, info.user, session)
         if name == info.database:
             raise ObjectInUse("cannot drop the currently open database")
-        others = self._others(name, wait=not (stmt.force and self.upstream))
-        if others and stmt.force and self.upstream:
-            # PostgreSQL's FORCE: the upstream's DROP ... WITH (FORCE) below terminates their
-            # upstream sessions, and each client gets PostgreSQL's FATAL 57P01 at once
-            others = 0
+        # PostgreSQL's FORCE, where the backend's drop below ends the other sessions (each
+        # client gets PostgreSQL's FATAL 57P01 at once): nobody to count or wait for
+        ends_others = stmt.force and self.backend.ends_sessions_on_drop()
+        others = 0 if ends_others else self._others(name)
         if others and stmt.force:
             raise FeatureNotSupported(
                 "DROP DATABASE ... WITH (FORCE) is not supported while other sessions use "
@@ -654,27 +641,11 @@ class ControlPlane:
     def _name_lock(self, info: SessionInfo, name: str, kind: str) -> Any:
         return self.name_locks.hold((info.database, name), info, kind, info.lock_timeout_ms)
 
-    def _refuse_clauses(self, stmt: st.CreateMaterializedView) -> None:
-        """What DuckDB cannot honour of PostgreSQL's CREATE MATERIALIZED VIEW grammar."""
-        if self.upstream:
-            return
-        for kind, text in stmt.storage:
-            if kind == "WITH":
-                key = text.split("=")[0].strip()
-                raise InvalidParameterValue(f'unrecognized parameter "{key}"',
-                                            position=stmt.storage_at)
-            raise FeatureNotSupported(
-                f"{kind} is not supported for materialized views on the DuckDB backend",
-                detail=f"DuckDB has no access methods or tablespaces: {text}",
-                position=stmt.storage_at)
-        if stmt.with_data is False:
-            raise FeatureNotSupported(
-                "CREATE MATERIALIZED VIEW ... WITH NO DATA is not supported on the DuckDB "
-                "backend", hint="Omit WITH NO DATA.", position=stmt.with_data_at)
-
     def create_mv(self, stmt: st.CreateMaterializedView, info: SessionInfo,
                    session: BackendSession | None = None) -> Result:
-        self._refuse_clauses(stmt)
+        # what the backend cannot honour of PostgreSQL's grammar, before anything else
+        self.backend.refuse_view_clauses(stmt.storage, stmt.storage_at, stmt.with_data,
+                                         stmt.with_data_at)
         if (named := in_database(stmt.name, info.database)) != stmt.name:
             stmt = dataclasses.replace(stmt, name=named)
         if session is not None:
@@ -786,7 +757,8 @@ class ControlPlane:
         db = info.database
         tag = "REFRESH MATERIALIZED VIEW"
         if self.jobs.get(db, name) is None:
-            if self.upstream and self.jobs.streaming_view(db, name) is None:
+            if (self.backend.has_own_materialized_views()
+                    and self.jobs.streaming_view(db, name) is None):
                 raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
             if self.jobs.streaming_view(db, name) is not None:
                 return command(tag, [Notice(
@@ -817,7 +789,7 @@ class ControlPlane:
         if len(stmt.names) > 1:
             raise FeatureNotSupported(
                 "DROP MATERIALIZED VIEW with more than one name is not supported",
-                detail=None if not self.upstream else
+                detail=None if not self.backend.has_own_materialized_views() else
                 "One of them is a batch refresh materialized view.",
                 hint="Drop one materialized view per statement.", position=stmt.second_at)
         name = self._name(info, stmt.name, session)
@@ -862,7 +834,7 @@ class ControlPlane:
             return command(tag, notices)
         if cancelled_create:  # this DROP cancelled the view's create: nothing is left of it
             return command(tag)
-        if self.upstream:
+        if self.backend.has_own_materialized_views():
             raise PassThrough()  # PostgreSQL's own (a race made it so): its answer
         kind = self.backend.relation_kind(session, stmt.name) if session is not None else None
         if kind is not None:  # PostgreSQL's answer for a relation of another kind
@@ -881,18 +853,16 @@ class ControlPlane:
             self.drop_mv(st.DropMaterializedView(name=name, if_exists=True, names=(name,)),
                           info, None)
 
-    def _rename_mv(self, stmt: st.AlterMaterializedViewName, info: SessionInfo,
+    def _rename_mv(self, stmt: st.AlterMaterializedViewName, new: str, info: SessionInfo,
                    session: BackendSession) -> Result:
         """Upstream, ``ALTER MATERIALIZED VIEW v RENAME TO w`` / ``SET SCHEMA s`` of a
         batch-refresh view: PostgreSQL renames it in the client's session (its rules:
         owner, the target schema's CREATE right, a free name) and the job follows under
-        pgbarrier's name for the result (see :meth:`RefreshScheduler.rename`)."""
+        pgbarrier's name for the result, ``new`` (see :meth:`RefreshScheduler.rename`)."""
         db, old = info.database, stmt.name
-        backend: Any = self.backend
-        new = backend.name_after(old, stmt.action, stmt.target)
 
         def rename() -> None:
-            backend.alter_view_name(session, old, stmt.action, stmt.target)
+            self.backend.alter_view_name(session, old, stmt.action, stmt.target)
 
         with contextlib.ExitStack() as locks:
             for name in sorted({old, new}):  # one order, so two renames cannot deadlock

@@ -74,7 +74,7 @@ def new_relay() -> SessionRelay:
 def state(relay: SessionRelay) -> tuple:
     s, up = relay.session, relay.up
     return (dict(relay.stmts), dict(relay.portals), b"".join(relay.wbuf), list(relay.expect),
-            up.in_batch, sorted(s.statements), sorted(s.portals), s.skip_until_sync)
+            up.state.in_batch, sorted(s.statements), sorted(s.portals), s.skip_until_sync)
 
 
 def test_a_prepared_statement_batch_is_taken_whole(q):
@@ -85,7 +85,7 @@ def test_a_prepared_statement_batch_is_taken_whole(q):
     assert [e[0] for e in relay.expect] == list(b"BDE")
     assert relay.portals == {b"": "SELECT $1::int"}
     up = relay.up
-    assert up.dirty and up.busy and up.in_batch and up.done == 0 and up.failed_at is None
+    assert up.state.dirty and up.busy and up.state.in_batch and up.done == 0 and up.failed_at is None
 
 
 def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
@@ -127,7 +127,7 @@ def test_the_first_message_the_steps_must_take_ends_the_batch_there(q):
     assert q.batch(relay, data, LIMIT) == len(head)
     assert b"".join(relay.wbuf) == head  # queued for the steps' Sync
     assert [e[0] for e in relay.expect] == list(b"PB")
-    assert relay.up.in_batch and not relay.up.busy
+    assert relay.up.state.in_batch and not relay.up.busy
 
 
 def test_a_relay_mid_batch_or_skipping_declines(q):
@@ -135,7 +135,7 @@ def test_a_relay_mid_batch_or_skipping_declines(q):
     relay.session.skip_until_sync = True
     assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
     relay = new_relay()
-    relay.up.dirty = True
+    relay.up.state.sent()
     assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
 
 
@@ -147,7 +147,7 @@ def test_a_name_the_full_path_holds_is_not_queued(q):
     assert not q.queue(relay, ord("E"), execute("cur"))
     assert not q.queue(relay, ord("D"), describe(b"S", "mine"))
     assert not q.queue(relay, ord("P"), parse("SELECT 1", "mine"))  # 42P05 is the session's
-    assert relay.expect == [] and not relay.up.in_batch
+    assert relay.expect == [] and not relay.up.state.in_batch
     assert q.queue(relay, ord("B"), bind("cur", "up"))  # replaces the session's portal
     assert "cur" not in relay.session.portals
 
@@ -166,7 +166,7 @@ def test_after_an_error_messages_up_to_sync_are_skipped_not_queued(q):
     relay.session.skip_until_sync = True
     assert q.queue(relay, ord("B"), bind("p", "up"))
     assert relay.wbuf == [] and relay.expect == [] and relay.portals == {}
-    assert relay.up.in_batch
+    assert relay.up.state.in_batch
 
 
 # ---------------------------------------------------------------- one read = one by one

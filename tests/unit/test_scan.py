@@ -108,5 +108,5 @@ def test_upstream_scan_records_errors_and_parameters_and_moves_on():
                 + READY_E)
     assert up.scan() == 0  # READY
     assert up.failed_at == 1 and up.failed_sqlstate == "23505"
-    assert up.params["DateStyle"] == "ISO, DMY" and up.status == ord("E")
+    assert up.params["DateStyle"] == "ISO, DMY" and up.state.status == ord("E")
     assert up.pos == len(up.buf)

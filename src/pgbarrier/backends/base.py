@@ -20,6 +20,9 @@ Rules this module keeps:
   answers for itself (``bind_params``, ``binary_format``, ``copies_here``,
   ``opens_implicit_transaction``, ``function_call_refused``, ``relayed_upstream``); the
   defaults here are those of a backend that runs in process and returns Python values.
+  So does the control plane (``has_own_materialized_views``, ``refuse_view_clauses``,
+  ``refuse_database_options``, ``ends_sessions_on_drop``, ``view_name_after``): it never
+  asks which backend it has.
 * ``execute``'s ``result_formats`` are the client's Bind result formats; a
   backend that relays rows may return them in binary (``Result.raw_format ==
   1``) when every column was asked in binary.
@@ -38,6 +41,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import abc
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,6 +63,21 @@ REPORTED_PARAMETERS = (
     "application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
     "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "server_encoding",
     "server_version", "session_authorization", "standard_conforming_strings", "TimeZone")
+
+
+#: the first option word of CREATE DATABASE's options text (after an optional WITH)
+_FIRST_OPTION = re.compile(r"(?:\s*WITH\b)?\s*([A-Za-z_][A-Za-z_0-9]*)", re.IGNORECASE)
+
+
+def database_options_refused(options: str, options_at: int,
+                             detail: str | None = None) -> FeatureNotSupported:
+    """0A000 naming the first option of CREATE DATABASE's ``options`` (the client's text,
+    from its 1-based ``options_at``), at its position."""
+    first = _FIRST_OPTION.match(options)
+    word = first.group(1).lower() if first else options.split()[0].lower()
+    return FeatureNotSupported(f'CREATE DATABASE option "{word}" is not supported',
+                               detail=detail,
+                               position=options_at + (first.start(1) if first else 0))
 
 
 class RefreshCancel:
@@ -281,6 +300,19 @@ class Backend(Connection, abc.ABC):
         the client's text, from its 1-based ``options_at``, for error positions)."""
         raise FeatureNotSupported("CREATE DATABASE options are not supported")
 
+    def refuse_database_options(self, options: str, options_at: int,
+                                session: BackendSession | None) -> None:
+        """0A000 at the first option of ``CREATE DATABASE name options`` (the client's text,
+        from its 1-based ``options_at``) unless :meth:`create_database_in_session` runs them
+        in the client's ``session``; a backend that runs them answers nothing."""
+        raise database_options_refused(options, options_at)
+
+    def ends_sessions_on_drop(self) -> bool:
+        """Whether ``DROP DATABASE ... WITH (FORCE)`` ends the other sessions using the
+        database (PostgreSQL's does: each client gets FATAL 57P01); a backend that cannot
+        (False) has the control plane refuse the FORCE while others use it."""
+        return False
+
     def current_role(self, session: BackendSession) -> str | None:
         """The client's current role in ``session`` (``current_user``: after SET ROLE), for
         what it creates to be owned as PostgreSQL would own it; None without roles."""
@@ -343,6 +375,36 @@ class Backend(Connection, abc.ABC):
     @abc.abstractmethod
     def drop_view(self, database: str, name: str) -> None:
         """Drop view ``name``; nothing when it does not exist."""
+
+    def has_own_materialized_views(self) -> bool:
+        """Whether a materialized view that is not pgbarrier's is the backend's own
+        (PostgreSQL's): its statements are relayed as written (``PassThrough``) and the
+        backend answers them. Without (DuckDB) every materialized view is pgbarrier's and
+        the control plane answers as PostgreSQL would, for a name that is none."""
+        return False
+
+    def refuse_view_clauses(self, storage: tuple[tuple[str, str], ...], storage_at: int | None,
+                            with_data: bool | None, with_data_at: int | None) -> None:
+        """Refuse, at its position, what the backend cannot honour of a CREATE MATERIALIZED
+        VIEW's ``storage`` clauses (``(kind, text)``: ``WITH``, ``USING``, ``TABLESPACE``)
+        and ``WITH NO DATA`` (``with_data`` False). A backend that honours them (PostgreSQL:
+        :meth:`create_batch_view` passes them on) answers nothing."""
+
+    def view_name_after(self, name: str, action: str, target: str) -> str | None:
+        """pgbarrier's name for batch view ``name`` after ``ALTER MATERIALIZED VIEW``'s
+        ``RENAME TO target`` / ``SET SCHEMA target`` (:meth:`alter_view_name`), or None
+        where the backend does not rename a batch view (the control plane refuses it)."""
+        return None
+
+    def alter_view_name(self, session: BackendSession, name: str, action: str,
+                        target: str) -> None:
+        """``ALTER MATERIALIZED VIEW name RENAME TO / SET SCHEMA target`` in the client's
+        ``session``, for a backend whose :meth:`view_name_after` names the result."""
+        raise FeatureNotSupported(f"ALTER MATERIALIZED VIEW ... {action} is not supported")
+
+    def set_system_views(self, views: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        """pgbarrier's ``rw_catalog`` views (name -> columns), for a backend that lists
+        them in its own catalog (DuckDB's ``pg_class``); an upstream has no place for them."""
 
     def relation_name(self, session: BackendSession, name: str) -> str | None:
         """pgbarrier's name (:mod:`pgbarrier.sql.relnames`) of the relation ``name`` means

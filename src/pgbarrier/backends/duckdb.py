@@ -151,6 +151,7 @@ from pgbarrier.backends.base import (
     NeedsExecution,
     RefreshCancel,
     WireParams,
+    database_options_refused,
 )
 from pgbarrier.backends.duckdb_catalog import SessionCatalog
 from pgbarrier.backends.duckdb_results import ResultPlan
@@ -193,8 +194,8 @@ from pgbarrier.backends import duckdb_notify
 from pgbarrier.backends.duckdb_batches import BatchReading
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
-from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, Notice, PgError,
-                              QueryCanceled, SyntaxError)
+from pgbarrier.errors import (DuplicateDatabase, FeatureNotSupported, InvalidParameterValue,
+                              Notice, PgError, QueryCanceled, SyntaxError)
 from pgbarrier.result import BatchStream, Column, Result, RowStream, command, rowset
 from pgbarrier.sql.classify import leading_words
 from pgbarrier.sql.relnames import canonical, name_parts, qualify_relations, quote_name
@@ -1550,6 +1551,31 @@ class DuckDBBackend(Backend):
         names = sorted(self._dbs)
         for catalog in self._catalogs.values():
             catalog.set_databases(names)
+
+    def refuse_database_options(self, options: str, options_at: int,
+                                session: BackendSession | None) -> None:
+        raise database_options_refused(
+            options, options_at, detail="The embedded DuckDB backend supports CREATE DATABASE "
+                                        "name, without options.")
+
+    def refuse_view_clauses(self, storage: tuple[tuple[str, str], ...], storage_at: int | None,
+                            with_data: bool | None, with_data_at: int | None) -> None:
+        """DuckDB has no storage parameters (22023 ``unrecognized parameter``, PostgreSQL's
+        answer for an unknown one), access methods or tablespaces (0A000), and a view's
+        table always holds its rows (``WITH NO DATA``: 0A000)."""
+        for kind, text in storage:
+            if kind == "WITH":
+                key = text.split("=")[0].strip()
+                raise InvalidParameterValue(f'unrecognized parameter "{key}"',
+                                            position=storage_at)
+            raise FeatureNotSupported(
+                f"{kind} is not supported for materialized views on the DuckDB backend",
+                detail=f"DuckDB has no access methods or tablespaces: {text}",
+                position=storage_at)
+        if with_data is False:
+            raise FeatureNotSupported(
+                "CREATE MATERIALIZED VIEW ... WITH NO DATA is not supported on the DuckDB "
+                "backend", hint="Omit WITH NO DATA.", position=with_data_at)
 
     def set_system_views(self, views: dict[str, tuple[tuple[str, str], ...]]) -> None:
         """pgbarrier's ``rw_catalog`` views (name -> columns), listed in ``pg_class``."""

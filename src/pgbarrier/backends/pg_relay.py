@@ -59,6 +59,7 @@ from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
 from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.relay.effects import NEED_BYTES, Spill
+from pgbarrier.relay.state import RelayState
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
     BIND,
@@ -86,7 +87,6 @@ from pgbarrier.pgproto.codes import (
     ROW_DESCRIPTION,
     STATEMENT,
     SYNC,
-    TX_IDLE,
     type_byte,
 )
 from pgbarrier.result import Column, Result
@@ -256,8 +256,6 @@ class Upstream:
         self.params: dict[str, str] = dict(params)
         #: ParameterStatus (name, value) relayed to the client since the session last looked
         self.param_events: list[tuple[str, str]] = []
-        #: transaction status of the last ReadyForQuery (TX_IDLE, TX_IN_BLOCK or TX_FAILED)
-        self.status = TX_IDLE
         #: extended-protocol messages completed / failed since the counter was reset
         self.done = 0
         self.failed_at: int | None = None
@@ -268,12 +266,10 @@ class Upstream:
         #: True while this session waits for the upstream (what ``interrupt`` cancels)
         self.busy = False
         self.generation = 0
-        #: messages were sent since the last Sync (the upstream has an open batch)
-        self.dirty = False
-        #: the upstream discards messages until Sync (an error in an open batch)
-        self.skipping = False
-        #: inside an extended-protocol batch: the full path ends with Flush, not Sync
-        self.in_batch = False
+        #: the client's batch and the upstream's protocol (batch open, messages sent since
+        #: ReadyForQuery, skipping to Sync, transaction status): read here, written only by
+        #: its transitions
+        self.state = RelayState()
         self.lost: UpstreamLost | None = None
         #: True while a worker thread owns the socket (the full path): reads and writes
         #: block; False while the event loop owns it (the relay)
@@ -414,8 +410,7 @@ class Upstream:
             if commands:
                 self.commands += commands
             if stop == READY:
-                self.status = buf[pos - 1]
-                self.dirty = self.skipping = False
+                self.state.ready(buf[pos - 1])
             elif stop == _ERROR:
                 if self.failed_at is None:
                     self.failed_at = self.done
@@ -436,7 +431,7 @@ class Upstream:
         A generator for the event loop: it yields NEED_BYTES when it has to wait for the
         socket, and a :class:`Spill` when ``out`` holds more than ``SPILL_BYTES`` mid-reply.
         Returns READY, DRAINED or COPY_IN (a CopyInResponse was passed on: the client sends
-        the data next). ``self.status``, ``self.done``, ``self.failed_at`` and
+        the data next). ``self.state.status``, ``self.done``, ``self.failed_at`` and
         ``self.param_events`` say what happened.
         """
         held = 0
@@ -495,14 +490,15 @@ class RelaySession(UpstreamSession):
         a batch (Sync appended), else until ``expected`` messages completed or one failed
         (Flush appended). COPY with the client is refused on the way."""
         up = self.upstream
-        sync = not up.in_batch
-        if up.skipping and not sync:
+        state = up.state
+        sync = not state.in_batch
+        if state.skipping and not sync:
             # the upstream discards everything until the client's Sync (an error in its open
             # batch): no reply would ever come, so PostgreSQL's answer for such a statement
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block")
         up.send(messages + (_SYNC if sync else _FLUSH))
-        up.dirty = not sync
+        state.sent(synced=sync)
         replies: list[tuple[int, bytes]] = []
         done = 0
         copy = False
@@ -512,8 +508,7 @@ class RelaySession(UpstreamSession):
             while True:
                 t, payload = up.read()
                 if t == READY_FOR_QUERY:
-                    up.status = payload[0]
-                    up.dirty = up.skipping = False
+                    state.ready(payload[0])
                     break
                 if t == PARAMETER_STATUS:
                     name, value = payload.split(b"\0")[:2]
@@ -535,7 +530,7 @@ class RelaySession(UpstreamSession):
                     if not sync and done >= expected:
                         break
                 elif t == ERROR_RESPONSE and not sync:
-                    up.skipping = True
+                    state.failed()
                     break
         finally:
             up.busy = False

@@ -747,6 +747,20 @@ class PostgresBackend(Backend):
                     if err.position > len(head) else None
             raise
 
+    def refuse_database_options(self, options: str, options_at: int,
+                                session: BackendSession | None) -> None:
+        """PostgreSQL judges the options in the client's session; without one, refused."""
+        if session is None:
+            super().refuse_database_options(options, options_at, session)
+
+    def ends_sessions_on_drop(self) -> bool:
+        """:meth:`drop_database` drops ``WITH (FORCE)``: PostgreSQL terminates the upstream
+        sessions, and each client gets its FATAL 57P01."""
+        return True
+
+    def has_own_materialized_views(self) -> bool:
+        return True
+
     def current_role(self, session: BackendSession) -> str | None:
         rows = _session_rows(session, "SELECT current_user", [])
         return rows[0][0] if rows else None
@@ -972,8 +986,7 @@ class PostgresBackend(Backend):
         session.execute(pgsql.SQL("ALTER MATERIALIZED VIEW {} " + action + " {}").format(
             pgsql.Identifier(schema or "public", rel), pgsql.Identifier(target)).as_string(None))
 
-    @staticmethod
-    def name_after(name: str, action: str, target: str) -> str:
+    def view_name_after(self, name: str, action: str, target: str) -> str | None:
         """pgbarrier's name for view ``name`` after ``RENAME TO`` / ``SET SCHEMA target``."""
         schema, _, rel = name.rpartition(".")
         if action == "RENAME TO":

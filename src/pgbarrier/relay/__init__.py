@@ -4,5 +4,7 @@ Issue 30 gathers the relay's protocol state here (one object, its only writer); 
 this package holds what a relay step asks of the event loop (:mod:`pgbarrier.relay.effects`),
 which the upstream's pump (:mod:`pgbarrier.backends.pg_relay`), the session relay
 (:mod:`pgbarrier.session.relay`) and the connection that carries the requests out
-(:mod:`pgbarrier.server.connection`) all name. It imports nothing of pgbarrier.
+(:mod:`pgbarrier.server.connection`) all name, and the first part of that state
+(:mod:`pgbarrier.relay.state`: the client's batch, the upstream's open batch and skipping,
+its transaction status). It imports nothing of pgbarrier.
 """

@@ -25,7 +25,7 @@ cpdef bint queue(object relay, int code, bytes frame) except -1
 cpdef Py_ssize_t batch(object relay, bytes data, Py_ssize_t limit) except -2
 
 @cython.locals(body=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, kind=int, name=bytes,
-               statement=bytes, names=dict, local=dict)
+               statement=bytes, names=dict, local=dict, portal=str)
 cdef bint _one(int code, bytes data, Py_ssize_t pos, Py_ssize_t end, dict stmts,
-               dict portals, dict verdicts, dict statements, dict held, bint skipping,
-               list expect) except -1
+               dict portals, dict verdicts, dict statements, dict held, object session,
+               bint skipping, list expect) except -1

@@ -192,13 +192,13 @@ class SessionRelay:
             if stats is not None:
                 self._count(stats, up.commands)
         self._after_ready()
-        up.in_batch = False
+        up.state.batch_closed()
 
     def fast_copy(self) -> None:
         """The fast path's batch got CopyInResponse: the client's COPY data comes next."""
         self.up.busy = False
         self._enter_copy(0)
-        self.up.in_batch = False
+        self.up.state.batch_closed()
 
     # ------------------------------------------------------------------ extended protocol
 
@@ -249,7 +249,7 @@ class SessionRelay:
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
         s = self.session
-        if self.wbuf or self.expect or up.dirty:
+        if self.wbuf or self.expect or up.state.dirty:
             self.wbuf.append(frame)
             self._send()
             up.done = up.commands = 0
@@ -260,12 +260,12 @@ class SessionRelay:
             self._after_ready()
         else:
             yield RunLocal(s.handle, m.Sync())
-        up.in_batch = False
+        up.state.batch_closed()
         return True
 
     def _send(self) -> None:
         self.up.send(b"".join(self.wbuf))
-        self.up.dirty = True
+        self.up.state.sent()
         self.wbuf.clear()
 
     def _drain(self) -> Steps:
@@ -295,7 +295,7 @@ class SessionRelay:
                 s.relay_completed(sql)
         self.expect.clear()
         if failed_at is not None:
-            self.up.skipping = True
+            self.up.state.failed()
             s.relay_failed()
         self.take_params()
 
@@ -316,9 +316,8 @@ class SessionRelay:
             for i, (code, name, _sql) in enumerate(self.expect):
                 if i >= up.failed_at:
                     self._forget(code, name)
-        self.expect.clear()
-        up.skipping = False
-        s.relay_ready(_TX.get(up.status, s.tx))
+        self.expect.clear()  # the pump's ReadyForQuery ended skipping (RelayState.ready)
+        s.relay_ready(_TX.get(up.state.status, s.tx))
         if up.param_events:
             self.take_params()
 
@@ -338,9 +337,9 @@ class SessionRelay:
         if sql is None:
             return (yield from self._local(QUERY, frame))
         up = self.up
-        if self.wbuf or self.expect or up.dirty:
+        if self.wbuf or self.expect or up.state.dirty:
             yield from self._end_batch()
-        up.in_batch = False
+        up.state.batch_closed()
         if not self.query_relayed(frame[5:-1], sql):
             return (yield from self._local(QUERY, frame))
         self.session.relay_sent()
@@ -400,7 +399,7 @@ class SessionRelay:
         """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
         replies on but not its ReadyForQuery."""
         up = self.up
-        if self.wbuf or self.expect or up.dirty:
+        if self.wbuf or self.expect or up.state.dirty:
             self.wbuf.append(_SYNC)
             self._send()
             out = self.session.out.chunks
@@ -410,7 +409,7 @@ class SessionRelay:
             last = out[-1]
             out[-1] = last[:-6]  # ReadyForQuery is the last 6 bytes
             self._after_ready()
-        up.in_batch = False
+        up.state.batch_closed()
 
     # ------------------------------------------------------------------ COPY
 
@@ -458,14 +457,14 @@ class SessionRelay:
                 f'ASCII under client_encoding "{self.up.params.get("client_encoding")}"',
                 hint="SET client_encoding = 'UTF8' to run it."))
         if code in EXTENDED:
-            self.up.in_batch = True
+            self.up.state.batch_opened()
         skipping = s.skip_until_sync
         if skipping and code in EXTENDED:
             pass  # skipped until Sync: nothing for a worker to do
         else:
             yield RunLocal(s.handle, msg)
         if code == QUERY:
-            if s.tx is TxState.FAILED and self.up.status == TX_IN_BLOCK:
+            if s.tx is TxState.FAILED and self.up.state.status == TX_IN_BLOCK:
                 yield from self._poison()
         elif not skipping and s.skip_until_sync:
             yield from self._poison()
@@ -489,7 +488,7 @@ class SessionRelay:
         s = self.session
         if self.expect:
             yield from self._drain()
-        self.up.in_batch = True
+        self.up.state.batch_opened()
         if s.skip_until_sync:
             return
         s.relay_refused(PgError(text, sqlstate=sqlstate))
@@ -498,20 +497,21 @@ class SessionRelay:
     def _poison(self) -> Steps:
         """Fail the upstream's open batch or block after a full-path error, silently."""
         up = self.up
-        if up.skipping or not (up.dirty or up.status == TX_IN_BLOCK):
+        state = up.state
+        if state.skipping or not (state.dirty or state.status == TX_IN_BLOCK):
             return
-        if up.in_batch:
+        if state.in_batch:
             up.send(_POISON + _FLUSH)
-            up.dirty = True
+            state.sent()
             while (yield from up.read_steps())[0] != ERROR_RESPONSE:
                 pass
-            up.skipping = True
+            state.failed()
         else:
             up.send(_POISON + _SYNC)
             while True:
                 t, body = yield from up.read_steps()
                 if t == READY_FOR_QUERY:
-                    up.status = body[0]
+                    state.ready(body[0])
                     break
 
 

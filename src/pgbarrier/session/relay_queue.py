@@ -85,9 +85,9 @@ def queue(relay: Any, code: int, frame: bytes) -> bool:
     s = relay.session
     skipping = s.skip_until_sync
     if not _one(code, frame, 0, len(frame), relay.stmts, relay.portals, relay.verdicts,
-                s.statements, s.portals, skipping, relay.expect):
+                s.statements, s.portals, s, skipping, relay.expect):
         return False
-    relay.up.in_batch = True
+    relay.up.state.batch_opened()
     if not skipping:
         relay.wbuf.append(frame)
     return True
@@ -105,10 +105,11 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
     before it queued as :func:`queue` queues them. The relay's state after it is what
     feeding the messages one by one would leave up to that point."""
     up = relay.up
+    state = up.state
     session = relay.session
     wbuf = relay.wbuf
     expect = relay.expect
-    if (relay.copy_drain is not None or wbuf or expect or up.dirty
+    if (relay.copy_drain is not None or wbuf or expect or state.dirty
             or session.skip_until_sync or up.lost is not None or up.pos < len(up.buf)):
         return -1
     n = len(data)
@@ -132,7 +133,7 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
         if last or data[n - 1] != 0 or not relay.query_relayed(data[5:n - 1]):
             return -1
         # the session is not skipping (checked above): nothing of it to change
-        up.in_batch = False
+        state.batch_closed()
     elif code != _SYNC or not last:
         return -1
     else:
@@ -145,15 +146,14 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
         while pos < last:
             end = pos + 1 + _length_at(data, pos)
             if not _one(data[pos], data, pos, end, stmts, portals, verdicts, statements,
-                        held, False, expect):
+                        held, session, False, expect):
                 if pos:  # the messages before it are queued: for the steps' Sync
-                    up.in_batch = True
+                    state.batch_opened()
                     wbuf.append(_sub(data, 0, pos))
                 return pos
             pos = end
         # the caller writes ``data`` itself: those messages and the Sync, as they came
-        up.in_batch = True
-        up.dirty = True
+        state.batch_sent()
         up.done = 0
     up.commands = 0
     up.failed_at = None
@@ -164,11 +164,12 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
 
 def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
          portals: dict[bytes, str], verdicts: dict[bytes, tuple[bool, str]],
-         statements: dict[str, Any], held: dict[str, Any], skipping: bool,
+         statements: dict[str, Any], held: dict[str, Any], session: Any, skipping: bool,
          expect: list[Any]) -> bool:
     """Account for one message, ``data[pos:end]``: ``stmts``/``portals`` are the names
     that live upstream (name -> SQL), ``verdicts`` the relay's routed Parse texts,
     ``statements``/``held`` the session's full-path statements and portals (by str name),
+    read here and changed only through ``session``'s methods (``relay_replaced_*``),
     ``skipping`` whether the session skips to Sync. True: it is relayed (its reply
     expected unless skipping); the caller queues its bytes and marks the upstream's batch
     open."""
@@ -186,7 +187,9 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
             sql = ""  # the upstream's own (SQL PREPARE), or its 26000
         name = _sub(data, body, i)
         if held:
-            held.pop(name.decode("utf-8", "replace"), None)
+            portal = name.decode("utf-8", "replace")
+            if portal in held:
+                session.relay_replaced_portal(portal)
         if not skipping:
             portals[name] = sql
             expect.append((_BIND, name, sql))
@@ -216,8 +219,8 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
         if name:
             if statements and name.decode("utf-8", "replace") in statements:
                 return False  # 42P05 from the session
-        elif statements:
-            statements.pop("", None)
+        elif statements and "" in statements:
+            session.relay_replaced_statement("")
         if not skipping:
             stmts[name] = verdict[1]
             expect.append((_PARSE, name, verdict[1]))

@@ -474,6 +474,16 @@ class Session:
         self._error(err)
         self.skip_until_sync = True
 
+    def relay_replaced_statement(self, name: str) -> None:
+        """A relayed Parse made statement ``name`` upstream: the session's own of that
+        name (the unnamed one; a named one is refused with 42P05 first) is gone."""
+        self.statements.pop(name, None)
+
+    def relay_replaced_portal(self, name: str) -> None:
+        """A relayed Bind made portal ``name`` upstream: the session's own of that name
+        is gone, as a Bind replaces the unnamed portal (and a named one was closed)."""
+        self.portals.pop(name, None)
+
     def relay_reported(self, events: list[tuple[str, str]]) -> None:
         """ParameterStatus messages the relay passed on: what the client was told."""
         self.reported.update(events)

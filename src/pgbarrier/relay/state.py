@@ -1,0 +1,68 @@
+"""The relay's protocol state toward the upstream, written only by its transitions.
+
+Issue 30 gathers every field of the relay's protocol state into one object whose
+methods are its only writers; this is the first part of it: where the client's
+extended-protocol batch stands and what the upstream makes of it. The upstream's socket
+(:class:`pgbarrier.backends.pg_relay.Upstream`) holds one as ``state``; the pump, the
+full path, the session relay and its compiled queue (:mod:`pgbarrier.session.relay_queue`)
+read its fields and change them through these methods only.
+
+Rules this module keeps:
+
+* ``in_batch``: the client sent extended-protocol messages since its last Sync, so the
+  full path ends its own messages with Flush, not Sync, and they stay in the client's
+  upstream transaction (:meth:`batch_opened`, :meth:`batch_closed`).
+* ``dirty``: messages went upstream since its last ReadyForQuery (:meth:`sent`; a
+  message sent with its own Sync leaves nothing open, ``sent(synced=True)``).
+* ``skipping``: an error in the upstream's open batch makes it discard everything up to
+  the next Sync (:meth:`failed`), as PostgreSQL does.
+* ``status``: the transaction status of the upstream's last ReadyForQuery (PostgreSQL's
+  ``I``, ``T`` or ``E``); a ReadyForQuery (:meth:`ready`) also ends ``dirty`` and
+  ``skipping``.
+"""
+
+from __future__ import annotations
+
+#: PostgreSQL's ReadyForQuery status of a session outside a transaction block (``I``)
+_IDLE = 73
+
+
+class RelayState:
+    """Where the client's batch and the upstream's protocol stand (module rules)."""
+
+    __slots__ = ("in_batch", "dirty", "skipping", "status")
+
+    def __init__(self) -> None:
+        self.in_batch = False
+        self.dirty = False
+        self.skipping = False
+        self.status = _IDLE
+
+    def batch_opened(self) -> None:
+        """A client extended-protocol message was taken: the batch lasts until its Sync."""
+        self.in_batch = True
+
+    def batch_closed(self) -> None:
+        """The client's Sync (or a simple Query) ended its batch."""
+        self.in_batch = False
+
+    def sent(self, synced: bool = False) -> None:
+        """Messages went upstream; ``synced``: they end with a Sync of their own, which
+        leaves nothing open once its ReadyForQuery is read."""
+        self.dirty = not synced
+
+    def batch_sent(self) -> None:
+        """A whole client batch, its Sync included, went upstream at once (the fast path)."""
+        self.in_batch = True
+        self.dirty = True
+
+    def failed(self) -> None:
+        """The upstream answered an error in its open batch: it skips to the next Sync."""
+        self.skipping = True
+
+    def ready(self, status: int) -> None:
+        """The upstream's ReadyForQuery with transaction ``status``: nothing is open or
+        skipped upstream any more."""
+        self.status = status
+        self.dirty = False
+        self.skipping = False
