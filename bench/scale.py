@@ -82,7 +82,7 @@ def _child(args: argparse.Namespace) -> int:
             raise NotImplementedError
         def relation_exists(self, database: str, name: str) -> bool: return False
         def create_batch_view(self, database: str, name: str, columns: Any, query: str,
-                              owner: Any = None, cancel: Any = None) -> int: return 1
+                              owner: Any = None, cancel: Any = None, **_: Any) -> int: return 1
         def refresh_batch_view(self, database: str, name: str, columns: Any, query: str,
                                cancel: Any = None) -> int: return 1
         def drop_batch_view(self, database: str, name: str) -> None: pass
@@ -90,6 +90,7 @@ def _child(args: argparse.Namespace) -> int:
                         owner: Any = None) -> None: pass
         def drop_view(self, database: str, name: str) -> None: pass
         def describe_query(self, database: str, query: str) -> list[Column]: return [Column("x", 23)]
+        def notify(self, database: str, channel: str, payload: str) -> None: pass
         def close(self) -> None: pass
 
     # time the scheduler's barrier listener (the due-job lookup), in this process only
