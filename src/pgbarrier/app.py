@@ -232,7 +232,7 @@ class App:
 
     def _observe_run(self, run: hist.RefreshRun) -> None:
         seconds = ((run.finished_at - run.started_at).total_seconds()
-                   if run.finished_at is not None else None)
+                   if run.finished_at is not None and run.status != "skipped" else None)
         self.metrics.refresh_ended(run.database, run.job, run.trigger, run.status, seconds)
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
         """``on_commit``: what a checkpoint must make durable before it is acknowledged
@@ -276,7 +276,7 @@ class App:
         for rec in restored.jobs:
             job = job_from_record(rec)
             self.jobs.register(job, persist=False)
-            self.scheduler.track(job)
+            self.scheduler.restored(job)  # a slot missed while no one led catches up once
 
     def _adopt(self) -> None:
         """``--adopt-database``: each named upstream database pgbarrier does not serve yet
@@ -401,10 +401,22 @@ class App:
             self.leadership.admit()
 
     def _take_office(self) -> None:
+        self.history.node = self._node()
         self._restore()
         self.barrier.start()
         self.history_pruner.start()
         self.pause_timer.start()  # a deadline that passed while no one led resumes now
+
+    def _node(self) -> str:
+        """The name of this process in rw_refresh_history.node: its leader holder name on a
+        PostgreSQL meta store, else host, pid and address alike."""
+        if self.leadership is not None:
+            return self.leadership.holder
+        address = ""
+        if self.server is not None:
+            host, port = self.server.server_address[:2]
+            address = f" on {host}:{port}"
+        return f"{socket.gethostname()} pid {os.getpid()}{address}"
 
     def _leave_office(self) -> None:
         """Stepping down: sessions end (57P01; a statement under way gets STEP_DOWN_GRACE_S

@@ -53,6 +53,13 @@ class BatchRefreshJob:
     suspended_at: dt.datetime | None = None
     suspended_by: str | None = None
     suspend_reason: str | None = None
+    #: refresh.retry_backoff.sec, refresh.max_failures, refresh.jitter.sec (None: the
+    #: default, see jobs/policy.py)
+    retry_backoff_sec: int | None = None
+    max_failures: int | None = None
+    jitter_sec: int | None = None
+    #: failed scheduled runs in a row since the last successful run
+    consecutive_failures: int = 0
 
     @property
     def suspended(self) -> bool:
@@ -83,7 +90,9 @@ def job_to_record(job: BatchRefreshJob) -> JobRecord:
         target_epoch=getattr(st, "target_epoch", None), run_id=getattr(st, "run_id", None),
         failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None),
         suspended_at=job.suspended_at, suspended_by=job.suspended_by,
-        suspend_reason=job.suspend_reason)
+        suspend_reason=job.suspend_reason, retry_backoff_sec=job.retry_backoff_sec,
+        max_failures=job.max_failures, jitter_sec=job.jitter_sec,
+        consecutive_failures=job.consecutive_failures)
 
 
 def status_from_record(rec: JobRecord) -> JobStatus:
@@ -106,7 +115,9 @@ def job_from_record(rec: JobRecord) -> BatchRefreshJob:
         status=status_from_record(rec), snapshot_epoch=rec.snapshot_epoch,
         created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at,
         suspended_at=rec.suspended_at, suspended_by=rec.suspended_by,
-        suspend_reason=rec.suspend_reason)
+        suspend_reason=rec.suspend_reason, retry_backoff_sec=rec.retry_backoff_sec,
+        max_failures=rec.max_failures, jitter_sec=rec.jitter_sec,
+        consecutive_failures=rec.consecutive_failures or 0)
 
 
 class JobRegistry:

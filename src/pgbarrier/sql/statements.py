@@ -72,6 +72,10 @@ Rules this module keeps:
   - every interval is at most :data:`MAX_REFRESH_INTERVAL_SEC` (22023 above it);
   - giving both ``BATCH REFRESH`` and ``refresh.interval.sec``, or either twice, is
     PostgreSQL's 42601 ``conflicting or redundant options``.
+* A batch-refresh view's other ``WITH (refresh.x = value)`` options (keys beginning
+  ``refresh.``: ``refresh.retry_backoff.sec``...) are kept in ``refresh_options`` as (key,
+  value text, position), for the control plane to check (:mod:`pgbarrier.jobs.policy`); a
+  streaming view's are storage text like any other.
 * PostgreSQL's storage clauses of ``CREATE MATERIALIZED VIEW`` are read from the tokens
   between the name (or column list) and ``AS``: ``USING method``, ``TABLESPACE name`` and
   the ``WITH (...)`` options other than ``refresh.interval.sec``, kept as their original
@@ -213,6 +217,9 @@ class CreateMaterializedView(ControlStatement):
     #: ``WITH DATA`` (True), ``WITH NO DATA`` (False), or not given (None)
     with_data: bool | None = None
     with_data_at: int | None = None
+    #: a batch-refresh view's ``WITH (refresh.x = value)`` options other than the
+    #: interval, as (key, value text, 1-based position); read by jobs/policy.py
+    refresh_options: tuple[tuple[str, str, int], ...] = ()
 
     def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
         return plane.create_passes_through(self, info, session)
@@ -974,7 +981,13 @@ def _create_mv(
         while after < len(tokens) and tokens[after].token_type != TokenType.R_PAREN:
             after += 1
         after += 1
-    storage = _storage_clauses(blame, after, index - 1)
+    options: list[tuple[str, str, int]] = []
+    storage = _storage_clauses(blame, after, index - 1, options)
+    interval = _refresh_interval(tree)
+    if interval is None:  # a streaming view's refresh.* options are storage text
+        options = []
+    storage = [("WITH" if kind == "REFRESH" else kind, text, at) for kind, text, at in storage
+               if interval is None or kind != "REFRESH"]
     if isinstance(target, exp.Schema):
         target = target.this
 
@@ -987,7 +1000,8 @@ def _create_mv(
         columns=columns,
         query=sql[tokens[index].start : tokens[-1].end + 1],
         if_not_exists=bool(tree.args.get("exists")),
-        refresh_interval_sec=_refresh_interval(tree),
+        refresh_interval_sec=interval,
+        refresh_options=tuple(options),
         inputs=query_inputs(query),
         definition=definition,
         storage=tuple((kind, text) for kind, text, _ in storage),
@@ -997,11 +1011,14 @@ def _create_mv(
     )
 
 
-def _storage_clauses(blame: _Blame, i: int, alias: int) -> list[tuple[str, str, int]]:
+def _storage_clauses(blame: _Blame, i: int, alias: int,
+                     options: list[tuple[str, str, int]] | None = None
+                     ) -> list[tuple[str, str, int]]:
     """PostgreSQL's clauses between a CREATE MATERIALIZED VIEW's name and ``AS``
     (``tokens[i:alias]``), as (kind, original text, 1-based position); pgbarrier's own
     (``BATCH REFRESH ...``, ``refresh.interval.sec``) are skipped, the parser read them.
-    Anything else is 42601 at its first token."""
+    Other ``refresh.`` options are of kind ``REFRESH``, and (key, value, position) in
+    ``options``. Anything else is 42601 at its first token."""
     tokens, sql = blame.tokens, blame.sql
     found: list[tuple[str, str, int]] = []
 
@@ -1031,7 +1048,15 @@ def _storage_clauses(blame: _Blame, i: int, alias: int) -> list[tuple[str, str, 
                     eq = next((j for j in range(start, k) if tokens[j].token_type == TokenType.EQ),
                               k)
                     key = "".join(x.text for x in tokens[start:eq]).lower()
-                    if key != REFRESH_OPTION:
+                    if key.startswith("refresh.") and key != REFRESH_OPTION and eq < k - 1:
+                        # pgbarrier's own (a batch-refresh view's policy, jobs/policy.py)
+                        value = (tokens[eq + 1].text if eq + 2 == k
+                                 and tokens[eq + 1].token_type == TokenType.STRING
+                                 else text(eq + 1, k - 1))
+                        if options is not None:
+                            options.append((key, value, tokens[start].start + 1))
+                        found.append(("REFRESH", text(start, k - 1), tokens[start].start + 1))
+                    elif key != REFRESH_OPTION:
                         found.append(("WITH", text(start, k - 1), tokens[start].start + 1))
                     start = k + 1
                 if depth == 0:
