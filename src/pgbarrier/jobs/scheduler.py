@@ -158,8 +158,10 @@ class RefreshScheduler:
         self._slots: dict[tuple[str, str], Slot] = {}
         #: per database, jobs whose slot fell due while it was paused (they catch up)
         self._missed: dict[str, set[str]] = {}
-        #: scheduled runs handed to the pool and not ended
+        #: scheduled runs handed to the pool and not ended; databases with due runs that
+        #: wait for a free worker
         self._pooled = 0
+        self._deferred: dict[str, bool] = {}
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
@@ -293,8 +295,7 @@ class RefreshScheduler:
         finally:
             with self._lock:
                 self._pooled -= 1
-                heap = self._due.get(job.database)
-                waiting = bool(heap) and heap[0][0] <= self.clock.now_ms()
+                waiting = self._deferred.pop(job.database, False)
             if waiting and not self._stopping:
                 self._poke(job.database)
 
@@ -317,6 +318,7 @@ class RefreshScheduler:
                     heapq.heappop(heap)  # stale, dropped, running, or renamed: re-tracked
                     continue
                 if limit and not job.suspended and free <= 0:
+                    self._deferred[db] = True  # started when a worker is free
                     break
                 heapq.heappop(heap)
                 del self._slots[(db, name)]
