@@ -16,7 +16,9 @@ Rules this module keeps (one place decides each option; CREATE's ``WITH (...)`` 
   ``retry`` or ``catchup``; a manual REFRESH that fails does not count) the view is
   suspended, as ``ALTER MATERIALIZED VIEW v SUSPEND`` would, by ``pgbarrier``, with reason
   ``suspended after N consecutive failures: <last error>`` (Snowflake's rule). 0 never
-  suspends. A non-negative integer; default 5. Any successful run (a manual REFRESH too)
+  suspends. A run that failed because the data backend could not be reached (SQLSTATE
+  class 08, or 57P01-57P03) counts for the backoff but does not suspend: an upstream
+  outage would otherwise suspend every view and leave them suspended after it. A non-negative integer; default 5. Any successful run (a manual REFRESH too)
   sets the count back to 0.
 * ``refresh.jitter.sec``: a run that catches up (the view fell due while pgbarrier was
   down, its database paused or the view suspended) starts at a random moment within this
@@ -114,10 +116,20 @@ def jitter_ms(job: BatchRefreshJob) -> int:
     return int(random.random() * span) if span else 0
 
 
-def failure_suspends(job: BatchRefreshJob, failures: int) -> bool:
-    """Whether the ``failures``-th failed scheduled run in a row suspends ``job``."""
+def backend_unavailable(sqlstate: str | None) -> bool:
+    """Whether a run failed because the data backend could not be reached (class 08, or
+    the server shutting down: 57P01-57P03), not because of the view."""
+    return sqlstate is not None and (sqlstate.startswith("08") or sqlstate in
+                                     ("57P01", "57P02", "57P03"))
+
+
+def failure_suspends(job: BatchRefreshJob, failures: int, sqlstate: str | None) -> bool:
+    """Whether the ``failures``-th failed scheduled run in a row, failing with
+    ``sqlstate``, suspends ``job`` (never for an unreachable backend: an outage would
+    otherwise suspend every view, and they would stay suspended after it)."""
     limit = value(job, "refresh.max_failures")
-    return bool(limit) and failures >= limit and not job.suspended
+    return bool(limit) and failures >= limit and not job.suspended \
+        and not backend_unavailable(sqlstate)
 
 
 def suspend_reason(failures: int, error: str) -> str:

@@ -429,7 +429,7 @@ class RefreshScheduler:
                 outcome["run"] = self.history.finish(run, "cancelled", self.now(), error=error,
                                                      sqlstate=sqlstate)
                 return
-            changes = self._outcome_changes(current, run, status, error)
+            changes = self._outcome_changes(current, run, status, error, sqlstate)
             new = self.registry.transition(job.database, job.name, transition, **changes)
             outcome["run"] = self.history.finish(run, status, self.now(), rows=rows, error=error,
                                                  sqlstate=sqlstate)
@@ -449,7 +449,7 @@ class RefreshScheduler:
         return outcome["run"]
 
     def _outcome_changes(self, job: BatchRefreshJob, run: RefreshRun, status: str,
-                         error: str | None) -> dict[str, Any]:
+                         error: str | None, sqlstate: str | None) -> dict[str, Any]:
         """The job's fields a run's end changes: a success resets the failure count, a
         failed scheduled run adds one and may suspend the view (jobs/policy.py)."""
         now = self.now()
@@ -459,7 +459,7 @@ class RefreshScheduler:
             return {}
         failures = job.consecutive_failures + 1
         changes: dict[str, Any] = {"consecutive_failures": failures}
-        if policy.failure_suspends(job, failures):
+        if policy.failure_suspends(job, failures, sqlstate):
             changes.update(suspended_at=now, suspended_by=policy.AUTO_SUSPENDER,
                            suspend_reason=policy.suspend_reason(failures, error or ""))
         return changes
