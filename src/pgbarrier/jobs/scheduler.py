@@ -21,9 +21,11 @@ Rules this module keeps (SPEC section 2):
   whose slot passed meanwhile runs once (trigger ``catchup``), never once per missed
   slot, at a random moment within its ``refresh.jitter.sec``; one whose slot had not
   come keeps it (the anchors, last committed epoch and failed attempt, are durable), so
-  a restart does not make every view run at once. Scheduled runs in progress never
-  outnumber the refresh pool's workers: what is due beyond that waits in the heap and
-  starts when a run ends.
+  a restart does not make every view run at once. No more runs execute at once than
+  the refresh pool has workers: runs started beyond that wait in its queue, in the
+  order they fell due (holding them back in the heap instead, to start each when a
+  worker frees, cost a checkpoint per start and made 100 busy databases' runs seconds
+  late: test_many_databases).
 * Skipped slots: a slot that falls due while its database is paused or its view is
   suspended is recorded once, as one ``skipped`` row with the reason
   (:meth:`RefreshHistory.skipped`: one per pause or suspension, also across restarts),
@@ -151,17 +153,12 @@ class RefreshScheduler:
         self.clock = clock
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="refresh")
         self._lock = threading.Lock()
-        self._workers = workers
         #: per database, a heap of (due ms, slot seq, job name); an entry whose seq is not
         #: its job's current slot's is stale
         self._due: dict[str, list[tuple[int, int, str]]] = {}
         self._slots: dict[tuple[str, str], Slot] = {}
         #: per database, jobs whose slot fell due while it was paused (they catch up)
         self._missed: dict[str, set[str]] = {}
-        #: scheduled runs handed to the pool and not ended; databases with due runs that
-        #: wait for a free worker
-        self._pooled = 0
-        self._deferred: dict[str, bool] = {}
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
@@ -280,34 +277,19 @@ class RefreshScheduler:
                 self._skip(job, slot, info.prev_epoch, *_suspended_reason(job))
                 continue  # ALTER MATERIALIZED VIEW ... RESUME tracks it again
             try:
-                run = self._start(job, info.prev_epoch, slot.trigger, pooled=True)
+                run = self._start(job, info.prev_epoch, slot.trigger)
             except (js.IllegalTransition, PgError):
                 continue  # a manual run or a drop got there first
             if self.on_late is not None:
                 self.on_late(run.started_at.timestamp() - slot.due_ms / 1000)
-            self._pool.submit(self._execute_pooled, job, run)
+            self._pool.submit(self._execute, job, run)
 
-    def _execute_pooled(self, job: BatchRefreshJob, run: RefreshRun) -> None:
-        """A scheduled run on the pool; when it ends its worker is free, and what waited
-        for one starts at the next checkpoint (asked for at once)."""
-        try:
-            self._execute(job, run)
-        finally:
-            with self._lock:
-                self._pooled -= 1
-                waiting = self._deferred.pop(job.database, False)
-            if waiting and not self._stopping:
-                self._poke(job.database)
-
-    def _pop_due(self, db: str, committed_ms: int, *, limit: bool = True
-                 ) -> list[tuple[BatchRefreshJob, Slot]]:
-        """The jobs whose current slot is due at ``committed_ms``, popped from the heap:
-        with ``limit``, no more runnable ones than the pool has free workers (the rest
-        stay due and start when a run ends; a suspended job takes no worker)."""
+    def _pop_due(self, db: str, committed_ms: int) -> list[tuple[BatchRefreshJob, Slot]]:
+        """The jobs whose current slot is due at ``committed_ms``, popped from the heap in
+        due order (stale entries are dropped)."""
         out: list[tuple[BatchRefreshJob, Slot]] = []
         with self._lock:
             heap = self._due.get(db)
-            free = self._workers - self._pooled
             while heap and heap[0][0] <= committed_ms:
                 due_ms, seq, name = heap[0]
                 slot = self._slots.get((db, name))
@@ -317,20 +299,15 @@ class RefreshScheduler:
                         or (db, name) in self._held:
                     heapq.heappop(heap)  # stale, dropped, running, or renamed: re-tracked
                     continue
-                if limit and not job.suspended and free <= 0:
-                    self._deferred[db] = True  # started when a worker is free
-                    break
                 heapq.heappop(heap)
                 del self._slots[(db, name)]
-                if not job.suspended:
-                    free -= 1
                 out.append((job, slot))
         return out
 
     def _skip_paused(self, db: str, committed_ms: int, epoch: int, snap: Any) -> None:
         """The database is paused: each due slot is one ``skipped`` row (once per pause)
         and the job catches up after RESUME."""
-        due = self._pop_due(db, committed_ms, limit=False)
+        due = self._pop_due(db, committed_ms)
         if not due:
             return
         who = f" by {snap.paused_by}" if snap.paused_by else ""
@@ -351,14 +328,11 @@ class RefreshScheduler:
             log.warning("could not record a skipped refresh of %s.%s: %s", job.database,
                         job.name, exc.message)
 
-    def _start(self, job: BatchRefreshJob, target_epoch: int, trigger: str, *,
-               pooled: bool = False) -> RefreshRun:
+    def _start(self, job: BatchRefreshJob, target_epoch: int, trigger: str) -> RefreshRun:
         run_id = self.history.next_run_id()
         self.registry.transition(job.database, job.name, js.start_refresh, target_epoch, run_id)
         run = self.history.start(job.database, job.name, trigger, target_epoch, self.now(), run_id)
         with self._lock:
-            if pooled:
-                self._pooled += 1
             fut: Future[Any] = Future()
             fut.set_running_or_notify_cancel()
             self._running[(job.database, job.name)] = fut
