@@ -171,7 +171,7 @@ def _command(params: dict[str, str], stmt: sql.Composable, out: TextIO) -> int:
 _DATABASES = ("SELECT name, paused, paused_at, paused_by, committed_epoch, committed_at, "
               "pause_reason, resumes_at FROM rw_catalog.rw_databases ORDER BY name")
 _JOBS = ("SELECT database, name, status, refresh_interval_sec, last_refreshed_at, "
-         "next_refresh_at, suspended_by, suspend_reason "
+         "next_refresh_at, suspended_by, suspend_reason, refresh_cron, refresh_timezone "
          "FROM rw_catalog.rw_batch_refresh_jobs ORDER BY database, name")
 
 
@@ -188,8 +188,9 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
            for name, paused, at, by, epoch, committed, reason, resumes in databases]
     job_rows = [{"database": db, "name": name, "status": status, "refresh_interval_sec": every,
                  "last_refreshed_at": _iso(last), "next_refresh_at": _iso(due),
-                 "suspended_by": by, "suspend_reason": reason}
-                for db, name, status, every, last, due, by, reason in jobs]
+                 "suspended_by": by, "suspend_reason": reason, "refresh_cron": cron,
+                 "refresh_timezone": zone}
+                for db, name, status, every, last, due, by, reason, cron, zone in jobs]
     if args.json:
         json.dump({"databases": dbs, "jobs": job_rows}, out, indent=2)
         out.write("\n")
@@ -202,7 +203,9 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
     out.write("\n")
     out.write(_table("Batch refresh jobs",
                      ["database", "name", "status", "every", "last refresh", "next refresh"],
-                     [[j["database"], j["name"], j["status"], f"{j['refresh_interval_sec']} s",
+                     [[j["database"], j["name"], j["status"],
+                       f"{j['refresh_interval_sec']} s" if j["refresh_cron"] is None
+                       else f"cron '{j['refresh_cron']}' {j['refresh_timezone']}",
                        j["last_refreshed_at"] or "", j["next_refresh_at"] or ""]
                       for j in job_rows]))
     return 0

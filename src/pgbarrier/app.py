@@ -41,6 +41,7 @@ from pgbarrier.barrier.clock import Clock, SystemClock
 from pgbarrier.barrier.info import DatabaseSnapshot
 from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.control import ControlPlane
+from pgbarrier.events import EventBus
 from pgbarrier.jobs import history as hist
 from pgbarrier.jobs.history import HistoryPruner, RefreshHistory
 from pgbarrier.jobs.registry import JobRegistry, StreamingView, job_from_record
@@ -185,6 +186,8 @@ class App:
         self.server: PgBarrierServer | None = None
         self.metrics_server: MetricsServer | None = None
         self.leadership = None
+        #: LISTEN rw_refresh / rw_barrier (pgbarrier.events), carried by the data backend
+        self.events = EventBus(self.backend.notify)
         self._build()
         self._wire_metrics()
 
@@ -208,7 +211,8 @@ class App:
                                     meta=self.meta)
         self.barrier.add_listener(self.scheduler.on_barrier)
         self.barrier.add_listener(self.control.on_barrier)
-        self.pause_timer = PauseTimer(self.barrier, self.clock)
+        self.control.events = self.events
+        self.pause_timer = PauseTimer(self.barrier, self.clock, events=self.events)
         self.barrier.add_listener(self.pause_timer.on_barrier)
         self.history.on_finished = self._observe_run
         self.scheduler.on_late = self.metrics.refresh_started_late
@@ -234,6 +238,7 @@ class App:
         seconds = ((run.finished_at - run.started_at).total_seconds()
                    if run.finished_at is not None and run.status != "skipped" else None)
         self.metrics.refresh_ended(run.database, run.job, run.trigger, run.status, seconds)
+        self.events.refresh_finished(run)
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
         """``on_commit``: what a checkpoint must make durable before it is acknowledged
         (its pause state; its epochs as a lease), see :mod:`pgbarrier.meta.checkpoints`.
@@ -402,6 +407,7 @@ class App:
 
     def _take_office(self) -> None:
         self.history.node = self._node()
+        self.events.start()
         self._restore()
         self.barrier.start()
         self.history_pruner.start()
@@ -449,6 +455,7 @@ class App:
         self.pause_timer.stop()
         self.barrier.stop()
         self._record_final_epochs()
+        self.events.stop()  # what finished before the stop is still delivered
         self.backend.close()
         self.meta.flush()
         self.meta.close()

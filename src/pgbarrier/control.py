@@ -66,6 +66,7 @@ from pgbarrier.barrier.command import CreateBatchRefreshJob, Flush, Pause, Resum
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.barrier.pause import Paused, PauseState, Running
 from pgbarrier.sql.colnames import duplicate_column, postgres_names
+from pgbarrier.sql.relnames import in_database
 from pgbarrier.errors import (
     DuplicateDatabase,
     DuplicateTable,
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from pgbarrier.backends.base import Backend, BackendSession
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
+    from pgbarrier.events import EventBus
     from pgbarrier.meta.store import MetaStore
 
 
@@ -211,6 +213,8 @@ class ControlPlane:
         #: ``rw_leader``'s one row: (role, term, since, holder); the App sets it (a lone
         #: process on SQLite leads with no term)
         self.leader_status: Callable[[], tuple[Any, ...]] = lambda: ("leader", None, None, None)
+        #: ``rw_barrier`` events of PAUSE / RESUME and view SUSPEND / RESUME (the App sets it)
+        self.events: EventBus | None = None
         publish = getattr(backend, "set_system_views", None)
         if publish is not None:  # the DuckDB backend lists rw_catalog in its pg_catalog
             publish({name: table.columns for name, table in self.catalog_tables().items()})
@@ -346,6 +350,7 @@ class ControlPlane:
     def _name(self, info: SessionInfo, name: str, session: BackendSession | None) -> str:
         """pgbarrier's name of the view ``name`` means to the client (resolved with the
         session's search_path; as written when there is no such relation)."""
+        name = in_database(name, info.database)
         if session is not None:
             return self.backend.relation_name(session, name) or name
         return name
@@ -474,6 +479,12 @@ class ControlPlane:
         outcome = self._wait(self.barrier.run(database, cmd).collected, info)
         notices = []
         state = outcome.state
+        if (outcome.changed or outcome.replaced) and self.events is not None:
+            paused = state if isinstance(state, Paused) else None
+            self.events.barrier_event(
+                database, "pause" if target == "paused" else "resume", info.user,
+                reason=paused.reason if paused else None,
+                resumes_at=paused.resumes_at if paused else None)
         if outcome.changed:
             log.info('database "%s" %s by %s%s', database,
                      "paused" if target == "paused" else "resumed", info.user,
@@ -668,6 +679,8 @@ class ControlPlane:
         # the policy options (jobs/policy.py): 22023 before anything is done
         options = view_control.option_values([(k, v) for k, v, _ in stmt.refresh_options],
                                              [at for _, _, at in stmt.refresh_options])
+        if (named := in_database(stmt.name, info.database)) != stmt.name:
+            stmt = dataclasses.replace(stmt, name=named)
         if session is not None:
             name = self.backend.creation_name(session, stmt.name)
             query = self.backend.bind_query(session, stmt.query)
@@ -681,7 +694,6 @@ class ControlPlane:
                           options: dict[str, Any] | None = None) -> Result:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
-        upstream = self.upstream and session is not None
         if self.jobs.get(db, stmt.name) is not None:  # its view may be gone (by cascade)
             self.scheduler.forget_vanished(db, stmt.name, lambda f: self._wait(f, info))
         if self._relation_taken(db, stmt.name):
@@ -691,10 +703,7 @@ class ControlPlane:
             raise DuplicateTable(f'relation "{stmt.name}" already exists')
         self._check_inputs(db, stmt.inputs, session)
         # validate the query on the backend: missing inputs are 42P01 before any barrier
-        if upstream:
-            described = session.describe(stmt.query)  # type: ignore[union-attr]
-        else:
-            described = self.backend.describe_query(db, stmt.query)
+        described = self.backend.describe_view_query(db, stmt.query, session)
         repeated = duplicate_column(stmt.columns or postgres_names(
             stmt.query, len(described or ())) or ())
         if repeated is not None:  # PostgreSQL's 42701, before any barrier
@@ -729,7 +738,9 @@ class ControlPlane:
                     name=stmt.name, database=db, definition=stmt.definition, query=stmt.query,
                     columns=stmt.columns, refresh_interval_sec=stmt.refresh_interval_sec or 0,
                     status=js.Creating(barrier.prev_epoch), snapshot_epoch=barrier.prev_epoch,
-                    created_at=created_at, **(options or {})))
+                    created_at=created_at, refresh_cron=stmt.refresh_cron,
+                    refresh_timezone=stmt.refresh_timezone,
+                    **(options or {})))
                 return barrier.prev_epoch
 
             # the job's record is a durable write: collected off the barrier thread
@@ -743,15 +754,11 @@ class ControlPlane:
             try:
                 if info.cancelled:
                     raise QueryCanceled()
-                if upstream:  # in the client's session: its search_path, its role owns it
-                    rows = self.backend.create_batch_view(  # type: ignore[call-arg]
-                        db, stmt.name, stmt.columns, stmt.query, cancel=running,
-                        storage=stmt.storage, with_data=stmt.with_data is not False,
-                        session=session)
-                else:
-                    rows = self.backend.create_batch_view(db, stmt.name, stmt.columns,
-                                                          stmt.query, owner=info.user,
-                                                          cancel=running)
+                # upstream in the client's session: its search_path, its role owns it
+                rows = self.backend.create_batch_view(
+                    db, stmt.name, stmt.columns, stmt.query, owner=info.user, cancel=running,
+                    storage=stmt.storage, with_data=stmt.with_data is not False,
+                    session=session)
                 built = True
             finally:
                 info.running = None
@@ -760,8 +767,8 @@ class ControlPlane:
             if job is None:  # only DROP DATABASE gets past the name lock, and it waits for us
                 raise UndefinedTable(f'materialized view "{stmt.name}" does not exist')
             self.scheduler.created(job, rows)
-            log.info('batch refresh job "%s" created in database "%s" by %s (every %d s)',
-                     stmt.name, db, info.user, job.refresh_interval_sec,
+            log.info('batch refresh job "%s" created in database "%s" by %s (%s)',
+                     stmt.name, db, info.user, job.schedule_text,
                      extra={"event": "job_created", **session_fields(info)})
         except BaseException:
             cleaned = True
@@ -925,10 +932,12 @@ class ControlPlane:
         for j in self.jobs.jobs():
             due = self.scheduler.next_due_ms(j.database, j.name)
             next_at = None if due is None else dt.datetime.fromtimestamp(due / 1000, dt.timezone.utc)
-            jobs.append((j.name, j.database, j.definition, j.refresh_interval_sec,
+            every = j.refresh_interval_sec if j.refresh_cron is None else None
+            jobs.append((j.name, j.database, j.definition, every,
                          j.shown_status, j.snapshot_epoch, js.last_committed_epoch(j.status),
                          j.last_refreshed_at, next_at, j.suspended, j.suspended_at,
-                         j.suspended_by, j.suspend_reason, j.last_refreshed_at,
+                         j.suspended_by, j.suspend_reason, j.refresh_cron, j.refresh_timezone,
+                         j.last_refreshed_at,
                          j.consecutive_failures,
                          policy.value(j, "refresh.retry_backoff.sec"),
                          policy.value(j, "refresh.max_failures"),
@@ -950,6 +959,7 @@ class ControlPlane:
                          ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ"),
                          ("suspended", "BOOLEAN"), ("suspended_at", "TIMESTAMPTZ"),
                          ("suspended_by", "TEXT"), ("suspend_reason", "TEXT"),
+                         ("refresh_cron", "TEXT"), ("refresh_timezone", "TEXT"),
                          ("last_success_at", "TIMESTAMPTZ"), ("consecutive_failures", "INTEGER"),
                          ("retry_backoff_sec", "INTEGER"), ("max_failures", "INTEGER"),
                          ("jitter_sec", "INTEGER")),

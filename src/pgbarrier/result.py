@@ -48,20 +48,8 @@ from buenavista.core import BVType, QueryResult
 
 from pgbarrier.errors import Notice, PgError, QueryCanceled
 from pgbarrier.pgproto import types as pgt
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type_oid: int
-    type_modifier: int = -1
-    #: the table (pg_class OID) and its column (attnum) this column is, else 0 and 0
-    table_oid: int = 0
-    column_number: int = 0
-
-    @property
-    def type_size(self) -> int:
-        return pgt.TYPE_SIZE.get(self.type_oid, -1)
+# re-exported: ``from pgbarrier.result import Column`` is how callers name it
+from pgbarrier.pgproto.column import Column as Column
 
 
 _BVTYPE = {

@@ -33,6 +33,7 @@ from pgbarrier.jobs.alarm import DueAlarm
 if TYPE_CHECKING:
     from pgbarrier.barrier.clock import Clock
     from pgbarrier.barrier.manager import BarrierManager
+    from pgbarrier.events import EventBus
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,12 @@ def _ms(at: datetime) -> int:
 
 
 class PauseTimer:
-    def __init__(self, barrier: BarrierManager, clock: Clock) -> None:
+    def __init__(self, barrier: BarrierManager, clock: Clock, *,
+                 events: EventBus | None = None) -> None:
         self.barrier = barrier
         self.clock = clock
+        #: the automatic resume is an ``rw_barrier`` event (pgbarrier.events)
+        self.events = events
         self._lock = threading.Lock()
         self._armed: set[tuple[str, int]] = set()
         self._resuming: set[str] = set()
@@ -113,6 +117,8 @@ class PauseTimer:
                 log.warning("timed resume of database %r failed: %s", database, exc)
                 return
             if outcome.changed:
+                if self.events is not None:
+                    self.events.barrier_event(database, "resume", RESUMER)
                 log.info('database "%s" running by %s: its pause ended at %s', database,
                          RESUMER, snap.resumes_at.isoformat() if snap.resumes_at else "",
                          extra={"event": "resume", "database": database, "user": RESUMER})

@@ -37,6 +37,19 @@ Rules this module keeps:
   (upstream such a text is PostgreSQL's own and relayed unchanged, see
   :mod:`pgbarrier.sql.view_options`). ``rw_batch_refresh_jobs.refresh_interval_sec`` shows
   the new interval; ``definition`` stays the CREATE statement as written.
+* Calendar schedules (issue 29, item 6): ``SET (refresh.cron = '0 3 * * *' [,
+  refresh.timezone = 'Europe/Berlin'])`` makes the view run at the expression's slots
+  (:mod:`pgbarrier.cron`), in its zone (kept when only the expression changes, UTC
+  when it had none); ``SET (refresh.timezone = 'z')`` alone changes the zone of a cron
+  view, and is 22023 ``parameter "refresh.timezone" needs a cron schedule`` on an interval
+  view. ``SET (refresh.interval.sec = n)`` makes a cron view an interval view again (its
+  expression and zone are cleared); giving it with ``refresh.cron`` in one SET is 42601
+  ``conflicting or redundant options``. ``RESET (refresh.cron)`` (or ``RESET
+  (refresh.interval.sec)``) returns the view to the default schedule, every 60 s;
+  ``RESET (refresh.timezone)`` returns a cron view to UTC. A malformed expression or an
+  unknown zone is 22023 (the DETAIL names the wrong field), nothing changes.
+  ``rw_batch_refresh_jobs`` shows ``refresh_cron`` and ``refresh_timezone`` (NULL for an
+  interval view, whose ``refresh_interval_sec`` is NULL for a cron view).
 * The name is resolved as REFRESH resolves it (upstream with the session's search_path),
   and a statement on one view name takes its turn with CREATE, DROP and REFRESH of it.
 """
@@ -49,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable
 
 from pgbarrier.errors import InvalidParameterValue, Notice, PgError, UndefinedTable
+from pgbarrier import cron
 from pgbarrier.errors import SyntaxError as PgSyntaxError
 from pgbarrier.jobs import policy
 from pgbarrier.logs import session_fields
@@ -84,6 +98,13 @@ def _job(plane: ControlPlane, name: str, info: SessionInfo) -> BatchRefreshJob:
     raise UndefinedTable(f'relation "{name}" does not exist')
 
 
+def _event(plane: ControlPlane, database: str, view: str, event: str, by: str,
+           reason: str | None) -> None:
+    """The ``rw_barrier`` event of a suspend or resume that changed something."""
+    if plane.events is not None:
+        plane.events.barrier_event(database, event, by, view=view, reason=reason)
+
+
 def suspend(plane: ControlPlane, stmt: SuspendView, info: SessionInfo,
             session: BackendSession | None) -> Result:
     db = info.database
@@ -95,10 +116,12 @@ def suspend(plane: ControlPlane, stmt: SuspendView, info: SessionInfo,
                 return command(TAG, [Notice(
                     f'materialized view "{name}" is already suspended, nothing to do')])
             plane.jobs.update(db, name, suspend_reason=stmt.reason)
+            _event(plane, db, name, "suspend", info.user, stmt.reason)
             return command(TAG, [Notice(
                 f'materialized view "{name}" is already suspended; its reason is replaced')])
         plane.jobs.update(db, name, suspended_at=plane.scheduler.now(), suspended_by=info.user,
                           suspend_reason=stmt.reason)
+        _event(plane, db, name, "suspend", info.user, stmt.reason)
     log.info('batch refresh job "%s" of database "%s" suspended by %s%s', name, db, info.user,
              f": {stmt.reason}" if stmt.reason else "",
              extra={"event": "job_suspended", **session_fields(info)})
@@ -117,9 +140,54 @@ def resume(plane: ControlPlane, stmt: ResumeView, info: SessionInfo,
         job = plane.jobs.update(db, name, suspended_at=None, suspended_by=None,
                                 suspend_reason=None)
         plane.scheduler.resumed(job)  # due while suspended: one catch-up run
+        _event(plane, db, name, "resume", info.user, None)
     log.info('batch refresh job "%s" of database "%s" resumed by %s', name, db, info.user,
              extra={"event": "job_resumed", **session_fields(info)})
     return command(TAG)
+
+
+#: the schedule options of a batch-refresh view, with their defaults (RESET); a cron
+#: schedule's zone defaults to UTC, and no cron expression means "every
+#: refresh.interval.sec". The policy options are jobs/policy.py's (POLICY_OPTIONS).
+OPTIONS = {"refresh.interval.sec": policy.DEFAULT_INTERVAL_SEC, "refresh.cron": None,
+           "refresh.timezone": None}
+
+
+def _interval(text: str, position: int) -> int:
+    return policy.option("refresh.interval.sec").parse(text, position)
+
+
+def _schedule(job: BatchRefreshJob, stmt: ViewOptions,
+              given: dict[str, tuple[str | None, int]]) -> tuple[int, str | None, str | None]:
+    """The job's (interval, cron, zone) after ``stmt``: see the module rules."""
+    interval, cron_text, zone = job.refresh_interval_sec, job.refresh_cron, job.refresh_timezone
+    if not stmt.reset:
+        if "refresh.interval.sec" in given and "refresh.cron" in given:
+            raise PgSyntaxError("conflicting or redundant options",
+                                position=given["refresh.cron"][1])
+        if "refresh.interval.sec" in given:
+            value, at = given["refresh.interval.sec"]
+            interval, cron_text, zone = _interval(value or "", at), None, None
+        if "refresh.cron" in given:
+            cron_text, zone = given["refresh.cron"][0] or "", zone or "UTC"
+            cron_text, _ = cron.check(cron_text, None, position=given["refresh.cron"][1])
+        if "refresh.timezone" in given:
+            value, at = given["refresh.timezone"]
+            if cron_text is None:
+                raise InvalidParameterValue(
+                    'parameter "refresh.timezone" needs a cron schedule', position=at,
+                    hint="Set refresh.cron as well, or first.")
+            _, zone = cron.check(cron_text, value or "", position=at)
+        return interval, cron_text, zone
+    if "refresh.interval.sec" in given or "refresh.cron" in given:
+        return policy.DEFAULT_INTERVAL_SEC, None, None  # the default schedule: every 60 s
+    if "refresh.timezone" in given and cron_text is not None:
+        zone = "UTC"
+    return interval, cron_text, zone
+
+
+#: retries, auto-suspend and catch-up jitter (issue 29, items 4 and 5)
+POLICY_OPTIONS = frozenset(k for k in policy.OPTIONS if k not in OPTIONS)
 
 
 def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
@@ -131,13 +199,29 @@ def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
     name = plane.resolve_name(info, stmt.name, session)
     with plane.name_lock(info, name, "alter"):
         job = _job(plane, name, info)
-        changes = option_values(stmt.options, stmt.positions, reset=stmt.reset)
+        given: dict[str, tuple[str | None, int]] = {}
+        for (key, value), at in zip(stmt.options, stmt.positions):
+            if key not in OPTIONS and key not in POLICY_OPTIONS:
+                raise InvalidParameterValue(f'unrecognized parameter "{key}"', position=at)
+            if key in given:
+                raise InvalidParameterValue(f'parameter "{key}" specified more than once',
+                                            position=at)
+            given[key] = (value, at)
+        interval, cron_text, zone = _schedule(
+            job, stmt, {k: v for k, v in given.items() if k in OPTIONS})
+        policy_given = [(k, v) for k, v in given.items() if k in POLICY_OPTIONS]
+        changes: dict[str, Any] = option_values([(k, v) for k, (v, _) in policy_given],
+                                                [at for _, (_, at) in policy_given],
+                                                reset=stmt.reset)
+        changes.update(refresh_interval_sec=interval, refresh_cron=cron_text,
+                       refresh_timezone=zone)
         if any(getattr(job, f) != v for f, v in changes.items()):
             job = plane.jobs.update(db, name, **changes)
-            plane.scheduler.track(job)  # due by the new options (an older slot is stale)
-    shown = ", ".join(f"{k} = {policy.value(job, k)}" for k, _ in stmt.options)
-    log.info('batch refresh job "%s" of database "%s" altered by %s: %s', name, db, info.user,
-             shown, extra={"event": "job_altered", **session_fields(info)})
+            plane.scheduler.track(job)  # due by the new schedule (an older slot is stale)
+    shown = "".join(f", {k} = {policy.value(job, k)}" for k, _ in policy_given)
+    log.info('batch refresh job "%s" of database "%s" now runs %s%s (set by %s)', name,
+             db, job.schedule_text, shown, info.user,
+             extra={"event": "job_altered", **session_fields(info)})
     return command(TAG)
 
 

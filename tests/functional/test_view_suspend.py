@@ -201,3 +201,33 @@ def test_suspension_survives_kill9(tmp_path, meta_args):
             assert _job(c, "v")[1] is False
     finally:
         assert stop_server(srv) == 0, "".join(srv.log)
+
+
+def test_database_qualified_view_names_as_postgresql(h):
+    """``db.schema.v`` names the view when ``db`` is the session's database (PostgreSQL's
+    rule for every control statement); another database is 0A000 and nothing happens."""
+    t, v = _n("t"), _n("v")
+    with h.connect() as c:
+        c.execute(f"CREATE TABLE {t} (id INT)")
+        c.execute(f"CREATE MATERIALIZED VIEW {h.database}.public.{v} BATCH REFRESH AS "
+                  f"SELECT id FROM {t}")
+        assert c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs "
+                         f"WHERE name = '{v}'").fetchone() == (1,)
+        c.execute(f"INSERT INTO {t} VALUES (1)")
+        assert c.execute(f"REFRESH MATERIALIZED VIEW {h.database}.public.{v}"
+                         ).statusmessage == "REFRESH MATERIALIZED VIEW"
+        assert c.execute(f"SELECT count(*) FROM {v}").fetchone() == (1,)
+        c.execute(f"ALTER MATERIALIZED VIEW {h.database}.public.{v} SUSPEND")
+        assert _job(c, v)[:2] == ("suspended", True)
+        for sql in (f"REFRESH MATERIALIZED VIEW no_db.public.{v}",
+                    f"ALTER MATERIALIZED VIEW no_db.public.{v} RESUME",
+                    f"CREATE MATERIALIZED VIEW no_db.public.{v}_2 BATCH REFRESH AS "
+                    f"SELECT id FROM {t}"):
+            with pytest.raises(pgerr.FeatureNotSupported) as e:
+                c.execute(sql)
+            assert e.value.diag.message_primary.startswith(
+                'cross-database references are not implemented: "no_db.public.'), sql
+        assert _job(c, v)[:2] == ("suspended", True), "nothing changed"
+        c.execute(f"DROP MATERIALIZED VIEW {h.database}.public.{v}")
+        assert c.execute("SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs "
+                         f"WHERE name = '{v}'").fetchone() == (0,)

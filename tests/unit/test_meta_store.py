@@ -121,3 +121,23 @@ def test_writes_are_committed_when_they_return(reopen: Callable[[], MetaStore]) 
     names = {d.name: d.paused for d in reopen().load_databases()}
     assert names["alone"] is True and names["after"] is False
     assert {f"db{i}" for i in range(8)} <= set(names)
+
+
+def test_a_cron_schedule_round_trips(reopen: Callable[[], MetaStore]) -> None:
+    """Migration 7 (issue 29, item 6): a job's cron expression and zone are kept; an
+    interval job keeps NULLs there."""
+    store = reopen()
+    cron = JobRecord(database="dev", name="nightly", definition="CREATE ...", query="SELECT 1",
+                     columns=None, refresh_interval_sec=60, status="idle",
+                     snapshot_epoch=1 << 40, last_committed_epoch=1 << 40, created_at=T0,
+                     refresh_cron="30 2 * * MON-FRI", refresh_timezone="Europe/Berlin")
+    every = JobRecord(database="dev", name="often", definition="CREATE ...", query="SELECT 1",
+                      columns=None, refresh_interval_sec=5, status="idle",
+                      snapshot_epoch=1 << 40, last_committed_epoch=1 << 40, created_at=T0)
+    store.put_job(cron)
+    store.put_job(every)
+    store.close()
+    again = reopen()
+    assert again.load_jobs() == [cron, every]
+    again.put_job(JobRecord(**{**cron.__dict__, "refresh_cron": None, "refresh_timezone": None}))
+    assert again.load_jobs()[0].refresh_cron is None

@@ -11,7 +11,8 @@ import struct
 
 import pytest
 
-from pgbarrier.backends.pg_relay import NEED_BYTES, RunLocal, Spill, Upstream, UpstreamLost, frame
+from pgbarrier.backends.pg_relay import Upstream, UpstreamLost, frame
+from pgbarrier.relay.effects import NEED_BYTES, RunLocal, Spill
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState

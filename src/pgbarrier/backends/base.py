@@ -13,9 +13,13 @@ Rules this module keeps:
   backend that cannot tell a shape without running the statement (DuckDB's ``DML
   ... RETURNING``) raises :class:`NeedsExecution`; the session then sends the
   RowDescription with Execute.
-* Parameters arrive either as Python values (``list``) or, for a backend with
-  ``relays_wire_params`` (PostgreSQL), as the client's own Bind bytes with
+* Parameters arrive either as Python values (``list``) or, for a backend whose
+  ``bind_params`` keeps them so (PostgreSQL), as the client's own Bind bytes with
   their formats and type OIDs (:class:`WireParams`), relayed as they are.
+* Where the backends differ the session asks a method, never a flag: each backend
+  answers for itself (``bind_params``, ``binary_format``, ``copies_here``,
+  ``opens_implicit_transaction``, ``function_call_refused``, ``relayed_upstream``); the
+  defaults here are those of a backend that runs in process and returns Python values.
 * ``execute``'s ``result_formats`` are the client's Bind result formats; a
   backend that relays rows may return them in binary (``Result.raw_format ==
   1``) when every column was asked in binary.
@@ -42,9 +46,11 @@ from typing import TYPE_CHECKING, Any
 from buenavista.core import Connection, Session
 
 from pgbarrier.errors import FeatureNotSupported, PgError, QueryCanceled
+from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column, Result
 
 if TYPE_CHECKING:
+    from pgbarrier.backends.pg_relay import Upstream
     from pgbarrier.pgproto.encodings import ClientEncoding
     from pgbarrier.sql.startup_params import StartupSettings
 
@@ -130,22 +136,42 @@ class WireParams:
 class BackendSession(Session, abc.ABC):
     """One client's connection to one database of the data plane."""
 
-    #: None: ``execute`` returns Python values; 0: rows are the upstream's PostgreSQL
-    #: text bytes (``Result.raw_format == 0``; 1 when binary was asked for every column),
-    #: relayed without re-encoding
-    raw_format: int | None = None
-    #: whether the session may wrap the Executes up to a Sync in a backend transaction
-    #: (PostgreSQL's implicit transaction of the extended protocol). Cheap on DuckDB, in
-    #: process; an upstream PostgreSQL would need two more round trips per Sync unless
-    #: the Executes were pipelined, which it does not do yet.
-    implicit_extended_transactions: bool = False
-    #: True: Bind parameters are passed on as :class:`WireParams`, never decoded
-    relays_wire_params: bool = False
-    #: True: COPY FROM STDIN / TO STDOUT run in pgbarrier (``copy_in``, the session's
-    #: COPY sub-protocol), not as statements of the backend
-    copies_locally: bool = False
     #: the client session's BackendKeyData process id (set by the wire session at start-up)
     process_id: int = 0
+
+    # -- where backends differ: each answers for itself (the defaults: in process)
+
+    def relayed_upstream(self) -> Upstream | None:
+        """The upstream socket the session relays client messages to as bytes
+        (:mod:`pgbarrier.session.relay`), or None: every message takes the full path."""
+        return None
+
+    def bind_params(self, wire: WireParams, decode: Callable[[], list[Any]]
+                    ) -> list[Any] | WireParams:
+        """What ``execute`` gets for a Bind's parameters: ``decode()``'s Python values, or
+        the client's bytes as they came (``wire``) for a backend that passes them on."""
+        return decode()
+
+    def binary_format(self, type_oid: int, all_binary: bool) -> int:
+        """The format a column the client asked in binary goes out in (``all_binary``:
+        every column was asked so): binary where pgbarrier can encode the type, else text."""
+        return 1 if pgt.supports_binary(type_oid) else 0
+
+    def copies_here(self, sql: str) -> bool:
+        """Whether COPY ``sql`` runs in pgbarrier (``copy_in``, the session's COPY
+        sub-protocol) rather than as a statement of the backend. None does by default."""
+        return False
+
+    def opens_implicit_transaction(self, sql: str) -> bool:
+        """Whether the session opens a backend transaction before ``sql`` (a statement of
+        the extended protocol outside a block, not pgbarrier's), to commit at Sync: the
+        extended protocol's implicit transaction. None does by default."""
+        return False
+
+    def function_call_refused(self, oid: int) -> PgError:
+        """The error for a FunctionCall (libpq's fast path) on the full path: no function
+        has an OID here, PostgreSQL's own 42883."""
+        return PgError(f"function with OID {oid} does not exist", sqlstate="42883")
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> Any:
         """A loader for COPY ``table`` FROM STDIN (see :mod:`pgbarrier.backends.duckdb_copy`)."""
@@ -203,6 +229,17 @@ class BackendSession(Session, abc.ABC):
         to date by the backend's settings (:mod:`pgbarrier.pgproto.encodings`); None: the
         backend converts it itself (an upstream PostgreSQL) or it is always UTF8."""
         return None
+
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        """Where the backend keeps LISTEN/NOTIFY itself (DuckDB, :mod:`duckdb_notify`):
+        ``wake`` is called (any thread, never blocking) when a notification arrives for
+        :meth:`take_notifications`. An upstream PostgreSQL sends its own NotificationResponse
+        messages, relayed as bytes: nothing is kept here."""
+
+    def take_notifications(self) -> list[tuple[int, str, str]]:
+        """Notifications received since the last take: (sender's process id, channel,
+        payload), oldest first."""
+        return []
 
     # buenavista's Session seam
     def execute_sql(self, sql: str, params: Any = None) -> Result:
@@ -272,11 +309,17 @@ class Backend(Connection, abc.ABC):
     @abc.abstractmethod
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                           query: str, owner: str | None = None,
-                          cancel: RefreshCancel | None = None) -> int:
+                          cancel: RefreshCancel | None = None, *,
+                          storage: tuple[tuple[str, str], ...] = (), with_data: bool = True,
+                          session: BackendSession | None = None) -> int:
         """Atomically create batch view ``name`` holding the rows of ``query``;
         returns the row count. ``owner`` (the creating client) owns it and its query
         runs with ``owner``'s privileges, where the backend has roles. ``cancel``
-        interrupts it from another thread (57014, nothing created)."""
+        interrupts it from another thread (57014, nothing created). ``storage`` (WITH
+        (...), USING, TABLESPACE clauses) and ``with_data`` False are for a backend that
+        has them (the control plane refuses them before any other); with the client's
+        ``session``, a backend whose views live with the client's session creates it
+        there (its search_path; its role owns it), and others ignore it."""
 
     @abc.abstractmethod
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
@@ -349,6 +392,19 @@ class Backend(Connection, abc.ABC):
     @abc.abstractmethod
     def describe_query(self, database: str, query: str) -> list[Column]:
         """Validate ``query`` (42P01 for a missing relation...) and return its columns."""
+
+    def describe_view_query(self, database: str, query: str,
+                            session: BackendSession | None = None) -> list[Column] | None:
+        """:meth:`describe_query` of a view being created by the client of ``session``; a
+        backend whose views live with the client's session reads it there (its
+        search_path, its privileges)."""
+        return self.describe_query(database, query)
+
+    @abc.abstractmethod
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's own notification (:mod:`pgbarrier.events`) to the sessions of
+        ``database`` listening on ``channel``, as PostgreSQL's NOTIFY delivers one. Called
+        from the event bus's thread; may block (an upstream round trip) and raise."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

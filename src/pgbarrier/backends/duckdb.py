@@ -189,6 +189,7 @@ from pgbarrier.backends.duckdb_sequences import sequence_read, sequence_row
 from pgbarrier.backends.duckdb_prepared import SqlPrepared, wrong_count
 from pgbarrier.backends.duckdb_plans import PLANNED_WORDS, Plans
 from pgbarrier.backends import duckdb_batches
+from pgbarrier.backends import duckdb_notify
 from pgbarrier.backends.duckdb_batches import BatchReading
 from pgbarrier.backends.duckdb_readonly import refused
 from pgbarrier.backends.pgcatalog.unrewritten import CatalogUnparsed
@@ -274,9 +275,23 @@ def _duck_param(v: Any) -> Any:
     return v
 
 
+#: statements that write nothing: they never open the extended protocol's implicit block
+_READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "DESCRIBE", "SET",
+                              "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
+
+
 class DuckDBSession(BackendSession):
-    implicit_extended_transactions = True
-    copies_locally = True
+    def copies_here(self, sql: str) -> bool:
+        """COPY with the client (FROM STDIN, TO STDOUT, and PROGRAM, which is refused
+        there) runs in pgbarrier's COPY sub-protocol; a COPY of a file is DuckDB's
+        statement, its options too."""
+        upper = sql.upper()
+        return "STDIN" in upper or "STDOUT" in upper or "PROGRAM" in upper
+
+    def opens_implicit_transaction(self, sql: str) -> bool:
+        """The extended protocol's implicit transaction is a DuckDB transaction (cheap, in
+        process), opened before the first statement that may write."""
+        return (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
 
     def copy_in(self, table: str, columns: list[str], own_transaction: bool) -> CopyIn:
         """COPY ``table`` FROM STDIN's loader (:mod:`pgbarrier.backends.duckdb_copy`); a
@@ -294,7 +309,8 @@ class DuckDBSession(BackendSession):
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None,
-                 views: ViewNames | None = None, instance_info: bool = False) -> None:
+                 views: ViewNames | None = None, instance_info: bool = False,
+                 hub: duckdb_notify.Hub | None = None) -> None:
         super().__init__()
         #: the operator's --allow-instance-info (duckdb_instance)
         self._instance_info = instance_info
@@ -329,6 +345,12 @@ class DuckDBSession(BackendSession):
         self._cursors: dict[str, Cursor] = {}
         #: (table, search path) -> (schema generation, its column types): _column_types
         self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
+        #: LISTEN / NOTIFY (duckdb_notify): the database's hub, this session's mailbox
+        #: (made on first use) and the server's wake-up for it
+        self._hub = hub
+        self._database = database
+        self._mailbox: duckdb_notify.Mailbox | None = None
+        self._notified: Callable[[], None] | None = None
         self.catalog = SessionCatalog(catalog, database, user, self.client,
                                       self._drop_temp_relations, self.search_path,
                                       activity=self._activity_table,
@@ -692,6 +714,8 @@ class DuckDBSession(BackendSession):
             planned = self._planned_ddl(sql, words)
             if planned is not None:
                 return planned
+        elif words and words[0] in duckdb_notify.KEYWORDS:
+            return duckdb_notify.run(sql, words[0], self._notify_box(), self.client.in_block)
         elif words and words[0] == "LOCK":
             for name in lock_targets(sql, self.client.in_block):  # duckdb_lock
                 self.execute(f"SELECT * FROM {name} LIMIT 0")  # 42P01 for a missing one
@@ -1026,8 +1050,10 @@ class DuckDBSession(BackendSession):
             return command(_TX_TAGS[words[0]])
         chain = "CHAIN" in words and not re.search(r"\bNO\s+CHAIN\b", sql, re.I)
         modes = self.client.transaction_modes() if chain else None
+        ended = False
         try:
             self._cursor.execute(sql)
+            ended = True
         except duckdb.Error as exc:
             raise to_pg_error(exc, sql, self._constraints) from None
         finally:
@@ -1035,6 +1061,8 @@ class DuckDBSession(BackendSession):
             self.catalog.transaction_ended()
             if self._cursors:
                 self._end_cursors(words[0] in ("COMMIT", "END"))
+            if self._mailbox is not None:  # LISTEN / NOTIFY of the block, at its commit
+                self._mailbox.transaction_ended(ended and words[0] in ("COMMIT", "END"))
         if modes is not None:
             self.client.begin(modes)
         return command(_TX_TAGS[words[0]])
@@ -1310,7 +1338,26 @@ class DuckDBSession(BackendSession):
         if cur is not None:  # not open: nothing runs
             cur.interrupt()
 
+    def _notify_box(self) -> duckdb_notify.Mailbox:
+        box = self._mailbox
+        if box is None:
+            hub = self._hub if self._hub is not None else duckdb_notify.Hub()
+            box = self._mailbox = hub.mailbox(self._database, lambda: self.process_id)
+            box.wake = self._notified
+        return box
+
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        self._notified = wake
+        if self._mailbox is not None:
+            self._mailbox.wake = wake
+
+    def take_notifications(self) -> list[tuple[int, str, str]]:
+        box = self._mailbox
+        return box.take() if box is not None else []
+
     def close(self) -> None:
+        if self._mailbox is not None:
+            self._mailbox.close()
         self._stream = None
         self._batching.release()
         self._closed = True
@@ -1456,6 +1503,8 @@ class DuckDBBackend(Backend):
         self._views: dict[str, ViewNames] = {}
         #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
         self.signals = Signals()
+        #: LISTEN / NOTIFY between the sessions of each database (duckdb_notify)
+        self.notifications = duckdb_notify.Hub()
         # the columnar result path's pyarrow (half a second to import) is loaded beside
         # start-up, not by the first client's result (which a statement_timeout would cut)
         threading.Thread(target=_load_columnar, name="pgbarrier-load-pyarrow",
@@ -1565,7 +1614,13 @@ class DuckDBBackend(Backend):
                 startup: StartupSettings | None = None) -> DuckDBSession:
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user,
-                             self.signals, self._views.get(database), self.limits.instance_info)
+                             self.signals, self._views.get(database), self.limits.instance_info,
+                             self.notifications)
+
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's own NOTIFY (its events): to the sessions of ``database`` listening on
+        ``channel`` (duckdb_notify), from pgbarrier's process id."""
+        self.notifications.notify(database, channel, payload, os.getpid())
 
     @staticmethod
     def _mark(cur: duckdb.DuckDBPyConnection, name: str, kind: str | None,
@@ -1748,9 +1803,13 @@ class DuckDBBackend(Backend):
 
     def create_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,
                           query: str, owner: str | None = None,
-                          cancel: RefreshCancel | None = None) -> int:
+                          cancel: RefreshCancel | None = None, *,
+                          storage: tuple[tuple[str, str], ...] = (), with_data: bool = True,
+                          session: BackendSession | None = None) -> int:
         """A batch view is a table holding the rows of ``query``, created in one transaction
-        (DuckDB has no roles: ``owner`` is ignored)."""
+        (DuckDB has no roles: ``owner`` is ignored; nor storage clauses or WITH NO DATA,
+        which the control plane refuses first; the view is the database's, not the
+        client ``session``'s)."""
         return self._swap_in(database, name, columns, query, replace=False, cancel=cancel)
 
     def refresh_batch_view(self, database: str, name: str, columns: tuple[str, ...] | None,

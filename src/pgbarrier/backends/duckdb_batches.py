@@ -33,11 +33,15 @@ them out a column at a time. Rules this module keeps:
   error as on the row path (57014 for an interrupt).
 * pyarrow is loaded beside start-up by the backend (:func:`load`, on a thread of its
   own); until it is (:data:`LOADED`), statements take the row path: none waits for an
-  import, which would count against its statement_timeout.
+  import, which would count against its statement_timeout. What the import made (pyarrow,
+  numpy and pandas: some 40,000 objects) is frozen out of the garbage collector's way
+  once loaded, as the server freezes start-up's heap (``cli``): left in, every full
+  collection walked them, a cost every short statement shared (``SELECT 1``).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from typing import Any
@@ -69,6 +73,7 @@ def load() -> None:
     from pgbarrier.pgproto import columnar
 
     columnar.warm_up()
+    gc.freeze()  # the modules live as long as the process: out of the collector's way
     LOADED.set()
 
 

@@ -49,30 +49,45 @@ import os
 import socket
 import struct
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import Any
 
 import psycopg
 
 from pgbarrier import accel
-from pgbarrier.backends.base import REPORTED_PARAMETERS, BackendSession, WireParams
+from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
+from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
+from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
+    BIND,
+    CLOSE,
     COMMAND_COMPLETE,
     COMPLETES_A_MESSAGE,
     COPY_BOTH_RESPONSE,
     COPY_DATA,
     COPY_DONE,
+    COPY_FAIL,
     COPY_IN_RESPONSE,
     COPY_OUT_RESPONSE,
     DATA_ROW,
+    DESCRIBE,
     ERROR_RESPONSE,
+    EXECUTE,
+    FIELD_SQLSTATE,
+    FLUSH,
     NOTICE_RESPONSE,
     PARAMETER_DESCRIPTION,
     PARAMETER_STATUS,
+    PARSE,
+    PORTAL,
     READY_FOR_QUERY,
     ROW_DESCRIPTION,
+    STATEMENT,
+    SYNC,
+    TX_IDLE,
+    type_byte,
 )
 from pgbarrier.result import Column, Result
 from pgbarrier.sql.startup_params import StartupSettings
@@ -103,40 +118,6 @@ _ERROR, _PARAMETER = _scan.ERROR, _scan.PARAMETER
 _replies = _scan.replies
 
 
-class _NeedBytes:
-    """What a relay step yields to ask the event loop for the upstream's next bytes
-    (after the loop has written ``pending_writes``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NEED_BYTES"
-
-
-NEED_BYTES = _NeedBytes()
-
-
-class Spill:
-    """What a relay step yields to have ``chunks`` written to the client now (and
-    cleared), waiting while the client does not read."""
-
-    __slots__ = ("chunks",)
-
-    def __init__(self, chunks: list[Any]) -> None:
-        self.chunks = chunks
-
-
-class RunLocal:
-    """What a relay step yields to have ``fn(*args)`` run on a worker thread, with the
-    upstream socket in blocking mode (the full path); the step gets its result back."""
-
-    __slots__ = ("fn", "args")
-
-    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.fn = fn
-        self.args = args
-
-
 #: command tags after which reported parameters may have changed
 _MAY_CHANGE_PARAMS = ("SET", "RESET", "DISCARD", "COMMIT", "ROLLBACK")
 
@@ -151,12 +132,16 @@ class UpstreamLost(Fatal):
 # --------------------------------------------------------------------------- messages
 
 
-def frame(code: bytes, body: bytes = b"") -> bytes:
+def frame(code: bytes | int, body: bytes = b"") -> bytes:
+    """A message: its type (a name of :mod:`pgbarrier.pgproto.codes`, or its byte), its
+    length word and ``body``."""
+    if isinstance(code, int):
+        code = type_byte(code)
     return code + _INT.pack(len(body) + 4) + body
 
 
 def _parse_msg(name: bytes, sql: bytes, oids: tuple[int, ...]) -> bytes:
-    return frame(b"P", name + b"\0" + sql + b"\0" + struct.pack(f"!h{len(oids)}I", len(oids), *oids))
+    return frame(PARSE, name + b"\0" + sql + b"\0" + struct.pack(f"!h{len(oids)}I", len(oids), *oids))
 
 
 def _bind_msg(name: bytes, values: list[bytes | None], formats: tuple[int, ...],
@@ -170,13 +155,15 @@ def _bind_msg(name: bytes, values: list[bytes | None], formats: tuple[int, ...],
             parts.append(_INT.pack(len(v)))
             parts.append(v)
     parts.append(struct.pack("!hh", 1, result_format))
-    return frame(b"B", b"".join(parts))
+    return frame(BIND, b"".join(parts))
 
 
-_SYNC = frame(b"S")
-_FLUSH = frame(b"H")
-_CLOSE_OWN = frame(b"C", b"P" + _OWN + b"\0") + frame(b"C", b"S" + _OWN + b"\0")
-_CLOSE_OWN_STMT = frame(b"C", b"S" + _OWN + b"\0")
+_SYNC = frame(SYNC)
+_FLUSH = frame(FLUSH)
+_OWN_PORTAL = type_byte(PORTAL) + _OWN + b"\0"
+_OWN_STATEMENT = type_byte(STATEMENT) + _OWN + b"\0"
+_CLOSE_OWN = frame(CLOSE, _OWN_PORTAL) + frame(CLOSE, _OWN_STATEMENT)
+_CLOSE_OWN_STMT = frame(CLOSE, _OWN_STATEMENT)
 
 
 def _cstrings(payload: bytes) -> list[bytes]:
@@ -190,7 +177,7 @@ def _sqlstate(buf: bytes, start: int, end: int) -> str:
         j = buf.find(b"\0", i + 1, end)
         if j < 0:
             break
-        if buf[i] == 67:  # C
+        if buf[i] == FIELD_SQLSTATE:
             return buf[i + 1:j].decode("ascii", "replace")
         i = j + 1
     return "XX000"
@@ -269,8 +256,8 @@ class Upstream:
         self.params: dict[str, str] = dict(params)
         #: ParameterStatus (name, value) relayed to the client since the session last looked
         self.param_events: list[tuple[str, str]] = []
-        #: transaction status of the last ReadyForQuery (b"I", b"T" or b"E")
-        self.status = 73
+        #: transaction status of the last ReadyForQuery (TX_IDLE, TX_IN_BLOCK or TX_FAILED)
+        self.status = TX_IDLE
         #: extended-protocol messages completed / failed since the counter was reset
         self.done = 0
         self.failed_at: int | None = None
@@ -488,11 +475,8 @@ class Upstream:
 # --------------------------------------------------------------------------- full path
 
 
-class RelaySession(BackendSession):
+class RelaySession(UpstreamSession):
     """A client's upstream connection in raw protocol: the relay's and the full path's."""
-
-    raw_format = 0
-    relays_wire_params = True
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
@@ -500,6 +484,9 @@ class RelaySession(BackendSession):
         self.upstream = Upstream.of_connection(conn)
         self._cancel_lock = threading.Lock()
         self._resending = -1
+
+    def relayed_upstream(self) -> Upstream:
+        return self.upstream
 
     # ------------------------------------------------------------------ exchanges
 
@@ -534,7 +521,7 @@ class RelaySession(BackendSession):
                     continue
                 if t == COPY_IN_RESPONSE or t == COPY_BOTH_RESPONSE:  # CopyIn/CopyBoth: refuse
                     copy = True
-                    up.send(frame(b"f", b"COPY from the client is not supported here\0")
+                    up.send(frame(COPY_FAIL, b"COPY from the client is not supported here\0")
                             + (_SYNC if sync else b""))
                     continue
                 if t == COPY_OUT_RESPONSE:  # CopyOutResponse: its data is drained and dropped
@@ -594,8 +581,8 @@ class RelaySession(BackendSession):
             _CLOSE_OWN,
             _parse_msg(_OWN, sql.encode(_ENCODING), tuple(oids)),
             _bind_msg(_OWN, values, formats, result_format),
-            frame(b"D", b"P" + _OWN + b"\0"),
-            frame(b"E", _OWN + b"\0" + _INT.pack(0)),
+            frame(DESCRIBE, _OWN_PORTAL),
+            frame(EXECUTE, _OWN + b"\0" + _INT.pack(0)),
             _CLOSE_OWN,
         ))
         replies = self._exchange(messages, 8)
@@ -625,7 +612,7 @@ class RelaySession(BackendSession):
         messages = b"".join((
             _CLOSE_OWN_STMT,
             _parse_msg(_OWN, sql.encode(_ENCODING), tuple(param_oids)),
-            frame(b"D", b"S" + _OWN + b"\0"),
+            frame(DESCRIBE, _OWN_STATEMENT),
             _CLOSE_OWN_STMT,
         ))
         replies = self._exchange(messages, 4)

@@ -118,6 +118,7 @@ from pgbarrier.backends.base import (
     RefreshCancel,
     WireParams,
 )
+from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.sql.relnames import canonical
 from pgbarrier.errors import FeatureNotSupported, Notice, PgError
 from pgbarrier.result import Column, Result
@@ -417,11 +418,8 @@ def _all_binary(result_formats: tuple[int, ...]) -> bool:
 # --------------------------------------------------------------------------- session
 
 
-class PostgresSession(BackendSession):
+class PostgresSession(UpstreamSession):
     """One client's upstream connection; rows relayed as the server's text or binary bytes."""
-
-    raw_format = 0
-    relays_wire_params = True
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         super().__init__()
@@ -903,6 +901,26 @@ class PostgresBackend(Backend):
         finally:
             pool.putconn(conn)
 
+    def notify(self, database: str, channel: str, payload: str) -> None:
+        """pgbarrier's events go through PostgreSQL's own NOTIFY in ``database``, so LISTEN,
+        UNLISTEN and transactions are PostgreSQL's. On a refresh-pool connection when the
+        database has a pool (it runs refreshes), else on a connection of its own for this
+        one event (a database that is only paused and resumed keeps no pool for it)."""
+        def send(conn: psycopg.Connection[Any]) -> None:
+            conn.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+
+        with self._lock:
+            pooled = database in self._pools
+        if pooled:
+            self._run(database, send)
+            return
+        try:
+            with psycopg.connect(self.conninfo(database, "pgbarrier/events"),
+                                 autocommit=True) as conn:
+                send(conn)
+        except psycopg.OperationalError as exc:
+            raise _connect_error(exc) from None
+
     # ------------------------------------------------------------------ catalog
 
     def relation_exists(self, database: str, name: str) -> bool:
@@ -988,6 +1006,14 @@ class PostgresBackend(Backend):
         if schema is None:
             raise PgError("no schema has been selected to create in", sqlstate="3F000")
         return _canonical(schema, name)
+
+    def describe_view_query(self, database: str, query: str,
+                            session: BackendSession | None = None) -> list[Column] | None:
+        """In the client's own upstream session when there is one (its search_path, its
+        privileges), as the view will be created there."""
+        if session is not None:
+            return session.describe(query)
+        return self.describe_query(database, query)
 
     def describe_query(self, database: str, query: str) -> list[Column]:
         def go(conn: psycopg.Connection[Any]) -> list[Column]:

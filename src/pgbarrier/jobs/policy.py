@@ -8,7 +8,8 @@ Rules this module keeps (one place decides each option; CREATE's ``WITH (...)`` 
   60 (what ``BATCH REFRESH`` without ``EVERY`` means).
 * ``refresh.retry_backoff.sec``: after a failed scheduled run, the next attempt (trigger
   ``retry``) is due ``backoff * 2^(n-1)`` seconds after the failed one, ``n`` the failed
-  scheduled runs in a row, capped at the view's interval, and jittered: the delay is drawn
+  scheduled runs in a row, capped at the view's interval (a calendar schedule: the time to
+  its next slot), and jittered: the delay is drawn
   from ``[d/2, d]`` (AWS's "equal jitter"), from a seed made of the view and the failed
   attempt's epoch, so the same failure gives the same due time after a restart. A positive
   integer; default 10.
@@ -37,6 +38,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pgbarrier.barrier.epoch import epoch_to_unix_ms
 from pgbarrier.errors import InvalidParameterValue
 from pgbarrier.sql.statements import DEFAULT_BATCH_REFRESH_SEC, MAX_REFRESH_INTERVAL_SEC
 
@@ -103,8 +105,10 @@ def _unit(*seed: object) -> float:
 
 def retry_delay_ms(job: BatchRefreshJob, failures: int, anchor_epoch: int) -> int:
     """How long after the failed attempt at ``anchor_epoch`` the retry is due, the
-    ``failures``-th failed scheduled run in a row (module rules)."""
-    interval_ms = job.refresh_interval_sec * 1000
+    ``failures``-th failed scheduled run in a row (module rules). The cap is the job's
+    interval, or for a calendar schedule the time to its next slot."""
+    anchor_ms = epoch_to_unix_ms(anchor_epoch)
+    interval_ms = max(job.due_after_ms(anchor_ms) - anchor_ms, 1000)
     backoff_ms = value(job, "refresh.retry_backoff.sec") * 1000
     delay = min(interval_ms, backoff_ms * 2 ** min(max(failures - 1, 0), 40))
     return int(delay / 2 + delay / 2 * _unit(job.database, job.name, anchor_epoch))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pgbarrier.errors import DuplicateTable, UndefinedTable
+from pgbarrier import cron
 from pgbarrier.jobs import state as js
 from pgbarrier.jobs.state import JobStatus
 from pgbarrier.meta.store import JobRecord, MetaStore, ViewRecord
@@ -60,6 +61,30 @@ class BatchRefreshJob:
     jitter_sec: int | None = None
     #: failed scheduled runs in a row since the last successful run
     consecutive_failures: int = 0
+    #: a calendar schedule (``BATCH REFRESH CRON``, ``refresh.cron``) and its time zone's
+    #: IANA name; None: the job runs every ``refresh_interval_sec``
+    refresh_cron: str | None = None
+    refresh_timezone: str | None = None
+
+    def due_after_ms(self, after_ms: int) -> int:
+        """When the next scheduled run is due (unix ms), counting from ``after_ms`` (the
+        run the schedule counts from): ``refresh_interval_sec`` later, or the first slot of
+        ``refresh_cron`` strictly after it (:mod:`pgbarrier.cron`, its DST rule)."""
+        if self.refresh_cron is None:
+            return after_ms + self.refresh_interval_sec * 1000
+        start = dt.datetime.fromtimestamp(after_ms / 1000, dt.timezone.utc)
+        slot = cron.parse(self.refresh_cron).next_after(
+            start, cron.zone(self.refresh_timezone or "UTC"))
+        if slot is None:  # parse() refuses expressions that never fire: not reached
+            return after_ms + cron.HORIZON_MS
+        return int(slot.timestamp() * 1000)
+
+    @property
+    def schedule_text(self) -> str:
+        """The schedule in words, for logs: ``every 60 s`` or ``cron '0 3 * * *' in UTC``."""
+        if self.refresh_cron is None:
+            return f"every {self.refresh_interval_sec} s"
+        return f"cron '{self.refresh_cron}' in {self.refresh_timezone or 'UTC'}"
 
     @property
     def suspended(self) -> bool:
@@ -90,7 +115,8 @@ def job_to_record(job: BatchRefreshJob) -> JobRecord:
         target_epoch=getattr(st, "target_epoch", None), run_id=getattr(st, "run_id", None),
         failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None),
         suspended_at=job.suspended_at, suspended_by=job.suspended_by,
-        suspend_reason=job.suspend_reason, retry_backoff_sec=job.retry_backoff_sec,
+        suspend_reason=job.suspend_reason, refresh_cron=job.refresh_cron,
+        refresh_timezone=job.refresh_timezone, retry_backoff_sec=job.retry_backoff_sec,
         max_failures=job.max_failures, jitter_sec=job.jitter_sec,
         consecutive_failures=job.consecutive_failures)
 
@@ -115,7 +141,8 @@ def job_from_record(rec: JobRecord) -> BatchRefreshJob:
         status=status_from_record(rec), snapshot_epoch=rec.snapshot_epoch,
         created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at,
         suspended_at=rec.suspended_at, suspended_by=rec.suspended_by,
-        suspend_reason=rec.suspend_reason, retry_backoff_sec=rec.retry_backoff_sec,
+        suspend_reason=rec.suspend_reason, refresh_cron=rec.refresh_cron,
+        refresh_timezone=rec.refresh_timezone, retry_backoff_sec=rec.retry_backoff_sec,
         max_failures=rec.max_failures, jitter_sec=rec.jitter_sec,
         consecutive_failures=rec.consecutive_failures or 0)
 

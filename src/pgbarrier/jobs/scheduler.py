@@ -54,8 +54,10 @@ Rules this module keeps (SPEC section 2):
   dropped itself, with a history row saying why (trigger ``vanished``, status
   ``cancelled``), the next time pgbarrier looks: after one of its runs fails, at a
   CREATE of its name, at ``SHOW MATERIALIZED VIEWS`` (:meth:`RefreshScheduler.forget_vanished`).
-* A job's interval may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
-  n)``): it is tracked again, and entries pushed under the old interval are skipped.
+* A job's schedule may change (``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec =
+  n)``, ``refresh.cron``): it is tracked again, and entries pushed under the old one are
+  skipped. When a run is due is the job's to say (:meth:`BatchRefreshJob.due_after_ms`:
+  an interval, or a cron slot, :mod:`pgbarrier.cron`).
 * A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
   starts no scheduled runs and shows no next due time; RESUME tracks it again, so one
   that fell due meanwhile catches up once. Manual refreshes run on it.
@@ -178,8 +180,9 @@ class RefreshScheduler:
 
     def next_slot_ms(self, job: BatchRefreshJob, base_ms: int) -> int:
         """When the job's next regular run is due, counted from ``base_ms`` (the physical
-        time of its last committed epoch or failed attempt): one interval after it."""
-        return base_ms + job.refresh_interval_sec * 1000
+        time of its last committed epoch or failed attempt): the job's to say
+        (:meth:`BatchRefreshJob.due_after_ms`: an interval later, or its next cron slot)."""
+        return job.due_after_ms(base_ms)
 
     def _slot_for(self, job: BatchRefreshJob, woke_ms: int | None) -> tuple[int, str] | None:
         base = js.schedule_base_epoch(job.status)

@@ -89,7 +89,13 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE {p}databases ADD COLUMN pause_reason TEXT",
         "ALTER TABLE {p}databases ADD COLUMN resumes_at TEXT",
     ],
-    # 7: retries, auto-suspend and catch-up (issue 29, items 4, 5, 7): a job's policy
+    # 7: calendar schedules (issue 29): BATCH REFRESH CRON '0 3 * * *' [AT TIME ZONE 'tz'];
+    # NULL cron: the job runs every refresh_interval_sec
+    [
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_cron TEXT",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_timezone TEXT",
+    ],
+    # 8: retries, auto-suspend and catch-up (issue 29, items 4, 5, 7): a job's policy
     # (NULL: the default), its run of failed scheduled runs; each run's SQLSTATE, duration
     # and the process that ran it
     [

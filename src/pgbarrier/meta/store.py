@@ -58,6 +58,10 @@ class JobRecord:
     suspended_at: dt.datetime | None = None
     suspended_by: str | None = None
     suspend_reason: str | None = None
+    #: a calendar schedule (jobs/cron.py) and its IANA time zone; None: every
+    #: refresh_interval_sec
+    refresh_cron: str | None = None
+    refresh_timezone: str | None = None
     #: WITH (refresh.retry_backoff.sec, refresh.max_failures, refresh.jitter.sec): None is
     #: the default (jobs/policy.py)
     retry_backoff_sec: int | None = None

@@ -10,10 +10,15 @@ per value. Rules this module keeps:
 * The bytes are exactly those of the per-value encoders of :mod:`pgbarrier.pgproto.types`
   (``tests/unit/test_columnar.py`` feeds random values of every type through both). A
   column this module has no columnar form for is encoded by that per-value encoder from
-  the column's Python values (``to_pylist``), in the same batch: float4 text, bytea text,
-  uuid binary, jsonb, arrays, numerics of more than 18 digits in binary, integers shown
-  as numeric in binary, ``char(n)`` and ``timestamp(p)``/``time(p)`` with a declared
-  precision, and any (type, Arrow type) pair not in the tables below.
+  the column's Python values (``to_pylist``), in the same batch. That is left for: jsonb
+  (its text is re-normalised, :func:`~pgbarrier.pgproto.jsonb.jsonb_text`), arrays
+  (quoting per element), numerics of more than 18 digits in binary (``numeric_send`` of
+  an int128), timestamps with time zone in a zone other than UTC (DuckDB's zone rules are
+  ICU's, pyarrow's its own tz database: the text must be the row path's for every date),
+  and any (type, Arrow type) pair not in the tables below. Inside a columnar column, a
+  few values still take the per-value function: float4 values printed in exponent form
+  (|v| < 1e-4 or >= 1e6, infinities, NaN: ``float_text``) and numerics of more than 18
+  digits that pyarrow would print in exponent form (|v| < 1e-6 at a larger scale).
 * Which results come here at all is the backend's choice (:func:`servable`: Arrow types
   whose Python values are DuckDB's own, so the per-value fallback prints what it always
   did); the session's (a client encoding other than UTF8, DateStyle/IntervalStyle other
@@ -34,7 +39,7 @@ import pyarrow.compute as pc
 
 from pgbarrier import accel
 from pgbarrier.pgproto import types as pgt
-from pgbarrier.result import Column
+from pgbarrier.pgproto.column import Column
 
 _frame = accel.load("pgbarrier.pgproto.rowframe")
 
@@ -169,6 +174,16 @@ def _datetime_text(kind: int) -> Encode:
     return encode
 
 
+def _exponents(text: pa.Array) -> Any:
+    """Which of pyarrow's float texts are in exponent form: none, as a rule, inside the
+    fixed range the callers already sorted out, which one scan of the bytes shows (a
+    per-string match only where an ``e`` is there at all)."""
+    data = text.buffers()[2]
+    if data is None or not np.any(np.frombuffer(data, dtype=np.uint8) == ord("e")):
+        return np.zeros(len(text), dtype=bool)
+    return np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+
+
 def _float8_text(a: pa.Array) -> Wire:
     """float8out: pyarrow's shortest digits (double-conversion, the same digits as Python's
     ``repr``) where its notation is PostgreSQL's (fixed, for 1e-4 <= |v| < 1e15); the
@@ -180,7 +195,7 @@ def _float8_text(a: pa.Array) -> Wire:
     with np.errstate(invalid="ignore"):
         mag = np.abs(values)
         odd = ~((mag >= 1e-4) & (mag < 1e15)) & (mag != 0)
-    odd |= np.asarray(pc.fill_null(pc.match_substring(text, "e"), False))
+    odd |= _exponents(text)
     odd &= valid.astype(bool)
     if odd.any():
         index = np.flatnonzero(odd)
@@ -193,6 +208,98 @@ def _float8_text(a: pa.Array) -> Wire:
     return offsets, data, valid
 
 
+def _float4_text(a: pa.Array) -> Wire:
+    """float4out: pyarrow's shortest float32 digits where its notation is PostgreSQL's
+    (fixed, for 1e-4 <= |v| < 1e6); the other values through ``float_text`` itself."""
+    valid = _valid(a)
+    values = np.ascontiguousarray((a.fill_null(0) if a.null_count else a).to_numpy(
+        zero_copy_only=False), dtype=np.float32)
+    text = a.cast(pa.string())
+    with np.errstate(invalid="ignore"):
+        mag = np.abs(values)
+        odd = ~((mag >= np.float32(1e-4)) & (mag < np.float32(1e6))) & (mag != 0)
+    odd |= _exponents(text)
+    odd &= valid.astype(bool)
+    if odd.any():
+        pieces = [pgt.float_text(float(v), True) for v in values[np.flatnonzero(odd)]]
+        text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
+    offsets, data, _ = _strings(text)
+    return offsets, data, valid
+
+
+def _bool_text(a: pa.Array) -> Wire:
+    """boolout: one byte a value, ``t`` or ``f`` (a NULL's byte is never written)."""
+    valid = _valid(a)
+    values = (a.fill_null(False) if a.null_count else a).to_numpy(zero_copy_only=False)
+    return _fixed(np.where(values, np.uint8(ord("t")), np.uint8(ord("f"))), 1, valid)
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def _bytea_text(a: pa.Array) -> Wire:
+    """byteaout (hex): ``\\x`` and two hex digits a byte, for a whole column at once."""
+    offsets, data, valid = _strings(a)
+    lengths = np.diff(offsets) * valid  # a NULL's slot shows nothing
+    shown = np.where(valid.astype(bool), 2 + 2 * lengths, 0)
+    out_offsets = np.zeros(len(valid) + 1, dtype=np.int64)
+    np.cumsum(shown, out=out_offsets[1:])
+    out = np.empty(max(int(out_offsets[-1]), 1), dtype=np.uint8)
+    total = int(lengths.sum())
+    before = np.cumsum(lengths) - lengths  # bytes of the values before each one
+    step = np.arange(total, dtype=np.int64)
+    raw = data[step + np.repeat(offsets[:-1] - before, lengths)]
+    at = np.repeat(out_offsets[:-1] + 2 - 2 * before, lengths) + 2 * step
+    out[at] = _HEX[raw >> 4]
+    out[at + 1] = _HEX[raw & 15]
+    heads = out_offsets[:-1][valid.astype(bool)]
+    out[heads] = ord("\\")
+    out[heads + 1] = ord("x")
+    return out_offsets, out, valid
+
+
+#: where the 32 hex digits of a uuid's 36 characters are
+_UUID_DIGITS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)], dtype=np.int64)
+_UNHEX = np.zeros(256, dtype=np.uint8)
+_UNHEX[np.frombuffer(b"0123456789", np.uint8)] = np.arange(10)
+_UNHEX[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16)
+_UNHEX[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
+
+
+def _uuid_binary(column: Column) -> Encode:
+    """uuid_send: the 16 bytes of each uuid's canonical text (DuckDB's Arrow form); a
+    batch with another text shape goes per value."""
+    fallback = _per_value(column, 1)
+
+    def encode(a: pa.Array) -> Wire:
+        offsets, data, valid = _strings(a)
+        shown = valid.astype(bool)
+        starts = offsets[:-1][shown]
+        if not np.all(offsets[1:][shown] - starts == 36):
+            return fallback(a)
+        nibbles = _UNHEX[data[starts[:, None] + _UUID_DIGITS]]
+        out = np.zeros((len(valid), 16), dtype=np.uint8)
+        out[shown] = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]
+        return _fixed(out.reshape(-1), 16, valid)
+    return encode
+
+
+def _wide_decimal_text(column: Column) -> Encode:
+    """numeric_out of decimals of more than 18 digits: pyarrow's text, which is PostgreSQL's
+    but for the tiny values it prints in exponent form (``1E-7``): those per value."""
+    enc = pgt.encoder(column.type_oid, 0, None, column.type_modifier)
+
+    def encode(a: pa.Array) -> Wire:
+        text = a.cast(pa.string())
+        odd = np.asarray(pc.fill_null(pc.match_substring(text, "E"), False))
+        if odd.any():
+            index = np.flatnonzero(odd)
+            pieces = [enc(v).decode("ascii") for v in a.take(pa.array(index)).to_pylist()]
+            text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
+        return _strings(text)
+    return encode
+
+
 def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
     """The columnar text encoder of ``oid`` values arriving as ``t`` (None: per value)."""
     if oid in _TEXTUAL or oid == pgt.UUID:
@@ -200,8 +307,12 @@ def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
                 pa.types.is_string_view(t) or pa.types.is_dictionary(t):
             return _strings
         return None
+    if oid == pgt.BYTEA and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+        return _bytea_text
+    if oid == pgt.FLOAT4 and pa.types.is_float32(t):
+        return _float4_text
     if oid == pgt.BOOL and pa.types.is_boolean(t):
-        return lambda a: _strings(pc.if_else(a, "t", "f"))
+        return _bool_text
     if oid in _INT_WIDTH or oid == pgt.NUMERIC:
         if pa.types.is_integer(t) and t.bit_width <= 32 or pa.types.is_int64(t):
             return _int_text
@@ -230,6 +341,21 @@ def _binary_encoder(oid: int, t: pa.DataType) -> Encode | None:
     """The columnar binary encoder of ``oid`` values arriving as ``t`` (None: per value)."""
     if oid in _TEXTUAL:
         return _text_encoder(oid, t)  # the text's UTF-8 bytes, as text_send
+    if oid == pgt.BYTEA and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+        return _strings  # bytea_send: the bytes as they are
+    if oid == pgt.NUMERIC and pa.types.is_integer(t):
+        wide = _per_value(Column("", oid), 1)
+
+        def integral(a: pa.Array) -> Wire:  # numeric_send of integers: scale 0
+            valid = _valid(a)
+            raw = (a.fill_null(0) if a.null_count else a).to_numpy(zero_copy_only=False)
+            if len(raw) and (raw.max() > np.iinfo(np.int64).max
+                             or raw.min() == np.iinfo(np.int64).min):
+                return wide(a)  # past int64 (ubigint), or int64's lowest (no positive twin)
+            values = np.ascontiguousarray(raw, dtype=np.int64)
+            offsets, data = _frame.numeric_binary(values, valid, len(a), 0)
+            return offsets, data if len(data) else np.zeros(1, np.uint8), valid
+        return integral
     if oid == pgt.BOOL and pa.types.is_boolean(t):
         return lambda a: _numbers(a.cast(pa.uint8()), "u1")
     if oid in _INT_WIDTH and pa.types.is_integer(t):
@@ -285,14 +411,58 @@ def _null_column(a: pa.Array) -> Wire:
     return np.zeros(n + 1, np.int64), np.zeros(1, np.uint8), np.zeros(n, np.uint8)
 
 
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or \
+        pa.types.is_string_view(t) or pa.types.is_dictionary(t)
+
+
+def _padded(width: int) -> Encode:
+    """``char(n)``: each value blank-padded to ``width`` characters (``str.ljust``)."""
+    def encode(a: pa.Array) -> Wire:
+        if not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)):
+            a = a.cast(pa.string())
+        return _strings(pc.utf8_rpad(a, width=width, padding=" "))
+    return encode
+
+
+def _rounded(t: pa.DataType, digits: int, then: Encode) -> Encode:
+    """Timestamps and times of a declared precision (``timestamp(2)``): rounded to
+    ``digits`` fractional digits, half away from zero (``types._rounded``: a time that would
+    round past midnight stays as it was), then written by ``then``."""
+    step = 10 ** (6 - digits)
+    is_time = pa.types.is_time64(t)
+    us_type = pa.time64("us") if is_time else pa.timestamp("us", t.tz)
+
+    def encode(a: pa.Array) -> Wire:
+        micros = np.asarray(_micros(a), dtype=np.int64)
+        rest = micros % step  # floored: the fraction's own remainder, before or after 1970
+        rounded = micros - rest + np.where(rest * 2 >= step, step, 0)
+        if is_time:
+            rounded = np.where(rounded >= 86_400_000_000, micros, rounded)
+        mask = None if a.null_count == 0 else np.asarray(a.is_null())
+        return then(pa.array(rounded, pa.int64(), mask=mask).cast(us_type))
+    return encode
+
+
 def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
     """How a column of ``column``'s type arriving as ``t`` is written in format ``fmt``."""
     if pa.types.is_null(t):
         return _null_column
     oid, typmod = column.type_oid, column.type_modifier
-    if (oid == pgt.BPCHAR and typmod > 4) or (oid in pgt._PRECISE and 0 <= typmod < 6):
+    if oid == pgt.BPCHAR and typmod > 4:
+        return _padded(typmod - 4) if _is_text(t) else _per_value(column, fmt)
+    if oid in pgt._PRECISE and 0 <= typmod < 6:
+        if pa.types.is_timestamp(t) or (pa.types.is_time64(t) and t.unit == "us"):
+            us = pa.time64("us") if pa.types.is_time64(t) else pa.timestamp("us", t.tz)
+            plain = _binary_encoder(oid, us) if fmt == 1 else _text_encoder(oid, us)
+            if plain is not None:
+                return _rounded(t, typmod, plain)
         return _per_value(column, fmt)
+    if fmt == 1 and oid == pgt.UUID and _is_text(t):
+        return _uuid_binary(column)
     enc = _binary_encoder(oid, t) if fmt == 1 else _text_encoder(oid, t)
+    if enc is None and fmt == 0 and oid == pgt.NUMERIC and pa.types.is_decimal(t):
+        return _wide_decimal_text(column)
     return enc if enc is not None else _per_value(column, fmt)
 
 

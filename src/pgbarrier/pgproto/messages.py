@@ -54,8 +54,12 @@ from pgbarrier.errors import (
     UntranslatableCharacter,
 )
 
+from pgbarrier.pgproto.codes import NOTIFICATION_RESPONSE
+
 if TYPE_CHECKING:
     from pgbarrier.pgproto.encodings import Codec
+
+_NOTIFICATION = bytes((NOTIFICATION_RESPONSE,))
 
 PROTOCOL_3_0 = 196608
 SSL_REQUEST = 80877103
@@ -471,6 +475,12 @@ def authentication_ok() -> bytes:
 
 def parameter_status(name: str, value: str, cstr: CString = _cstr) -> bytes:
     return _frame(ServerResponse.PARAMETER_STATUS, cstr(name) + cstr(value))
+
+
+def notification_response(process_id: int, channel: str, payload: str,
+                          cstr: CString = _cstr) -> bytes:
+    """NotificationResponse: a LISTENed channel's notification (the sender's process id)."""
+    return _frame(_NOTIFICATION, struct.pack("!i", process_id) + cstr(channel) + cstr(payload))
 
 
 def backend_key_data(process_id: int, secret_key: int) -> bytes:

@@ -84,6 +84,10 @@ def parameter_status(name: str, value: str, codec: Codec) -> bytes:
     return m.parameter_status(name, value, cstring(codec))
 
 
+def notification_response(process_id: int, channel: str, payload: str, codec: Codec) -> bytes:
+    return m.notification_response(process_id, channel, payload, cstring(codec))
+
+
 def row_description(fields: list[m.FieldDescription], codec: Codec) -> bytes:
     return m.row_description(fields, cstring(codec))
 

@@ -187,8 +187,11 @@ def _shortest_digits(v: float, float4: bool) -> tuple[str, int]:
         target = struct.unpack("!f", struct.pack("!f", v))[0]
         for p in range(9):
             s = f"{target:.{p}e}"
-            if struct.unpack("!f", struct.pack("!f", float(s)))[0] == target:
-                break
+            try:
+                if struct.unpack("!f", struct.pack("!f", float(s)))[0] == target:
+                    break
+            except OverflowError:  # rounded past float4's largest (3.4028235e+38)
+                continue
         mant, exp = s.split("e")
         return mant.replace(".", "").rstrip("0") or "0", int(exp)
     _, digits, e = decimal.Decimal(repr(v)).as_tuple()

@@ -59,6 +59,7 @@ import scramp
 from scramp.utils import ScramException, ServerError
 
 from pgbarrier.errors import InvalidPassword, ProtocolViolation
+from pgbarrier.pgproto.codes import AUTHENTICATION, type_byte
 
 log = logging.getLogger(__name__)
 
@@ -205,8 +206,11 @@ def read_users_file(path: str) -> dict[str, Credential]:
 # --------------------------------------------------------------------------- messages
 
 
+_AUTHENTICATION = type_byte(AUTHENTICATION)
+
+
 def _auth_request(code: int, body: bytes = b"") -> bytes:
-    return b"R" + struct.pack("!ii", len(body) + 8, code) + body
+    return _AUTHENTICATION + struct.pack("!ii", len(body) + 8, code) + body
 
 
 def authentication_cleartext_password() -> bytes:

@@ -38,6 +38,10 @@ Rules this module keeps:
   while a batch runs has its running statement cancelled if the batch is still running
   ``HANGUP_GRACE_S`` later (PostgreSQL notices it through
   ``client_connection_check_interval``; pgbarrier always watches).
+* Notifications a backend keeps itself (DuckDB's LISTEN, :mod:`pgbarrier.backends.duckdb_notify`)
+  are written between batches, after a ReadyForQuery, outside a transaction block and
+  while the client reads (the backend's wake-up schedules one look on the loop); within a
+  batch the session puts them before its ReadyForQuery. An upstream's own are relayed.
 * A frame longer than ``max_message_bytes``, or a FATAL error, ends this connection only,
   after the error is sent. Between messages the session's idle timeouts apply
   (``idle_session_timeout``, ``idle_in_transaction_session_timeout``: FATAL 57P05/25P03).
@@ -54,7 +58,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import COPY_IN, NEED_BYTES, Spill
+from pgbarrier.backends.pg_relay import COPY_IN
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -68,12 +72,24 @@ from pgbarrier.errors import (
     TooManyConnections,
     as_pg_error,
 )
+from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.server.upstream_io import UpstreamIO
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto.codes import (
+    ANSWERED_WITH_READY,
+    EXTENDED,
+    PASSWORD_MESSAGE,
+    QUERY,
+    SENDS_UPSTREAM,
+    STARTS_STATEMENT,
+    SYNC,
+    TERMINATE,
+    WAITED_ON,
+)
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
 from pgbarrier.server.statement_text import frames_of, statement_text
@@ -93,17 +109,6 @@ _MAX_AUTH_MESSAGE_BYTES = 65535
 STARTUP_TIMEOUT_S = 60.0
 #: a hang-up during a batch cancels its statement if the batch runs this much longer
 HANGUP_GRACE_S = 0.25
-#: messages the client waits on: output is written after them
-_WAITED_ON = frozenset(b"QSHF")
-#: messages answered with ReadyForQuery: after them the idle timeouts apply
-_READY_CODES = frozenset(b"QSF")
-#: messages that may start a statement: shutdown refuses them (see listener)
-_GATED = frozenset(b"QEF")
-#: relayed messages that may run upstream work (the relay sends at Sync and Flush)
-_GATED_RELAY = frozenset(b"QEFSH")
-_TERMINATE = ord("X")
-#: what the relay may queue without waiting (see SessionRelay.relay_now)
-_QUEUED = frozenset(b"PBDEC")
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
@@ -133,7 +138,8 @@ class Connection(asyncio.Protocol):
                  "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end")
+                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end",
+                 "_notify_pending")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -207,6 +213,8 @@ class Connection(asyncio.Protocol):
         self._fast_query = False
         #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
         self._fast_replied_cb: Callable[[], None] | None = None
+        #: a notification wake-up is scheduled on the loop (one at a time)
+        self._notify_pending = False
 
     # ------------------------------------------------------------------ protocol callbacks
 
@@ -621,9 +629,9 @@ class Connection(asyncio.Protocol):
     async def _read_password_message(self) -> bytes:
         header = await self._read_exact(5)
         (length,) = _INT.unpack_from(header, 1)
-        if header[:1] == b"X":  # the client gave up (e.g. to ask its user for a password)
+        if header[0] == TERMINATE:  # the client gave up (e.g. to ask its user for a password)
             raise _Closed()
-        if header[:1] != b"p":
+        if header[0] != PASSWORD_MESSAGE:
             raise ProtocolViolation(f"expected password response, got message type {header[0]}")
         if length < 4 or length > _MAX_AUTH_MESSAGE_BYTES:
             raise ProtocolViolation(f"invalid message length {length}")
@@ -640,6 +648,8 @@ class Connection(asyncio.Protocol):
             self._fast_replied_cb = self._fast_replied
         else:
             session.spill = self._spill
+            assert session.executor is not None
+            session.executor.backend.on_notification(self._notified_threadsafe)
         self._serving = True
         self._guard(self._advance)  # what the client sent behind its start-up
 
@@ -662,6 +672,7 @@ class Connection(asyncio.Protocol):
                     self._end()
                 elif self._idle:
                     self._arm_idle_timer(session)
+                    self._deliver_notifications()
                 return
             self._batch_began(session, batch)
             if session.relay is not None:
@@ -680,7 +691,7 @@ class Connection(asyncio.Protocol):
         self.began = session.received_at = now = time.monotonic()
         if session.tx is TxState.IDLE:
             self.xact_began = now
-        if len(batch) > 1 or batch[0][0] != 0x53 or len(batch[0]) > 5:  # not a lone Sync
+        if len(batch) > 1 or batch[0][0] != SYNC or len(batch[0]) > 5:  # not a lone Sync
             self.last_batch = batch
         if self.server.log_min_duration_ms >= 0:
             self._timing = (now, batch)
@@ -727,6 +738,33 @@ class Connection(asyncio.Protocol):
             return
         log.info("connection %d: %s", self.session.process_id, error.message)
         self._end(error)
+
+    def _notified_threadsafe(self) -> None:
+        """The backend received a notification for this session (any thread, never
+        blocks): the loop looks at it once (see :meth:`_deliver_notifications`)."""
+        if self._notify_pending or self._finished:
+            return
+        self._notify_pending = True
+        try:
+            self.loop.call_soon_threadsafe(self._deliver_notifications)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+    def _deliver_notifications(self) -> None:
+        """Between batches, after a ReadyForQuery, outside a transaction block (the
+        session decides that) and while the client reads: the notifications the backend
+        received are written at once, as PostgreSQL writes a NOTIFY to an idle client. In
+        a batch they go before its ReadyForQuery (the session's ``_ready``), or here when
+        it ends."""
+        self._notify_pending = False
+        session = self.session
+        if (self._busy or self.in_batch or self._finished or not self._serving
+                or not self._idle or self._write_paused or session is None
+                or session.relay is not None):
+            return
+        data = session.notifications()
+        if data:
+            self._write(data)
 
     def _upstream_spoke(self) -> None:
         """The upstream sent bytes no relay step waits for. Between batches, what it sends
@@ -816,9 +854,9 @@ class Connection(asyncio.Protocol):
         code = 0
         for i, frame in enumerate(batch):
             code = frame[0]
-            if code == _TERMINATE:
+            if code == TERMINATE:
                 return out.take(), False, True
-            if code in _GATED:
+            if code in STARTS_STATEMENT:
                 gate(self)
             msg = m.decode_message(frame[:1], frame[5:], session.encoding.codec)
             try:
@@ -828,10 +866,10 @@ class Connection(asyncio.Protocol):
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
                 out.add(session.error_message(as_pg_error(exc)))
-            if i < last and out.chunks and (code in _WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
+            if i < last and out.chunks and (code in WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
                 assert spill is not None
                 spill(out.take())
-        return out.take(), code in _READY_CODES, False
+        return out.take(), code in ANSWERED_WITH_READY, False
 
     # ------------------------------------------------------------------ the upstream relay
 
@@ -864,14 +902,14 @@ class Connection(asyncio.Protocol):
             frame = batch[i]
             self._next = i + 1
             code = frame[0]
-            if code in _QUEUED and relay_now(code, frame):
+            if code in EXTENDED and relay_now(code, frame):
                 continue  # queued for the upstream until Sync or Flush: nothing to write
-            if code == _TERMINATE:
+            if code == TERMINATE:
                 self.in_batch = False
                 self._write(out.take())
                 self._end()
                 return
-            if code in _GATED_RELAY and (server.terminating or server.logs_statements):
+            if code in SENDS_UPSTREAM and (server.terminating or server.logs_statements):
                 server.gate(self)
             self._steps = relay.steps(code, frame)
             ended = self._drive(None, None)
@@ -879,7 +917,7 @@ class Connection(asyncio.Protocol):
                 self._busy = True
                 return
         self._batch = []
-        self._batch_ended(out.take(), batch[-1][0] in _READY_CODES)
+        self._batch_ended(out.take(), batch[-1][0] in ANSWERED_WITH_READY)
         up = relay.up
         if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
             self._upstream_spoke()
@@ -913,7 +951,7 @@ class Connection(asyncio.Protocol):
                 self._guard(self._advance)
             return True
         self._busy = True
-        self._fast_query = data[0] == 0x51
+        self._fast_query = data[0] == QUERY
         io = self.upstream_io
         io.fresh = False
         try:

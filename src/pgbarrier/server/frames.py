@@ -20,11 +20,12 @@ from __future__ import annotations
 import struct
 
 from pgbarrier.errors import ProtocolViolation
+from pgbarrier.pgproto.codes import FRONTEND
 
 _unpack = struct.Struct("!i").unpack_from
 #: the message types PostgreSQL 15 takes after start-up (``SocketBackend``), by byte value
 _KNOWN = bytearray(256)
-for _code in b"QFXBCDEHPSdcf":
+for _code in FRONTEND:
     _KNOWN[_code] = 1
 #: a partial message needing more than this is gathered in pieces, not re-joined per read
 _GATHER = 1 << 16

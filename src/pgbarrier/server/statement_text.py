@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pgbarrier.errors import PgError
+from pgbarrier.pgproto.codes import BIND, PARSE, QUERY
 from pgbarrier.pgproto.scan import length_at
 
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
 MAX_CHARS = 4096
-
-_QUERY, _PARSE, _BIND = 0x51, 0x50, 0x42
 
 
 def _cut(text: str) -> str:
@@ -58,12 +57,12 @@ def statement_text(batch: list[bytes], session: Session) -> str:
     bound: bytes | None = None
     for frame in frames_of(batch):
         code = frame[0]
-        if code == _QUERY:
+        if code == QUERY:
             texts.append(_text(frame[5:-1], session))
-        elif code == _PARSE or (code == _BIND and bound is None):
+        elif code == PARSE or (code == BIND and bound is None):
             i = frame.find(b"\0", 5)
             j = frame.find(b"\0", i + 1) if i >= 0 else -1
-            if j > i and code == _PARSE:
+            if j > i and code == PARSE:
                 texts.append(_text(frame[i + 1:j], session))
             elif j > i:
                 bound = frame[i + 1:j]

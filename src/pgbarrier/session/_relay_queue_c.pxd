@@ -5,7 +5,7 @@ import cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 cdef bint _COMPILED
-cdef int _P, _B, _D, _E, _C, _S, _Q
+cdef int _PARSE, _BIND, _DESCRIBE, _EXECUTE, _CLOSE, _SYNC, _QUERY, _STATEMENT, _PORTAL
 cdef bytes _QUEUED
 
 @cython.locals(top=Py_ssize_t)

@@ -52,26 +52,40 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from pgbarrier import accel
-from pgbarrier.backends.pg_relay import COPY_IN, RunLocal, Upstream, frame
+from pgbarrier.backends.pg_relay import COPY_IN, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
-from pgbarrier.session.transaction import TxState, after_error, after_success, tx_kind
+from pgbarrier.relay.effects import RunLocal
+from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.route import CACHED_TEXT, route
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto.codes import (
+    BIND,
+    COPY_DATA,
+    ERROR_RESPONSE,
+    EXECUTE,
+    EXTENDED,
+    FLUSH,
+    FUNCTION_CALL,
+    PARSE,
+    QUERY,
+    READY_FOR_QUERY,
+    SYNC,
+    TX_FAILED,
+    TX_IDLE,
+    TX_IN_BLOCK,
+)
 
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
 _queue = accel.load("pgbarrier.session.relay_queue")
 
-_Q, _P, _B, _D, _E, _C, _S, _H, _F = b"QPBDECSHF"
-_COPY_DATA, _COPY_DONE, _COPY_FAIL = b"dcf"
-_EXTENDED = frozenset(b"PBDEC")
-_TX = {73: TxState.IDLE, 84: TxState.IN_BLOCK, 69: TxState.FAILED}
-_FLUSH = frame(b"H")
-_SYNC = frame(b"S")
+_TX = {TX_IDLE: TxState.IDLE, TX_IN_BLOCK: TxState.IN_BLOCK, TX_FAILED: TxState.FAILED}
+_FLUSH = frame(FLUSH)
+_SYNC = frame(SYNC)
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
-_POISON = frame(b"E", b"pgbarrier_abort\0\0\0\0\0")
+_POISON = frame(EXECUTE, b"pgbarrier_abort\0\0\0\0\0")
 #: Parse and Query verdicts a session remembers (forgotten all at once past this), and
 #: the longest text remembered (the route cache's bound: memory stays bounded)
 _VERDICTS = 256
@@ -83,7 +97,7 @@ _READ_AS_UTF8 = frozenset({"UTF8", "SQL_ASCII"})
 
 
 #: what a relay step is: a generator of requests to the event loop (NEED_BYTES, Spill,
-#: RunLocal; see :mod:`pgbarrier.backends.pg_relay`) that returns its answer
+#: RunLocal; see :mod:`pgbarrier.relay.effects`) that returns its answer
 Steps = Generator[Any, Any, Any]
 
 
@@ -131,19 +145,19 @@ class SessionRelay:
         """:meth:`feed` for a message :meth:`relay_now` did not queue."""
         if self.copy_drain is not None:
             return (yield from self._copy(code, frame))
-        if code == _B:
+        if code == BIND:
             yield from self._bind(frame)
             return False
-        if code == _S:
+        if code == SYNC:
             return (yield from self._sync(frame))
-        if code == _P:
+        if code == PARSE:
             yield from self._parse(frame)
             return False
-        if code == _Q:
+        if code == QUERY:
             return (yield from self._query(frame))
-        if code == _F:
+        if code == FUNCTION_CALL:
             return (yield from self._function_call(frame))
-        if code == _H:
+        if code == FLUSH:
             if self.expect:
                 yield from self._drain()
             return True
@@ -195,20 +209,20 @@ class SessionRelay:
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j < 0:
-            yield from self._local(_P, frame)  # malformed: the decoder says 08P01
+            yield from self._local(PARSE, frame)  # malformed: the decoder says 08P01
             return
         text = frame[i + 1:j]
         verdict = self.verdicts.get(text)
         if verdict is None:
             sql = self._routed_text(text)
             if sql is None:
-                yield from self._local(_P, frame)
+                yield from self._local(PARSE, frame)
                 return
             verdict = (route(sql).relayable_parse, sql)
             if len(self.verdicts) >= _VERDICTS:
                 self.verdicts.clear()
             self.verdicts[text] = verdict
-            relayed = self.relay_now(_P, frame)
+            relayed = self.relay_now(PARSE, frame)
             if len(text) > _VERDICT_TEXT:
                 del self.verdicts[text]  # decided each time, as the route of such a text
             if relayed:
@@ -222,7 +236,7 @@ class SessionRelay:
                 return
             if not name:
                 self.stmts.pop(b"", None)
-        yield from self._local(_P, frame)
+        yield from self._local(PARSE, frame)
 
     def _bind(self, frame: bytes) -> Steps:
         """A Bind of a statement that does not live upstream: the full path's."""
@@ -230,7 +244,7 @@ class SessionRelay:
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j >= 0:
             self.portals.pop(frame[5:i], None)
-        yield from self._local(_B, frame)
+        yield from self._local(BIND, frame)
 
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
@@ -277,20 +291,19 @@ class SessionRelay:
         for i, (code, name, sql) in enumerate(self.expect):
             if failed_at is not None and i >= failed_at:
                 self._forget(code, name)
-            elif code == _E and sql is not None:
-                s.tx = after_success(s.tx, tx_kind(sql))
+            elif code == EXECUTE and sql is not None:
+                s.relay_completed(sql)
         self.expect.clear()
         if failed_at is not None:
             self.up.skipping = True
-            s.skip_until_sync = True
-            s.tx = after_error(s.tx)
+            s.relay_failed()
         self.take_params()
 
     def _forget(self, code: int, name: bytes) -> None:
         """A relayed Parse/Bind that failed or was skipped created nothing upstream."""
-        if code == _P:
+        if code == PARSE:
             self.stmts.pop(name, None)
-        elif code == _B:
+        elif code == BIND:
             self.portals.pop(name, None)
 
     def _after_ready(self) -> None:
@@ -305,8 +318,7 @@ class SessionRelay:
                     self._forget(code, name)
         self.expect.clear()
         up.skipping = False
-        s.skip_until_sync = False
-        s.tx = _TX.get(up.status, s.tx)
+        s.relay_ready(_TX.get(up.status, s.tx))
         if up.param_events:
             self.take_params()
 
@@ -314,24 +326,24 @@ class SessionRelay:
         """ParameterStatus messages passed on update what the client was told."""
         events = self.up.param_events
         if events:
-            self.session.reported.update(events)
+            self.session.relay_reported(events)
             events.clear()
 
     # ------------------------------------------------------------------ simple query
 
     def _query(self, frame: bytes) -> Steps:
         if frame[-1] != 0:
-            return (yield from self._local(_Q, frame))
+            return (yield from self._local(QUERY, frame))
         sql = self._routed_text(frame[5:-1])
         if sql is None:
-            return (yield from self._local(_Q, frame))
+            return (yield from self._local(QUERY, frame))
         up = self.up
         if self.wbuf or self.expect or up.dirty:
             yield from self._end_batch()
         up.in_batch = False
         if not self.query_relayed(frame[5:-1], sql):
-            return (yield from self._local(_Q, frame))
-        self.session.skip_until_sync = False
+            return (yield from self._local(QUERY, frame))
+        self.session.relay_sent()
         stats = self.session.stats
         up.send(frame)
         up.commands = 0
@@ -377,7 +389,7 @@ class SessionRelay:
         role's privileges on the function."""
         yield from self._end_batch()
         up = self.up
-        self.session.skip_until_sync = False
+        self.session.relay_sent()
         up.send(frame)
         up.failed_at = None
         yield from up.pump(self.session.out.chunks)
@@ -409,13 +421,13 @@ class SessionRelay:
     def _copy(self, code: int, frame: bytes) -> Steps:
         """Client messages while the upstream waits for COPY data: relayed as they are."""
         self.wbuf.append(frame)
-        if code == _COPY_DATA:
+        if code == COPY_DATA:
             self._copy_bytes += len(frame)
             if self._copy_bytes > _COPY_CHUNK:
                 self._send()
                 self._copy_bytes = 0
             return False
-        if code in (_S, _H):
+        if code in (SYNC, FLUSH):
             return False  # PostgreSQL ignores them during COPY FROM STDIN
         # CopyDone, CopyFail, or anything else (which makes the upstream abort the COPY)
         self._send()
@@ -439,25 +451,25 @@ class SessionRelay:
         if self.expect:
             yield from self._drain()
         msg = m.decode_message(frame[:1], frame[5:])
-        if (code == _Q or code == _P) and not self._reads_utf8() \
+        if (code == QUERY or code == PARSE) and not self._reads_utf8() \
                 and not _raw_text(code, frame).isascii():
             msg = m.Undecodable(frame[:1], FeatureNotSupported(
                 "pgbarrier runs its own statements in UTF8: this one has text that is not "
                 f'ASCII under client_encoding "{self.up.params.get("client_encoding")}"',
                 hint="SET client_encoding = 'UTF8' to run it."))
-        if code in _EXTENDED:
+        if code in EXTENDED:
             self.up.in_batch = True
         skipping = s.skip_until_sync
-        if skipping and code in _EXTENDED:
+        if skipping and code in EXTENDED:
             pass  # skipped until Sync: nothing for a worker to do
         else:
             yield RunLocal(s.handle, msg)
-        if code == _Q:
-            if s.tx is TxState.FAILED and self.up.status == 84:
+        if code == QUERY:
+            if s.tx is TxState.FAILED and self.up.status == TX_IN_BLOCK:
                 yield from self._poison()
         elif not skipping and s.skip_until_sync:
             yield from self._poison()
-        return code == _Q or code == _S or code == _H or code == _F
+        return code == QUERY or code == SYNC or code == FLUSH or code == FUNCTION_CALL
 
     def _reads_utf8(self) -> bool:
         return self.up.params.get("client_encoding", "UTF8").upper() in _READ_AS_UTF8
@@ -480,33 +492,32 @@ class SessionRelay:
         self.up.in_batch = True
         if s.skip_until_sync:
             return
-        s._error(PgError(text, sqlstate=sqlstate))
-        s.skip_until_sync = True
+        s.relay_refused(PgError(text, sqlstate=sqlstate))
         yield from self._poison()
 
     def _poison(self) -> Steps:
         """Fail the upstream's open batch or block after a full-path error, silently."""
         up = self.up
-        if up.skipping or not (up.dirty or up.status == 84):
+        if up.skipping or not (up.dirty or up.status == TX_IN_BLOCK):
             return
         if up.in_batch:
             up.send(_POISON + _FLUSH)
             up.dirty = True
-            while (yield from up.read_steps())[0] != 69:
+            while (yield from up.read_steps())[0] != ERROR_RESPONSE:
                 pass
             up.skipping = True
         else:
             up.send(_POISON + _SYNC)
             while True:
                 t, body = yield from up.read_steps()
-                if t == 90:
+                if t == READY_FOR_QUERY:
                     up.status = body[0]
                     break
 
 
 def _raw_text(code: int, frame: bytes) -> bytes:
     """The SQL text bytes of a Query or Parse frame."""
-    if code == _Q:
+    if code == QUERY:
         return frame[5:-1]
     i = frame.find(b"\0", 5)
     j = frame.find(b"\0", i + 1) if i >= 0 else -1

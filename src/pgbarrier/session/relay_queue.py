@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pgbarrier.pgproto import codes
+
 try:
     import cython
 
@@ -30,12 +32,18 @@ try:
 except ImportError:  # run as Python without Cython installed
     _COMPILED = False
 
-_P, _B, _D, _E, _C, _S, _Q = b"PBDECSQ"
+#: the message types compared here, from :mod:`pgbarrier.pgproto.codes`, as module names
+#: the compiled build declares ``cdef int`` (each comparison is one C comparison)
+_PARSE, _BIND, _DESCRIBE, _EXECUTE, _CLOSE, _SYNC, _QUERY = (
+    codes.PARSE, codes.BIND, codes.DESCRIBE, codes.EXECUTE, codes.CLOSE, codes.SYNC,
+    codes.QUERY)
+#: what a Describe or Close names
+_STATEMENT, _PORTAL = codes.STATEMENT, codes.PORTAL
 
 
 def _queued_types() -> bytes:
     table = bytearray(256)
-    for code in (_P, _B, _D, _E, _C):
+    for code in codes.EXTENDED:
         table[code] = 1
     return bytes(table)
 
@@ -120,12 +128,12 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
             return -1
         last = end
     code = data[last]
-    if code == _Q:
+    if code == _QUERY:
         if last or data[n - 1] != 0 or not relay.query_relayed(data[5:n - 1]):
             return -1
-        session.skip_until_sync = False
+        # the session is not skipping (checked above): nothing of it to change
         up.in_batch = False
-    elif code != _S or not last:
+    elif code != _SYNC or not last:
         return -1
     else:
         stmts = relay.stmts
@@ -165,7 +173,7 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
     expected unless skipping); the caller queues its bytes and marks the upstream's batch
     open."""
     body = pos + 5
-    if code == _B:
+    if code == _BIND:
         i = _nul(data, body, end)
         j = _nul(data, i + 1, end) if i >= 0 else -1
         if j < 0:
@@ -181,9 +189,9 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
             held.pop(name.decode("utf-8", "replace"), None)
         if not skipping:
             portals[name] = sql
-            expect.append((_B, name, sql))
+            expect.append((_BIND, name, sql))
         return True
-    if code == _E:
+    if code == _EXECUTE:
         i = _nul(data, body, end)
         if i < 0:
             return False  # malformed: the decoder says 08P01
@@ -194,9 +202,9 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
                 return False
             sql = ""  # the upstream's own (a cursor's portal), or its 34000
         if not skipping:
-            expect.append((_E, name, sql))
+            expect.append((_EXECUTE, name, sql))
         return True
-    if code == _P:
+    if code == _PARSE:
         i = _nul(data, body, end)
         j = _nul(data, i + 1, end) if i >= 0 else -1
         if j < 0:
@@ -212,16 +220,16 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
             statements.pop("", None)
         if not skipping:
             stmts[name] = verdict[1]
-            expect.append((_P, name, verdict[1]))
+            expect.append((_PARSE, name, verdict[1]))
         return True
     # Describe or Close: a statement (S) or a portal (P), its name up to the last byte
     if end - pos < 7 or data[end - 1] != 0:
         return False  # malformed: the decoder says 08P01
     kind = data[body]
-    if kind == 83:
+    if kind == _STATEMENT:
         names = stmts
         local = statements
-    elif kind == 80:
+    elif kind == _PORTAL:
         names = portals
         local = held
     else:
@@ -233,6 +241,6 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
         return False
     if not skipping:
         expect.append((code, name, None))
-        if code == _C:
+        if code == _CLOSE:
             names.pop(name, None)
     return True

@@ -39,7 +39,7 @@ writes them. Rules this module keeps:
   sends ReadyForQuery. Outside an explicit block, the Executes up to a Sync are
   one implicit transaction, as in PostgreSQL: on an upstream PostgreSQL read as
   raw bytes the upstream keeps it itself (:mod:`pgbarrier.session.relay`); where
-  the backend allows it (``implicit_extended_transactions``: DuckDB) pgbarrier opens a backend
+  the backend opens one (``opens_implicit_transaction``: DuckDB) pgbarrier opens a backend
   transaction before the first statement that writes, commits it at Sync, and
   rolls it back when one of them failed. A BEGIN inside turns it into a regular
   block; control statements that change state are 25001 inside it. Describe never executes: a statement's parameter types and row
@@ -68,7 +68,7 @@ writes them. Rules this module keeps:
 * Any error in the extended protocol inside a block aborts it (E), as in PostgreSQL.
   A message whose text is not UTF-8 is ERROR 22021 (an :class:`~m.Undecodable`), and
   CopyData/CopyDone/CopyFail outside COPY are ignored.
-* COPY FROM STDIN / TO STDOUT on a backend that ``copies_locally`` (DuckDB) run here, in
+* COPY FROM STDIN / TO STDOUT on a backend that ``copies_here`` (DuckDB) run here, in
   the simple and the extended protocol (:mod:`pgbarrier.session.copy`): during COPY FROM
   STDIN every message goes to it until CopyDone or CopyFail (or an error); the statement
   is recognised by its first word and ``STDIN``/``STDOUT``/``PROGRAM`` in its text (no
@@ -83,6 +83,10 @@ writes them. Rules this module keeps:
   RowDescription, ParameterStatus, result values and COPY data are written in it. An
   encoding changed where no SET reports it (``set_config``) is reported at the statement's
   end. An upstream PostgreSQL converts for itself: relayed sessions convert nothing.
+* NotificationResponse: what the backend received for the session's LISTENs (DuckDB keeps
+  them itself) goes just before a ReadyForQuery outside a transaction block, as
+  PostgreSQL sends them; the server also writes them to an idle connection at once
+  (:meth:`Session.notifications`).
 * A failing statement never ends the connection; only FATAL errors do (the
   handler closes after sending them).
 * Rows stream: with a ``spill`` callback (the handler's socket write), the
@@ -106,7 +110,8 @@ writes them. Rules this module keeps:
   :mod:`pgbarrier.backends.base` (``NeedsExecution``, ``WireParams``).
 * With a relaying upstream (``self.relay``), statements that are not
   pgbarrier's never reach this class: the relay passes them upstream as bytes
-  and keeps ``tx``, ``skip_until_sync`` and ``reported`` in step; what is left
+  and tells the session what happened (``relay_ready``, ``relay_failed``... : the
+  session alone writes ``tx``, ``skip_until_sync`` and ``reported``); what is left
   here is the full path (control statements, ``rw_catalog``, own settings).
 """
 
@@ -153,6 +158,7 @@ from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import encodings, transcode
 from pgbarrier.pgproto import messages as m
+from pgbarrier.pgproto.codes import BIND, CLOSE, DESCRIBE, EXECUTE, PARSE, QUERY
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
@@ -160,10 +166,6 @@ if TYPE_CHECKING:
     from pgbarrier.session.relay import SessionRelay
 
 log = logging.getLogger(__name__)
-
-#: statements that write nothing: they never open the extended protocol's implicit block
-_READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "DESCRIBE", "SET",
-                              "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
 
 #: DataRow bytes gathered before the handler's ``spill`` writes them out
 SPILL_BYTES = 256 * 1024
@@ -295,7 +297,7 @@ class Session:
             self.encoding = encoding
         if self.statement_totals is not None:
             self.stats = self.statement_totals.open(database)
-        upstream = getattr(backend, "upstream", None)
+        upstream = backend.relayed_upstream()
         if upstream is not None:
             from pgbarrier.session.relay import SessionRelay
 
@@ -338,7 +340,7 @@ class Session:
             self._end_extended_implicit()
             if self.tx is TxState.IDLE:  # the transaction ended: so did its portals
                 self.portals.clear()
-            self.out.add(m.ready_for_query(self.tx.value))
+            self._ready()
         elif isinstance(msg, (m.Flush, m.Terminate, m.CopyOutsideCopy)):
             return
         elif isinstance(msg, m.FunctionCall) or (
@@ -369,10 +371,8 @@ class Session:
         """FunctionCall on the full path is refused: on DuckDB no function has an OID
         (``pg_proc`` is empty), PostgreSQL's own 42883; the byte relay passes FunctionCall
         upstream itself (:mod:`pgbarrier.session.relay`), so this is libpq's TLS path."""
-        if self.executor is not None and self.executor.backend.raw_format == 0:
-            return PgError("fastpath function calls are not supported by pgbarrier over a "
-                           "TLS upstream connection", sqlstate="0A000",
-                           hint="Call the function in a SELECT.")
+        if self.executor is not None:
+            return self.executor.backend.function_call_refused(msg.oid)
         return PgError(f"function with OID {msg.oid} does not exist", sqlstate="42883")
 
     def cancel(self) -> None:
@@ -411,6 +411,72 @@ class Session:
             self.closed = True
             self.executor.backend.close()
             self.control.close_session(self.executor.info)
+
+    # ------------------------------------------------------------------ notifications
+
+    def _ready(self) -> None:
+        """ReadyForQuery, after the notifications that arrived (outside a transaction
+        block), as PostgreSQL sends them just before it."""
+        if self.tx is TxState.IDLE:
+            pending = self.notifications()
+            if pending:
+                self.out.add(pending)
+        self.out.add(m.ready_for_query(self.tx.value))
+
+    def notifications(self) -> bytes:
+        """NotificationResponse messages of what the backend received for this session's
+        LISTENs (where it keeps them itself: DuckDB), taken now; b"" inside a transaction
+        block, where they wait for its end (PostgreSQL's rule). Any thread, between batches
+        or in one."""
+        if self.tx is not TxState.IDLE or self.executor is None:
+            return b""
+        got = self.executor.backend.take_notifications()
+        if not got:
+            return b""
+        codec = self.encoding.codec
+        if codec is None:
+            return b"".join(m.notification_response(*n) for n in got)
+        out = []
+        for n in got:
+            try:
+                out.append(transcode.notification_response(*n, codec))
+            except PgError as err:  # not in the client encoding: that one is not sent
+                log.warning("notification on channel %s not sent: %s", n[1], err.message)
+        return b"".join(out)
+
+    # ------------------------------------------------------------------ told by the relay
+
+    # The byte relay (session/relay.py) tells the session what happened upstream through
+    # these; it never writes the session's fields itself.
+
+    def relay_ready(self, tx: TxState) -> None:
+        """The upstream's ReadyForQuery: ``tx`` (its status) is the session's, and nothing
+        is skipped any more."""
+        self.skip_until_sync = False
+        self.tx = tx
+
+    def relay_sent(self) -> None:
+        """A relayed Query or FunctionCall went upstream: it ends skipping to Sync."""
+        self.skip_until_sync = False
+
+    def relay_completed(self, sql: str) -> None:
+        """A relayed Execute of ``sql`` completed (a BEGIN, COMMIT... in it moves the block)."""
+        self.tx = after_success(self.tx, tx_kind(sql))
+
+    def relay_failed(self) -> None:
+        """A relayed message failed before Sync: skip to Sync; an open block is aborted."""
+        self.skip_until_sync = True
+        self.tx = after_error(self.tx)
+
+    def relay_refused(self, err: PgError) -> None:
+        """The relay refuses a message itself: ``err`` goes out as the session's own
+        errors do, and the session skips to Sync."""
+        self._error(err)
+        self.skip_until_sync = True
+
+    def relay_reported(self, events: list[tuple[str, str]]) -> None:
+        """ParameterStatus messages the relay passed on: what the client was told."""
+        self.reported.update(events)
 
     # ------------------------------------------------------------------ helpers
 
@@ -502,11 +568,8 @@ class Session:
         """The format column ``index`` goes out in: the client's ask where it can be met."""
         if portal is None or portal.format_of(index) != 1:
             return 0
-        if self.executor is not None and self.executor.backend.raw_format == 0:
-            if portal.all_binary():
-                return 1  # the upstream is asked for binary rows and relays them
-            # mixed formats: upstream text, converted here for the binary columns
-            return 1 if pgt.supports_binary(type_oid) and pgt.supports_text_decode(type_oid) else 0
+        if self.executor is not None:
+            return self.executor.backend.binary_format(type_oid, portal.all_binary())
         return 1 if pgt.supports_binary(type_oid) else 0
 
     def _encoders(self, result: Result, portal: Portal | None, *,
@@ -651,11 +714,9 @@ class Session:
 
     def _local_copy(self, sql: str) -> bool:
         """COPY run here (:mod:`pgbarrier.session.copy`): a cheap gate on the first word."""
-        if sql.lstrip()[:4].upper() != "COPY" or self.executor is None \
-                or not self.executor.backend.copies_locally:
+        if sql.lstrip()[:4].upper() != "COPY" or self.executor is None:
             return False
-        upper = sql.upper()  # a file's COPY stays DuckDB's, its options too
-        return "STDIN" in upper or "STDOUT" in upper or "PROGRAM" in upper
+        return self.executor.backend.copies_here(sql)
 
     def _copy(self, sql: str, *, extended: bool, alone: bool) -> str | None:
         """Start COPY ``sql``: ``"in"`` when it waits for COPY FROM STDIN's data, ``"out"``
@@ -727,8 +788,8 @@ class Session:
                 return
             if isinstance(msg, m.CopyOutsideCopy):
                 raise state.fail(msg.payload)
-            code = {m.Query: 0x51, m.Parse: 0x50, m.Bind: 0x42, m.Execute: 0x45,
-                    m.Describe: 0x44, m.Close: 0x43}.get(type(msg), 0)
+            code = {m.Query: QUERY, m.Parse: PARSE, m.Bind: BIND, m.Execute: EXECUTE,
+                    m.Describe: DESCRIBE, m.Close: CLOSE}.get(type(msg), 0)
             raise PgError(f"unexpected message type 0x{code:02X} during COPY from stdin",
                           sqlstate="08P01")
         except Exception as exc:
@@ -815,7 +876,7 @@ class Session:
             except Exception as exc:  # a failed COMMIT is the Query's error
                 if not failed:
                     self._error(exc)
-        self.out.add(m.ready_for_query(self.tx.value))
+        self._ready()
 
     # ------------------------------------------------------------------ extended query
 
@@ -838,8 +899,7 @@ class Session:
             return None
         assert self.executor is not None
         if (self.tx is TxState.IDLE and kind is None
-                and self.executor.backend.implicit_extended_transactions
-                and (leading_words(sql, 1) or ("",))[0] not in _READ_ONLY_WORDS
+                and self.executor.backend.opens_implicit_transaction(sql)
                 and route(sql).kind is not Kind.CONTROL):
             self._backend_tx("BEGIN")
             self._ext_implicit = True
@@ -915,24 +975,29 @@ class Session:
             if fmt not in (0, 1):
                 raise InvalidParameterValue(f"unsupported format code: {fmt}")
         typed = [stmt.oid_of(i) for i in range(n)]
-        if stmt.resolved_oids is None and not self.executor.backend.relays_wire_params and any(
+        params = self.executor.backend.bind_params(
+            WireParams(tuple(msg.params), formats, tuple(oid for oid, _ in typed)),
+            lambda: self._decoded_params(msg, stmt, formats, typed))
+        self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
+        self.out.add(m.bind_complete())
+
+    def _decoded_params(self, msg: m.Bind, stmt: PreparedStatement, formats: tuple[int, ...],
+                        typed: list[tuple[int, bool]]) -> list[Any]:
+        """A Bind's parameters as Python values, for a backend that takes them so."""
+        assert self.executor is not None
+        if stmt.resolved_oids is None and any(
                 oid == 0 and fmt == 0 and raw is not None and raw[:1] == b"{"
                 for (oid, _), fmt, raw in zip(typed, formats, msg.params)):
             # an untyped "{...}" is an array literal or a json object only the statement can
             # tell: infer its types now (only then: inference is not on the fast path)
             stmt.resolved_oids = tuple(self.executor.param_types(stmt.sql, stmt.param_oids))
-            typed = [stmt.oid_of(i) for i in range(n)]
-        if self.executor.backend.relays_wire_params:
-            params: Any = WireParams(tuple(msg.params), formats, tuple(oid for oid, _ in typed))
-        else:
-            values = msg.params
-            codec = self.encoding.codec
-            if codec is not None:  # each value as its type reads it (pgproto.transcode)
-                values = self._params_to_utf8(msg, formats, typed, codec)
-            params = [pgt.decode_param(raw, oid, fmt, strict=given)
-                      for raw, fmt, (oid, given) in zip(values, formats, typed)]
-        self.portals[msg.portal] = Portal(msg.portal, stmt, params, msg.result_formats)
-        self.out.add(m.bind_complete())
+            typed = [stmt.oid_of(i) for i in range(len(formats))]
+        values = msg.params
+        codec = self.encoding.codec
+        if codec is not None:  # each value as its type reads it (pgproto.transcode)
+            values = self._params_to_utf8(msg, formats, typed, codec)
+        return [pgt.decode_param(raw, oid, fmt, strict=given)
+                for raw, fmt, (oid, given) in zip(values, formats, typed)]
 
     @staticmethod
     def _params_to_utf8(msg: m.Bind, formats: tuple[int, ...], typed: list[tuple[int, bool]],

@@ -16,8 +16,10 @@ Rules this module keeps:
     properties. ``this`` is ``None`` (no ``EVERY``) or an ``exp.Interval``: a *number*
     literal plus a unit (``SECOND[S]``, ``MINUTE[S]``, ``HOUR[S]``, ``DAY[S]``, kept as
     written, upper-cased) for ``EVERY n unit``, or a *string* literal and no unit for
-    ``EVERY INTERVAL 'text'``. Once ``BATCH REFRESH`` has been read, anything that does
-    not fit raises a ``ParseError`` at the offending token.
+    ``EVERY INTERVAL 'text'``. ``BATCH REFRESH CRON 'expr' [AT TIME ZONE 'zone']`` sets
+    ``cron`` (and ``zone``) to the string literals instead, ``this`` staying ``None``
+    (:mod:`pgbarrier.cron` reads them). Once ``BATCH REFRESH`` has been read,
+    anything that does not fit raises a ``ParseError`` at the offending token.
   - ``REFRESH MATERIALIZED VIEW [CONCURRENTLY] v`` -> sqlglot's own ``exp.Refresh``
     (``kind="MATERIALIZED VIEW"``, ``this`` = an ``exp.Table``), the node Trino and
     StarRocks parse it into, so it generates (``REFRESH MATERIALIZED VIEW v``) in every
@@ -115,9 +117,10 @@ class Flush(exp.Expression):
 
 
 class BatchRefreshProperty(exp.Property):
-    """``BATCH REFRESH [EVERY ...]``; ``this`` is ``None`` or an ``exp.Interval``."""
+    """``BATCH REFRESH [EVERY ... | CRON 'expr' [AT TIME ZONE 'zone']]``; ``this`` is
+    ``None`` or an ``exp.Interval``, ``cron`` and ``zone`` string literals or ``None``."""
 
-    arg_types: ClassVar[dict[str, bool]] = {"this": False}
+    arg_types: ClassVar[dict[str, bool]] = {"this": False, "cron": False, "zone": False}
 
 
 class PgBarrierTokenizer(RisingWave.Tokenizer):
@@ -255,6 +258,16 @@ class PgBarrierParser(RisingWaveParser):
         return super()._parse_property()
 
     def _parse_batch_refresh(self) -> BatchRefreshProperty:
+        if self._match_text_seq("CRON"):
+            if not self._match(TokenType.STRING):
+                self.raise_error("Expected a string literal after CRON")
+            cron = exp.Literal.string(self._prev.text)
+            zone = None
+            if self._match_text_seq("AT", "TIME", "ZONE"):
+                if not self._match(TokenType.STRING):
+                    self.raise_error("Expected a string literal after AT TIME ZONE")
+                zone = exp.Literal.string(self._prev.text)
+            return self.expression(BatchRefreshProperty(this=None, cron=cron, zone=zone))
         if not self._match_text_seq("EVERY"):
             return self.expression(BatchRefreshProperty(this=None))
 
@@ -293,6 +306,11 @@ def _show_sql(gen: Any, e: exp.Show) -> str:
 
 
 def _batch_refresh_sql(gen: Any, e: BatchRefreshProperty) -> str:
+    cron = e.args.get("cron")
+    if cron is not None:
+        zone = e.args.get("zone")
+        return f"BATCH REFRESH CRON {gen.sql(cron)}" + (
+            f" AT TIME ZONE {gen.sql(zone)}" if zone is not None else "")
     interval = e.this
     if not isinstance(interval, exp.Interval):
         return "BATCH REFRESH"

@@ -9,6 +9,10 @@ Rules this module keeps:
 * :func:`name_parts` reads such a name back: the schema is what comes before the first
   ``.`` (``public`` when there is none). A relation whose own name holds a dot is named
   ambiguously; pgbarrier's backends never create one from a qualified name.
+* :func:`in_database` drops a leading database name, as PostgreSQL does with
+  ``db.schema.rel`` when ``db`` is the current database; any other database is 0A000
+  ``cross-database references are not implemented``. Control statements resolve their view
+  names through it, so ``REFRESH MATERIALIZED VIEW dev.s1.v`` in ``dev`` means ``s1.v``.
 * :func:`quote_name` quotes each part as an identifier, for SQL text.
 * :func:`qualify_relations` binds a query's unqualified relation names as PostgreSQL does
   at ``CREATE VIEW``: each is qualified with the schema the creator's search_path finds
@@ -20,7 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["canonical", "name_parts", "qualify_relations", "quote_name"]
+from pgbarrier.errors import FeatureNotSupported
+
+__all__ = ["canonical", "in_database", "name_parts", "qualify_relations", "quote_name"]
 
 
 def canonical(schema: str, relname: str) -> str:
@@ -32,6 +38,18 @@ def name_parts(name: str) -> tuple[str, str]:
     """(schema, relname) of pgbarrier's name ``name``."""
     schema, dot, rel = name.partition(".")
     return (schema, rel) if dot else ("public", name)
+
+
+def in_database(name: str, database: str) -> str:
+    """``name`` (normalised, dotted) without a leading ``database.`` of a three-part name;
+    0A000 when the three-part name is of another database (PostgreSQL's words)."""
+    parts = name.split(".")
+    if len(parts) != 3:
+        return name
+    if parts[0] != database:
+        raise FeatureNotSupported(f'cross-database references are not implemented: "{name}"')
+    rest = parts[1:]
+    return rest[1] if rest[0] == "public" else ".".join(rest)
 
 
 def _quote(ident: str) -> str:

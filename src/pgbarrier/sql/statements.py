@@ -72,6 +72,15 @@ Rules this module keeps:
   - every interval is at most :data:`MAX_REFRESH_INTERVAL_SEC` (22023 above it);
   - giving both ``BATCH REFRESH`` and ``refresh.interval.sec``, or either twice, is
     PostgreSQL's 42601 ``conflicting or redundant options``.
+* Calendar schedule (issue 29, item 6): ``BATCH REFRESH CRON 'expr' [AT TIME ZONE 'zone']``
+  or ``WITH (refresh.cron = 'expr' [, refresh.timezone = 'zone'])`` (a zone from either
+  place goes with an expression from either) -> ``refresh_cron`` (blanks collapsed) and
+  ``refresh_timezone`` (the tz database's spelling, UTC when not given), with
+  ``refresh_interval_sec`` the default 60 (a batch-refresh view's marker). The values are
+  checked here (:func:`pgbarrier.cron.check`: 22023 naming the field that is wrong, or the
+  zone); a second schedule (``EVERY``, ``refresh.interval.sec``, another ``refresh.cron``) or
+  a second zone is 42601 ``conflicting or redundant options``; a zone without an
+  expression is 22023.
 * A batch-refresh view's other ``WITH (refresh.x = value)`` options (keys beginning
   ``refresh.``: ``refresh.retry_backoff.sec``...) are kept in ``refresh_options`` as (key,
   value text, position), for the control plane to check (:mod:`pgbarrier.jobs.policy`); a
@@ -102,6 +111,7 @@ from sqlglot.tokens import Token, TokenType
 
 from pgbarrier import errors
 from pgbarrier.errors import Notice
+from pgbarrier.cron import check as check_cron
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.sql.grammar import END, NAME, QNAME, WORD, ControlStatement
 from pgbarrier.sql.classify import unterminated_token
@@ -143,6 +153,10 @@ __all__ = [
 DEFAULT_BATCH_REFRESH_SEC = 60
 MAX_REFRESH_INTERVAL_SEC = 2**31 - 1
 REFRESH_OPTION = "refresh.interval.sec"
+CRON_OPTION = "refresh.cron"
+ZONE_OPTION = "refresh.timezone"
+#: the WITH options that are pgbarrier's (the rest are PostgreSQL's storage parameters)
+SCHEDULE_OPTIONS = (REFRESH_OPTION, CRON_OPTION, ZONE_OPTION)
 
 
 @dataclass(frozen=True)
@@ -217,6 +231,10 @@ class CreateMaterializedView(ControlStatement):
     #: ``WITH DATA`` (True), ``WITH NO DATA`` (False), or not given (None)
     with_data: bool | None = None
     with_data_at: int | None = None
+    #: a calendar schedule (``BATCH REFRESH CRON``, ``refresh.cron``) as kept, and its
+    #: zone (UTC when not given); ``refresh_interval_sec`` is then the default, 60
+    refresh_cron: str | None = None
+    refresh_timezone: str | None = None
     #: a batch-refresh view's ``WITH (refresh.x = value)`` options other than the
     #: interval, as (key, value text, 1-based position); read by jobs/policy.py
     refresh_options: tuple[tuple[str, str, int], ...] = ()
@@ -983,11 +1001,11 @@ def _create_mv(
         after += 1
     options: list[tuple[str, str, int]] = []
     storage = _storage_clauses(blame, after, index - 1, options)
-    interval = _refresh_interval(tree)
-    if interval is None:  # a streaming view's refresh.* options are storage text
+    seconds, cron_text, zone = _refresh_schedule(tree)
+    if seconds is None:  # a streaming view's refresh.* options are storage text
         options = []
     storage = [("WITH" if kind == "REFRESH" else kind, text, at) for kind, text, at in storage
-               if interval is None or kind != "REFRESH"]
+               if seconds is None or kind != "REFRESH"]
     if isinstance(target, exp.Schema):
         target = target.this
 
@@ -1000,7 +1018,9 @@ def _create_mv(
         columns=columns,
         query=sql[tokens[index].start : tokens[-1].end + 1],
         if_not_exists=bool(tree.args.get("exists")),
-        refresh_interval_sec=interval,
+        refresh_interval_sec=seconds,
+        refresh_cron=cron_text,
+        refresh_timezone=zone,
         refresh_options=tuple(options),
         inputs=query_inputs(query),
         definition=definition,
@@ -1048,7 +1068,7 @@ def _storage_clauses(blame: _Blame, i: int, alias: int,
                     eq = next((j for j in range(start, k) if tokens[j].token_type == TokenType.EQ),
                               k)
                     key = "".join(x.text for x in tokens[start:eq]).lower()
-                    if key.startswith("refresh.") and key != REFRESH_OPTION and eq < k - 1:
+                    if key.startswith("refresh.") and key not in SCHEDULE_OPTIONS and eq < k - 1:
                         # pgbarrier's own (a batch-refresh view's policy, jobs/policy.py)
                         value = (tokens[eq + 1].text if eq + 2 == k
                                  and tokens[eq + 1].token_type == TokenType.STRING
@@ -1056,7 +1076,7 @@ def _storage_clauses(blame: _Blame, i: int, alias: int,
                         if options is not None:
                             options.append((key, value, tokens[start].start + 1))
                         found.append(("REFRESH", text(start, k - 1), tokens[start].start + 1))
-                    elif key != REFRESH_OPTION:
+                    elif key not in SCHEDULE_OPTIONS:
                         found.append(("WITH", text(start, k - 1), tokens[start].start + 1))
                     start = k + 1
                 if depth == 0:
@@ -1069,35 +1089,80 @@ def _storage_clauses(blame: _Blame, i: int, alias: int,
             i += 2
             if i < alias and _is_word(tokens[i], "EVERY"):
                 i += 3  # EVERY n UNIT | EVERY INTERVAL 'text' (the parser checked them)
+            elif i < alias and _is_word(tokens[i], "CRON"):
+                i += 2  # CRON 'expr' [AT TIME ZONE 'zone'] (the parser checked them)
+                if i < alias and _is_word(tokens[i], "AT"):
+                    i += 4
         else:
             raise blame.at(i)
     return found
 
 
-def _refresh_interval(tree: exp.Create) -> int | None:
+def _refresh_schedule(tree: exp.Create) -> tuple[int | None, str | None, str | None]:
+    """(interval seconds, cron expression, zone) of a CREATE: (None, None, None) for a
+    streaming view; a cron schedule comes with the default interval (60). One schedule
+    (``BATCH REFRESH ...``, ``refresh.interval.sec``, ``refresh.cron``) and one zone
+    (``AT TIME ZONE``, ``refresh.timezone``) at most, else 42601 ``conflicting or redundant
+    options``; a zone without a cron expression is 22023."""
     seconds: int | None = None
-    seen = False
+    cron_text: str | None = None
+    cron_what = f'parameter "{CRON_OPTION}"'
+    zone: str | None = None
+    zone_what = f'parameter "{ZONE_OPTION}"'
+    seen = zone_seen = False
     props = tree.args.get("properties")
     for prop in props.expressions if props else ():
         if isinstance(prop, exp.MaterializedProperty):
             continue
-        if isinstance(prop, BatchRefreshProperty):
+        is_zone = False
+        if isinstance(prop, BatchRefreshProperty) and prop.args.get("cron") is not None:
+            value: Any = prop.args["cron"].this
+            cron_what = "BATCH REFRESH CRON"
+            if prop.args.get("zone") is not None:
+                zone, zone_what, zone_seen = prop.args["zone"].this, "AT TIME ZONE", True
+        elif isinstance(prop, BatchRefreshProperty):
             value = _batch_refresh_seconds(prop)
         elif type(prop) is exp.Property:
-            key = prop.this.sql() if isinstance(prop.this, exp.Dot) else prop.name
-            if key.lower() != REFRESH_OPTION:
+            key = (prop.this.sql() if isinstance(prop.this, exp.Dot) else prop.name).lower()
+            if key not in SCHEDULE_OPTIONS:
                 continue  # a storage parameter: _storage_clauses keeps its text
-            value = _option_seconds(prop.args.get("value"))
+            if key == REFRESH_OPTION:
+                value = _option_seconds(prop.args.get("value"))
+            else:
+                value = _option_text(prop.args.get("value"), key)
+                is_zone = key == ZONE_OPTION
         else:
             continue  # USING / TABLESPACE: _storage_clauses read them from the tokens
-        if seen:
+        if zone_seen if is_zone else seen:
             err = errors.SyntaxError("conflicting or redundant options")
             starts = [i.meta["start"] for i in prop.walk() if "start" in i.meta]
             err.position = min(starts) + 1 if starts else None
             raise err
-        seen = True
-        seconds = value
-    return seconds
+        if is_zone:
+            zone, zone_seen = value, True
+        else:
+            seen = True
+            if isinstance(value, str):
+                cron_text = value
+            else:
+                seconds = value
+    if cron_text is not None:
+        kept, zone = check_cron(cron_text, zone, what=cron_what, zone_what=zone_what)
+        return DEFAULT_BATCH_REFRESH_SEC, kept, zone
+    if zone_seen:
+        raise errors.InvalidParameterValue(
+            f'parameter "{ZONE_OPTION}" needs a cron schedule',
+            hint="Give BATCH REFRESH CRON 'expression' or refresh.cron as well.")
+    return seconds, None, None
+
+
+def _option_text(value: exp.Expr | None, key: str) -> str:
+    """A string option's text: a string literal, else 22023."""
+    if isinstance(value, exp.Literal) and value.is_string:
+        return value.this
+    text = "" if value is None else value.sql(dialect=_DIALECT)
+    raise errors.InvalidParameterValue(f'invalid value for parameter "{key}": "{text}"',
+                                       detail=f"{key} takes a string literal.")
 
 
 def _check_range(seconds: int, message: str, detail: str) -> int:
