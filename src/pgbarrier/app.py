@@ -44,6 +44,7 @@ from pgbarrier.control import ControlPlane
 from pgbarrier.events import EventBus
 from pgbarrier.jobs import history as hist
 from pgbarrier.jobs.history import HistoryPruner, RefreshHistory
+from pgbarrier.jobs.policy import AUTO_SUSPENDER
 from pgbarrier.jobs.registry import JobRegistry, StreamingView, job_from_record
 from pgbarrier.jobs.scheduler import RefreshScheduler
 from pgbarrier.meta import open_meta_store
@@ -215,6 +216,8 @@ class App:
         self.pause_timer = PauseTimer(self.barrier, self.clock, events=self.events)
         self.barrier.add_listener(self.pause_timer.on_barrier)
         self.history.on_finished = self._observe_run
+        self.scheduler.on_suspended = lambda database, view, reason: self.events.barrier_event(
+            database, "suspend", AUTO_SUSPENDER, view=view, reason=reason)
         self.scheduler.on_late = self.metrics.refresh_started_late
         if self.leadership is not None:
             self.control.leader_status = self.leadership.catalog_row
@@ -236,7 +239,7 @@ class App:
 
     def _observe_run(self, run: hist.RefreshRun) -> None:
         seconds = ((run.finished_at - run.started_at).total_seconds()
-                   if run.finished_at is not None else None)
+                   if run.finished_at is not None and run.status != "skipped" else None)
         self.metrics.refresh_ended(run.database, run.job, run.trigger, run.status, seconds)
         self.events.refresh_finished(run)
     def _record_commit(self, snap: DatabaseSnapshot) -> None:
@@ -281,7 +284,7 @@ class App:
         for rec in restored.jobs:
             job = job_from_record(rec)
             self.jobs.register(job, persist=False)
-            self.scheduler.track(job)
+            self.scheduler.restored(job)  # a slot missed while no one led catches up once
 
     def _adopt(self) -> None:
         """``--adopt-database``: each named upstream database pgbarrier does not serve yet
@@ -406,11 +409,23 @@ class App:
             self.leadership.admit()
 
     def _take_office(self) -> None:
+        self.history.node = self._node()
         self.events.start()
         self._restore()
         self.barrier.start()
         self.history_pruner.start()
         self.pause_timer.start()  # a deadline that passed while no one led resumes now
+
+    def _node(self) -> str:
+        """The name of this process in rw_refresh_history.node: its leader holder name on a
+        PostgreSQL meta store, else host, pid and address alike."""
+        if self.leadership is not None:
+            return self.leadership.holder
+        address = ""
+        if self.server is not None:
+            host, port = self.server.server_address[:2]
+            address = f" on {host}:{port}"
+        return f"{socket.gethostname()} pid {os.getpid()}{address}"
 
     def _leave_office(self) -> None:
         """Stepping down: sessions end (57P01; a statement under way gets STEP_DOWN_GRACE_S

@@ -78,6 +78,7 @@ from pgbarrier.errors import (
     QueryCanceled,
     UndefinedTable,
 )
+from pgbarrier.jobs import policy
 from pgbarrier.jobs import state as js
 from pgbarrier.jobs import testpoint
 from pgbarrier.jobs.namelocks import NameLocks
@@ -646,6 +647,9 @@ class ControlPlane:
         # what the backend cannot honour of PostgreSQL's grammar, before anything else
         self.backend.refuse_view_clauses(stmt.storage, stmt.storage_at, stmt.with_data,
                                          stmt.with_data_at)
+        # the policy options (jobs/policy.py): 22023 before anything is done
+        options = view_control.option_values([(k, v) for k, v, _ in stmt.refresh_options],
+                                             [at for _, _, at in stmt.refresh_options])
         if (named := in_database(stmt.name, info.database)) != stmt.name:
             stmt = dataclasses.replace(stmt, name=named)
         if session is not None:
@@ -654,10 +658,11 @@ class ControlPlane:
             if name != stmt.name or query != stmt.query:
                 stmt = dataclasses.replace(stmt, name=name, query=query)
         with self._name_lock(info, stmt.name, "create"):
-            return self._create_mv_locked(stmt, info, session)
+            return self._create_mv_locked(stmt, info, session, options)
 
     def _create_mv_locked(self, stmt: st.CreateMaterializedView, info: SessionInfo,
-                          session: BackendSession | None = None) -> Result:
+                          session: BackendSession | None = None,
+                          options: dict[str, Any] | None = None) -> Result:
         db = info.database
         tag = "CREATE MATERIALIZED VIEW"
         if self.jobs.get(db, stmt.name) is not None:  # its view may be gone (by cascade)
@@ -705,7 +710,8 @@ class ControlPlane:
                     columns=stmt.columns, refresh_interval_sec=stmt.refresh_interval_sec or 0,
                     status=js.Creating(barrier.prev_epoch), snapshot_epoch=barrier.prev_epoch,
                     created_at=created_at, refresh_cron=stmt.refresh_cron,
-                    refresh_timezone=stmt.refresh_timezone))
+                    refresh_timezone=stmt.refresh_timezone,
+                    **(options or {})))
                 return barrier.prev_epoch
 
             # the job's record is a durable write: collected off the barrier thread
@@ -900,9 +906,15 @@ class ControlPlane:
             jobs.append((j.name, j.database, j.definition, every,
                          j.shown_status, j.snapshot_epoch, js.last_committed_epoch(j.status),
                          j.last_refreshed_at, next_at, j.suspended, j.suspended_at,
-                         j.suspended_by, j.suspend_reason, j.refresh_cron, j.refresh_timezone))
+                         j.suspended_by, j.suspend_reason, j.refresh_cron, j.refresh_timezone,
+                         j.last_refreshed_at,
+                         j.consecutive_failures,
+                         policy.value(j, "refresh.retry_backoff.sec"),
+                         policy.value(j, "refresh.max_failures"),
+                         policy.value(j, "refresh.jitter.sec")))
         history = [(r.job, r.database, r.run_id, r.trigger, r.started_at, r.finished_at,
-                    r.target_epoch, r.status, r.rows, r.error) for r in self.history.runs()]
+                    r.duration_ms, r.target_epoch, r.status, r.rows, r.error, r.sqlstate, r.node)
+                   for r in self.history.runs()]
         return {
             "rw_databases": CatalogTable(
                 columns=(("name", "TEXT"), ("paused", "BOOLEAN"), ("paused_at", "TIMESTAMPTZ"),
@@ -917,14 +929,18 @@ class ControlPlane:
                          ("last_refreshed_at", "TIMESTAMPTZ"), ("next_refresh_at", "TIMESTAMPTZ"),
                          ("suspended", "BOOLEAN"), ("suspended_at", "TIMESTAMPTZ"),
                          ("suspended_by", "TEXT"), ("suspend_reason", "TEXT"),
-                         ("refresh_cron", "TEXT"), ("refresh_timezone", "TEXT")),
+                         ("refresh_cron", "TEXT"), ("refresh_timezone", "TEXT"),
+                         ("last_success_at", "TIMESTAMPTZ"), ("consecutive_failures", "INTEGER"),
+                         ("retry_backoff_sec", "INTEGER"), ("max_failures", "INTEGER"),
+                         ("jitter_sec", "INTEGER")),
                 rows=jobs),
             "rw_refresh_history": CatalogTable(
                 columns=(("job", "TEXT"), ("database", "TEXT"), ("run_id", "BIGINT"),
                          ("trigger", "TEXT"),
                          ("started_at", "TIMESTAMPTZ"), ("finished_at", "TIMESTAMPTZ"),
+                         ("duration_ms", "BIGINT"),
                          ("target_epoch", "BIGINT"), ("status", "TEXT"), ("rows", "BIGINT"),
-                         ("error", "TEXT")),
+                         ("error", "TEXT"), ("sqlstate", "TEXT"), ("node", "TEXT")),
                 rows=history),
             "rw_leader": CatalogTable(
                 columns=(("role", "TEXT"), ("term", "BIGINT"), ("since", "TIMESTAMPTZ"),

@@ -1,5 +1,5 @@
 """Per-view control of a batch-refresh view: suspend and resume (issue 29, item 1), its
-options (item 3).
+options (items 3 and 4).
 
 Rules this module keeps:
 
@@ -26,8 +26,10 @@ Rules this module keeps:
 * ``ALTER MATERIALIZED VIEW v SET (refresh.interval.sec = n)`` changes the view's interval
   at once and durably (the job's record): its next run is due ``n`` seconds after the run it
   counts from (so a shorter interval may make it due at once: it runs at the next
-  checkpoint). ``RESET (refresh.interval.sec)`` returns to the default, 60. The value is
-  what CREATE takes (a positive integer, or a string holding one, at most 2147483647), else
+  checkpoint). ``RESET (refresh.interval.sec)`` returns to the default, 60. The other
+  options (``refresh.retry_backoff.sec``, ``refresh.max_failures``, ``refresh.jitter.sec``)
+  are set and reset alike; what each means, its default and valid values are
+  :mod:`pgbarrier.jobs.policy`'s, which CREATE's ``WITH (...)`` reads too. A bad value is
   22023 ``invalid value for parameter``. Any other option is PostgreSQL's 22023
   ``unrecognized parameter "x"``, one named twice ``parameter "x" specified more than
   once``; a list that does not parse is 42601 at its first token out of place; nothing
@@ -57,10 +59,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from collections.abc import Iterable
+
 from pgbarrier.errors import InvalidParameterValue, Notice, PgError, UndefinedTable
 from pgbarrier import cron
 from pgbarrier.errors import SyntaxError as PgSyntaxError
-from pgbarrier.sql.statements import DEFAULT_BATCH_REFRESH_SEC, MAX_REFRESH_INTERVAL_SEC
+from pgbarrier.jobs import policy
 from pgbarrier.logs import session_fields
 from pgbarrier.result import Result, command
 
@@ -135,26 +139,22 @@ def resume(plane: ControlPlane, stmt: ResumeView, info: SessionInfo,
                 f'materialized view "{name}" is not suspended, nothing to do')])
         job = plane.jobs.update(db, name, suspended_at=None, suspended_by=None,
                                 suspend_reason=None)
-        plane.scheduler.track(job)  # due while suspended: runs once, at the next checkpoint
+        plane.scheduler.resumed(job)  # due while suspended: one catch-up run
         _event(plane, db, name, "resume", info.user, None)
     log.info('batch refresh job "%s" of database "%s" resumed by %s', name, db, info.user,
              extra={"event": "job_resumed", **session_fields(info)})
     return command(TAG)
 
 
-#: the options of a batch-refresh view, with their defaults (RESET); a cron schedule's
-#: zone defaults to UTC, and no cron expression means "every refresh.interval.sec"
-OPTIONS = {"refresh.interval.sec": DEFAULT_BATCH_REFRESH_SEC, "refresh.cron": None,
+#: the schedule options of a batch-refresh view, with their defaults (RESET); a cron
+#: schedule's zone defaults to UTC, and no cron expression means "every
+#: refresh.interval.sec". The policy options are jobs/policy.py's (POLICY_OPTIONS).
+OPTIONS = {"refresh.interval.sec": policy.DEFAULT_INTERVAL_SEC, "refresh.cron": None,
            "refresh.timezone": None}
 
 
 def _interval(text: str, position: int) -> int:
-    message = f'invalid value for parameter "refresh.interval.sec": "{text}"'
-    stripped = text.strip()
-    if stripped.isascii() and stripped.isdigit() and 0 < int(stripped) <= MAX_REFRESH_INTERVAL_SEC:
-        return int(stripped)
-    raise InvalidParameterValue(message, position=position, detail=(
-        f"refresh.interval.sec must be a positive integer (at most {MAX_REFRESH_INTERVAL_SEC})."))
+    return policy.option("refresh.interval.sec").parse(text, position)
 
 
 def _schedule(job: BatchRefreshJob, stmt: ViewOptions,
@@ -180,10 +180,14 @@ def _schedule(job: BatchRefreshJob, stmt: ViewOptions,
             _, zone = cron.check(cron_text, value or "", position=at)
         return interval, cron_text, zone
     if "refresh.interval.sec" in given or "refresh.cron" in given:
-        return DEFAULT_BATCH_REFRESH_SEC, None, None  # the default schedule: every 60 s
+        return policy.DEFAULT_INTERVAL_SEC, None, None  # the default schedule: every 60 s
     if "refresh.timezone" in given and cron_text is not None:
         zone = "UTC"
     return interval, cron_text, zone
+
+
+#: retries, auto-suspend and catch-up jitter (issue 29, items 4 and 5)
+POLICY_OPTIONS = frozenset(k for k in policy.OPTIONS if k not in OPTIONS)
 
 
 def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
@@ -197,19 +201,46 @@ def set_options(plane: ControlPlane, stmt: ViewOptions, info: SessionInfo,
         job = _job(plane, name, info)
         given: dict[str, tuple[str | None, int]] = {}
         for (key, value), at in zip(stmt.options, stmt.positions):
-            if key not in OPTIONS:
+            if key not in OPTIONS and key not in POLICY_OPTIONS:
                 raise InvalidParameterValue(f'unrecognized parameter "{key}"', position=at)
             if key in given:
                 raise InvalidParameterValue(f'parameter "{key}" specified more than once',
                                             position=at)
             given[key] = (value, at)
-        interval, cron_text, zone = _schedule(job, stmt, given)
-        if (interval, cron_text, zone) != (job.refresh_interval_sec, job.refresh_cron,
-                                           job.refresh_timezone):
-            job = plane.jobs.update(db, name, refresh_interval_sec=interval,
-                                    refresh_cron=cron_text, refresh_timezone=zone)
-            plane.scheduler.track(job)  # due by the new schedule (an older entry is stale)
-    log.info('batch refresh job "%s" of database "%s" now runs %s (set by %s)', name,
-             db, job.schedule_text, info.user,
+        interval, cron_text, zone = _schedule(
+            job, stmt, {k: v for k, v in given.items() if k in OPTIONS})
+        policy_given = [(k, v) for k, v in given.items() if k in POLICY_OPTIONS]
+        changes: dict[str, Any] = option_values([(k, v) for k, (v, _) in policy_given],
+                                                [at for _, (_, at) in policy_given],
+                                                reset=stmt.reset)
+        changes.update(refresh_interval_sec=interval, refresh_cron=cron_text,
+                       refresh_timezone=zone)
+        if any(getattr(job, f) != v for f, v in changes.items()):
+            job = plane.jobs.update(db, name, **changes)
+            plane.scheduler.track(job)  # due by the new schedule (an older slot is stale)
+    shown = "".join(f", {k} = {policy.value(job, k)}" for k, _ in policy_given)
+    log.info('batch refresh job "%s" of database "%s" now runs %s%s (set by %s)', name,
+             db, job.schedule_text, shown, info.user,
              extra={"event": "job_altered", **session_fields(info)})
     return command(TAG)
+
+
+def option_values(options: Iterable[tuple[str, str | None]], positions: Iterable[int | None],
+                  *, reset: bool = False) -> dict[str, int | None]:
+    """The job fields ``options`` set, each read and checked by :mod:`pgbarrier.jobs.policy`
+    (22023 for an unknown option, a bad value, or one named twice; nothing is changed
+    then). A value of None (RESET) is the option's default: ``refresh.interval.sec`` takes
+    it, the others keep None (the default, whatever it is later)."""
+    changes: dict[str, int | None] = {}
+    seen: set[str] = set()
+    for (key, text), at in zip(options, positions):
+        opt = policy.option(key, at)
+        if key in seen:
+            raise InvalidParameterValue(f'parameter "{key}" specified more than once',
+                                        position=at)
+        seen.add(key)
+        if reset or text is None:
+            changes[opt.field] = opt.default if opt.field == "refresh_interval_sec" else None
+        else:
+            changes[opt.field] = opt.parse(text, at)
+    return changes

@@ -120,8 +120,11 @@ def test_pause_holds_scheduled_refreshes_back_and_resume_lets_them_run(h):
         c.execute(f"ALTER DATABASE {db} RESUME")
         c.execute("FLUSH")  # the resume barrier's listeners have run: the due job started
         run = h.wait_run(v)
-        assert run is not None and run.trigger == "schedule" and run.status == "succeeded"
+        assert run is not None and run.trigger == "catchup" and run.status == "succeeded"
         assert _count(c, v) == 1
+        # the slots the pause held are one skipped row (not one per missed second)
+        assert [r[:2] for r in _runs(c, v)] == [("create", "succeeded"), ("schedule", "skipped"),
+                                                ("catchup", "succeeded")]
 
 
 def test_manual_refresh_commits_before_returning_and_is_refused_while_paused(h):

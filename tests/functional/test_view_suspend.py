@@ -74,16 +74,20 @@ def test_suspended_view_takes_no_scheduled_runs_but_manual_refresh_and_resume(h)
                 c.execute(f"REFRESH MATERIALIZED VIEW {v}")
         finally:
             c.execute(f"ALTER DATABASE {h.database} RESUME")
-        # RESUME: due while suspended, it runs once at the next checkpoint
+        # RESUME: due while suspended, it catches up once at the next checkpoint
         c.execute(f"ALTER MATERIALIZED VIEW {v} RESUME")
         assert _job(c, v)[1:5] == (False, False, None, None)
         h.settle(c)
         run = h.wait_run(v)
-        assert run is not None and run.trigger == "schedule" and run.status == "succeeded"
+        assert run is not None and run.trigger == "catchup" and run.status == "succeeded"
         assert c.execute(f"SELECT count(*) FROM {v}").fetchone()[0] == 2
-        schedules = c.execute("SELECT count(*) FROM rw_catalog.rw_refresh_history "
-                              f"WHERE job = '{v}' AND trigger = 'schedule'").fetchone()[0]
-        assert schedules == 1, "one catch-up run, not one per missed interval"
+        rows = c.execute("SELECT trigger, status, error FROM rw_catalog.rw_refresh_history "
+                         f"WHERE job = '{v}' AND trigger <> 'manual' AND trigger <> 'create' "
+                         "ORDER BY run_id").fetchall()
+        assert [r[:2] for r in rows] == [("schedule", "skipped"), ("catchup", "succeeded")], \
+            "one skipped row for the suspension, one catch-up run, not one per missed slot"
+        assert rows[0][2].startswith(f'materialized view "{v}" was suspended at ')
+        assert rows[0][2].endswith(" by root: upstream load")
 
 
 def test_suspend_and_resume_are_idempotent_with_a_notice(h):

@@ -1,9 +1,16 @@
 """Refresh runs, for ``rw_catalog.rw_refresh_history``, and their bounded keeping.
 
 Rules: a run is recorded ``running`` when it starts and gets exactly one final
-status (``succeeded``, ``failed`` with its error, or ``cancelled``). With a
-meta store every start and finish is written to it before it shows here (not
-under the history's lock, so runs of different jobs are written together).
+status (``succeeded``, ``failed`` with its error and SQLSTATE, or ``cancelled``), with
+its ``duration_ms`` (finish minus start) and the ``node`` that ran it (the process: its
+leader holder name, see :mod:`pgbarrier.leadership`). A scheduled slot that could not run
+(database paused, view suspended) is one row of status ``skipped`` with the reason as its
+error, written once, finished when written (:meth:`RefreshHistory.skipped`). Triggers:
+``create``, ``schedule``, ``manual``, ``retry``, ``catchup`` (and ``vanished``). With a
+meta store every start and finish is written to it before it shows here (not under the
+history's lock, so runs of different jobs are written together). Every run that ends,
+whatever ends it, goes through :meth:`RefreshHistory.finish` or ``skipped`` and then
+``on_finished``: the one place that hears of finished runs (metrics, events).
 
 The history is bounded per job, by count and by age (0 turns either off): in
 memory at once (the newest ``keep_per_job`` of each job); in the meta store by
@@ -49,13 +56,16 @@ class RefreshRun:
     database: str
     job: str
     run_id: int
-    trigger: str  # create | schedule | manual
+    trigger: str  # create | schedule | manual | retry | catchup | vanished
     started_at: dt.datetime
     target_epoch: int
-    status: str = "running"  # running | succeeded | failed | cancelled
+    status: str = "running"  # running | succeeded | failed | cancelled | skipped
     finished_at: dt.datetime | None = None
     rows: int | None = None
     error: str | None = None
+    sqlstate: str | None = None
+    duration_ms: int | None = None
+    node: str | None = None
 
 
 def _shallow(obj: object) -> dict[str, object]:
@@ -82,6 +92,8 @@ class RefreshHistory:
         self._now = now or (lambda: dt.datetime.now(dt.timezone.utc))
         #: called with each run that ended (metrics), after it is recorded
         self.on_finished: Callable[[RefreshRun], None] | None = None
+        #: the process that runs refreshes, recorded with each run (set when it takes office)
+        self.node: str | None = None
 
     def cutoff(self) -> dt.datetime | None:
         """Runs started before this are past the age limit (None: no age limit)."""
@@ -112,7 +124,7 @@ class RefreshHistory:
               at: dt.datetime, run_id: int | None = None) -> RefreshRun:
         if run_id is None:
             run_id = self.next_run_id()
-        run = RefreshRun(database, job, run_id, trigger, at, target_epoch)
+        run = RefreshRun(database, job, run_id, trigger, at, target_epoch, node=self.node)
         if self._store is not None:
             self._store.put_run(_record(run))
         with self._lock:
@@ -120,8 +132,10 @@ class RefreshHistory:
         return run
 
     def finish(self, run: RefreshRun, status: str, at: dt.datetime, *, rows: int | None = None,
-               error: str | None = None) -> RefreshRun:
-        done = replace(run, status=status, finished_at=at, rows=rows, error=error)
+               error: str | None = None, sqlstate: str | None = None) -> RefreshRun:
+        duration = max(0, round((at - run.started_at).total_seconds() * 1000))
+        done = replace(run, status=status, finished_at=at, rows=rows, error=error,
+                       sqlstate=sqlstate, duration_ms=duration)
         if self._store is not None:
             self._store.put_run(_record(done))
         with self._lock:
@@ -129,6 +143,28 @@ class RefreshHistory:
             for i, r in enumerate(runs):
                 if r.run_id == run.run_id:
                     runs[i] = done
+        return self._ended(done)
+
+    def skipped(self, database: str, job: str, trigger: str, target_epoch: int,
+                at: dt.datetime, reason: str, cause: str) -> RefreshRun | None:
+        """A slot that could not run: one ``skipped`` row with ``reason`` as its error,
+        unless the job's latest skipped row was for the same ``cause`` (a prefix of the
+        reason naming the pause or suspension and when it began: one row per pause or
+        suspension, also across a restart). Returns the row written, or None."""
+        with self._lock:
+            runs = self._runs.get((database, job), ())
+            last = next((r for r in reversed(runs) if r.status == "skipped"), None)
+        if last is not None and (last.error or "").startswith(cause):
+            return None
+        run = RefreshRun(database, job, self.next_run_id(), trigger, at, target_epoch,
+                         status="skipped", finished_at=at, error=reason, node=self.node)
+        if self._store is not None:
+            self._store.put_run(_record(run))
+        with self._lock:
+            self._runs.setdefault((database, job), deque(maxlen=self._keep)).append(run)
+        return self._ended(run)
+
+    def _ended(self, done: RefreshRun) -> RefreshRun:
         if self.on_finished is not None:
             self.on_finished(done)
         return done

@@ -54,6 +54,13 @@ class BatchRefreshJob:
     suspended_at: dt.datetime | None = None
     suspended_by: str | None = None
     suspend_reason: str | None = None
+    #: refresh.retry_backoff.sec, refresh.max_failures, refresh.jitter.sec (None: the
+    #: default, see jobs/policy.py)
+    retry_backoff_sec: int | None = None
+    max_failures: int | None = None
+    jitter_sec: int | None = None
+    #: failed scheduled runs in a row since the last successful run
+    consecutive_failures: int = 0
     #: a calendar schedule (``BATCH REFRESH CRON``, ``refresh.cron``) and its time zone's
     #: IANA name; None: the job runs every ``refresh_interval_sec``
     refresh_cron: str | None = None
@@ -109,7 +116,9 @@ def job_to_record(job: BatchRefreshJob) -> JobRecord:
         failed_epoch=getattr(st, "failed_epoch", None), error=getattr(st, "error", None),
         suspended_at=job.suspended_at, suspended_by=job.suspended_by,
         suspend_reason=job.suspend_reason, refresh_cron=job.refresh_cron,
-        refresh_timezone=job.refresh_timezone)
+        refresh_timezone=job.refresh_timezone, retry_backoff_sec=job.retry_backoff_sec,
+        max_failures=job.max_failures, jitter_sec=job.jitter_sec,
+        consecutive_failures=job.consecutive_failures)
 
 
 def status_from_record(rec: JobRecord) -> JobStatus:
@@ -133,7 +142,9 @@ def job_from_record(rec: JobRecord) -> BatchRefreshJob:
         created_at=rec.created_at, last_refreshed_at=rec.last_refreshed_at,
         suspended_at=rec.suspended_at, suspended_by=rec.suspended_by,
         suspend_reason=rec.suspend_reason, refresh_cron=rec.refresh_cron,
-        refresh_timezone=rec.refresh_timezone)
+        refresh_timezone=rec.refresh_timezone, retry_backoff_sec=rec.retry_backoff_sec,
+        max_failures=rec.max_failures, jitter_sec=rec.jitter_sec,
+        consecutive_failures=rec.consecutive_failures or 0)
 
 
 class JobRegistry:

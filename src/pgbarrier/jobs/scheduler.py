@@ -4,10 +4,32 @@ Rules this module keeps (SPEC section 2):
 
 * Driven by barriers: :meth:`RefreshScheduler.on_barrier` is a barrier
   listener. On a checkpoint of a database that is not paused it starts every job
-  whose next run is due: the committed epoch is at least the refresh interval
-  (physical time) past the epoch the job's schedule counts from (its last
-  committed epoch, or its last failed attempt). The run's target epoch is that
-  committed epoch.
+  whose next run is due: the committed epoch is at or past the job's next slot
+  (:meth:`RefreshScheduler.next_slot_ms`: the refresh interval, physical time, past
+  its last committed epoch, or past its last failed attempt). The run's target
+  epoch is that committed epoch. Each job has one current slot (its due time and
+  trigger, :meth:`RefreshScheduler.track`); heap entries of older slots are skipped.
+* Retries (:mod:`pgbarrier.jobs.policy`): after a failed scheduled run the next
+  attempt (trigger ``retry``) is due after the view's exponential backoff, not a
+  whole interval; the failed scheduled runs in a row are counted in the job
+  (``consecutive_failures``, durable), and reaching ``refresh.max_failures``
+  suspends the view in the same meta-store write that records the failure. Any
+  successful run sets the count back to 0. The backoff's jitter is fixed by the
+  failed attempt, so the due time is the same after a restart.
+* Catch-up without storms: after pgbarrier starts (:meth:`RefreshScheduler.restored`),
+  a database resumes or a view is resumed (:meth:`RefreshScheduler.resumed`), a view
+  whose slot passed meanwhile runs once (trigger ``catchup``), never once per missed
+  slot, at a random moment within its ``refresh.jitter.sec``; one whose slot had not
+  come keeps it (the anchors, last committed epoch and failed attempt, are durable), so
+  a restart does not make every view run at once. No more runs execute at once than
+  the refresh pool has workers: runs started beyond that wait in its queue, in the
+  order they fell due (holding them back in the heap instead, to start each when a
+  worker frees, cost a checkpoint per start and made 100 busy databases' runs seconds
+  late: test_many_databases).
+* Skipped slots: a slot that falls due while its database is paused or its view is
+  suspended is recorded once, as one ``skipped`` row with the reason
+  (:meth:`RefreshHistory.skipped`: one per pause or suspension, also across restarts),
+  and the view catches up after RESUME.
 * Never blocks barrier injection: the listener is called on the barrier
   manager's collector threads (after the barrier is collected, in barrier
   order per database), never on the thread that injects barriers; it only
@@ -23,9 +45,10 @@ Rules this module keeps (SPEC section 2):
   checkpoints (:meth:`BarrierManager.request_checkpoints`).
 * At most one run per job: a run starts only from ``Idle``/``Failed``; a manual
   refresh that finds a run in progress waits for it, then runs its own.
-* A failed run records its error in the history and leaves the job ``Failed``
-  with its last committed result readable; the next run is due one interval
-  after the failed attempt.
+* A failed run records its error and SQLSTATE in the history and leaves the job
+  ``Failed`` with its last committed result readable; the next run is due one
+  interval after the failed attempt (a failed manual run), or after the backoff (a
+  failed scheduled run).
 * The registry follows the backend: a job whose view a statement pgbarrier did not
   run dropped (upstream ``DROP TABLE ... CASCADE``, ``DROP SCHEMA ... CASCADE``...) is
   dropped itself, with a history row saying why (trigger ``vanished``, status
@@ -36,9 +59,9 @@ Rules this module keeps (SPEC section 2):
   skipped. When a run is due is the job's to say (:meth:`BatchRefreshJob.due_after_ms`:
   an interval, or a cron slot, :mod:`pgbarrier.cron`).
 * A suspended job (``ALTER MATERIALIZED VIEW v SUSPEND``, :mod:`pgbarrier.view_control`)
-  starts no scheduled runs and has no next due time; RESUME tracks it again, so one
-  that fell due meanwhile runs once. Manual refreshes run on it.
-* Paused databases start no scheduled runs; due jobs start after RESUME. Paused
+  starts no scheduled runs and shows no next due time; RESUME tracks it again, so one
+  that fell due meanwhile catches up once. Manual refreshes run on it.
+* Paused databases start no scheduled runs; due jobs catch up after RESUME. Paused
   means paused when the listener runs: a PAUSE injected after a checkpoint but
   before that checkpoint was collected holds its runs too. A run
   already started when PAUSE arrives finishes and commits.
@@ -58,6 +81,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +90,7 @@ from pgbarrier.barrier.command import Custom, paused_error
 from pgbarrier.barrier.epoch import epoch_to_unix_ms
 from pgbarrier.barrier.info import BarrierInfo
 from pgbarrier.errors import PgError, UndefinedTable, as_pg_error
+from pgbarrier.jobs import policy
 from pgbarrier.jobs import state as js
 from pgbarrier.jobs import testpoint
 from pgbarrier.jobs.alarm import DueAlarm
@@ -93,6 +118,24 @@ SHUTDOWN = "pgbarrier shut down during the refresh"
 _LAND_S = 30.0
 
 
+@dataclass(frozen=True)
+class Slot:
+    """A job's next scheduled run: when it is due (unix ms) and what starts it."""
+
+    due_ms: int
+    trigger: str  # schedule | retry | catchup
+    seq: int
+
+
+def _suspended_reason(job: BatchRefreshJob) -> tuple[str, str]:
+    """A suspended job's skipped slot: (its reason, the part naming the suspension)."""
+    since = job.suspended_at.isoformat() if job.suspended_at is not None else "?"
+    who = f" by {job.suspended_by}" if job.suspended_by else ""
+    why = f": {job.suspend_reason}" if job.suspend_reason else ""
+    cause = f'materialized view "{job.name}" was suspended at {since}'
+    return f"{cause}{who}{why}", cause
+
+
 def _done_within(future: Future[Any], seconds: float) -> bool:
     try:
         future.exception(timeout=seconds)
@@ -112,7 +155,12 @@ class RefreshScheduler:
         self.clock = clock
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="refresh")
         self._lock = threading.Lock()
-        self._due: dict[str, list[tuple[int, int, str, int]]] = {}
+        #: per database, a heap of (due ms, slot seq, job name); an entry whose seq is not
+        #: its job's current slot's is stale
+        self._due: dict[str, list[tuple[int, int, str]]] = {}
+        self._slots: dict[tuple[str, str], Slot] = {}
+        #: per database, jobs whose slot fell due while it was paused (they catch up)
+        self._missed: dict[str, set[str]] = {}
         self._seq = itertools.count()
         self._running: dict[tuple[str, str], Future[Any]] = {}
         self._cancels: dict[tuple[str, str], RefreshCancel] = {}
@@ -120,6 +168,9 @@ class RefreshScheduler:
         #: jobs no scheduled run may start for, nor the vanished check forget (a rename)
         self._held: set[tuple[str, str]] = set()
         self._stopping = False
+        #: told (database, view, reason) when failures suspend a view (the App publishes it
+        #: as an ``rw_barrier`` event, as a SUSPEND statement's)
+        self.on_suspended: Callable[[str, str, str], None] | None = None
         #: injects barriers when a job falls due, instead of waiting for the periodic one
         self._alarm = DueAlarm(clock, self._poke) if wake_on_due else None
         #: called with a scheduled run's lateness (its start minus its due time, seconds)
@@ -130,17 +181,51 @@ class RefreshScheduler:
 
     # ------------------------------------------------------------------ schedule
 
-    def track(self, job: BatchRefreshJob) -> None:
-        """(Re)schedule ``job`` from its current status; stale heap entries are skipped later."""
+    def next_slot_ms(self, job: BatchRefreshJob, base_ms: int) -> int:
+        """When the job's next regular run is due, counted from ``base_ms`` (the physical
+        time of its last committed epoch or failed attempt): the job's to say
+        (:meth:`BatchRefreshJob.due_after_ms`: an interval later, or its next cron slot)."""
+        return job.due_after_ms(base_ms)
+
+    def _slot_for(self, job: BatchRefreshJob, woke_ms: int | None) -> tuple[int, str] | None:
         base = js.schedule_base_epoch(job.status)
         if base is None:
-            return
-        due_ms = job.due_after_ms(epoch_to_unix_ms(base))
+            return None
+        base_ms = epoch_to_unix_ms(base)
+        if isinstance(job.status, js.Failed) and job.consecutive_failures > 0:
+            due, trigger = base_ms + policy.retry_delay_ms(job, job.consecutive_failures,
+                                                           base), "retry"
+        else:
+            due, trigger = self.next_slot_ms(job, base_ms), "schedule"
+        if woke_ms is not None and due <= woke_ms:
+            due, trigger = woke_ms + policy.jitter_ms(job), "catchup"
+        return due, trigger
+
+    def track(self, job: BatchRefreshJob, *, woke_ms: int | None = None) -> None:
+        """(Re)schedule ``job`` from its current status: its slot replaces the one it had.
+        ``woke_ms``: the job's schedule wakes up then (start, RESUME): a slot that passed
+        before is one catch-up run (module rules)."""
+        found = self._slot_for(job, woke_ms)
+        key = (job.database, job.name)
         with self._lock:
-            heapq.heappush(self._due.setdefault(job.database, []),
-                           (due_ms, next(self._seq), job.name, base))
+            if found is None:
+                self._slots.pop(key, None)
+                return
+            due_ms, trigger = found
+            slot = Slot(due_ms, trigger, next(self._seq))
+            self._slots[key] = slot
+            heapq.heappush(self._due.setdefault(job.database, []), (due_ms, slot.seq, job.name))
         if self._alarm is not None:
             self._alarm.set(job.database, due_ms)
+
+    def restored(self, job: BatchRefreshJob) -> None:
+        """A job loaded at start (or when this process takes office): due slots catch up."""
+        self.track(job, woke_ms=self.clock.now_ms())
+
+    def resumed(self, job: BatchRefreshJob) -> None:
+        """``ALTER MATERIALIZED VIEW v RESUME``: a slot that passed while it was suspended
+        is one catch-up run."""
+        self.track(job, woke_ms=self.clock.now_ms())
 
     def _poke(self, database: str) -> None:
         """Ask the barrier manager for two checkpoints at once: the second commits an epoch
@@ -148,10 +233,13 @@ class RefreshScheduler:
         self.barrier.request_checkpoints(database, 2)
 
     def next_due_ms(self, database: str, name: str) -> int | None:
+        """When the job's next scheduled run is due (None: none is, as when suspended)."""
         job = self.registry.get(database, name)
-        base = js.schedule_base_epoch(job.status) if job and not job.suspended else None
-        return None if base is None or job is None else \
-            job.due_after_ms(epoch_to_unix_ms(base))
+        if job is None or job.suspended or js.schedule_base_epoch(job.status) is None:
+            return None
+        with self._lock:
+            slot = self._slots.get((database, name))
+        return None if slot is None else slot.due_ms
 
     def running(self, database: str, name: str) -> Future[Any] | None:
         """The future of the run in progress for a job (resolves to its RefreshRun), if any."""
@@ -164,45 +252,87 @@ class RefreshScheduler:
             return self._latest.get((database, name))
 
     def on_barrier(self, info: BarrierInfo) -> None:
-        """Barrier listener: start the runs that are due. Cheap, never blocks."""
-        if not info.is_checkpoint or info.paused or self._stopping:
+        """Barrier listener: start the runs that are due, record the slots a pause or a
+        suspension skips. Cheap, never blocks on a backend."""
+        if not info.is_checkpoint or self._stopping:
             return
+        db = info.database
         committed_ms = epoch_to_unix_ms(info.prev_epoch)
-        due: list[tuple[str, int, int]] = []
         with self._lock:
-            heap = self._due.get(info.database)
-            if not heap or heap[0][0] > committed_ms:
+            heap = self._due.get(db)
+            if (not heap or heap[0][0] > committed_ms) and (info.paused or not self._missed.get(db)):
                 return
         # Listeners run once the barrier is collected, and a PAUSE injected after this
         # checkpoint may be in force already (applied in memory at injection): what is
         # due waits for RESUME then, as if this checkpoint had come after the PAUSE.
         try:
-            if self.barrier.snapshot(info.database).paused:
-                return
+            snap = self.barrier.snapshot(db)
         except PgError:
             return  # the database is being dropped
+        if info.paused or snap.paused:
+            self._skip_paused(db, committed_ms, info.prev_epoch, snap)
+            return
         with self._lock:
-            heap = self._due.get(info.database)
-            while heap and heap[0][0] <= committed_ms:
-                due_ms, _, name, base = heapq.heappop(heap)
-                due.append((name, base, due_ms))
-        for name, base, due_ms in due:
-            job = self.registry.get(info.database, name)
-            if job is None or js.schedule_base_epoch(job.status) != base:
-                continue  # dropped, or rescheduled since this entry was pushed
-            if job.due_after_ms(epoch_to_unix_ms(base)) != due_ms:
-                continue  # its schedule changed since (ALTER ... SET): a newer entry has it
-            if (info.database, name) in self._held:
-                continue  # tracked again when the hold ends
+            missed = self._missed.pop(db, set())
+        for name in sorted(missed):  # slots the pause skipped: one catch-up run each
+            job = self.registry.get(db, name)
+            if job is not None:
+                self.track(job, woke_ms=committed_ms)
+        for job, slot in self._pop_due(db, committed_ms):
             if job.suspended:
+                self._skip(job, slot, info.prev_epoch, *_suspended_reason(job))
                 continue  # ALTER MATERIALIZED VIEW ... RESUME tracks it again
             try:
-                run = self._start(job, info.prev_epoch, "schedule")
+                run = self._start(job, info.prev_epoch, slot.trigger)
             except (js.IllegalTransition, PgError):
                 continue  # a manual run or a drop got there first
             if self.on_late is not None:
-                self.on_late(run.started_at.timestamp() - due_ms / 1000)
+                self.on_late(run.started_at.timestamp() - slot.due_ms / 1000)
             self._pool.submit(self._execute, job, run)
+
+    def _pop_due(self, db: str, committed_ms: int) -> list[tuple[BatchRefreshJob, Slot]]:
+        """The jobs whose current slot is due at ``committed_ms``, popped from the heap in
+        due order (stale entries are dropped)."""
+        out: list[tuple[BatchRefreshJob, Slot]] = []
+        with self._lock:
+            heap = self._due.get(db)
+            while heap and heap[0][0] <= committed_ms:
+                due_ms, seq, name = heap[0]
+                slot = self._slots.get((db, name))
+                job = self.registry.get(db, name)
+                if slot is None or slot.seq != seq or job is None \
+                        or js.schedule_base_epoch(job.status) is None \
+                        or (db, name) in self._held:
+                    heapq.heappop(heap)  # stale, dropped, running, or renamed: re-tracked
+                    continue
+                heapq.heappop(heap)
+                del self._slots[(db, name)]
+                out.append((job, slot))
+        return out
+
+    def _skip_paused(self, db: str, committed_ms: int, epoch: int, snap: Any) -> None:
+        """The database is paused: each due slot is one ``skipped`` row (once per pause)
+        and the job catches up after RESUME."""
+        due = self._pop_due(db, committed_ms)
+        if not due:
+            return
+        who = f" by {snap.paused_by}" if snap.paused_by else ""
+        why = f": {snap.pause_reason}" if snap.pause_reason else ""
+        at = snap.paused_at.isoformat() if snap.paused_at is not None else "?"
+        cause = f'database "{db}" was paused at {at}'
+        with self._lock:
+            self._missed.setdefault(db, set()).update(job.name for job, _ in due)
+        for job, slot in due:
+            self._skip(job, slot, epoch, f"{cause}{who}{why}", cause)
+
+    def _skip(self, job: BatchRefreshJob, slot: Slot, epoch: int, reason: str,
+              cause: str) -> None:
+        try:
+            self.history.skipped(job.database, job.name, slot.trigger, epoch, self.now(),
+                                 reason, cause)
+        except PgError as exc:  # the store refusing: the slot is still skipped
+            log.warning("could not record a skipped refresh of %s.%s: %s", job.database,
+                        job.name, exc.message)
 
     def _start(self, job: BatchRefreshJob, target_epoch: int, trigger: str) -> RefreshRun:
         run_id = self.history.next_run_id()
@@ -232,11 +362,13 @@ class RefreshScheduler:
             err = as_pg_error(exc)
             if failure is not None:
                 failure.append(err)
-            status, error = "failed", err.message
+            status, error, sqlstate = "failed", err.message, err.sqlstate
             if cancel is not None and cancel.cancelled:  # a drop, its client, or shutdown
-                status, error = "cancelled", SHUTDOWN if self._stopping else err.message
+                status = "cancelled"
+                if self._stopping:
+                    error, sqlstate = SHUTDOWN, "57P01"
             done = self._finish(job, run, lambda s: js.refresh_failed(s, run.run_id, error),
-                                status, error=error)
+                                status, error=error, sqlstate=sqlstate)
             if done.status == "failed":
                 log.warning('refresh run %d of "%s" in database "%s" (%s) failed: %s',
                             run.run_id, job.name, job.database, run.trigger, err.message,
@@ -264,17 +396,29 @@ class RefreshScheduler:
             log.exception("checking whether %s.%s still exists failed", database, name)
 
     def _finish(self, job: BatchRefreshJob, run: RefreshRun, transition: Callable[[js.JobStatus], js.JobStatus],
-                status: str, *, rows: int | None = None, error: str | None = None) -> RefreshRun:
+                status: str, *, rows: int | None = None, error: str | None = None,
+                sqlstate: str | None = None) -> RefreshRun:
+        """Where every run that started ends: the job's new state (with its failure count
+        and, at ``refresh.max_failures``, its suspension) and the run's history row, on a
+        barrier, durably; then the job's next slot."""
         outcome: dict[str, RefreshRun] = {}
 
         def apply(_info: BarrierInfo) -> None:
             current = self.registry.get(job.database, job.name)
             if current is None or isinstance(current.status, js.Dropping):
-                outcome["run"] = self.history.finish(run, "cancelled", self.now(), error=error)
+                outcome["run"] = self.history.finish(run, "cancelled", self.now(), error=error,
+                                                     sqlstate=sqlstate)
                 return
-            changes = {"last_refreshed_at": self.now()} if status == "succeeded" else {}
+            changes = self._outcome_changes(current, run, status, error, sqlstate)
             new = self.registry.transition(job.database, job.name, transition, **changes)
-            outcome["run"] = self.history.finish(run, status, self.now(), rows=rows, error=error)
+            outcome["run"] = self.history.finish(run, status, self.now(), rows=rows, error=error,
+                                                 sqlstate=sqlstate)
+            if "suspend_reason" in changes:
+                log.warning('batch refresh job "%s" in database "%s" %s', job.name,
+                            job.database, changes["suspend_reason"],
+                            extra={"event": "job_suspended", "database": job.database})
+                if self.on_suspended is not None:
+                    self.on_suspended(job.database, job.name, changes["suspend_reason"])
             self.track(new)
 
         name = "CommitRefresh" if status == "succeeded" else "FailRefresh"
@@ -282,8 +426,25 @@ class RefreshScheduler:
             self.barrier.schedule(job.database, Custom(name, on_collect=apply)).wait()
         except PgError as exc:  # database dropped or shutting down
             log.warning("could not record refresh of %s.%s: %s", job.database, job.name, exc.message)
-            return self.history.finish(run, "cancelled", self.now(), error=exc.message)
+            return self.history.finish(run, "cancelled", self.now(), error=exc.message,
+                                       sqlstate=exc.sqlstate)
         return outcome["run"]
+
+    def _outcome_changes(self, job: BatchRefreshJob, run: RefreshRun, status: str,
+                         error: str | None, sqlstate: str | None) -> dict[str, Any]:
+        """The job's fields a run's end changes: a success resets the failure count, a
+        failed scheduled run adds one and may suspend the view (jobs/policy.py)."""
+        now = self.now()
+        if status == "succeeded":
+            return {"last_refreshed_at": now, "consecutive_failures": 0}
+        if status != "failed" or run.trigger == "manual":
+            return {}
+        failures = job.consecutive_failures + 1
+        changes: dict[str, Any] = {"consecutive_failures": failures}
+        if policy.failure_suspends(job, failures, sqlstate):
+            changes.update(suspended_at=now, suspended_by=policy.AUTO_SUSPENDER,
+                           suspend_reason=policy.suspend_reason(failures, error or ""))
+        return changes
 
     # ------------------------------------------------------------------ statements
 
@@ -399,6 +560,7 @@ class RefreshScheduler:
         self.registry.release(database, name)
         with self._lock:
             self._latest.pop((database, name), None)
+            self._slots.pop((database, name), None)
 
     # ------------------------------------------------------------------ rename
 
@@ -430,6 +592,7 @@ class RefreshScheduler:
         self.history.rename(database, old, new)
         with self._lock:
             self._held.discard(key)
+            self._slots.pop(key, None)
             latest = self._latest.pop(key, None)
             if latest is not None:
                 self._latest[(database, new)] = latest

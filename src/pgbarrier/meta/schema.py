@@ -95,6 +95,19 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_cron TEXT",
         "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN refresh_timezone TEXT",
     ],
+    # 8: retries, auto-suspend and catch-up (issue 29, items 4, 5, 7): a job's policy
+    # (NULL: the default), its run of failed scheduled runs; each run's SQLSTATE, duration
+    # and the process that ran it
+    [
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN retry_backoff_sec INTEGER",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN max_failures INTEGER",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN jitter_sec INTEGER",
+        "ALTER TABLE {p}batch_refresh_jobs ADD COLUMN consecutive_failures INTEGER NOT NULL "
+        "DEFAULT 0",
+        "ALTER TABLE {p}refresh_history ADD COLUMN sqlstate TEXT",
+        "ALTER TABLE {p}refresh_history ADD COLUMN duration_ms BIGINT",
+        "ALTER TABLE {p}refresh_history ADD COLUMN node TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -432,7 +432,7 @@ class SqlMetaStore:
                    (database, name))
 
     _RUN_COLS = ('database, job, run_id, "trigger", started_at, target_epoch, status, '
-                 'finished_at, "rows", error')
+                 'finished_at, "rows", error, sqlstate, duration_ms, node')
 
     def load_runs(self, per_job: int = 0,
                   since: dt.datetime | None = None) -> list[RunRecord]:
@@ -456,7 +456,7 @@ class SqlMetaStore:
                     params.append(_ts(since))
                 cur.execute(text, tuple(params))
                 out.extend(RunRecord(r[0], r[1], r[2], r[3], _dt(r[4]), r[5], r[6], _dt(r[7]),
-                                     r[8], r[9])  # type: ignore[arg-type]
+                                     r[8], r[9], r[10], r[11], r[12])  # type: ignore[arg-type]
                            for r in reversed(cur.fetchall()))
         return out
 
@@ -513,11 +513,14 @@ class SqlMetaStore:
     def put_run(self, rec: RunRecord) -> None:
         self._exec(
             'INSERT INTO {p}refresh_history (database, job, run_id, "trigger", started_at, '
-            'target_epoch, status, finished_at, "rows", error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) '
+            'target_epoch, status, finished_at, "rows", error, sqlstate, duration_ms, node) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (database, job, run_id) DO UPDATE SET status = excluded.status, "
-            'finished_at = excluded.finished_at, "rows" = excluded."rows", error = excluded.error',
+            'finished_at = excluded.finished_at, "rows" = excluded."rows", error = excluded.error, '
+            "sqlstate = excluded.sqlstate, duration_ms = excluded.duration_ms",
             (rec.database, rec.job, rec.run_id, rec.trigger, _ts(rec.started_at),
-             rec.target_epoch, rec.status, _ts(rec.finished_at), rec.rows, rec.error))
+             rec.target_epoch, rec.status, _ts(rec.finished_at), rec.rows, rec.error,
+             rec.sqlstate, rec.duration_ms, rec.node))
 
     def flush(self) -> None:
         with self._lock:

@@ -62,6 +62,13 @@ class JobRecord:
     #: refresh_interval_sec
     refresh_cron: str | None = None
     refresh_timezone: str | None = None
+    #: WITH (refresh.retry_backoff.sec, refresh.max_failures, refresh.jitter.sec): None is
+    #: the default (jobs/policy.py)
+    retry_backoff_sec: int | None = None
+    max_failures: int | None = None
+    jitter_sec: int | None = None
+    #: failed scheduled runs since the last success (jobs/scheduler.py)
+    consecutive_failures: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,10 @@ class RunRecord:
     finished_at: dt.datetime | None = None
     rows: int | None = None
     error: str | None = None
+    #: the failure's SQLSTATE, how long the run took, the process that ran it
+    sqlstate: str | None = None
+    duration_ms: int | None = None
+    node: str | None = None
 
 
 class MetaStore(Protocol):

@@ -81,6 +81,10 @@ Rules this module keeps:
   zone); a second schedule (``EVERY``, ``refresh.interval.sec``, another ``refresh.cron``) or
   a second zone is 42601 ``conflicting or redundant options``; a zone without an
   expression is 22023.
+* A batch-refresh view's other ``WITH (refresh.x = value)`` options (keys beginning
+  ``refresh.``: ``refresh.retry_backoff.sec``...) are kept in ``refresh_options`` as (key,
+  value text, position), for the control plane to check (:mod:`pgbarrier.jobs.policy`); a
+  streaming view's are storage text like any other.
 * PostgreSQL's storage clauses of ``CREATE MATERIALIZED VIEW`` are read from the tokens
   between the name (or column list) and ``AS``: ``USING method``, ``TABLESPACE name`` and
   the ``WITH (...)`` options other than ``refresh.interval.sec``, kept as their original
@@ -231,6 +235,9 @@ class CreateMaterializedView(ControlStatement):
     #: zone (UTC when not given); ``refresh_interval_sec`` is then the default, 60
     refresh_cron: str | None = None
     refresh_timezone: str | None = None
+    #: a batch-refresh view's ``WITH (refresh.x = value)`` options other than the
+    #: interval, as (key, value text, 1-based position); read by jobs/policy.py
+    refresh_options: tuple[tuple[str, str, int], ...] = ()
 
     def passes_through(self, plane: Any, info: Any, session: Any) -> bool:
         return plane.create_passes_through(self, info, session)
@@ -992,7 +999,13 @@ def _create_mv(
         while after < len(tokens) and tokens[after].token_type != TokenType.R_PAREN:
             after += 1
         after += 1
-    storage = _storage_clauses(blame, after, index - 1)
+    options: list[tuple[str, str, int]] = []
+    storage = _storage_clauses(blame, after, index - 1, options)
+    seconds, cron_text, zone = _refresh_schedule(tree)
+    if seconds is None:  # a streaming view's refresh.* options are storage text
+        options = []
+    storage = [("WITH" if kind == "REFRESH" else kind, text, at) for kind, text, at in storage
+               if seconds is None or kind != "REFRESH"]
     if isinstance(target, exp.Schema):
         target = target.this
 
@@ -1000,7 +1013,6 @@ def _create_mv(
     while definition.endswith(";"):
         definition = definition[:-1].rstrip()
 
-    seconds, cron_text, zone = _refresh_schedule(tree)
     return CreateMaterializedView(
         name=_table_name(target),
         columns=columns,
@@ -1009,6 +1021,7 @@ def _create_mv(
         refresh_interval_sec=seconds,
         refresh_cron=cron_text,
         refresh_timezone=zone,
+        refresh_options=tuple(options),
         inputs=query_inputs(query),
         definition=definition,
         storage=tuple((kind, text) for kind, text, _ in storage),
@@ -1018,11 +1031,14 @@ def _create_mv(
     )
 
 
-def _storage_clauses(blame: _Blame, i: int, alias: int) -> list[tuple[str, str, int]]:
+def _storage_clauses(blame: _Blame, i: int, alias: int,
+                     options: list[tuple[str, str, int]] | None = None
+                     ) -> list[tuple[str, str, int]]:
     """PostgreSQL's clauses between a CREATE MATERIALIZED VIEW's name and ``AS``
     (``tokens[i:alias]``), as (kind, original text, 1-based position); pgbarrier's own
     (``BATCH REFRESH ...``, ``refresh.interval.sec``) are skipped, the parser read them.
-    Anything else is 42601 at its first token."""
+    Other ``refresh.`` options are of kind ``REFRESH``, and (key, value, position) in
+    ``options``. Anything else is 42601 at its first token."""
     tokens, sql = blame.tokens, blame.sql
     found: list[tuple[str, str, int]] = []
 
@@ -1052,7 +1068,15 @@ def _storage_clauses(blame: _Blame, i: int, alias: int) -> list[tuple[str, str, 
                     eq = next((j for j in range(start, k) if tokens[j].token_type == TokenType.EQ),
                               k)
                     key = "".join(x.text for x in tokens[start:eq]).lower()
-                    if key not in SCHEDULE_OPTIONS:
+                    if key.startswith("refresh.") and key not in SCHEDULE_OPTIONS and eq < k - 1:
+                        # pgbarrier's own (a batch-refresh view's policy, jobs/policy.py)
+                        value = (tokens[eq + 1].text if eq + 2 == k
+                                 and tokens[eq + 1].token_type == TokenType.STRING
+                                 else text(eq + 1, k - 1))
+                        if options is not None:
+                            options.append((key, value, tokens[start].start + 1))
+                        found.append(("REFRESH", text(start, k - 1), tokens[start].start + 1))
+                    elif key not in SCHEDULE_OPTIONS:
                         found.append(("WITH", text(start, k - 1), tokens[start].start + 1))
                     start = k + 1
                 if depth == 0:
