@@ -54,13 +54,19 @@ def build(args: tuple[str, ...], jobs: int) -> None:
         assert stop_server(srv) == 0, "".join(srv.log)
 
 
+#: the columns a seeded run fills (the meta store's, by name: migrations add them at the end)
+_COLUMNS = ('database, job, run_id, "trigger", started_at, target_epoch, status, finished_at, '
+            '"rows", error, sqlstate, duration_ms, node')
+
+
 def _rows(rows: int, jobs: int):
     now = dt.datetime.now(dt.timezone.utc)
     per_job = rows // jobs
     for j in range(jobs):
         for k in range(per_job):
             at = (now - dt.timedelta(seconds=per_job - k)).isoformat()
-            yield ("dev", f"mv_{j:03d}", 10_000 + k, "schedule", at, 7, "succeeded", at, 1, None)
+            yield ("dev", f"mv_{j:03d}", 10_000 + k, "schedule", at, 7, "succeeded", at, 1, None,
+                   None, 0, "bench")
 
 
 def seed(data: str, url: str | None, rows: int, jobs: int) -> float:
@@ -70,13 +76,15 @@ def seed(data: str, url: str | None, rows: int, jobs: int) -> float:
         conn = sqlite3.connect(os.path.join(data, "meta.sqlite"))
         with conn:
             conn.execute("DELETE FROM refresh_history")
-            conn.executemany("INSERT INTO refresh_history VALUES (?,?,?,?,?,?,?,?,?,?)",
+            conn.executemany(f"INSERT INTO refresh_history ({_COLUMNS}) VALUES "
+                             "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
                              _rows(rows, jobs))
         conn.close()
     else:
         with psycopg.connect(url) as conn:
             conn.execute("DELETE FROM pgbarrier_meta.refresh_history")
-            with conn.cursor().copy("COPY pgbarrier_meta.refresh_history FROM STDIN") as copy:
+            with conn.cursor().copy(f"COPY pgbarrier_meta.refresh_history ({_COLUMNS}) "
+                                    "FROM STDIN") as copy:
                 for row in _rows(rows, jobs):
                     copy.write_row(row)
     return time.perf_counter() - t0
