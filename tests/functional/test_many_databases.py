@@ -13,8 +13,9 @@ benchmark:
   ``BOUND_MS`` after it fell due, where due = the physical time of the job's
   previous committed epoch + 1 s. Since each run is counted from the one
   before, this also says that no refresh was skipped;
-* the paused database started no scheduled refresh while paused; after RESUME
-  its overdue view refreshes within the same bound of the resume.
+* the paused database started no scheduled refresh while paused (its due slot is one
+  ``skipped`` row); after RESUME its overdue view catches up (one ``catchup`` run) within
+  the same bound of the resume.
 
 The bound is one barrier interval (the scheduler may wait for a checkpoint)
 plus a generous margin for a shared 2-core machine: a run that is seconds late
@@ -86,6 +87,10 @@ def _scheduled(runs: list[tuple]) -> list[tuple]:
     return [r for r in runs if r[1] == "schedule"]
 
 
+def _catch_up(runs: list[tuple]) -> list[tuple]:
+    return [r for r in runs if r[1] == "catchup"]
+
+
 def _wait_until(conn: psycopg.Connection, done, what: str) -> dict[str, list[tuple]]:
     deadline = time.monotonic() + WAIT_S
     while True:
@@ -138,15 +143,18 @@ def test_hundred_databases_refresh_on_time_while_one_is_paused(srv: ServerProces
         assert worst[0] <= BOUND_MS, f"a refresh started {worst[0]:.0f} ms after it was due: {worst}"
         assert min(late)[0] >= -1, f"a refresh started before it was due: {min(late)}"
 
-        during = [r for r in _scheduled(runs.get(paused_view, []))
-                  if r[3] >= paused_at]
-        assert during == [], f"{paused_view} refreshed while its database was paused: {during}"
+        # while paused a due slot is recorded once as skipped (issue 29, item 7), never run
+        during = [r for r in runs.get(paused_view, []) if r[3] >= paused_at]
+        ran = [r for r in during if r[2] != "skipped"]
+        assert ran == [], f"{paused_view} refreshed while its database was paused: {ran}"
+        assert len(during) <= 1, f"one skipped row per pause, not per slot: {during}"
 
         before_resume = dt.datetime.now(dt.timezone.utc)  # the server's clock: same machine
         dev.execute(f"ALTER DATABASE {paused} RESUME")
+        # the slots missed while paused make one catch-up run (issue 29, item 5)
         runs = _wait_until(dev, lambda h: any(r[3] >= paused_at and r[2] == "succeeded"
-                                              for r in _scheduled(h.get(paused_view, []))),
-                           f"a scheduled refresh of {paused_view} after RESUME")
-        caught_up = next(r for r in _scheduled(runs[paused_view]) if r[3] >= paused_at)
+                                              for r in _catch_up(h.get(paused_view, []))),
+                           f"a catch-up refresh of {paused_view} after RESUME")
+        caught_up = next(r for r in _catch_up(runs[paused_view]) if r[3] >= paused_at)
         delay_ms = (caught_up[3] - before_resume).total_seconds() * 1000
         assert 0 <= delay_ms <= BOUND_MS, f"{paused_view} caught up {delay_ms:.0f} ms after RESUME"
