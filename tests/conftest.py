@@ -175,6 +175,17 @@ def reset_upstream_database(dsn: str, database: str) -> None:
         c.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")
 
 
+def _drop_leftover(database: str) -> None:
+    """A fixed-name upstream database an interrupted run left behind goes first (the
+    teardown below never ran for it), so a test starts from nothing."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(UPSTREAM + "postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(database)))
+
+
 @contextmanager
 def inprocess_app(backend: str, database: str, clock=None) -> Iterator[App]:
     """A serving in-process App on port 0 over ``backend`` ("duckdb" or "postgres").
@@ -188,6 +199,7 @@ def inprocess_app(backend: str, database: str, clock=None) -> Iterator[App]:
         from pgbarrier.backends.postgres import PostgresBackend
 
         require_postgres()
+        _drop_leftover(database)
         upstream = PostgresBackend(UPSTREAM)
     app = App(Config(port=0, data_dir=":memory:", barrier_interval_ms=3_600_000,
                      default_database=database), clock=clock, backend=upstream)
