@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
@@ -298,3 +299,13 @@ def test_a_wait_for_resume_is_cancellable(h):
         assert c.execute("SELECT 1").fetchone() == (1,), "the session goes on"
         assert c.execute(f"SELECT count(*) FROM rw_catalog.rw_batch_refresh_jobs WHERE name = '{v}'"
                          ).fetchone() == (0,)
+
+
+@contextmanager
+def in_process(backend: str, start_ms: int | None = None) -> Iterator[Harness]:
+    """A Harness on a fresh database of ``backend``, its manual clock at ``start_ms``
+    (now when None): the module fixture of the refresh-control test files."""
+    database = f"pgb_{uuid.uuid4().hex[:10]}"
+    clock = ManualClock(SystemClock().now_ms() if start_ms is None else start_ms)
+    with inprocess_app(backend, database, clock) as app:
+        yield Harness(app, clock, database, app.server.port)

@@ -21,9 +21,8 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import inprocess_app, start_server, stop_server
-from pgbarrier.barrier.clock import ManualClock
-from test_batch_refresh import Harness
+from conftest import start_server, stop_server
+from test_batch_refresh import Harness, in_process
 from test_durability import meta_args  # noqa: F401 - a fixture: SQLite, then PostgreSQL
 
 UTC = dt.timezone.utc
@@ -34,10 +33,8 @@ JUMP = dt.datetime(2027, 3, 28, 1, 0, tzinfo=UTC)
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def h(request) -> Iterator[Harness]:
-    database = f"pgb_{uuid.uuid4().hex[:10]}"
-    clock = ManualClock(int(START.timestamp() * 1000))
-    with inprocess_app(request.param, database, clock) as app:
-        yield Harness(app, clock, database, app.server.port)
+    with in_process(request.param, int(START.timestamp() * 1000)) as harness:
+        yield harness
 
 
 def _n(prefix: str) -> str:

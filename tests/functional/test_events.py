@@ -23,19 +23,16 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import inprocess_app, missing_client_tool
-from pgbarrier.barrier.clock import ManualClock, SystemClock
-from test_batch_refresh import Harness
+from conftest import missing_client_tool
+from test_batch_refresh import Harness, in_process
 
 DEADLINE_S = 30
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def h(request) -> Iterator[Harness]:
-    database = f"pgb_{uuid.uuid4().hex[:10]}"
-    clock = ManualClock(SystemClock().now_ms())
-    with inprocess_app(request.param, database, clock) as app:
-        yield Harness(app, clock, database, app.server.port)
+    with in_process(request.param) as harness:
+        yield harness
 
 
 def _n(prefix: str) -> str:

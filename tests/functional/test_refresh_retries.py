@@ -18,19 +18,16 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from conftest import ServerProcess, inprocess_app, start_server, stop_server
-from pgbarrier.barrier.clock import ManualClock, SystemClock
-from test_batch_refresh import Harness
+from conftest import ServerProcess, start_server, stop_server
+from test_batch_refresh import Harness, in_process
 from test_durability import meta_args  # noqa: F401 - a fixture: SQLite, then PostgreSQL
 from test_events import Listener
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def h(request) -> Iterator[Harness]:
-    database = f"pgb_{uuid.uuid4().hex[:10]}"
-    clock = ManualClock(SystemClock().now_ms())
-    with inprocess_app(request.param, database, clock) as app:
-        yield Harness(app, clock, database, app.server.port)
+    with in_process(request.param) as harness:
+        yield harness
 
 
 def _n(prefix: str) -> str:
