@@ -4,8 +4,8 @@ Random values of every type go through DuckDB, then both ways: DuckDB's Python v
 (``fetchall``, as the row path gets them) through :mod:`pgbarrier.pgproto.types`'
 encoders and :func:`~pgbarrier.pgproto.messages.data_row`, and DuckDB's Arrow batches
 through :mod:`pgbarrier.pgproto.columnar`; the bytes must be the same, in text and binary
-format, for DataRows and COPY TO's text rows, with the compiled loops and their Python
-source alike.
+format, for DataRows and COPY TO's text, CSV and binary rows, with the compiled loops and
+their Python source alike.
 """
 
 from __future__ import annotations
@@ -92,6 +92,9 @@ CASES = {
     "DATE": lambda: _ts().date(),
     "TIMESTAMP": _ts,
     "TIMESTAMPTZ": lambda: _ts().replace(tzinfo=dt.timezone.utc),
+    # timestamp(0) to timestamp(3) columns: DuckDB's second and millisecond timestamps
+    "TIMESTAMP_S": _ts,
+    "TIMESTAMP_MS": _ts,
     "TIME": lambda: _ts().time(),
     "UUID": uuid.uuid4,
     "BLOB": lambda: rng.randbytes(rng.randint(0, 8)),
@@ -114,6 +117,32 @@ def _copy_frames(rows, columns, delimiter="\t", null="\\N"):
     writer = cd.TextWriter(delimiter, null)
     return b"".join(m.copy_data(writer.row([None if v is None else e(v).decode("utf-8")
                                             for e, v in zip(encs, row)])) for row in rows)
+
+
+def _csv_frames(rows, columns, delimiter=",", null="", quote='"', escape='"', force=()):
+    """COPY TO's CSV rows as :func:`pgbarrier.session.copy.copy_out` writes them a row
+    at a time (a lone column's ``\\.`` quoted)."""
+    encs = [pgt.encoder(c.type_oid, 0, None, c.type_modifier) for c in columns]
+    writer = cd.CsvWriter(delimiter, null, quote, escape, force)
+    out = []
+    for row in rows:
+        texts = [None if v is None else e(v).decode("utf-8") for e, v in zip(encs, row)]
+        if len(columns) == 1 and texts[0] == "\\.":
+            out.append(m.copy_data((writer.field("\\.", True) + "\n").encode()))
+        else:
+            out.append(m.copy_data(writer.row(texts)))
+    return b"".join(out)
+
+
+def _binary_frames(rows, columns):
+    """COPY TO's binary rows (no header), as the row path writes them."""
+    encs = [pgt.encoder(c.type_oid, 1, None, c.type_modifier) for c in columns]
+    return b"".join(m.copy_data(cd.binary_row([None if v is None else e(v)
+                                               for e, v in zip(encs, row)])) for row in rows)
+
+
+CSV_OPTIONS = [dict(), dict(delimiter="|", null="NULL"), dict(delimiter=";", null="\\N"),
+               dict(quote="'", escape="\\"), dict(force=(0, 2)), dict(delimiter="\t")]
 
 
 @pytest.fixture(params=["compiled", "source"])
@@ -155,6 +184,17 @@ def test_same_bytes_as_the_per_value_encoders(duck_type, frame_module):
             copier = columnar.CopyTextRows(columns, delimiter, null)
             got = b"".join(copier.frame(b) for b in batches)
             assert got == _copy_frames(rows, columns, delimiter, null), (duck_type, delimiter)
+        for options in CSV_OPTIONS:
+            opts = {"delimiter": ",", "null": "", "quote": '"', "escape": '"', "force": ()}
+            opts.update(options)
+            csv = columnar.CopyCsvRows(columns, opts["delimiter"], opts["null"], opts["quote"],
+                                       opts["escape"], set(opts["force"]))
+            got = b"".join(csv.frame(b) for b in batches)
+            assert got == _csv_frames(rows, columns, **opts), (duck_type, options)
+        if all(pgt.supports_binary(c.type_oid) for c in columns):
+            binary = columnar.CopyBinaryRows(columns)
+            got = b"".join(binary.frame(b) for b in batches)
+            assert got == _binary_frames(rows, columns), duck_type
 
 
 def test_sliced_batches_frame_their_own_rows(frame_module):
@@ -219,7 +259,8 @@ def test_until_pyarrow_is_loaded_statements_take_the_row_path(monkeypatch):
 @pytest.mark.parametrize("duck_type, oid, typmod", [
     ("VARCHAR", pgt.BPCHAR, 4 + 6), ("VARCHAR", pgt.BPCHAR, 4 + 1),
     ("TIMESTAMP", pgt.TIMESTAMP, 0), ("TIMESTAMP", pgt.TIMESTAMP, 2),
-    ("TIMESTAMP", pgt.TIMESTAMP, 5), ("TIME", pgt.TIME, 0), ("TIME", pgt.TIME, 3),
+    ("TIMESTAMP", pgt.TIMESTAMP, 5), ("TIMESTAMP_MS", pgt.TIMESTAMP, 3),
+    ("TIMESTAMP_S", pgt.TIMESTAMP, 0), ("TIMESTAMP_MS", pgt.TIMESTAMP, 1), ("TIME", pgt.TIME, 0), ("TIME", pgt.TIME, 3),
     ("TIMESTAMPTZ", pgt.TIMESTAMPTZ, 1)])
 def test_declared_widths_and_precisions_same_bytes(duck_type, oid, typmod, frame_module):
     """char(n) blank-padded and timestamp(p)/time(p) rounded, a column at a time."""
@@ -253,3 +294,83 @@ def test_these_types_are_written_a_column_at_a_time(sql, oid, fmt):
     t = con._submit(sql, None, "stream", 100).arrow_reader().schema[0].type
     encoder = columnar.column_encoder(Column("v", oid), t, fmt)
     assert not encoder.__qualname__.startswith("_per_value"), encoder.__qualname__
+
+
+@pytest.mark.parametrize("value", ["\\.", "", "a,b", 'say "hi"', "x\ny", "\\N", "NULL"])
+def test_csv_lone_column_and_null_string_are_quoted_as_row_by_row(value, frame_module):
+    """A lone column's ``\\.`` (it would end the data), the NULL string itself and the
+    characters CSV must quote: the same bytes as the row path's writer, NULLs beside them."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (v VARCHAR, w INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(value, 1), (None, 2), ("plain", 3)])
+    for query in ("SELECT v FROM t ORDER BY w", "SELECT v, w FROM t ORDER BY w"):
+        rows = con.execute(query).fetchall()
+        columns = [Column(d[0], pg_type_oid(d[1])) for d in con.description]
+        batches = list(con._submit(query, None, "stream", 100).arrow_reader())
+        for null in ("", "NULL", "\\N"):
+            csv = columnar.CopyCsvRows(columns, ",", null, '"', '"', set())
+            assert b"".join(csv.frame(b) for b in batches) == \
+                _csv_frames(rows, columns, null=null), (query, null)
+
+
+def test_binary_copy_header_goes_in_the_first_rows_message():
+    frames = bytearray(m.copy_data(b"\x00\x01\x00\x00\x00\x01x") * 2)
+    got = columnar.with_header(frames, cd.BINARY_HEADER)
+    assert got == m.copy_data(cd.BINARY_HEADER + b"\x00\x01\x00\x00\x00\x01x") + \
+        m.copy_data(b"\x00\x01\x00\x00\x00\x01x")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM t", "SELECT * FROM t WHERE a > 5", "SELECT t.* FROM t",
+    "SELECT *, a FROM t"])
+def test_a_star_over_declared_types_takes_the_columnar_path(sql, monkeypatch):
+    """``SELECT *`` (and COPY of a whole table, which runs one) has a result plan naming
+    ``varchar(n)``, ``numeric(p,s)``, ``char(n)`` where DuckDB's values already are those:
+    the columnar path serves it, with the row path's columns and values."""
+    import threading
+
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.backends.duckdb import DuckDBBackend
+    from pgbarrier.result import BatchStream
+
+    duckdb_batches.load()
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    s = backend.connect("dev", "root")
+    try:
+        s.execute("CREATE TABLE t (a integer, b varchar(20), c numeric(12,2), d char(3), "
+                  "e timestamp(3), f text)")
+        s.execute("INSERT INTO t SELECT i, 'x' || i, i / 3.0, 'ab', TIMESTAMP '2020-01-01' "
+                  "+ i * INTERVAL '1.2345 second', NULL FROM generate_series(1, 1000) g(i)")
+        batched = s.execute(sql)
+        assert isinstance(batched.row_source, BatchStream), sql
+        columns, values = batched.columns, list(batched.rows())
+        monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+        plain = s.execute(sql)
+        assert not isinstance(plain.row_source, BatchStream)
+        assert columns == plain.columns
+        assert values == list(plain.rows())
+        assert [c.type_modifier for c in columns[1:4]] == [24, (12 << 16 | 2) + 4, 7]
+    finally:
+        s.close()
+        backend.close()
+
+
+def test_a_plan_that_converts_values_keeps_the_row_path():
+    """Values a plan rewrites (a numeric of another scale, an appended input) are its own."""
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.backends.duckdb import DuckDBBackend
+    from pgbarrier.result import BatchStream
+
+    duckdb_batches.load()
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    s = backend.connect("dev", "root")
+    try:
+        s.execute("CREATE TABLE t (a integer, c numeric(12,2))")
+        s.execute("INSERT INTO t SELECT i, i / 3.0 FROM generate_series(1, 1000) g(i)")
+        for sql in ("SELECT avg(c) FROM t GROUP BY a", "SELECT c / 3 FROM t"):
+            assert not isinstance(s.execute(sql).row_source, BatchStream), sql
+    finally:
+        s.close()
+        backend.close()

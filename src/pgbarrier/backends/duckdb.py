@@ -482,9 +482,10 @@ class DuckDBSession(BackendSession):
 
     def _batched(self, cur: duckdb.DuckDBPyConnection, sql: str, client_sql: str,
                  params: list[Any] | WireParams | None, renamed: bool, retype: Any,
-                 origins: Any) -> Result | None:
+                 origins: Any, plan: Any = None) -> Result | None:
         """The statement's rows as a :class:`BatchStream` (the columnar path), or None when
-        its columns cannot take it (nothing was read: the caller runs it the row way)."""
+        its columns cannot take it (nothing was read: the caller runs it the row way). A
+        result ``plan`` may only retype its columns (:meth:`ResultPlan.value_free`)."""
         batching = self._batching
         values = [_duck_param(v) for v in params] if params else None
         started = perf_counter()
@@ -497,6 +498,11 @@ class DuckDBSession(BackendSession):
         duck = [Column(d[0], pg_type_oid(d[1])) for d in description or ()]
         columns = with_origins(self.catalog.retype(self._named(client_sql, duck, renamed),
                                                    retype), origins)
+        if plan is not None:
+            if not plan.value_free(duck, [str(d[1]) for d in description or ()]):
+                batching.release()
+                return None
+            columns = plan.columns(columns)
         if interval_indexes(description) or natural_converter(
                 [d[1] for d in description], columns, frozenset()) is not None \
                 or not batching.servable(opened):
@@ -749,11 +755,12 @@ class DuckDBSession(BackendSession):
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
         try:
-            if rows and plan is None and self._batching.wanted(cur, words, sql, client_sql) \
+            if rows and (plan is None or plan.sql is None and not plan.hidden) \
+                    and self._batching.wanted(cur, words, sql, client_sql) \
                     and (self._signals is None or "PGB_SIGNAL" not in sql) \
                     and self.client.styles() is None and self.client.encoding.codec is None:
                 batched = self._batched(cur, sql, client_sql, params, translated
-                                        or edited is not client_sql, retype, origins)
+                                        or edited is not client_sql, retype, origins, plan)
                 if batched is not None:
                     return batched
             if params:

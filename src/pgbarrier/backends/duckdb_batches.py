@@ -123,7 +123,7 @@ def duckdb_error(exc: Exception) -> Exception:
 _SERVABLE = frozenset({
     "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
     "UINTEGER", "UBIGINT", "HUGEINT", "FLOAT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP",
-    "TIMESTAMP WITH TIME ZONE", "TIME", "UUID", "BLOB", "JSON", '"NULL"', "NULL"})
+    "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_S", "TIMESTAMP_MS", "TIME", "UUID", "BLOB", "JSON", '"NULL"', "NULL"})
 
 
 def _servable_type(name: str) -> bool:

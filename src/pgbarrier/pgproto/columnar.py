@@ -471,6 +471,9 @@ def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
 class DataRows:
     """Writes batches of one result as DataRow messages, a column at a time."""
 
+    #: the message type byte of each row (``D``)
+    kind = 0x44
+
     def __init__(self, columns: list[Column], formats: list[int]) -> None:
         self.columns = columns
         self.formats = formats
@@ -489,11 +492,29 @@ class DataRows:
         frames = bytearray(int(sizes.sum()))
         out = np.frombuffer(frames, dtype=np.uint8)
         cursor = np.empty(n, dtype=np.int64)
-        _frame.put_headers(out, cursor, sizes, n, 0x44, ncols)  # 'D'
+        _frame.put_headers(out, cursor, sizes, n, self.kind, ncols)
         put = _frame.put_fields
         for offsets, data, valid in wires:
             put(out, cursor, offsets, data, valid, n)
         return frames
+
+
+class CopyBinaryRows(DataRows):
+    """Writes batches of one result as COPY TO's binary-format CopyData messages, one a
+    row: a binary COPY row (field count, then each field's length and bytes, -1 for NULL)
+    is a binary DataRow's body, under the type byte ``d``. The file header goes in the
+    first row's message (:func:`with_header`), as PostgreSQL sends it."""
+
+    kind = 0x64
+
+    def __init__(self, columns: list[Column]) -> None:
+        super().__init__(columns, [1] * len(columns))
+
+
+def with_header(frames: bytearray, header: bytes) -> bytearray:
+    """``frames`` (CopyData messages) with ``header`` at the start of the first one's data."""
+    length = int.from_bytes(frames[1:5], "big") + len(header)
+    return bytearray(b"d" + length.to_bytes(4, "big") + header) + frames[5:]
 
 
 #: types whose text is digits, signs, ``.:-+ e``, ``t``/``f``, ``NaN``/``Infinity``
@@ -550,4 +571,70 @@ class CopyTextRows:
         for i, ((offsets, data, valid), extra) in enumerate(zip(wires, extras)):
             _frame.put_copy_fields(out, cursor, extra, offsets, data, valid, n, escapes,
                                    self.null, 0x0A if i == ncols - 1 else self.delimiter)
+        return frames
+
+
+class CopyCsvRows:
+    """Writes batches of one result as COPY TO's CSV-format CopyData messages (one a row,
+    as :class:`pgbarrier.pgproto.copy_data.CsvWriter` writes them): each column's text
+    (:func:`column_encoder`), quoted where ``CsvWriter.field`` quotes it (``force``
+    columns, the NULL string, a delimiter, quote, CR or LF; a lone column's ``\\.``), by
+    pyarrow's string kernels, joined with the delimiter and framed together."""
+
+    def __init__(self, columns: list[Column], delimiter: str, null: str, quote: str,
+                 escape: str, force: set[int]) -> None:
+        import re
+
+        self.columns = columns
+        self.delimiter, self.null, self.quote, self.escape = delimiter, null, quote, escape
+        self.force = force
+        self.needs = "[" + re.escape(delimiter + quote + "\r\n") + "]"
+        self.lone = len(columns) == 1
+        self.no_escapes = np.zeros(256, dtype=np.uint8)
+        self._encoders: list[Encode] | None = None
+
+    def _quoted(self, i: int, a: pa.Array) -> pa.Array:
+        q, e = self.quote, self.escape
+        if i in self.force:
+            need = None
+        else:
+            need = pc.or_(pc.match_substring_regex(a, self.needs), pc.equal(a, self.null))
+            if self.lone:
+                need = pc.or_(need, pc.equal(a, "\\."))
+            if not pc.any(need).as_py():
+                return a
+        inner = a if e == q else pc.replace_substring(a, e, e + e)
+        inner = pc.replace_substring(inner, q, e + q)
+        lq = pa.scalar(q, pa.large_string())
+        wrapped = pc.binary_join_element_wise(lq, inner, lq, pa.scalar("", pa.large_string()))
+        return wrapped if need is None else pc.if_else(need, wrapped, a)
+
+    def frame(self, batch: pa.RecordBatch) -> bytearray:
+        n = batch.num_rows
+        if self._encoders is None:
+            self._encoders = [column_encoder(c, f.type, 0)
+                              for c, f in zip(self.columns, batch.schema)]
+        texts = []
+        for i, (enc, col) in enumerate(zip(self._encoders, batch.columns)):
+            offsets, data, valid = enc(col)
+            nulls = n - int(valid.sum())
+            bitmap = None if not nulls else pa.py_buffer(np.packbits(valid, bitorder="little"))
+            text = pa.LargeStringArray.from_buffers(
+                n, pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
+                pa.py_buffer(data), bitmap, nulls)
+            texts.append(self._quoted(i, text))
+        line = pc.binary_join_element_wise(
+            *texts, pa.scalar(self.delimiter, pa.large_string()),
+            null_handling="replace", null_replacement=self.null) if len(texts) > 1 \
+            else pc.fill_null(texts[0], self.null)
+        offsets, data, valid = _strings(line)
+        sizes = np.full(n, 5, dtype=np.int64)
+        extra = np.zeros(n, dtype=np.int64)
+        _frame.copy_sizes(sizes, extra, offsets, data, valid, n, self.no_escapes, 0, False)
+        frames = bytearray(int(sizes.sum()))
+        out = np.frombuffer(frames, dtype=np.uint8)
+        cursor = np.empty(n, dtype=np.int64)
+        _frame.put_headers(out, cursor, sizes, n, 0x64, -1)  # 'd'
+        _frame.put_copy_fields(out, cursor, extra, offsets, data, valid, n, self.no_escapes,
+                               np.zeros(0, dtype=np.uint8), 0x0A)
         return frames

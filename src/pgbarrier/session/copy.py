@@ -16,6 +16,9 @@ Rules this module keeps:
   its values are exactly a SELECT's text or binary result: the same encoders), and sends
   CopyOutResponse, one CopyData per row (written out as rows are produced), CopyDone and
   ``COPY n``. Nothing reaches DuckDB's own COPY: it would use the server's stdin/stdout.
+  A result read in record batches is written a batch at a time in every format (text,
+  CSV and binary: :mod:`pgbarrier.pgproto.columnar`, the same bytes), unless the data
+  is converted to another encoding or the session's output styles are not the defaults.
 * ``COPY ... PROGRAM`` is PostgreSQL's answer to a user without pg_execute_server_program
   (42501, with its HINT); ``COPY ... 'file'`` stays DuckDB's (files in ``--allow-path``
   directories, 42501 elsewhere).
@@ -239,13 +242,21 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
     sent = 0
     pending = 0
     stream = result.row_source
-    if st.format == "text" and convert is None and text_encoders is not None \
-            and isinstance(stream, BatchStream) and result.batched() and columnar_ok:
-        from pgbarrier.pgproto.columnar import CopyTextRows  # pyarrow: on first use
+    if convert is None and (text_encoders is not None or binary and client is None) \
+            and columns and isinstance(stream, BatchStream) and result.batched() \
+            and columnar_ok:
+        from pgbarrier.pgproto import columnar  # pyarrow: on first use
 
-        framer = CopyTextRows(columns, st.delimiter, st.null)
+        framer: Any = columnar.CopyBinaryRows(columns) if binary else \
+            columnar.CopyCsvRows(columns, st.delimiter, st.null, st.quote, st.escape,
+                                 set(force)) if st.format == "csv" else \
+            columnar.CopyTextRows(columns, st.delimiter, st.null)
         while (batch := stream.next_batch()) is not None:
+            if not batch.num_rows:
+                continue
             data = framer.frame(batch)
+            if prefix:
+                data, prefix = columnar.with_header(data, prefix), b""
             chunks.append(data)
             sent += batch.num_rows
             if spill is not None:

@@ -127,6 +127,22 @@ class ResultPlan:
             return columns
         return [_typed(c, o) for c, o in zip(columns, self.outputs)]
 
+    def value_free(self, duck: list[Column], duck_types: Sequence[str]) -> bool:
+        """Whether presenting DuckDB's result (columns ``duck``, DuckDB type names
+        ``duck_types``) under this plan changes its columns' types only: no value is
+        converted, computed or dropped, and the text ran unedited. Such a result can take
+        the columnar path with :meth:`columns`' types (``SELECT * FROM t``: its plan names
+        ``varchar(n)`` and ``numeric(p,s)`` where DuckDB's values already are those)."""
+        if self.hidden or self.sql is not None or len(duck) != len(self.outputs) \
+                or len(duck_types) != len(duck):
+            return False
+        for col, name, out in zip(duck, duck_types, self.outputs):
+            if out.evaluate is not None:
+                return False
+            if _converter(col.type_oid, out) is not None and not _same_decimal(name, out):
+                return False
+        return True
+
     def rows(self, duck: list[Column]) -> Callable[[list[tuple[Any, ...]]], list[tuple[Any, ...]]] | None:
         """A converter of DuckDB's rows (with the appended inputs) to the client's, for a
         result whose columns DuckDB typed ``duck`` (the client's width); None: as they are."""
@@ -213,6 +229,21 @@ def _converter(duck_oid: int, out: _Out) -> Callable[[Any], Any] | None:
             return lambda v: num.typmod(Decimal(v), mod)
         return None
     return None
+
+
+_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+def _same_decimal(duck_type: str, out: _Out) -> bool:
+    """A DuckDB ``DECIMAL(p,s)`` whose every value is already its ``numeric(P,S)`` value
+    (``num.typmod`` would return it unchanged): the same scale, no more integer digits."""
+    t = out.type
+    m = _DECIMAL.fullmatch(duck_type)
+    if m is None or t is None or t.oid != pgt.NUMERIC or t.typmod < 4:
+        return False
+    precision, scale = ((t.typmod - 4) >> 16) & 0xFFFF, (t.typmod - 4) & 0xFFFF
+    p, s = int(m.group(1)), int(m.group(2))
+    return s == scale and p - s <= precision - scale
 
 
 def _to_int(v: Any) -> Any:
