@@ -736,7 +736,11 @@ def _streaming(d: Doc, sm: dict[str, Any] | None) -> None:
 BEFORE_COLUMNAR = "9647127"
 #: issue 27's targets and moonshots, rows/s pgbarrier (DuckDB) / PostgreSQL, every size
 ROWS_TARGETS = {"psycopg_text": (1.0, 1.5), "asyncpg_binary": (1.0, 1.5), "copy_text": (1.0, 2.0)}
-ROWS_CLIENTS = {"psycopg_text": "psycopg, text format, `fetchall()`",
+#: whole-table forms measured beside them (no target of their own)
+ROWS_FORMS = ["psycopg_star", "copy_csv"]
+ROWS_CLIENTS = {"psycopg_star": "psycopg, text format, `SELECT * FROM t`",
+                "copy_csv": "psycopg `COPY t TO STDOUT (FORMAT csv)`",
+                "psycopg_text": "psycopg, text format, `fetchall()`",
                 "asyncpg_binary": "asyncpg, binary format, `fetch()`",
                 "copy_text": "psycopg `COPY (SELECT …) TO STDOUT`",
                 "in_process": "in-process DuckDB `execute().fetchall()` (context)"}
@@ -836,7 +840,9 @@ def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
       f"`{p.get('query', 'SELECT … FROM t')}` whole with one client on a fresh connection "
       "(connect time not counted): psycopg `cursor.execute(); fetchall()` (text format), "
       "asyncpg `conn.fetch()` (binary format), psycopg `COPY (…) TO STDOUT` (text, every "
-      "block read), DuckDB `execute().fetchall()`. Rounds interleaved (every client, every "
+      "block read), DuckDB `execute().fetchall()`; beside them, without a target of their "
+      "own, the whole-table forms tools send: `SELECT * FROM t` (psycopg, text) and `COPY t "
+      "TO STDOUT (FORMAT csv)`. Rounds interleaved (every client, every "
       "target in turn, the order rotating each round); a figure is rows over wall seconds, "
       "the median of its rounds. The clients' own parsing is in both sides' time, so a ratio "
       "of 1.0 means pgbarrier's server side keeps up with PostgreSQL's. Targets (pgbarrier / "
@@ -864,12 +870,22 @@ def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
                                    else ratio["pgbarrier"] >= need),
                              _rows_cell(by.get((client, "upstream"))),
                              _num(ratio.get("upstream"), 2)])
+            for client in ROWS_FORMS:
+                if any(k[0] == client for k in by):
+                    ratio = size["ratios"].get(client, {})
+                    rows.append([ROWS_CLIENTS[client],
+                                 _rows_cell(by.get((client, "pgbarrier"))),
+                                 _rows_cell(by.get((client, "postgresql"))),
+                                 _num(ratio.get("pgbarrier"), 2), "— (a whole-table form)", "",
+                                 _rows_cell(by.get((client, "upstream"))),
+                                 _num(ratio.get("upstream"), 2)])
             rows.append([ROWS_CLIENTS["in_process"], _rows_cell(by.get(("in_process", "duckdb"))),
                          "", "", "", "", "", ""])
             d.table(["client", "pgbarrier (DuckDB)", "PostgreSQL", "pgbarrier / PostgreSQL",
                      "target", "verdict", "pgbarrier --upstream", "upstream / PostgreSQL"], rows)
             cpu = []
-            for client in [*ROWS_TARGETS, "in_process"]:
+            for client in [*ROWS_TARGETS, *(f for f in ROWS_FORMS if any(k[0] == f for k in by)),
+                           "in_process"]:
                 pg, pb = by.get((client, "postgresql")) or {}, by.get((client, "pgbarrier")) or {}
                 up = by.get((client, "upstream")) or {}
                 duck = by.get((client, "duckdb")) or {}

@@ -22,6 +22,9 @@ time not counted), with one client:
 * ``psycopg_text``: psycopg, text format, ``cursor.execute(sql); cursor.fetchall()``;
 * ``asyncpg_binary``: asyncpg, binary format, ``await conn.fetch(sql)``;
 * ``copy_text``: psycopg ``COPY (sql) TO STDOUT`` (text), every block read;
+* ``psycopg_star`` and ``copy_csv``: the whole-table forms tools send, ``SELECT * FROM t``
+  (text format) and ``COPY t TO STDOUT (FORMAT csv)`` (the same rows; no target of their
+  own, there to show such a form is served as fast as the named columns);
 * ``in_process`` (``duckdb`` only): ``cursor.execute(sql).fetchall()``.
 
 A figure is rows / wall seconds; beside it the server's CPU per row (``/proc``: the
@@ -66,10 +69,16 @@ COLUMNS = ["c_int", "c_bigint", "c_double", "c_text", "c_date", "c_timestamp", "
 TYPES = ["integer", "bigint", "double precision", "text", "date", "timestamp", "boolean",
          "numeric(12,2)"]
 QUERY = f"SELECT {', '.join(COLUMNS)} FROM t"
-CLIENTS = ["psycopg_text", "asyncpg_binary", "copy_text"]
+#: the whole-table forms tools send (pandas ``read_sql("SELECT * ...")``, psql ``\\copy t
+#: to ... csv``, pg_dump's COPY): the same rows, checked beside the issue's three clients
+STAR = "SELECT * FROM t"
+COPY_CSV = "COPY t TO STDOUT (FORMAT csv)"
+CLIENTS = ["psycopg_text", "asyncpg_binary", "copy_text", "psycopg_star", "copy_csv"]
 CLIENT_NAMES = {"psycopg_text": "psycopg, text format, `fetchall()`",
                 "asyncpg_binary": "asyncpg, binary format, `fetch()`",
                 "copy_text": "psycopg `COPY (SELECT …) TO STDOUT`",
+                "psycopg_star": f"psycopg, text format, `{STAR}`",
+                "copy_csv": f"psycopg `{COPY_CSV}`",
                 "in_process": "in-process DuckDB `execute().fetchall()`"}
 #: the targets of the wire clients, in their first round's order
 WIRE_TARGETS = ["pgbarrier", "postgresql", "upstream"]
@@ -214,7 +223,7 @@ def _watchdog(seconds: float, cancel: Callable[[], Any]) -> threading.Timer:
     return t
 
 
-def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
+def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
     import psycopg
 
     with psycopg.connect(ep.conninfo(), autocommit=True) as conn:
@@ -223,7 +232,7 @@ def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
         dog = _watchdog(timeout_s + 30, conn.cancel_safe)
         try:
             with _Clock(ep.server_pid, backend) as clock:
-                cur = conn.execute(QUERY)
+                cur = conn.execute(query)
                 rows = cur.fetchall()
         finally:
             dog.cancel()
@@ -257,7 +266,8 @@ def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
     return asyncio.run(go())
 
 
-def copy_text(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
+def copy_text(ep: Endpoint, timeout_s: float, keep: bool,
+              statement: str = f"COPY ({QUERY}) TO STDOUT") -> Run:
     import psycopg
 
     with psycopg.connect(ep.conninfo(), autocommit=True) as conn:
@@ -268,7 +278,7 @@ def copy_text(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
         dog = _watchdog(timeout_s + 30, conn.cancel_safe)
         try:
             with _Clock(ep.server_pid, backend) as clock:
-                with conn.cursor() as cur, cur.copy(f"COPY ({QUERY}) TO STDOUT") as copy:
+                with conn.cursor() as cur, cur.copy(statement) as copy:
                     for block in copy:
                         data = bytes(block)
                         rows += data.count(b"\n")
@@ -301,7 +311,11 @@ def in_process(con: Any, timeout_s: float, keep: bool) -> Run:
 
 
 READERS = {"psycopg_text": psycopg_text, "asyncpg_binary": asyncpg_binary,
-           "copy_text": copy_text}
+           "copy_text": copy_text,
+           "psycopg_star": lambda ep, t, keep: psycopg_text(ep, t, keep, STAR),
+           "copy_csv": lambda ep, t, keep: copy_text(ep, t, keep, COPY_CSV)}
+#: whose answers a client's are held to on PostgreSQL (its own, else this one's)
+REFERENCE = {"asyncpg_binary": "psycopg_text", "in_process": "psycopg_text"}
 
 
 # --------------------------------------------------------------------------- the run
@@ -418,7 +432,7 @@ def run_size(rows: int, args: argparse.Namespace, endpoints: dict[str, Endpoint]
     # the answers, from round 1, against PostgreSQL's
     for (client, target), runs in cells.items():
         cell = {"client": client, "target": target, **_summary(runs)}
-        ref_key = ("copy_text" if client == "copy_text" else "psycopg_text", "postgresql")
+        ref_key = (REFERENCE.get(client, client), "postgresql")
         ref = samples.get(ref_key)
         mine = samples.get((client, target))
         if ref is not None and mine is not None and (client, target) != ref_key:

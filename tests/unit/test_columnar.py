@@ -142,7 +142,10 @@ def _binary_frames(rows, columns):
 
 
 CSV_OPTIONS = [dict(), dict(delimiter="|", null="NULL"), dict(delimiter=";", null="\\N"),
-               dict(quote="'", escape="\\"), dict(force=(0, 2)), dict(delimiter="\t")]
+               dict(quote="'", escape="\\"), dict(force=(0, 2)), dict(delimiter="\t"),
+               # characters of numbers and dates as the delimiter, quote or NULL string
+               dict(delimiter=".", null="0"), dict(quote=":", escape=":", null="t"),
+               dict(delimiter="-", null="1")]
 
 
 @pytest.fixture(params=["compiled", "source"])

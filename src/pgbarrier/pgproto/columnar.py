@@ -590,6 +590,10 @@ class CopyCsvRows:
         self.force = force
         self.needs = "[" + re.escape(delimiter + quote + "\r\n") + "]"
         self.lone = len(columns) == 1
+        # the text of numbers, dates and times has no character to quote, unless the
+        # delimiter or quote is one of its characters: only the NULL string to compare
+        plain = not set(delimiter + quote) & set("0123456789 -+:.eEaINfinityt")
+        self.scan = [not (plain and c.type_oid in _NO_ESCAPES) for c in columns]
         self.no_escapes = np.zeros(256, dtype=np.uint8)
         self._encoders: list[Encode] | None = None
 
@@ -597,10 +601,16 @@ class CopyCsvRows:
         q, e = self.quote, self.escape
         if i in self.force:
             need = None
+        elif not self.scan[i]:
+            if not self.null:  # a number's or a date's text is never empty
+                return a
+            need = pc.equal(a, self.null)
+            if not pc.any(need).as_py():
+                return a
         else:
-            need = pc.or_(pc.match_substring_regex(a, self.needs), pc.equal(a, self.null))
-            if self.lone:
-                need = pc.or_(need, pc.equal(a, "\\."))
+            same = pc.is_in(a, pa.array([self.null, "\\."], pa.large_string())) \
+                if self.lone else pc.equal(a, self.null)
+            need = pc.or_(pc.match_substring_regex(a, self.needs), same)
             if not pc.any(need).as_py():
                 return a
         inner = a if e == q else pc.replace_substring(a, e, e + e)
