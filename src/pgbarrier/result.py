@@ -190,6 +190,12 @@ class RowStream:
             buffer.extend(batch)
 
 
+#: a batched result's first batch of at least this many rows (a DuckDB vector) is written
+#: out as soon as it is framed, not after SPILL_BYTES: the client's first row does not
+#: wait for the second batch (a shorter one is likely the whole result: one write)
+EARLY_ROWS = 2048
+
+
 class BatchStream(RowStream):
     """Record batches read with ``read()`` (None at the end); ``to_rows`` turns a batch
     into tuples; ``on_end(rows)`` is told how many rows the result had once it is read out."""

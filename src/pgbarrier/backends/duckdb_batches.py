@@ -22,6 +22,10 @@ them out a column at a time. Rules this module keeps:
   :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row
   path: their Arrow values are not DuckDB's Python values. So do unconstrained numerics
   (``duckdb_numeric``), whose values are rewritten per row.
+* DuckDB hands the result over in batches of :data:`READ_ROWS` (one vector): the first
+  is written out alone, at once (``result.EARLY_ROWS``), so the client's first row waits
+  for one vector, not four; the later ones are joined into :data:`BATCH_ROWS`-row batches
+  (one copy of their buffers) so each is framed in fewer, larger steps.
 * DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
   is run to its end first (``complete()``; the session's own streams were parked before).
 * The open result holds the connection until it is read out: :meth:`BatchReading.release`
@@ -52,8 +56,12 @@ from pgbarrier.backends.duckdb_plans import _SIDE_EFFECTS
 from pgbarrier.backends.pgcatalog.rewrite import may_touch_catalog
 from pgbarrier.sql.text_memo import by_text
 
-#: rows of a record batch (DuckDB's vectors are 2,048)
+#: rows of a record batch as written (DuckDB's vectors are 2,048)
 BATCH_ROWS = 8192
+#: rows of a batch as DuckDB hands it over: the first is written alone (the client's first
+#: row waits for it: 2,048 rows come some 3 ms sooner than 8,192, and are framed in a
+#: quarter of the time), the later ones are joined into batches of BATCH_ROWS
+READ_ROWS = 2048
 #: a result shorter than this sends its text to the row path next time
 SHORT_ROWS = 256
 #: texts remembered as short (all forgotten past this)
@@ -136,13 +144,15 @@ def _servable_type(name: str) -> bool:
 class BatchReading:
     """One session's columnar reads: the short texts it remembers, its open result."""
 
-    __slots__ = ("_short", "_result", "_reader", "_columnar")
+    __slots__ = ("_short", "_result", "_reader", "_columnar", "_first", "_done")
 
     def __init__(self) -> None:
         self._short: set[str] = set()
         self._result: Any = None
         self._reader: Any = None
         self._columnar: Any = None
+        self._first = True
+        self._done = False
 
     def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
         """Whether this statement takes the columnar path (the text rules above)."""
@@ -157,7 +167,8 @@ class BatchReading:
         # what an earlier execute() of the session left unread (a statement the session ran
         # for itself): run to its end, as a new execute() would leave it
         cur.complete()
-        self._result = cur._submit(sql, values, "stream", BATCH_ROWS)
+        self._result = cur._submit(sql, values, "stream", READ_ROWS)
+        self._first, self._done = True, False
         return self._result
 
     def servable(self, opened: Any) -> bool:
@@ -173,12 +184,27 @@ class BatchReading:
         return bool(self._columnar.servable(self._reader.schema))
 
     def read(self) -> Any:
-        """The next record batch, None at the end."""
+        """The next record batch, None at the end: the first as DuckDB gave it, the later
+        ones of up to :data:`BATCH_ROWS` rows."""
         reader = self._reader
-        if reader is None:
+        if reader is None or self._done:
+            self.release()
             return None
         try:
-            return reader.read_next_batch()
+            batch = reader.read_next_batch()
+            if self._first:
+                self._first = False
+                return batch
+            parts, rows = [batch], batch.num_rows
+            while rows < BATCH_ROWS:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    self._done = True  # the next read ends it
+                    break
+                parts.append(batch)
+                rows += batch.num_rows
+            return parts[0] if len(parts) == 1 else self._columnar.joined(parts)
         except StopIteration:
             self.release()
             return None
