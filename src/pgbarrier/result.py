@@ -190,10 +190,20 @@ class RowStream:
             buffer.extend(batch)
 
 
-#: a batched result's first batch of at least this many rows (a DuckDB vector) is written
-#: out as soon as it is framed, not after SPILL_BYTES: the client's first row does not
-#: wait for the second batch (a shorter one is likely the whole result: one write)
-EARLY_ROWS = 2048
+#: a batched result's batches are written out as soon as they are framed (not once
+#: SPILL_BYTES have gathered) until this many rows are sent, while the backend's batches
+#: ramp up (``duckdb_batches``): the client's first rows wait for one small batch, and the
+#: next batch is framed while the client reads the one before
+EARLY_ROWS = 16384
+#: ...unless the batch has fewer rows than a DuckDB vector: likely the result's last (a
+#: short result then goes out in one write)
+EARLY_BATCH_ROWS = 2048
+
+
+def write_now(sent: int, rows: int) -> bool:
+    """Whether a batched result's batch of ``rows`` rows, ``sent`` rows in with it, is
+    written out at once (see :data:`EARLY_ROWS`)."""
+    return rows >= EARLY_BATCH_ROWS and sent <= EARLY_ROWS
 
 
 class BatchStream(RowStream):

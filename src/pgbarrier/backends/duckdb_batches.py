@@ -23,9 +23,10 @@ them out a column at a time. Rules this module keeps:
   path: their Arrow values are not DuckDB's Python values. So do unconstrained numerics
   (``duckdb_numeric``), whose values are rewritten per row.
 * DuckDB hands the result over in batches of :data:`READ_ROWS` (one vector): the first
-  is written out alone, at once (``result.EARLY_ROWS``), so the client's first row waits
-  for one vector, not four; the later ones are joined into :data:`BATCH_ROWS`-row batches
-  (one copy of their buffers) so each is framed in fewer, larger steps.
+  is written out alone, at once (``result.write_now``), so the client's first row waits
+  for one vector, not four; the later ones are joined (one copy of their buffers) into
+  batches of twice the rows of the one before, up to :data:`BATCH_ROWS`, so the client
+  has rows to read while the next batch is framed, and the bulk is framed in few steps.
 * DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
   is run to its end first (``complete()``; the session's own streams were parked before).
 * The open result holds the connection until it is read out: :meth:`BatchReading.release`
@@ -60,7 +61,8 @@ from pgbarrier.sql.text_memo import by_text
 BATCH_ROWS = 8192
 #: rows of a batch as DuckDB hands it over: the first is written alone (the client's first
 #: row waits for it: 2,048 rows come some 3 ms sooner than 8,192, and are framed in a
-#: quarter of the time), the later ones are joined into batches of BATCH_ROWS
+#: quarter of the time), the later ones are joined into batches of twice the rows of the
+#: one before, up to BATCH_ROWS (the client reads one while the next is framed)
 READ_ROWS = 2048
 #: a result shorter than this sends its text to the row path next time
 SHORT_ROWS = 256
@@ -144,14 +146,14 @@ def _servable_type(name: str) -> bool:
 class BatchReading:
     """One session's columnar reads: the short texts it remembers, its open result."""
 
-    __slots__ = ("_short", "_result", "_reader", "_columnar", "_first", "_done")
+    __slots__ = ("_short", "_result", "_reader", "_columnar", "_target", "_done")
 
     def __init__(self) -> None:
         self._short: set[str] = set()
         self._result: Any = None
         self._reader: Any = None
         self._columnar: Any = None
-        self._first = True
+        self._target = READ_ROWS
         self._done = False
 
     def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
@@ -168,7 +170,7 @@ class BatchReading:
         # for itself): run to its end, as a new execute() would leave it
         cur.complete()
         self._result = cur._submit(sql, values, "stream", READ_ROWS)
-        self._first, self._done = True, False
+        self._target, self._done = READ_ROWS, False
         return self._result
 
     def servable(self, opened: Any) -> bool:
@@ -185,18 +187,17 @@ class BatchReading:
 
     def read(self) -> Any:
         """The next record batch, None at the end: the first as DuckDB gave it, the later
-        ones of up to :data:`BATCH_ROWS` rows."""
+        ones of twice the rows of the one before, up to :data:`BATCH_ROWS`."""
         reader = self._reader
         if reader is None or self._done:
             self.release()
             return None
         try:
             batch = reader.read_next_batch()
-            if self._first:
-                self._first = False
-                return batch
+            target = self._target
+            self._target = min(2 * target, BATCH_ROWS)
             parts, rows = [batch], batch.num_rows
-            while rows < BATCH_ROWS:
+            while rows < target:
                 try:
                     batch = reader.read_next_batch()
                 except StopIteration:

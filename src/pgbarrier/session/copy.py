@@ -43,7 +43,7 @@ from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto import transcode
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.pgproto.encodings import Codec
-from pgbarrier.result import EARLY_ROWS, BatchStream, Result
+from pgbarrier.result import BatchStream, Result, write_now
 from pgbarrier.sql.copy_options import CopyStatement
 
 SPILL_BYTES = 256 * 1024
@@ -261,7 +261,7 @@ def copy_out(st: CopyStatement, result: Result, text_encoders: list[Any] | None,
             sent += batch.num_rows
             if spill is not None:
                 pending += len(data)
-                if pending >= SPILL_BYTES or sent == batch.num_rows >= EARLY_ROWS:
+                if pending >= SPILL_BYTES or write_now(sent, batch.num_rows):
                     spill(out.take())
                     pending = 0
     for row in result.rows():

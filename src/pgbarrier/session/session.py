@@ -137,7 +137,7 @@ from pgbarrier.errors import (
 )
 from pgbarrier.logs import session_fields, statement_for_log
 from pgbarrier.metrics.statements import CONTROL, LOCAL, RELAYED, SessionStatements, StatementTotals
-from pgbarrier.result import EARLY_ROWS, BatchStream, Column, Result, command
+from pgbarrier.result import BatchStream, Column, Result, command, write_now
 from pgbarrier.sql.startup_params import startup_settings
 from pgbarrier.session import copy, settings
 from pgbarrier.session.copy import CopyInState
@@ -680,7 +680,7 @@ class Session:
                 sent += batch.num_rows
                 if spill is not None:
                     pending += len(data)
-                    if pending >= SPILL_BYTES or sent == batch.num_rows >= EARLY_ROWS:
+                    if pending >= SPILL_BYTES or write_now(sent, batch.num_rows):
                         spill(out.take())  # blocks while the client does not read
                         pending = 0
                 if limit and sent >= limit:
