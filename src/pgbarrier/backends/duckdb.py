@@ -503,9 +503,8 @@ class DuckDBSession(BackendSession):
                 batching.release()
                 return None
             columns = plan.columns(columns)
-        if interval_indexes(description) or natural_converter(
-                [d[1] for d in description], columns, frozenset()) is not None \
-                or not batching.servable(opened):
+        # unconstrained numerics (duckdb_numeric) are the columnar writers' too
+        if interval_indexes(description) or not batching.servable(opened):
             batching.release()
             return None
 
@@ -529,7 +528,13 @@ class DuckDBSession(BackendSession):
                 # the row path runs it next: as a second run (duckdb_plans)
                 self._plans.saw(sql, perf_counter() - started)
 
-        stream = BatchStream(read, to_error, batching.to_rows, ended)
+        to_rows = batching.to_rows
+        natural = natural_converter([d[1] for d in description], columns)
+        if natural is not None:  # rows taken as rows (cursors, FETCH): as the row path's
+            def to_rows(batch: Any) -> list[tuple[Any, ...]]:
+                return natural(batching.to_rows(batch))
+
+        stream = BatchStream(read, to_error, to_rows, ended)
         self._stream = weakref.ref(stream)
         return rowset(columns, stream, "SELECT")
 

@@ -20,8 +20,9 @@ them out a column at a time. Rules this module keeps:
 * Columns of a DuckDB type outside :data:`_SERVABLE` (intervals, ``BIT``, structs, maps,
   unions, time with time zone, ``TIMESTAMP_NS``...), or whose Arrow type
   :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row
-  path: their Arrow values are not DuckDB's Python values. So do unconstrained numerics
-  (``duckdb_numeric``), whose values are rewritten per row.
+  path: their Arrow values are not DuckDB's Python values. Unconstrained numerics
+  (``duckdb_numeric``) take the columnar path, which prints them without the storage
+  scale's zeros as the row path does.
 * DuckDB hands the result over in batches of :data:`READ_ROWS` (one vector): the first
   is written out alone, at once (``result.write_now``), so the client's first row waits
   for one vector, not four; the later ones are joined (one copy of their buffers) into

@@ -10,7 +10,9 @@ scale it has. DuckDB has no such type: a plain ``DECIMAL`` is ``DECIMAL(18,3)``,
   than 28 integer digits is PostgreSQL's ``22003 numeric field overflow``. The catalog
   shows the column as ``numeric`` (:mod:`pgbarrier.backends.pgcatalog.declared`).
 * Such a value is printed without the trailing zeros of the storage scale
-  (:func:`natural_converter`), text and binary alike: ``1.5`` prints ``1.5``, not
+  (:func:`natural_converter` on the row path, ``pgproto.columnar`` on the columnar one:
+  a ``DECIMAL(38,s)``, ``s`` >= 10, sent as ``numeric`` without a modifier), text and
+  binary alike: ``1.5`` prints ``1.5``, not
   ``1.5000000000``. A value written with trailing zeros (``10.00``) prints as ``10``:
   PostgreSQL keeps each value's own scale, DuckDB keeps none.
 * A literal cast to ``numeric`` (``1.50::numeric``, ``'2.5'::numeric``) keeps its digits
@@ -27,10 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from decimal import Context, Decimal
 from typing import Any
 
 from pgbarrier.pgproto import types as pgt
+from pgbarrier.pgproto.types import natural_numeric as natural
 
 __all__ = ["STORAGE", "literal_type", "natural", "natural_converter"]
 
@@ -40,24 +42,6 @@ _WIDE = re.compile(r"DECIMAL\(38,\s*(\d+)\)\Z")
 _NUMBER = re.compile(r"\s*[+-]?(\d*)(?:\.(\d*))?\s*\Z")
 
 Rows = Callable[[list[tuple[Any, ...]]], list[tuple[Any, ...]]]
-
-
-_EXACT = Context(prec=200)
-
-
-def natural(value: Any) -> Any:
-    """``value`` without trailing fractional zeros (``Decimal('1.5000') -> 1.5``, ``10.00
-    -> 10``, exactly: no digit is rounded)."""
-    if not isinstance(value, Decimal) or not value.is_finite():
-        return value
-    if value.as_tuple().exponent >= 0:  # type: ignore[operator]
-        return value
-    if not value:
-        return Decimal(0)
-    shown = value.normalize(_EXACT)
-    if shown.as_tuple().exponent > 0:  # type: ignore[operator]
-        shown = shown.quantize(Decimal(1), context=_EXACT)
-    return shown
 
 
 def literal_type(node: Any) -> str | None:

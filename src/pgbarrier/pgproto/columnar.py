@@ -13,7 +13,7 @@ per value. Rules this module keeps:
   the column's Python values (``to_pylist``), in the same batch. That is left for: jsonb
   (its text is re-normalised, :func:`~pgbarrier.pgproto.jsonb.jsonb_text`), arrays
   (quoting per element), numerics of more than 18 digits in binary (``numeric_send`` of
-  an int128), timestamps with time zone in a zone other than UTC (DuckDB's zone rules are
+  an int128; unconstrained numerics' too, each at its own scale), timestamps with time zone in a zone other than UTC (DuckDB's zone rules are
   ICU's, pyarrow's its own tz database: the text must be the row path's for every date),
   and any (type, Arrow type) pair not in the tables below. Inside a columnar column, a
   few values still take the per-value function: float4 values printed in exponent form
@@ -289,20 +289,45 @@ def _uuid_binary(column: Column) -> Encode:
     return encode
 
 
-def _wide_decimal_text(column: Column) -> Encode:
+def _wide_decimal_strings(a: pa.Array, enc: Callable[[Any], bytes]) -> pa.Array:
     """numeric_out of decimals of more than 18 digits: pyarrow's text, which is PostgreSQL's
-    but for the tiny values it prints in exponent form (``1E-7``): those per value."""
+    but for the tiny values it prints in exponent form (``1E-7``): those by ``enc``, per
+    value."""
+    text = a.cast(pa.string())
+    odd = np.asarray(pc.fill_null(pc.match_substring(text, "E"), False))
+    if odd.any():
+        index = np.flatnonzero(odd)
+        pieces = [enc(v).decode("ascii") for v in a.take(pa.array(index)).to_pylist()]
+        text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
+    return text
+
+
+def _wide_decimal_text(column: Column) -> Encode:
     enc = pgt.encoder(column.type_oid, 0, None, column.type_modifier)
+    return lambda a: _strings(_wide_decimal_strings(a, enc))
+
+
+def _natural(fmt: int) -> Encode:
+    """Unconstrained numerics (stored as ``DECIMAL(38,s)``, ``s`` >= 10, see
+    ``backends.duckdb_numeric``): printed without the storage scale's trailing zeros, as
+    ``natural_converter`` prints them on the row path. Text: pyarrow's, its zeros cut by
+    two RE2 replacements (``1.5000000000`` -> ``1.5``, ``10.0000000000`` -> ``10``);
+    binary: per value (``numeric_send`` of each value's own scale)."""
+    enc = pgt.encoder(pgt.NUMERIC, fmt, None, -1)
+    natural = pgt.natural_numeric
+    if fmt == 1:
+        return _per_value_of(lambda v: enc(natural(v)))
 
     def encode(a: pa.Array) -> Wire:
-        text = a.cast(pa.string())
-        odd = np.asarray(pc.fill_null(pc.match_substring(text, "E"), False))
-        if odd.any():
-            index = np.flatnonzero(odd)
-            pieces = [enc(v).decode("ascii") for v in a.take(pa.array(index)).to_pylist()]
-            text = pc.replace_with_mask(text, pa.array(odd), pa.array(pieces, pa.string()))
-        return _strings(text)
+        text = _wide_decimal_strings(a, lambda v: enc(natural(v)))
+        text = pc.replace_substring_regex(text, r"(\.[0-9]*?)0+$", r"\1")
+        return _strings(pc.replace_substring_regex(text, r"\.$", ""))
     return encode
+
+
+def _is_natural(column: Column, t: pa.DataType) -> bool:
+    return column.type_oid == pgt.NUMERIC and column.type_modifier == -1 \
+        and pa.types.is_decimal(t) and t.precision == 38 and t.scale >= 10
 
 
 def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
@@ -396,8 +421,11 @@ def _binary_encoder(oid: int, t: pa.DataType) -> Encode | None:
 
 def _per_value(column: Column, fmt: int) -> Encode:
     """The per-value encoder of :mod:`pgbarrier.pgproto.types` over the column's values."""
-    enc = pgt.encoder(column.type_oid, fmt, None, column.type_modifier)
+    return _per_value_of(pgt.encoder(column.type_oid, fmt, None, column.type_modifier))
 
+
+def _per_value_of(enc: Callable[[Any], bytes]) -> Encode:
+    """``enc`` over each of the column's values (its Python values, ``to_pylist``)."""
     def encode(a: pa.Array) -> Wire:
         values = [None if v is None else enc(v) for v in a.to_pylist()]
         valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
@@ -465,6 +493,8 @@ def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
         return _per_value(column, fmt)
     if fmt == 1 and oid == pgt.UUID and _is_text(t):
         return _uuid_binary(column)
+    if _is_natural(column, t):
+        return _natural(fmt)
     enc = _binary_encoder(oid, t) if fmt == 1 else _text_encoder(oid, t)
     if enc is None and fmt == 0 and oid == pgt.NUMERIC and pa.types.is_decimal(t):
         return _wide_decimal_text(column)

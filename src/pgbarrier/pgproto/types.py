@@ -219,6 +219,25 @@ def float_text(v: float, float4: bool = False) -> str:
     return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
 
 
+_EXACT = decimal.Context(prec=200)
+
+
+def natural_numeric(value: Any) -> Any:
+    """``value`` without trailing fractional zeros (``Decimal('1.5000') -> 1.5``, ``10.00
+    -> 10``, exactly: no digit is rounded): how an unconstrained numeric stored at a fixed
+    scale prints (``backends.duckdb_numeric``)."""
+    if not isinstance(value, decimal.Decimal) or not value.is_finite():
+        return value
+    if value.as_tuple().exponent >= 0:  # type: ignore[operator]
+        return value
+    if not value:
+        return decimal.Decimal(0)
+    shown = value.normalize(_EXACT)
+    if shown.as_tuple().exponent > 0:  # type: ignore[operator]
+        shown = shown.quantize(decimal.Decimal(1), context=_EXACT)
+    return shown
+
+
 def _numeric_text(v: Any) -> str:
     if isinstance(v, decimal.Decimal):
         if v.is_nan():
