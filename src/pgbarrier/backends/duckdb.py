@@ -346,6 +346,9 @@ class DuckDBSession(BackendSession):
         self._cursors: dict[str, Cursor] = {}
         #: (table, search path) -> (schema generation, its column types): _column_types
         self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
+        #: a statement named TEMP/TEMPORARY/pg_temp: the session may have temporary
+        #: relations shadowing the database's, so it reads its own column types only
+        self._temp_named = False
         #: LISTEN / NOTIFY (duckdb_notify): the database's hub, this session's mailbox
         #: (made on first use) and the server's wake-up for it
         self._hub = hub
@@ -684,6 +687,8 @@ class DuckDBSession(BackendSession):
 
     def execute(self, sql: str, params: list[Any] | WireParams | None = None,
                 result_formats: tuple[int, ...] = ()) -> Result:
+        if not self._temp_named and _TEMP.search(sql) is not None:
+            self._temp_named = True  # it may make temporary relations: _column_types
         words = leading_words(sql, 3)
         setting = parse_setting(sql, words[0]) if words else None
         if setting is not None:
@@ -1284,31 +1289,43 @@ class DuckDBSession(BackendSession):
 
     def _column_types(self, table: str) -> tuple[tuple[str, str], ...] | None:
         """``table``'s (column, DuckDB type) in order, for the dialect translation; kept
-        per table and search path while no DDL ran in the database (its generation)."""
+        per table and search path while no DDL ran in the database (its generation), by
+        the session and, for the database's own tables, for every session of the database
+        (a new connection's first statements do not read DuckDB's catalog again: some
+        3 ms a table)."""
         generation = self.catalog.generation
         key = (table.lower(), self.search_path())
         seen = self._column_types_seen.get(key)
         if seen is not None and seen[0] == generation >= 0:
             return seen[1]
-        found = None
-        for name, columns in self._table_columns([table]).items():
-            if name.lower() == table.lower():
-                jsonb = self.catalog.declared_jsonb(self._cursor, table) \
-                    if "JSON" in columns.values() else frozenset()
-                found = tuple((c, "JSONB" if t == "JSON" and c.lower() in jsonb else t)
-                              for c, t in columns.items())
-                break
+        installer = self.catalog.installer
+        shared = installer.origins if installer is not None and generation >= 0 \
+            and not self._temp_named else None
+        found = shared.columns(key, generation) if shared is not None else None
+        if found is None:
+            temporary: set[str] = set()
+            for name, columns in self._table_columns([table], temporary).items():
+                if name.lower() == table.lower():
+                    jsonb = self.catalog.declared_jsonb(self._cursor, table) \
+                        if "JSON" in columns.values() else frozenset()
+                    found = tuple((c, "JSONB" if t == "JSON" and c.lower() in jsonb else t)
+                                  for c, t in columns.items())
+                    if shared is not None and not temporary:
+                        shared.keep_columns(key, generation, found)
+                    break
         if generation >= 0 and found is not None:  # (a failed lookup is not kept)
             if len(self._column_types_seen) >= 256:
                 self._column_types_seen.pop(next(iter(self._column_types_seen)))
             self._column_types_seen[key] = (generation, found)
         return found
 
-    def _table_columns(self, names: list[str]) -> TableColumns:
-        """Ordered column types of the tables and views named ``names`` (``main`` first)."""
+    def _table_columns(self, names: list[str], temporary: set[str] | None = None
+                       ) -> TableColumns:
+        """Ordered column types of the tables and views named ``names`` (``main`` first);
+        the names with a temporary relation among them are added to ``temporary``."""
         try:
             rows = self._cursor.execute(
-                "SELECT table_schema, table_name, column_name, data_type "
+                "SELECT table_schema, table_name, column_name, data_type, table_catalog "
                 "FROM information_schema.columns WHERE lower(table_name) IN "
                 "(SELECT lower(unnest($1::VARCHAR[])))"
                 "ORDER BY table_schema <> 'main', table_schema, table_name, ordinal_position",
@@ -1317,7 +1334,9 @@ class DuckDBSession(BackendSession):
             return {}
         out: TableColumns = {}
         first_schema: dict[str, str] = {}
-        for schema, table, column, typ in rows:
+        for schema, table, column, typ, catalog in rows:
+            if temporary is not None and catalog == "temp":
+                temporary.add(table)
             if first_schema.setdefault(table, schema) != schema:
                 continue
             out.setdefault(table, {})[column] = typ
@@ -1405,6 +1424,8 @@ def _public_schema_command(sql: str) -> Result | None:
 _DESCRIBE = "DESCRIBE "
 #: the functions a lazy relation would run while binding: described with DESCRIBE instead
 _SEQUENCE_FN = re.compile(r"(?i)(?:nextval|setval|currval)\s*\(")
+#: a word that may make a temporary relation (CREATE TEMP..., SELECT INTO TEMP, pg_temp.t)
+_TEMP = re.compile(r"(?i)temp")
 _INTROSPECTION = [Column(name, oid) for name, oid in TYPE_INTROSPECTION_COLUMNS]
 
 

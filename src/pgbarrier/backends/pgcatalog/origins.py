@@ -108,12 +108,15 @@ class ColumnOrigin:
 
 
 class OriginCache:
-    """Per database: origins per (statement text, search path), valid for one generation."""
+    """Per database: origins per (statement text, search path), and the column types of
+    tables per (table, search path) (the dialect translation's, :meth:`columns`), valid
+    for one generation."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, tuple[str, ...]],
                                    tuple[int, tuple[ColumnOrigin, ...] | None]] = OrderedDict()
+        self._columns: OrderedDict[tuple[str, tuple[str, ...]], Any] = OrderedDict()
         self.generation = 0
 
     def bump(self) -> None:
@@ -121,6 +124,23 @@ class OriginCache:
         with self._lock:
             self.generation += 1
             self._entries.clear()
+            self._columns.clear()
+
+    def columns(self, key: tuple[str, tuple[str, ...]], generation: int) -> Any:
+        """A table's column types another session of the database read at ``generation``
+        (None: none kept); only tables of the database itself are kept, never a session's
+        temporary ones (:meth:`keep_columns`)."""
+        with self._lock:
+            return self._columns.get(key) if generation == self.generation else None
+
+    def keep_columns(self, key: tuple[str, tuple[str, ...]], generation: int,
+                     columns: Any) -> None:
+        with self._lock:
+            if generation != self.generation:
+                return
+            self._columns[key] = columns
+            while len(self._columns) > _CACHE_SIZE:
+                self._columns.popitem(last=False)
 
     def get(self, key: tuple[str, tuple[str, ...]]
             ) -> tuple[int, tuple[ColumnOrigin, ...] | None] | None:

@@ -1,0 +1,78 @@
+"""Column types for the dialect translation are read once per database, not per session.
+
+A statement whose translation depends on a table's column types (a bare column's jsonb,
+an array literal bound for an ``int[]`` column) asks the session for them; a new
+connection's first such statement used to read DuckDB's catalog (some 3 ms a table), every
+connection again. The database's own tables' types are now kept for every session of the
+database while no DDL runs; a session that may have temporary relations (it named TEMP,
+TEMPORARY or pg_temp) reads its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pgbarrier.backends.duckdb import DuckDBBackend
+
+
+@pytest.fixture
+def backend():
+    b = DuckDBBackend(":memory:")
+    b.ensure_database("dev")
+    yield b
+    b.close()
+
+
+def _reads(session, monkeypatch) -> list[list[str]]:
+    """The catalog reads ``session`` makes from here on (their table names)."""
+    calls: list[list[str]] = []
+    read = session._table_columns
+
+    def counted(names, temporary=None):
+        calls.append(list(names))
+        return read(names, temporary)
+    monkeypatch.setattr(session, "_table_columns", counted)
+    return calls
+
+
+def test_a_second_connection_does_not_read_the_catalog_again(backend, monkeypatch):
+    a = backend.connect("dev", "root")
+    a.execute("CREATE TABLE t (id int, doc jsonb, tags int[])")
+    a.execute("""INSERT INTO t VALUES (1, '{"k": 1}', '{1,2}')""")
+    sql = "SELECT doc, tags || 3 FROM t"
+    first = a.execute(sql)
+    expected = (first.columns, list(first.rows()))
+    b = backend.connect("dev", "root")
+    reads = _reads(b, monkeypatch)
+    again = b.execute(sql)
+    assert (again.columns, list(again.rows())) == expected
+    assert reads == []
+    assert [c.type_oid for c in again.columns][0] == 3802  # jsonb, from the kept types
+    a.close()
+    b.close()
+
+
+def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
+    a = backend.connect("dev", "root")
+    a.execute("CREATE TABLE t (id int, tags int[])")
+    a.execute("SELECT tags || 3 FROM t")
+    a.execute("ALTER TABLE t ADD COLUMN more int[]")
+    b = backend.connect("dev", "root")
+    reads = _reads(b, monkeypatch)
+    b.execute("SELECT more || 3 FROM t")
+    assert reads == [["t"]], "the kept types were from before the DDL"
+    a.close()
+    b.close()
+
+
+def test_a_session_with_temporary_relations_reads_its_own(backend, monkeypatch):
+    a = backend.connect("dev", "root")
+    a.execute("CREATE TABLE t (id int, tags int[])")
+    a.execute("SELECT tags || 3 FROM t")
+    b = backend.connect("dev", "root")
+    b.execute("CREATE TEMP TABLE u (x text)")
+    reads = _reads(b, monkeypatch)
+    b.execute("SELECT tags || 3 FROM t")
+    assert reads == [["t"]]
+    a.close()
+    b.close()
