@@ -85,7 +85,7 @@ def test_a_prepared_statement_batch_is_taken_whole(q):
     assert [e[0] for e in relay.expect] == list(b"BDE")
     assert relay.portals == {b"": "SELECT $1::int"}
     up = relay.up
-    assert up.state.dirty and up.busy and up.state.in_batch and up.done == 0 and up.failed_at is None
+    assert up.state.dirty and up.state.busy and up.state.in_batch and up.state.done == 0 and up.state.failed_at is None
 
 
 def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
@@ -111,7 +111,7 @@ def test_other_reads_are_declined_and_change_nothing(q, data):
     before = state(relay)
     assert q.batch(relay, data, LIMIT) == -1
     assert state(relay) == before
-    assert not relay.up.busy
+    assert not relay.up.state.busy
 
 
 def test_a_message_longer_than_the_limit_is_declined_for_the_framer_to_refuse(q):
@@ -127,7 +127,7 @@ def test_the_first_message_the_steps_must_take_ends_the_batch_there(q):
     assert q.batch(relay, data, LIMIT) == len(head)
     assert b"".join(relay.wbuf) == head  # queued for the steps' Sync
     assert [e[0] for e in relay.expect] == list(b"PB")
-    assert relay.up.state.in_batch and not relay.up.busy
+    assert relay.up.state.in_batch and not relay.up.state.busy
 
 
 def test_a_relay_mid_batch_or_skipping_declines(q):

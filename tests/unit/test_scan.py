@@ -107,6 +107,6 @@ def test_upstream_scan_records_errors_and_parameters_and_moves_on():
     up.received(PARSE_OK + frame(b"S", cstr("DateStyle") + cstr("ISO, DMY")) + error("23505")
                 + READY_E)
     assert up.scan() == 0  # READY
-    assert up.failed_at == 1 and up.failed_sqlstate == "23505"
+    assert up.state.failed_at == 1 and up.state.failed_sqlstate == "23505"
     assert up.params["DateStyle"] == "ISO, DMY" and up.state.status == ord("E")
     assert up.pos == len(up.buf)

@@ -256,19 +256,9 @@ class Upstream:
         self.params: dict[str, str] = dict(params)
         #: ParameterStatus (name, value) relayed to the client since the session last looked
         self.param_events: list[tuple[str, str]] = []
-        #: extended-protocol messages completed / failed since the counter was reset
-        self.done = 0
-        self.failed_at: int | None = None
-        #: the SQLSTATE of the error at ``failed_at``, and CommandCompletes seen since the
-        #: counter was reset (metrics)
-        self.failed_sqlstate = ""
-        self.commands = 0
-        #: True while this session waits for the upstream (what ``interrupt`` cancels)
-        self.busy = False
-        self.generation = 0
         #: the client's batch and the upstream's protocol (batch open, messages sent since
-        #: ReadyForQuery, skipping to Sync, transaction status): read here, written only by
-        #: its transitions
+        #: ReadyForQuery, skipping to Sync, transaction status, the replies counted, the
+        #: session waiting): read here, written only by its transitions
         self.state = RelayState()
         self.lost: UpstreamLost | None = None
         #: True while a worker thread owns the socket (the full path): reads and writes
@@ -405,16 +395,15 @@ class Upstream:
         -1 when the held bytes end first."""
         buf = self.buf
         pos = self.pos
+        state = self.state
         while True:
-            stop, start, pos, self.done, commands = _replies(buf, pos, drain, self.done)
-            if commands:
-                self.commands += commands
+            stop, start, pos, done, commands = _replies(buf, pos, drain, state.done)
+            state.counted(done, commands)
             if stop == READY:
-                self.state.ready(buf[pos - 1])
+                state.ready(buf[pos - 1])
             elif stop == _ERROR:
-                if self.failed_at is None:
-                    self.failed_at = self.done
-                    self.failed_sqlstate = _sqlstate(buf, start + 5, pos)
+                if state.failed_at is None:
+                    state.errored(_sqlstate(buf, start + 5, pos))
                 if not drain:
                     continue
                 stop = DRAINED
@@ -426,17 +415,16 @@ class Upstream:
 
     def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:
         """Pass upstream replies into ``out`` (whole messages, as bytes) until ReadyForQuery
-        (``drain == 0``), or until ``self.done`` reaches ``drain`` or an error arrives.
+        (``drain == 0``), or until ``self.state.done`` reaches ``drain`` or an error arrives.
 
         A generator for the event loop: it yields NEED_BYTES when it has to wait for the
         socket, and a :class:`Spill` when ``out`` holds more than ``SPILL_BYTES`` mid-reply.
         Returns READY, DRAINED or COPY_IN (a CopyInResponse was passed on: the client sends
-        the data next). ``self.state.status``, ``self.done``, ``self.failed_at`` and
+        the data next). ``self.state`` (its status, ``done``, ``failed_at``) and
         ``self.param_events`` say what happened.
         """
         held = 0
-        self.busy = True
-        self.generation += 1
+        self.state.waiting()
         try:
             while True:
                 start = self.pos
@@ -464,7 +452,7 @@ class Upstream:
                 if self.lost is not None:
                     raise self.lost
         finally:
-            self.busy = False
+            self.state.waited()
 
 
 # --------------------------------------------------------------------------- full path
@@ -502,8 +490,7 @@ class RelaySession(UpstreamSession):
         replies: list[tuple[int, bytes]] = []
         done = 0
         copy = False
-        up.busy = True
-        up.generation += 1
+        state.waiting()
         try:
             while True:
                 t, payload = up.read()
@@ -533,7 +520,7 @@ class RelaySession(UpstreamSession):
                     state.failed()
                     break
         finally:
-            up.busy = False
+            state.waited()
         if copy:
             raise FeatureNotSupported(_COPY_REFUSED)
         return replies
@@ -642,10 +629,10 @@ class RelaySession(UpstreamSession):
             log.warning("upstream cancel request failed: %s", exc)
 
     def interrupt(self) -> None:
-        up = self.upstream
-        if not up.busy:
+        state = self.upstream.state
+        if not state.busy:
             return
-        generation = up.generation
+        generation = state.generation
         self._send_cancel()
         with self._cancel_lock:
             if self._resending == generation:
@@ -656,11 +643,11 @@ class RelaySession(UpstreamSession):
 
     def _resend_cancel(self, generation: int) -> None:
         """Re-send the cancel with back-off until the exchange it was meant for has ended."""
-        up = self.upstream
+        state = self.upstream.state
         delay = _CANCEL_FIRST_RETRY_S
         ended = threading.Event()
         while not ended.wait(delay):
-            if not up.busy or up.generation != generation:
+            if not state.busy or state.generation != generation:
                 return
             self._send_cancel()
             delay = min(delay * 2, _CANCEL_MAX_RETRY_S)

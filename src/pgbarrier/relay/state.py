@@ -19,6 +19,13 @@ Rules this module keeps:
 * ``status``: the transaction status of the upstream's last ReadyForQuery (PostgreSQL's
   ``I``, ``T`` or ``E``); a ReadyForQuery (:meth:`ready`) also ends ``dirty`` and
   ``skipping``.
+* The replies of one exchange (the messages sent since :meth:`exchange`): ``done``
+  extended-protocol messages completed, ``commands`` CommandCompletes (metrics; taken
+  with :meth:`take_commands`), ``failed_at`` the index of the first that failed (None:
+  none) and its ``failed_sqlstate`` (:meth:`counted`, :meth:`errored`).
+* ``busy`` while the session waits for the upstream's replies (what a cancel
+  interrupts), ``generation`` counting those waits: a cancel re-sent later is for the
+  wait it was meant for only (:meth:`waiting`, :meth:`waited`).
 """
 
 from __future__ import annotations
@@ -30,13 +37,20 @@ _IDLE = 73
 class RelayState:
     """Where the client's batch and the upstream's protocol stand (module rules)."""
 
-    __slots__ = ("in_batch", "dirty", "skipping", "status")
+    __slots__ = ("in_batch", "dirty", "skipping", "status", "done", "commands", "failed_at",
+                 "failed_sqlstate", "busy", "generation")
 
     def __init__(self) -> None:
         self.in_batch = False
         self.dirty = False
         self.skipping = False
         self.status = _IDLE
+        self.done = 0
+        self.commands = 0
+        self.failed_at: int | None = None
+        self.failed_sqlstate = ""
+        self.busy = False
+        self.generation = 0
 
     def batch_opened(self) -> None:
         """A client extended-protocol message was taken: the batch lasts until its Sync."""
@@ -66,3 +80,38 @@ class RelayState:
         self.status = status
         self.dirty = False
         self.skipping = False
+
+    def exchange(self) -> None:
+        """Messages went upstream whose replies are counted from here: none completed yet,
+        none failed."""
+        self.done = 0
+        self.commands = 0
+        self.failed_at = None
+
+    def counted(self, done: int, commands: int) -> None:
+        """The replies read so far: ``done`` messages of the exchange completed in all,
+        ``commands`` more CommandCompletes."""
+        self.done = done
+        self.commands += commands
+
+    def errored(self, sqlstate: str) -> None:
+        """An ErrorResponse after ``done`` completed messages: the first one is kept."""
+        if self.failed_at is None:
+            self.failed_at = self.done
+            self.failed_sqlstate = sqlstate
+
+    def take_commands(self) -> int:
+        """The CommandCompletes counted since the last take (a later pump of the same
+        batch counts only its own)."""
+        ok = self.commands
+        self.commands = 0
+        return ok
+
+    def waiting(self) -> None:
+        """The session waits for the upstream's replies (a cancel may interrupt it)."""
+        self.busy = True
+        self.generation += 1
+
+    def waited(self) -> None:
+        """The wait ended (replies read, or it failed)."""
+        self.busy = False

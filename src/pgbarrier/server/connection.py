@@ -1016,7 +1016,7 @@ class Connection(asyncio.Protocol):
                 if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
                     self._arm_idle_timer(self.session)
         except BaseException as err:  # noqa: BLE001 - run() sorts it out
-            up.busy = False
+            up.state.waited()
             self._end(err)
 
     def _fast_writable(self) -> None:

@@ -186,17 +186,17 @@ class SessionRelay:
     def fast_ready(self, query: bool) -> None:
         """The fast path's batch got its ReadyForQuery (``query``: it was a simple Query)."""
         up = self.up
-        up.busy = False
+        up.state.waited()
         if query:
             stats = self.session.stats
             if stats is not None:
-                self._count(stats, up.commands)
+                self._count(stats, up.state.commands)
         self._after_ready()
         up.state.batch_closed()
 
     def fast_copy(self) -> None:
         """The fast path's batch got CopyInResponse: the client's COPY data comes next."""
-        self.up.busy = False
+        self.up.state.waited()
         self._enter_copy(0)
         self.up.state.batch_closed()
 
@@ -252,8 +252,7 @@ class SessionRelay:
         if self.wbuf or self.expect or up.state.dirty:
             self.wbuf.append(frame)
             self._send()
-            up.done = up.commands = 0
-            up.failed_at = None
+            up.state.exchange()
             if (yield from up.pump(s.out.chunks)) == COPY_IN:
                 self._enter_copy(0)
                 return True
@@ -274,8 +273,7 @@ class SessionRelay:
         up = self.up
         self.wbuf.append(_FLUSH)
         self._send()
-        up.done = up.commands = 0
-        up.failed_at = None
+        up.state.exchange()
         if (yield from up.pump(self.session.out.chunks, len(self.expect))) == COPY_IN:
             self._enter_copy(len(self.expect))
             return
@@ -284,7 +282,7 @@ class SessionRelay:
     def _settle(self) -> None:
         """Account for the replies of ``expect`` read by the last pump (no ReadyForQuery)."""
         s = self.session
-        failed_at = self.up.failed_at
+        failed_at = self.up.state.failed_at
         stats = s.stats
         if stats is not None:
             self._count_batch(stats)
@@ -312,9 +310,10 @@ class SessionRelay:
         stats = s.stats
         if stats is not None and self.expect:
             self._count_batch(stats)
-        if up.failed_at is not None:
+        failed_at = up.state.failed_at
+        if failed_at is not None:
             for i, (code, name, _sql) in enumerate(self.expect):
-                if i >= up.failed_at:
+                if i >= failed_at:
                     self._forget(code, name)
         self.expect.clear()  # the pump's ReadyForQuery ended skipping (RelayState.ready)
         s.relay_ready(_TX.get(up.state.status, s.tx))
@@ -345,13 +344,12 @@ class SessionRelay:
         self.session.relay_sent()
         stats = self.session.stats
         up.send(frame)
-        up.commands = 0
-        up.failed_at = None
+        up.state.exchange()
         if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
         if stats is not None:
-            self._count(stats, up.commands)
+            self._count(stats, up.state.commands)
         self._after_ready()
         return True
 
@@ -359,12 +357,12 @@ class SessionRelay:
         """Metrics: ``ok`` relayed statements succeeded, then one failed if the upstream
         said so. A relayed Query or batch is one duration observation, from when the
         connection read it (``Session.received_at``) to its last reply."""
-        up = self.up
+        state = self.up.state
         seconds = monotonic() - self.session.received_at
-        if up.failed_at is not None:
+        if state.failed_at is not None:
             if ok:
                 stats.ok_many(RELAYED, ok, seconds)
-            stats.failed(RELAYED, up.failed_sqlstate, seconds)
+            stats.failed(RELAYED, state.failed_sqlstate, seconds)
         else:
             stats.ok_many(RELAYED, max(ok, 1), seconds)
 
@@ -373,10 +371,9 @@ class SessionRelay:
         completed (the upstream's CommandComplete, counted by the pump) is one, and a
         failure (of any message of the batch) one failed statement. The success path is
         one frame and one ``ok_many``: it runs once per relayed batch."""
-        up = self.up
-        ok = up.commands
-        up.commands = 0  # a later pump of the same batch counts only its own
-        if up.failed_at is None:
+        state = self.up.state
+        ok = state.take_commands()  # a later pump of the same batch counts only its own
+        if state.failed_at is None:
             if ok:
                 stats.ok_many(RELAYED, ok, monotonic() - self.session.received_at)
             return
@@ -390,7 +387,7 @@ class SessionRelay:
         up = self.up
         self.session.relay_sent()
         up.send(frame)
-        up.failed_at = None
+        up.state.exchange()
         yield from up.pump(self.session.out.chunks)
         self._after_ready()
         return True
@@ -403,8 +400,7 @@ class SessionRelay:
             self.wbuf.append(_SYNC)
             self._send()
             out = self.session.out.chunks
-            up.done = up.commands = 0
-            up.failed_at = None
+            up.state.exchange()
             yield from up.pump(out)
             last = out[-1]
             out[-1] = last[:-6]  # ReadyForQuery is the last 6 bytes

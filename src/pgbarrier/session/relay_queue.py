@@ -154,11 +154,8 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
             pos = end
         # the caller writes ``data`` itself: those messages and the Sync, as they came
         state.batch_sent()
-        up.done = 0
-    up.commands = 0
-    up.failed_at = None
-    up.busy = True
-    up.generation += 1
+    state.exchange()
+    state.waiting()
     return n
 
 
