@@ -191,10 +191,10 @@ class RowStream:
 
 
 #: a batched result's batches are written out as soon as they are framed (not once
-#: SPILL_BYTES have gathered) until this many rows are sent, while the backend's batches
-#: ramp up (``duckdb_batches``): the client's first rows wait for one small batch, and the
-#: next batch is framed while the client reads the one before
-EARLY_ROWS = 16384
+#: SPILL_BYTES have gathered) until this many rows are sent: the backend's first batch
+#: comes in two parts (``duckdb_batches``), and the client's first rows wait for the
+#: small first one only, which it reads while the rest is framed
+EARLY_ROWS = 8192
 #: ...unless the batch has fewer rows than a DuckDB vector: likely the result's last (a
 #: short result then goes out in one write)
 EARLY_BATCH_ROWS = 2048

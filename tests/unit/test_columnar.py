@@ -393,15 +393,15 @@ def test_a_plan_that_converts_values_keeps_the_row_path():
         backend.close()
 
 
-def test_the_first_batch_comes_alone_and_the_later_ones_joined():
-    """The client's first row waits for one DuckDB vector only; the next batches double up
-    to BATCH_ROWS (fewer, larger frames), every row once and in order."""
+def test_the_first_rows_come_alone_then_whole_batches():
+    """The client's first row waits for the framing of FIRST_ROWS rows only; the rest of
+    DuckDB's first batch follows, then whole batches: every row once and in order."""
     from pgbarrier.backends import duckdb_batches as db
 
     db.load()
     con = duckdb.connect()
     reading = db.BatchReading()
-    total = 4 * db.BATCH_ROWS + 3 * db.READ_ROWS + 17
+    total = 3 * db.BATCH_ROWS + 17
     opened = reading.open(con, f"SELECT i FROM range({total}) r(i)", None)
     assert reading.servable(opened)
     sizes, values = [], []
@@ -409,6 +409,6 @@ def test_the_first_batch_comes_alone_and_the_later_ones_joined():
         sizes.append(batch.num_rows)
         values.extend(batch.column(0).to_pylist())
     assert values == list(range(total))
-    assert sizes[:3] == [db.READ_ROWS, 2 * db.READ_ROWS, 4 * db.READ_ROWS]
-    assert all(s == db.BATCH_ROWS for s in sizes[3:-1]), sizes
+    assert sizes[:2] == [db.FIRST_ROWS, db.BATCH_ROWS - db.FIRST_ROWS]
+    assert sum(sizes) == total and all(s <= db.BATCH_ROWS for s in sizes), sizes
     assert reading.read() is None

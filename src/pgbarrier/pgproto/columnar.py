@@ -76,11 +76,6 @@ def servable(schema: pa.Schema) -> bool:
     return all(_servable_type(f.type) for f in schema)
 
 
-def joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
-    """Record batches of one schema as one (their buffers copied once)."""
-    return pa.concat_batches(batches)
-
-
 def to_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
     """The batch as rows of Python values (for consumers of rows: cursors, COPY CSV...)."""
     return list(zip(*[c.to_pylist() for c in batch.columns]))
