@@ -4,8 +4,8 @@ A statement whose translation depends on a table's column types (a bare column's
 an array literal bound for an ``int[]`` column) asks the session for them; a new
 connection's first such statement used to read DuckDB's catalog (some 3 ms a table), every
 connection again. The database's own tables' types are now kept for every session of the
-database while no DDL runs; a session that may have temporary relations (it named TEMP,
-TEMPORARY or pg_temp) reads its own.
+database while no DDL runs; a session that has temporary relations (asked once per schema
+generation) reads its own.
 """
 
 from __future__ import annotations
@@ -52,10 +52,17 @@ def test_a_second_connection_does_not_read_the_catalog_again(backend, monkeypatc
     b.close()
 
 
-def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
+def _kept(backend):
+    """Session ``a`` made table ``t`` (an ``int[]`` column) and ran a statement whose
+    translation needs its types, so they are kept for the database."""
     a = backend.connect("dev", "root")
     a.execute("CREATE TABLE t (id int, tags int[])")
     a.execute("SELECT tags || 3 FROM t")
+    return a
+
+
+def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
+    a = _kept(backend)
     a.execute("ALTER TABLE t ADD COLUMN more int[]")
     b = backend.connect("dev", "root")
     reads = _reads(b, monkeypatch)
@@ -66,11 +73,9 @@ def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
 
 
 def test_a_session_with_temporary_relations_reads_its_own(backend, monkeypatch):
-    a = backend.connect("dev", "root")
-    a.execute("CREATE TABLE t (id int, tags int[])")
-    a.execute("SELECT tags || 3 FROM t")
     b = backend.connect("dev", "root")
     b.execute("CREATE TEMP TABLE u (x text)")
+    a = _kept(backend)  # kept after b's DDL: at the generation b reads at
     reads = _reads(b, monkeypatch)
     b.execute("SELECT tags || 3 FROM t")
     assert reads == [["t"]]

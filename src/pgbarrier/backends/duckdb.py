@@ -346,9 +346,9 @@ class DuckDBSession(BackendSession):
         self._cursors: dict[str, Cursor] = {}
         #: (table, search path) -> (schema generation, its column types): _column_types
         self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
-        #: a statement named TEMP/TEMPORARY/pg_temp: the session may have temporary
-        #: relations shadowing the database's, so it reads its own column types only
-        self._temp_named = False
+        #: (schema generation, whether the session has temporary relations): one that has
+        #: reads its own column types only (_column_types)
+        self._temps_seen: tuple[int, bool] | None = None
         #: LISTEN / NOTIFY (duckdb_notify): the database's hub, this session's mailbox
         #: (made on first use) and the server's wake-up for it
         self._hub = hub
@@ -687,8 +687,6 @@ class DuckDBSession(BackendSession):
 
     def execute(self, sql: str, params: list[Any] | WireParams | None = None,
                 result_formats: tuple[int, ...] = ()) -> Result:
-        if not self._temp_named and _TEMP.search(sql) is not None:
-            self._temp_named = True  # it may make temporary relations: _column_types
         words = leading_words(sql, 3)
         setting = parse_setting(sql, words[0]) if words else None
         if setting is not None:
@@ -765,7 +763,7 @@ class DuckDBSession(BackendSession):
         if self._signals is not None and self._signals.kept:
             self._signals.forget(self.process_id)  # a statement before left some
         try:
-            if rows and (plan is None or plan.sql is None and not plan.hidden) \
+            if rows and (plan is None or plan.retypes_only) \
                     and self._batching.wanted(cur, words, sql, client_sql) \
                     and (self._signals is None or "PGB_SIGNAL" not in sql) \
                     and self.client.styles() is None and self.client.encoding.codec is None:
@@ -1299,9 +1297,10 @@ class DuckDBSession(BackendSession):
         if seen is not None and seen[0] == generation >= 0:
             return seen[1]
         installer = self.catalog.installer
-        shared = installer.origins if installer is not None and generation >= 0 \
-            and not self._temp_named else None
+        shared = installer.origins if installer is not None and generation >= 0 else None
         found = shared.columns(key, generation) if shared is not None else None
+        if found is not None and self._has_temp_relations(generation):
+            found = None  # a temporary relation may shadow the database's: its own reading
         if found is None:
             temporary: set[str] = set()
             for name, columns in self._table_columns([table], temporary).items():
@@ -1342,17 +1341,32 @@ class DuckDBSession(BackendSession):
             out.setdefault(table, {})[column] = typ
         return out
 
+    def _temp_relations(self) -> list[tuple[str, str]]:
+        """This session's temporary relations: (``TABLE`` or ``VIEW``, name)."""
+        return self._cursor.execute(
+            "SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary UNION ALL "
+            "SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal"
+        ).fetchall()
+
+    def _has_temp_relations(self, generation: int) -> bool:
+        """Whether the session has temporary relations, asked once per schema generation
+        (making or dropping one is DDL: it moves the generation)."""
+        seen = self._temps_seen
+        if seen is None or seen[0] != generation:
+            try:
+                has = bool(self._temp_relations())
+            except duckdb.Error:
+                has = True  # unknown: the session reads its own
+            seen = self._temps_seen = (generation, has)
+        return seen[1]
+
     def _drop_temp_relations(self) -> None:
         """DISCARD ALL/TEMP: drop this session's temporary tables and views."""
         if self._raw_cursor is None:
             return  # not open yet: it has none
         cur = self._cursor
         try:
-            rows = cur.execute(
-                "SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary UNION ALL "
-                "SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal"
-            ).fetchall()
-            for kind, name in rows:
+            for kind, name in self._temp_relations():
                 cur.execute(f"DROP {kind} IF EXISTS temp.main.{quote_ident(name)}")
         except duckdb.Error as exc:
             raise to_pg_error(exc) from None
@@ -1424,8 +1438,6 @@ def _public_schema_command(sql: str) -> Result | None:
 _DESCRIBE = "DESCRIBE "
 #: the functions a lazy relation would run while binding: described with DESCRIBE instead
 _SEQUENCE_FN = re.compile(r"(?i)(?:nextval|setval|currval)\s*\(")
-#: a word that may make a temporary relation (CREATE TEMP..., SELECT INTO TEMP, pg_temp.t)
-_TEMP = re.compile(r"(?i)temp")
 _INTROSPECTION = [Column(name, oid) for name, oid in TYPE_INTROSPECTION_COLUMNS]
 
 

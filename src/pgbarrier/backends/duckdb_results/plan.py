@@ -127,13 +127,19 @@ class ResultPlan:
             return columns
         return [_typed(c, o) for c, o in zip(columns, self.outputs)]
 
+    @property
+    def retypes_only(self) -> bool:
+        """The text runs as the client wrote it and no input is appended: the plan may
+        change no more than its columns' types (:meth:`value_free` says, once run)."""
+        return self.sql is None and not self.hidden
+
     def value_free(self, duck: list[Column], duck_types: Sequence[str]) -> bool:
         """Whether presenting DuckDB's result (columns ``duck``, DuckDB type names
         ``duck_types``) under this plan changes its columns' types only: no value is
         converted, computed or dropped, and the text ran unedited. Such a result can take
         the columnar path with :meth:`columns`' types (``SELECT * FROM t``: its plan names
         ``varchar(n)`` and ``numeric(p,s)`` where DuckDB's values already are those)."""
-        if self.hidden or self.sql is not None or len(duck) != len(self.outputs) \
+        if not self.retypes_only or len(duck) != len(self.outputs) \
                 or len(duck_types) != len(duck):
             return False
         for col, name, out in zip(duck, duck_types, self.outputs):
