@@ -210,6 +210,57 @@ def test_same_bytes_as_the_per_value_encoders(duck_type, frame_module):
             assert got == _binary_frames(rows, columns), duck_type
 
 
+def _interval() -> tuple[int, int, int]:
+    """Months, days and microseconds of a random interval, the extremes included."""
+    if rng.random() < 0.25:
+        return (rng.choice([0, 1, -1, 12, -12, 13, -13, 2 ** 31 - 1, -2 ** 31]),
+                rng.choice([0, 1, -1, 29, 2 ** 31 - 1, -2 ** 31]),
+                rng.choice([0, 1, -1, 2 ** 63 - 1, -2 ** 63 + 1, 86_400_000_000, 500_000,
+                            -500_000, 360_000_000_000, 9_223_372_036_854_775]))
+    return (rng.randint(-30, 30) * rng.randint(0, 1), rng.randint(-40, 40) * rng.randint(0, 1),
+            rng.randint(-10 ** 12, 10 ** 12) * rng.choice([0, 1, 1]))
+
+
+def test_intervals_same_bytes_as_the_per_value_encoders(frame_module):
+    """Interval columns reach the columnar writers as their three fields
+    (``duckdb_intervals.parts_query``), exact where DuckDB's Arrow interval (nanoseconds in
+    an int64) wraps; the bytes are the per-value encoders' of the same intervals, which
+    are also what the row path reads (``months_query``)."""
+    from pgbarrier.backends.duckdb_intervals import months_query, parts_query
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (v INTERVAL, w INTEGER)")
+    values = [None if rng.random() < 0.1 else _interval() for _ in range(ROWS)]
+    con.executemany("INSERT INTO t VALUES (to_months(?) + to_days(?) + to_microseconds(?), ?)",
+                    [(*(v or (None, None, None)), i) for i, v in enumerate(values)])
+    query = "SELECT v, w, v AS again FROM t ORDER BY w"
+    expected = [(None if v is None else pgt.Interval(*v), i, None if v is None else pgt.Interval(*v))
+                for i, v in enumerate(values)]
+    # the row path's values: DuckDB's text of each interval, read back
+    row_path = [tuple(pgt.parse_interval(x) if isinstance(x, str) else x for x in row)
+                for row in con.execute(months_query(query, 3, (0, 2))).fetchall()]
+    assert row_path == expected
+    batches = list(con._submit(parts_query(query, 3, (0, 2)), None, "stream", 100).arrow_reader())
+    assert columnar.servable(batches[0].schema)
+    assert columnar.to_rows(batches[0]) == expected[:100]
+    columns = [Column("v", pgt.INTERVAL), Column("w", pgt.INT4), Column("again", pgt.INTERVAL)]
+    for fmt in (0, 1):
+        encoder = columnar.column_encoder(columns[0], batches[0].schema[0].type, fmt)
+        assert not encoder.__qualname__.startswith("_per_value"), encoder.__qualname__
+    for formats in ([0, 0, 0], [1, 1, 1], [0, 1, 1]):
+        framer = columnar.DataRows(columns, formats)
+        got = b"".join(framer.frame(b) for b in batches)
+        assert got == _frames(expected, columns, formats), formats
+        sliced = framer.frame(batches[0].slice(0, 7)) + framer.frame(batches[0].slice(7))
+        assert sliced == _frames(expected[:100], columns, formats)
+    copier = columnar.CopyTextRows(columns, "\t", "\\N")
+    assert b"".join(copier.frame(b) for b in batches) == _copy_frames(expected, columns)
+    csv = columnar.CopyCsvRows(columns, ",", "", '"', '"', set())
+    assert b"".join(csv.frame(b) for b in batches) == _csv_frames(expected, columns)
+    binary = columnar.CopyBinaryRows(columns)
+    assert b"".join(binary.frame(b) for b in batches) == _binary_frames(expected, columns)
+
+
 def test_sliced_batches_frame_their_own_rows(frame_module):
     con = duckdb.connect()
     _table(con, "VARCHAR", "UTC")
@@ -224,7 +275,7 @@ def test_sliced_batches_frame_their_own_rows(frame_module):
 
 
 @pytest.mark.parametrize("duck_type, served", [
-    ("BIT", False), ("INTERVAL", False), ("STRUCT(a INTEGER)", False), ("TIME WITH TIME ZONE", False),
+    ("BIT", False), ("INTERVAL", True), ("INTERVAL[]", False), ("STRUCT(a INTEGER)", False), ("TIME WITH TIME ZONE", False),
     ("TIMESTAMP_NS", False), ("MAP(VARCHAR, INTEGER)", False), ("UHUGEINT", False),
     ("INTEGER[][]", True), ("DECIMAL(38,10)", True), ("ENUM('a', 'b')", True), ('"NULL"', True)])
 def test_only_types_whose_arrow_values_are_duckdbs_own_take_the_path(duck_type, served):
@@ -412,3 +463,41 @@ def test_the_first_rows_come_alone_then_whole_batches():
     assert sizes[:2] == [db.FIRST_ROWS, db.BATCH_ROWS - db.FIRST_ROWS]
     assert sum(sizes) == total and all(s <= db.BATCH_ROWS for s in sizes), sizes
     assert reading.read() is None
+
+
+def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monkeypatch):
+    """A result with interval columns is opened again with each as its three fields: the
+    columnar path, with the row path's columns and values (months kept, the largest
+    intervals exact), parameters and all."""
+    import threading
+
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.backends.duckdb import DuckDBBackend
+    from pgbarrier.result import BatchStream
+
+    duckdb_batches.load()
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    s = backend.connect("dev", "root")
+    try:
+        s.execute("CREATE TABLE t (a integer, i interval)")
+        s.execute("INSERT INTO t SELECT g, g * INTERVAL '1 minute 1.5 seconds' - INTERVAL "
+                  "'1 month' FROM generate_series(1, 1000) AS x(g)")
+        s.execute("INSERT INTO t VALUES (1001, NULL), (1002, INTERVAL '2562047788 hours "
+                  "54.775807 seconds'), (1003, INTERVAL '-178956970 years -8 months')")
+        for sql, params in (("SELECT * FROM t ORDER BY a", None),
+                            ("SELECT i, a, i AS j FROM t WHERE a > $1 ORDER BY a", [3]),
+                            ("SELECT i FROM t ORDER BY a", None)):
+            batched = s.execute(sql, params)
+            assert isinstance(batched.row_source, BatchStream), sql
+            columns, values = batched.columns, list(batched.rows())
+            monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+            plain = s.execute(sql, params)
+            monkeypatch.undo()
+            assert not isinstance(plain.row_source, BatchStream)
+            assert columns == plain.columns
+            assert values == list(plain.rows()), sql
+            assert pgt.Interval(0, 0, 2 ** 63 - 1) in [v for row in values for v in row]
+    finally:
+        s.close()
+        backend.close()

@@ -161,7 +161,8 @@ from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, result_ty
 from pgbarrier.backends.duckdb_dialect import translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
-from pgbarrier.backends.duckdb_intervals import interval_indexes, months_query, months_rows
+from pgbarrier.backends.duckdb_intervals import (interval_indexes, months_query, months_rows,
+                                                  parts_query)
 from pgbarrier.backends import duckdb_explain
 from pgbarrier.backends.duckdb_signals import Signals
 from pgbarrier.backends.pgcatalog.rewrite import activity_table
@@ -507,7 +508,18 @@ class DuckDBSession(BackendSession):
                 return None
             columns = plan.columns(columns)
         # unconstrained numerics (duckdb_numeric) are the columnar writers' too
-        if interval_indexes(description) or not batching.servable(opened):
+        intervals = interval_indexes(description)
+        if intervals:  # again, each interval as its three fields (duckdb_intervals)
+            if not batching.servable(opened, arrow=False):
+                batching.release()
+                return None
+            self._fetching = True
+            try:
+                opened = batching.open(cur, parts_query(sql, len(description), intervals),
+                                       values)
+            finally:
+                self._fetching = False
+        if not batching.servable(opened, names=not intervals):
             batching.release()
             return None
 

@@ -17,10 +17,14 @@ them out a column at a time. Rules this module keeps:
   batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
   columnar run counts as the text's first, so its second run prepares it). A text
   the row path finds long (a full fetch) is forgotten again.
-* Columns of a DuckDB type outside :data:`_SERVABLE` (intervals, ``BIT``, structs, maps,
-  unions, time with time zone, ``TIMESTAMP_NS``...), or whose Arrow type
+* Columns of a DuckDB type outside :data:`_SERVABLE` (``BIT``, structs, maps, unions,
+  time with time zone, ``TIMESTAMP_NS``, lists of intervals...), or whose Arrow type
   :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row
-  path: their Arrow values are not DuckDB's Python values. Unconstrained numerics
+  path: their Arrow values are not DuckDB's Python values. A result with interval columns
+  is closed unread and opened again as its
+  :func:`~pgbarrier.backends.duckdb_intervals.parts_query` (each interval as its three
+  fields): the statements that come here have no side effects, as for the row path's
+  ``months_query``. Unconstrained numerics
   (``duckdb_numeric``) take the columnar path, which prints them without the storage
   scale's zeros as the row path does.
 * The first :data:`FIRST_ROWS` rows of DuckDB's first batch are handed on alone and
@@ -137,6 +141,8 @@ _SERVABLE = frozenset({
 
 
 def _servable_type(name: str) -> bool:
+    if name == "INTERVAL":  # as its three fields (duckdb_intervals.parts_query); not in lists
+        return True
     while name.endswith("[]"):
         name = name[:-2]
     return name in _SERVABLE or (name.startswith("DECIMAL(") and name.endswith(")")) \
@@ -173,11 +179,16 @@ class BatchReading:
         self._first, self._rest = True, None
         return self._result
 
-    def servable(self, opened: Any) -> bool:
-        """Whether the opened result's columns can take the path (DuckDB's types, then
-        their Arrow types); the Arrow reader is opened when they can."""
-        if not all(_servable_type(str(d[1])) for d in opened.description or ()):
+    def servable(self, opened: Any, names: bool = True, arrow: bool = True) -> bool:
+        """Whether the opened result's columns can take the path: their DuckDB types
+        (``names``), then their Arrow types (``arrow``: the Arrow reader is opened when
+        they can). A result with intervals is checked by name, then opened again as its
+        :func:`~pgbarrier.backends.duckdb_intervals.parts_query`, whose Arrow types are
+        checked."""
+        if names and not all(_servable_type(str(d[1])) for d in opened.description or ()):
             return False
+        if not arrow:
+            return True
         if self._columnar is None:
             from pgbarrier.pgproto import columnar  # pyarrow: on first use
 

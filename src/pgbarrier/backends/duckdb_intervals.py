@@ -17,6 +17,12 @@ DuckDB's own text of an interval keeps the three fields (``1 year 2 months 2 day
   PostgreSQL does.
 * Anything else (``INSERT ... RETURNING`` an interval, an ``INTERVAL[]`` column) keeps
   DuckDB's ``timedelta`` (months as 30 days).
+* The columnar path (``duckdb_batches``) runs such a query as :func:`parts_query`
+  instead: each interval column as a struct of its three fields
+  (:data:`pgbarrier.pgproto.columnar.INTERVAL_PARTS`, int64 each, by DuckDB's
+  ``datepart``), which the columnar writers print a column at a time. Not DuckDB's
+  Arrow interval: that holds the time in nanoseconds in an int64, which wraps past
+  2,562,047 hours (PostgreSQL's intervals reach 2,562,047,788).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any
 
 from pgbarrier.pgproto import types as pgt
 
-__all__ = ["interval_indexes", "months_query", "months_rows"]
+__all__ = ["interval_indexes", "months_query", "months_rows", "parts_query"]
 
 
 def interval_indexes(description: Sequence[Sequence[Any]] | None) -> tuple[int, ...]:
@@ -42,6 +48,22 @@ def months_query(sql: str, width: int, intervals: tuple[int, ...]) -> str:
     cols = ", ".join(f"CAST({n} AS VARCHAR)" if i in intervals else n
                      for i, n in enumerate(names))
     return f"SELECT {cols} FROM ({body}\n) AS _pgb_months({', '.join(names)})"
+
+
+def parts_query(sql: str, width: int, intervals: tuple[int, ...]) -> str:
+    """``sql`` (a side-effect-free query of ``width`` columns) with each interval column as
+    ``{months, days, micros}``: exact for every interval DuckDB holds (the hours times
+    3,600,000,000 fit an int64 as the microseconds do)."""
+    body = sql.rstrip().rstrip(";")
+    names = [f"c{i}" for i in range(width)]
+
+    def parts(n: str) -> str:
+        return (f"{{'months': datepart('year', {n}) * 12 + datepart('month', {n}), "
+                f"'days': datepart('day', {n}), "
+                f"'micros': datepart('hour', {n}) * 3600000000 "
+                f"+ datepart('minute', {n}) * 60000000 + datepart('microseconds', {n})}} AS {n}")
+    cols = ", ".join(parts(n) if i in intervals else n for i, n in enumerate(names))
+    return f"SELECT {cols} FROM ({body}\n) AS _pgb_parts({', '.join(names)})"
 
 
 def months_rows(fetch: Callable[[int], list[tuple[Any, ...]]], intervals: tuple[int, ...]

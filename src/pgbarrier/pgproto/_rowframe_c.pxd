@@ -57,6 +57,23 @@ cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] 
 cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1] valid,
                          Py_ssize_t n, int scale)
 
+@cython.locals(u=cython.ulonglong, rest=cython.ulonglong, width=int, i=int)
+cdef Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v)
+
+@cython.locals(i=Py_ssize_t)
+cdef Py_ssize_t _put_unit(unsigned char[::1] dv, Py_ssize_t p, long long v, bytes unit,
+                          bint first, bint before_negative)
+
+@cython.locals(r=Py_ssize_t, p=Py_ssize_t, start=Py_ssize_t, m=cython.longlong,
+               years=cython.longlong, mons=cython.longlong, d=cython.longlong,
+               v=cython.longlong, u=cython.ulonglong, secs=cython.ulonglong,
+               frac=cython.ulonglong, hour=cython.ulonglong, minute=cython.ulonglong,
+               second=cython.ulonglong, width=int, i=int, before_negative=bint,
+               ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple interval_text(const long long[::1] months, const long long[::1] days,
+                          const long long[::1] micros, const unsigned char[::1] valid,
+                          Py_ssize_t n)
+
 @cython.locals(r=Py_ssize_t)
 cpdef add_field_sizes(long long[::1] sizes, const long long[::1] offsets,
                       const unsigned char[::1] valid, Py_ssize_t n)

@@ -72,13 +72,44 @@ def _servable_type(t: pa.DataType) -> bool:
 
 def servable(schema: pa.Schema) -> bool:
     """Whether every column of ``schema`` can take this path (its Python values, for the
-    per-value fallback, are those DuckDB's ``fetchmany`` gives)."""
-    return all(_servable_type(f.type) for f in schema)
+    per-value fallback, are those DuckDB's ``fetchmany`` gives; an interval's three
+    fields, :data:`INTERVAL_PARTS`, become a :class:`~pgbarrier.pgproto.types.Interval`)."""
+    return all(_servable_type(f.type) or is_interval_parts(f.type) for f in schema)
+
+
+#: an interval column as its three fields: a struct of these int64 children, in order
+#: (``backends.duckdb_intervals.parts_query``; Arrow's own interval type holds the time
+#: in nanoseconds, which overflows past 2,562,047 hours)
+INTERVAL_PARTS = ("months", "days", "micros")
+
+
+def is_interval_parts(t: pa.DataType) -> bool:
+    return pa.types.is_struct(t) and t.num_fields == 3 and all(
+        t.field(i).name == name and pa.types.is_int64(t.field(i).type)
+        for i, name in enumerate(INTERVAL_PARTS))
+
+
+def _interval_fields(a: pa.Array) -> tuple[Any, Any, Any, Any]:
+    """int64 months, days and microseconds of an interval-parts array (NULLs as zeros)
+    and its validity (an interval's fields are NULL together)."""
+    months, days, micros = a.flatten()
+    valid = _valid(months)
+    return tuple(np.ascontiguousarray((f.fill_null(0) if f.null_count else f).to_numpy(
+        zero_copy_only=False), dtype=np.int64) for f in (months, days, micros)) + (valid,)
+
+
+def _values(a: pa.Array) -> list[Any]:
+    """The column's Python values, as the row path has them."""
+    if is_interval_parts(a.type):
+        months, days, micros = (f.to_pylist() for f in a.flatten())
+        return [None if mo is None else pgt.Interval(mo, d, us)
+                for mo, d, us in zip(months, days, micros)]
+    return a.to_pylist()
 
 
 def to_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
     """The batch as rows of Python values (for consumers of rows: cursors, COPY CSV...)."""
-    return list(zip(*[c.to_pylist() for c in batch.columns]))
+    return list(zip(*[_values(c) for c in batch.columns]))
 
 
 # ------------------------------------------------------------------ columns
@@ -420,9 +451,9 @@ def _per_value(column: Column, fmt: int) -> Encode:
 
 
 def _per_value_of(enc: Callable[[Any], bytes]) -> Encode:
-    """``enc`` over each of the column's values (its Python values, ``to_pylist``)."""
+    """``enc`` over each of the column's values (its Python values, :func:`_values`)."""
     def encode(a: pa.Array) -> Wire:
-        values = [None if v is None else enc(v) for v in a.to_pylist()]
+        values = [None if v is None else enc(v) for v in _values(a)]
         valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
         lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64,
                               count=len(values))
@@ -432,6 +463,24 @@ def _per_value_of(enc: Callable[[Any], bytes]) -> Encode:
                              dtype=np.uint8)
         return offsets, data, valid
     return encode
+
+
+def _interval_text(a: pa.Array) -> Wire:
+    """interval_out (IntervalStyle postgres) from the three fields: the compiled loop."""
+    months, days, micros, valid = _interval_fields(a)
+    offsets, data = _frame.interval_text(months, days, micros, valid, len(a))
+    return offsets, data, valid
+
+
+_INTERVAL_BINARY = np.dtype([("micros", ">i8"), ("days", ">i4"), ("months", ">i4")])
+
+
+def _interval_binary(a: pa.Array) -> Wire:
+    """interval_send: microseconds (int64), days, months (int32), big-endian."""
+    months, days, micros, valid = _interval_fields(a)
+    out = np.zeros(len(a), dtype=_INTERVAL_BINARY)
+    out["micros"], out["days"], out["months"] = micros, days, months
+    return _fixed(out.view(np.uint8), 16, valid)
 
 
 def _null_column(a: pa.Array) -> Wire:
@@ -477,6 +526,10 @@ def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
     if pa.types.is_null(t):
         return _null_column
     oid, typmod = column.type_oid, column.type_modifier
+    if is_interval_parts(t):
+        if oid != pgt.INTERVAL:
+            return _per_value(column, fmt)
+        return _interval_binary if fmt == 1 else _interval_text
     if oid == pgt.BPCHAR and typmod > 4:
         return _padded(typmod - 4) if _is_text(t) else _per_value(column, fmt)
     if oid in pgt._PRECISE and 0 <= typmod < 6:
