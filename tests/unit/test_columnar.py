@@ -86,6 +86,10 @@ CASES = {
     "DECIMAL(4,4)": lambda: _decimal(4, 4),
     "DECIMAL(9,5)": lambda: _decimal(9, 5),
     "DECIMAL(30,7)": lambda: _decimal(30, 7),
+    # wide decimals within int64 unscaled: numeric_send a column at a time
+    "DECIMAL(30,7) ": lambda: rng.choice([_decimal(18, 7), decimal.Decimal("-922337203685.4775807"),
+                                          decimal.Decimal(0), _decimal(3, 7)]),
+    "DECIMAL(38,18)": lambda: _decimal(18, 18),
     # pyarrow prints the tiny ones in exponent form (1E-7): those per value
     "DECIMAL(38,12)": lambda: rng.choice([_decimal(38, 12), _decimal(3, 12)]),
     # unconstrained numeric's storage (duckdb_numeric): printed without its zeros
@@ -93,6 +97,11 @@ CASES = {
         _decimal(38, 10), _decimal(12, 2), decimal.Decimal(rng.randint(-10 ** 6, 10 ** 6)),
         decimal.Decimal("1.5"), decimal.Decimal(0), decimal.Decimal("-0.0000000001"),
         decimal.Decimal("100.10"), decimal.Decimal(10) ** 27, decimal.Decimal("1E-8")]),
+    # ... within int64 unscaled: numeric_send at each value's own scale, a column at a time
+    "DECIMAL(38,10) ": lambda: rng.choice([
+        _decimal(18, 10), _decimal(12, 2), decimal.Decimal(rng.randint(-10 ** 8, 10 ** 8)),
+        decimal.Decimal("1.5"), decimal.Decimal(0), decimal.Decimal("-0.0000000001"),
+        decimal.Decimal("100.10"), decimal.Decimal("-922337203.6854775807")]),
     "VARCHAR": _text,
     "BOOLEAN": lambda: rng.random() < 0.5,
     "DATE": lambda: _ts().date(),
@@ -108,6 +117,26 @@ CASES = {
     "JSON": lambda: '{"a": [1, 2.5, "x"], "b": null}',
     "INTEGER[]": lambda: [rng.choice([None, rng.randint(-5, 5)]) for _ in range(rng.randint(0, 3))],
     "VARCHAR[]": lambda: [_text() for _ in range(rng.randint(0, 3))],
+    # arrays: their elements a column at a time, each element quoted as array_out quotes
+    "VARCHAR[] ": lambda: [rng.choice([None, "", "NULL", "null", "nul", "NULLs", "a b", "x",
+                                       '"', "\\", "{}", ",", _text()])
+                           for _ in range(rng.randint(0, 4))],
+    "BIGINT[]": lambda: [rng.choice([None, rng.randint(-2 ** 63 + 1, 2 ** 63 - 1)])
+                         for _ in range(rng.randint(0, 3))],
+    "SMALLINT[]": lambda: [rng.randint(-32768, 32767) for _ in range(rng.randint(0, 3))],
+    "DOUBLE[]": lambda: [_float() for _ in range(rng.randint(0, 3))],
+    "FLOAT[]": lambda: [rng.choice([None, 1.5, -0.25, 1e-5, 3.4028235e38, 12345.678])
+                        for _ in range(rng.randint(0, 3))],
+    "BOOLEAN[]": lambda: [rng.choice([None, True, False]) for _ in range(rng.randint(0, 3))],
+    "DECIMAL(12,2)[]": lambda: [_decimal(12, 2) for _ in range(rng.randint(0, 3))],
+    "DATE[]": lambda: [_ts().date() for _ in range(rng.randint(0, 3))],
+    "TIMESTAMP[]": lambda: [rng.choice([None, _ts()]) for _ in range(rng.randint(0, 3))],
+    "TIMESTAMPTZ[]": lambda: [_ts().replace(tzinfo=dt.timezone.utc)
+                              for _ in range(rng.randint(0, 3))],
+    "TIME[]": lambda: [_ts().time() for _ in range(rng.randint(0, 3))],
+    "BLOB[]": lambda: [rng.randbytes(rng.randint(0, 4)) for _ in range(rng.randint(0, 3))],
+    "UUID[]": lambda: [uuid.uuid4() for _ in range(rng.randint(0, 3))],
+    "INTEGER[][]": lambda: [[rng.randint(-5, 5), None] for _ in range(rng.randint(0, 2))],
 }
 ZONES = ["UTC", "Asia/Tokyo", "America/St_Johns", "Europe/Amsterdam", "Asia/Kolkata"]
 
@@ -182,7 +211,8 @@ def test_same_bytes_as_the_per_value_encoders(duck_type, frame_module):
         assert columnar.servable(reader.schema)
         batches = list(reader)
         assert columnar.to_rows(batches[0])[:5] == rows[:5] or duck_type in (
-            "DOUBLE", "FLOAT", "UUID", "TIMESTAMPTZ")  # NaN != NaN; uuid as its text
+            "DOUBLE", "FLOAT", "UUID", "TIMESTAMPTZ", "DOUBLE[]", "FLOAT[]", "UUID[]",
+            "TIMESTAMPTZ[]")  # NaN != NaN; uuid as its text
         # what the row path sends: unconstrained numerics without their storage zeros
         natural = natural_converter([d[1] for d in description], columns)
         if natural is not None:
@@ -350,7 +380,11 @@ def test_declared_widths_and_precisions_same_bytes(duck_type, oid, typmod, frame
     ("SELECT 1.5::FLOAT", pgt.FLOAT4, 0), ("SELECT '\\xab'::BLOB", pgt.BYTEA, 0),
     ("SELECT '\\xab'::BLOB", pgt.BYTEA, 1), ("SELECT uuid()", pgt.UUID, 1),
     ("SELECT 1::UBIGINT", pgt.NUMERIC, 1), ("SELECT 1::BIGINT", pgt.NUMERIC, 1),
-    ("SELECT 1::DECIMAL(30,2)", pgt.NUMERIC, 0)])
+    ("SELECT 1::DECIMAL(30,2)", pgt.NUMERIC, 0), ("SELECT [1, NULL]", 1007, 0),
+    ("SELECT [1, NULL]", 1007, 1), ("SELECT ['a b', NULL]", 1009, 0),
+    ("SELECT ['a b', NULL]", 1009, 1), ("SELECT [DATE '2020-01-01']", 1182, 0),
+    ("SELECT [1.5::DOUBLE]", 1022, 1), ("SELECT 1.5::DECIMAL(38,10)", pgt.NUMERIC, 1),
+    ("SELECT 1.5::DECIMAL(30,2)", pgt.NUMERIC, 1)])
 def test_these_types_are_written_a_column_at_a_time(sql, oid, fmt):
     """The differential test above holds these to the per-value bytes: they must not be
     the per-value encoder itself, or it compares that encoder with itself."""

@@ -36,9 +36,9 @@ cpdef tuple float8_text(const double[::1] values, const unsigned char[::1] valid
                power=cython.longlong, widen=cython.longlong, tail=cython.longlong, u=cython.longlong,
                a=cython.longlong, whole=cython.longlong, frac=cython.longlong,
                rest=cython.longlong, nint=int, first=int, last=int, weight=int,
-               ndigits=int, sign=int, negative=bint, groups=list)
+               ndigits=int, sign=int, negative=bint, groups=list, each=bint, at=int)
 cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::1] valid,
-                           Py_ssize_t n, int scale)
+                           Py_ssize_t n, int scale, const long long[::1] scales=*)
 
 @cython.locals(r=Py_ssize_t, p=Py_ssize_t, v=cython.longlong, days=cython.longlong,
                micros=cython.longlong, z=cython.longlong, era=cython.longlong,
@@ -73,6 +73,30 @@ cdef Py_ssize_t _put_unit(unsigned char[::1] dv, Py_ssize_t p, long long v, byte
 cpdef tuple interval_text(const long long[::1] months, const long long[::1] days,
                           const long long[::1] micros, const unsigned char[::1] valid,
                           Py_ssize_t n)
+
+@cython.locals(size=cython.longlong, r=Py_ssize_t, i=cython.longlong, p=cython.longlong,
+               c=cython.uchar, h=cython.uchar, lo=cython.uchar, ov="long long[::1]",
+               dv="unsigned char[::1]")
+cpdef tuple hex_text(const long long[::1] offsets, const unsigned char[::1] data,
+                     const unsigned char[::1] valid, Py_ssize_t n)
+
+@cython.locals(size=cython.longlong, r=Py_ssize_t, j=cython.longlong, i=cython.longlong,
+               a=cython.longlong, b=cython.longlong, p=cython.longlong, c=cython.uchar,
+               quote=bint, ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple array_text(const long long[::1] lists, const unsigned char[::1] present,
+                       Py_ssize_t n, const long long[::1] offsets,
+                       const unsigned char[::1] data, const unsigned char[::1] valid)
+
+@cython.locals(size=cython.longlong, r=Py_ssize_t, j=cython.longlong, i=cython.longlong,
+               a=cython.longlong, length=cython.longlong, p=cython.longlong,
+               count=cython.longlong, nulls=int, ov="long long[::1]", dv="unsigned char[::1]")
+cpdef tuple array_binary(const long long[::1] lists, const unsigned char[::1] present,
+                         Py_ssize_t n, const long long[::1] offsets,
+                         const unsigned char[::1] data, const unsigned char[::1] valid,
+                         int element)
+
+@cython.locals(u=cython.uint)
+cdef void _put_int32(unsigned char[::1] dv, Py_ssize_t p, long long v)
 
 @cython.locals(r=Py_ssize_t)
 cpdef add_field_sizes(long long[::1] sizes, const long long[::1] offsets,

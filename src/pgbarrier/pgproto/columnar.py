@@ -10,15 +10,22 @@ per value. Rules this module keeps:
 * The bytes are exactly those of the per-value encoders of :mod:`pgbarrier.pgproto.types`
   (``tests/unit/test_columnar.py`` feeds random values of every type through both). A
   column this module has no columnar form for is encoded by that per-value encoder from
-  the column's Python values (``to_pylist``), in the same batch. That is left for: jsonb
-  (its text is re-normalised, :func:`~pgbarrier.pgproto.jsonb.jsonb_text`), arrays
-  (quoting per element), numerics of more than 18 digits in binary (``numeric_send`` of
-  an int128; unconstrained numerics' too, each at its own scale), timestamps with time zone in a zone other than UTC (DuckDB's zone rules are
-  ICU's, pyarrow's its own tz database: the text must be the row path's for every date),
-  and any (type, Arrow type) pair not in the tables below. Inside a columnar column, a
-  few values still take the per-value function: float4 values printed in exponent form
-  (|v| < 1e-4 or >= 1e6, infinities, NaN: ``float_text``) and numerics of more than 18
-  digits that pyarrow would print in exponent form (|v| < 1e-6 at a larger scale).
+  the column's Python values (:func:`_values`), in the same batch. That is left for: jsonb
+  (its text is re-normalised, :func:`~pgbarrier.pgproto.jsonb.jsonb_text`), arrays of
+  more than one dimension or of elements that are left per value themselves, numerics of
+  more than 18 digits in binary (``numeric_send`` of an int128; unconstrained numerics'
+  too, each at its own scale), timestamps with time zone in a zone other than UTC
+  (DuckDB's zone rules are ICU's, pyarrow's its own tz database: the text must be the row
+  path's for every date), and any (type, Arrow type) pair not in the tables below. Inside
+  a columnar column, a few values still take the per-value function: float4 values
+  printed in exponent form (|v| < 1e-4 or >= 1e6, infinities, NaN: ``float_text``) and
+  numerics of more than 18 digits that pyarrow would print in exponent form (|v| < 1e-6
+  at a larger scale).
+* One-dimensional arrays: their elements are one column (the list's child values),
+  written by the element type's columnar encoder, and the compiled loops put each row's
+  braces, commas, quotes and NULLs (text) or dimensions and lengths (binary) around them.
+* Intervals arrive as their three fields (:data:`INTERVAL_PARTS`), printed by a compiled
+  loop (text) or packed (binary).
 * Which results come here at all is the backend's choice (:func:`servable`: Arrow types
   whose Python values are DuckDB's own, so the per-value fallback prints what it always
   did); the session's (a client encoding other than UTF8, DateStyle/IntervalStyle other
@@ -164,6 +171,36 @@ def _unscaled(a: pa.Array) -> Any:
     return np.ascontiguousarray(raw[2 * a.offset::2])
 
 
+def _unscaled_int64(a: pa.Array, valid: Any) -> Any:
+    """int64 unscaled values of a decimal128 array of any precision (NULLs as zeros), or
+    None when a value does not fit (or is int64's lowest, which has no positive twin)."""
+    n = len(a)
+    raw = np.frombuffer(a.buffers()[1], dtype=np.int64, count=2 * (a.offset + n))
+    low, high = raw[2 * a.offset::2], raw[2 * a.offset + 1::2]
+    shown = valid.astype(bool)
+    if not np.array_equal(high[shown], low[shown] >> 63):
+        return None
+    unscaled = np.where(shown, low, 0)
+    if np.any(unscaled == np.iinfo(np.int64).min):
+        return None
+    return unscaled
+
+
+def _wide_decimal_binary(column: Column, scale: int) -> Encode:
+    """numeric_send of decimals of more than 18 digits: the compiled loop where a batch's
+    values fit an int64 (as data usually does), per value otherwise."""
+    wide = _per_value(column, 1)
+
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        unscaled = _unscaled_int64(a, valid)
+        if unscaled is None:
+            return wide(a)
+        offsets, data = _frame.numeric_binary(unscaled, valid, len(a), scale)
+        return offsets, data if len(data) else np.zeros(1, np.uint8), valid
+    return encode
+
+
 def _decimal_text(scale: int) -> Encode:
     """numeric_out of decimals of ``scale``: never in exponent form (pyarrow's cast is)."""
     def encode(a: pa.Array) -> Wire:
@@ -265,27 +302,10 @@ def _bool_text(a: pa.Array) -> Wire:
     return _fixed(np.where(values, np.uint8(ord("t")), np.uint8(ord("f"))), 1, valid)
 
 
-_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-
-
 def _bytea_text(a: pa.Array) -> Wire:
-    """byteaout (hex): ``\\x`` and two hex digits a byte, for a whole column at once."""
+    """byteaout (hex): ``\\x`` and two hex digits a byte (the compiled loop)."""
     offsets, data, valid = _strings(a)
-    lengths = np.diff(offsets) * valid  # a NULL's slot shows nothing
-    shown = np.where(valid.astype(bool), 2 + 2 * lengths, 0)
-    out_offsets = np.zeros(len(valid) + 1, dtype=np.int64)
-    np.cumsum(shown, out=out_offsets[1:])
-    out = np.empty(max(int(out_offsets[-1]), 1), dtype=np.uint8)
-    total = int(lengths.sum())
-    before = np.cumsum(lengths) - lengths  # bytes of the values before each one
-    step = np.arange(total, dtype=np.int64)
-    raw = data[step + np.repeat(offsets[:-1] - before, lengths)]
-    at = np.repeat(out_offsets[:-1] + 2 - 2 * before, lengths) + 2 * step
-    out[at] = _HEX[raw >> 4]
-    out[at + 1] = _HEX[raw & 15]
-    heads = out_offsets[:-1][valid.astype(bool)]
-    out[heads] = ord("\\")
-    out[heads + 1] = ord("x")
+    out_offsets, out = _frame.hex_text(np.ascontiguousarray(offsets), data, valid, len(a))
     return out_offsets, out, valid
 
 
@@ -338,11 +358,32 @@ def _natural(fmt: int) -> Encode:
     ``backends.duckdb_numeric``): printed without the storage scale's trailing zeros, as
     ``natural_converter`` prints them on the row path. Text: pyarrow's, its zeros cut by
     two RE2 replacements (``1.5000000000`` -> ``1.5``, ``10.0000000000`` -> ``10``);
-    binary: per value (``numeric_send`` of each value's own scale)."""
+    binary: ``numeric_send`` at each value's own scale (its trailing zeros counted off a
+    column at a time), per value for a batch with values past int64."""
     enc = pgt.encoder(pgt.NUMERIC, fmt, None, -1)
     natural = pgt.natural_numeric
     if fmt == 1:
-        return _per_value_of(lambda v: enc(natural(v)))
+        wide = _per_value_of(lambda v: enc(natural(v)))
+
+        def binary(a: pa.Array) -> Wire:
+            scale = a.type.scale
+            valid = _valid(a)
+            n = len(a)
+            unscaled = _unscaled_int64(a, valid)
+            if unscaled is None:
+                return wide(a)  # past int64: per value
+            # each value's own scale: the storage's less its trailing zeros
+            scales = np.full(n, scale, dtype=np.int64)
+            for _ in range(scale):
+                zero = (unscaled % 10 == 0) & (scales > 0)
+                if not zero.any():
+                    break
+                unscaled = np.where(zero, unscaled // 10, unscaled)
+                scales -= zero
+            offsets, data = _frame.numeric_binary(np.ascontiguousarray(unscaled), valid, n, 0,
+                                                  scales)
+            return offsets, data if len(data) else np.zeros(1, np.uint8), valid
+        return binary
 
     def encode(a: pa.Array) -> Wire:
         text = _wide_decimal_strings(a, lambda v: enc(natural(v)))
@@ -483,6 +524,40 @@ def _interval_binary(a: pa.Array) -> Wire:
     return _fixed(out.view(np.uint8), 16, valid)
 
 
+def _array(column: Column, t: pa.DataType, fmt: int) -> Encode | None:
+    """One-dimensional arrays whose elements have a columnar encoder: the elements written
+    a column at a time, then each row's array around them (the compiled loops); None
+    otherwise (per value: nested lists, elements of other types)."""
+    element = pgt.ELEMENT_OF.get(column.type_oid)
+    if element is None or not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+        return None
+    vt = t.value_type
+    if pa.types.is_list(vt) or pa.types.is_large_list(vt) or pa.types.is_null(vt):
+        return None
+    elements = _binary_encoder(element, vt) if fmt == 1 else _text_encoder(element, vt)
+    if elements is None:
+        return None
+
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        bounds = np.asarray(a.offsets).astype(np.int64)
+        first = int(bounds[0]) if len(bounds) else 0
+        values = a.values.slice(first, int(bounds[-1]) - first if len(bounds) else 0)
+        lists = np.ascontiguousarray(bounds - first)
+        e_offsets, e_data, e_valid = elements(values)
+        e_offsets = np.ascontiguousarray(e_offsets, dtype=np.int64)
+        e_data = np.ascontiguousarray(e_data, dtype=np.uint8) if len(e_data) \
+            else np.zeros(1, np.uint8)
+        e_valid = np.ascontiguousarray(e_valid, dtype=np.uint8)
+        if fmt == 1:
+            offsets, data = _frame.array_binary(lists, valid, len(a), e_offsets, e_data,
+                                                e_valid, element)
+        else:
+            offsets, data = _frame.array_text(lists, valid, len(a), e_offsets, e_data, e_valid)
+        return offsets, data, valid
+    return encode
+
+
 def _null_column(a: pa.Array) -> Wire:
     n = len(a)
     return np.zeros(n + 1, np.int64), np.zeros(1, np.uint8), np.zeros(n, np.uint8)
@@ -544,6 +619,11 @@ def column_encoder(column: Column, t: pa.DataType, fmt: int) -> Encode:
     if _is_natural(column, t):
         return _natural(fmt)
     enc = _binary_encoder(oid, t) if fmt == 1 else _text_encoder(oid, t)
+    if enc is None:
+        enc = _array(column, t, fmt)
+    if enc is None and fmt == 1 and oid == pgt.NUMERIC and pa.types.is_decimal(t) and \
+            t.bit_width == 128 and 0 <= t.scale <= 18:
+        return _wide_decimal_binary(column, t.scale)
     if enc is None and fmt == 0 and oid == pgt.NUMERIC and pa.types.is_decimal(t):
         return _wide_decimal_text(column)
     return enc if enc is not None else _per_value(column, fmt)

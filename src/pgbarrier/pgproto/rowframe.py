@@ -172,26 +172,35 @@ def float8_text(values: Any, valid: Any, n: int) -> tuple[Any, Any]:
     return offsets, np.frombuffer(bytes(out), dtype=np.uint8)
 
 
-def numeric_binary(unscaled: Any, valid: Any, n: int, scale: int) -> tuple[Any, Any]:
+def numeric_binary(unscaled: Any, valid: Any, n: int, scale: int, scales: Any = None
+                   ) -> tuple[Any, Any]:
     """``numeric_send`` of each valid decimal ``unscaled * 10**-scale`` (at most 18 digits,
-    ``0 <= scale <= 18``): (offsets, data)."""
+    ``0 <= scale <= 18``), or of scale ``scales[r]`` each when ``scales`` is given:
+    (offsets, data)."""
     offsets = np.zeros(n + 1, dtype=np.int64)
     data = np.zeros(n * _NUMERIC_MAX, dtype=np.uint8)
     ov = offsets
     dv = data
     groups = [0] * 12
-    pad = (4 - scale % 4) % 4
-    nfrac = (scale + pad) // 4
-    power = 1
-    for i in range(scale):
-        power *= 10
-    widen = 1
-    for i in range(pad):
-        widen *= 10
-    tail = 10000 // widen
+    each = scales is not None
+    at = -1  # the scale the figures below are for
+    pad = nfrac = power = widen = tail = 0
     p = 0
     for r in range(n):
         if valid[r]:
+            if each:
+                scale = scales[r]
+            if scale != at:
+                at = scale
+                pad = (4 - scale % 4) % 4
+                nfrac = (scale + pad) // 4
+                power = 1
+                for i in range(scale):
+                    power *= 10
+                widen = 1
+                for i in range(pad):
+                    widen *= 10
+                tail = 10000 // widen
             u = int(unscaled[r])
             negative = u < 0
             a = -u if negative else u
@@ -489,6 +498,155 @@ def interval_text(months: Any, days: Any, micros: Any, valid: Any, n: int
                     p += width + 1
         ov[r + 1] = p
     return offsets, data
+
+
+def hex_text(offsets: Any, data: Any, valid: Any, n: int) -> tuple[Any, Any]:
+    """``byteaout`` (hex): ``\\x`` and two lowercase hex digits a byte."""
+    size = 1
+    for r in range(n):
+        if valid[r]:
+            size += 2 + 2 * (offsets[r + 1] - offsets[r])
+    out_offsets = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(size, dtype=np.uint8)
+    ov = out_offsets
+    dv = out
+    p = 0
+    for r in range(n):
+        if valid[r]:
+            dv[p] = 92  # backslash
+            dv[p + 1] = 120  # x
+            p += 2
+            for i in range(offsets[r], offsets[r + 1]):
+                c = data[i]
+                h = c >> 4
+                lo = c & 15
+                dv[p] = 48 + h if h < 10 else 87 + h
+                dv[p + 1] = 48 + lo if lo < 10 else 87 + lo
+                p += 2
+        ov[r + 1] = p
+    return out_offsets, out
+
+
+def array_text(lists: Any, present: Any, n: int, offsets: Any, data: Any, valid: Any
+               ) -> tuple[Any, Any]:
+    """``array_out`` of one-dimensional arrays: row ``r`` holds elements ``lists[r]`` to
+    ``lists[r + 1]`` (``present[r]``: not NULL) of the elements' wire text (``offsets``,
+    ``data``, ``valid``): ``{1,NULL,"a b"}``, an element quoted when it is empty, is
+    ``NULL`` in any case or holds ``{},"\\`` or white space, with ``"`` and ``\\`` escaped
+    (:func:`pgbarrier.pgproto.types._array_text` is the per-value reference)."""
+    size = 2 * n + 1
+    for r in range(n):
+        if present[r]:
+            for j in range(lists[r], lists[r + 1]):
+                size += 2 * (offsets[j + 1] - offsets[j]) + 6
+    out_offsets = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(size, dtype=np.uint8)
+    ov = out_offsets
+    dv = out
+    p = 0
+    for r in range(n):
+        if present[r]:
+            dv[p] = 123  # {
+            p += 1
+            for j in range(lists[r], lists[r + 1]):
+                if j > lists[r]:
+                    dv[p] = 44  # ,
+                    p += 1
+                if not valid[j]:
+                    dv[p] = 78  # NULL
+                    dv[p + 1] = 85
+                    dv[p + 2] = 76
+                    dv[p + 3] = 76
+                    p += 4
+                    continue
+                a = offsets[j]
+                b = offsets[j + 1]
+                quote = a == b or (b - a == 4 and data[a] | 32 == 110 and data[a + 1] | 32 == 117
+                                   and data[a + 2] | 32 == 108 and data[a + 3] | 32 == 108)
+                for i in range(a, b):
+                    c = data[i]
+                    if c == 123 or c == 125 or c == 44 or c == 34 or c == 92 or c == 32 \
+                            or (9 <= c <= 13):
+                        quote = True
+                        break
+                if quote:
+                    dv[p] = 34  # "
+                    p += 1
+                    for i in range(a, b):
+                        c = data[i]
+                        if c == 34 or c == 92:
+                            dv[p] = 92  # backslash
+                            p += 1
+                        dv[p] = c
+                        p += 1
+                    dv[p] = 34
+                    p += 1
+                else:
+                    for i in range(a, b):
+                        dv[p] = data[i]
+                        p += 1
+            dv[p] = 125  # }
+            p += 1
+        ov[r + 1] = p
+    return out_offsets, out
+
+
+def array_binary(lists: Any, present: Any, n: int, offsets: Any, data: Any, valid: Any,
+                 element: int) -> tuple[Any, Any]:
+    """``array_send`` of one-dimensional arrays (as :func:`array_text` gives them) of
+    elements of type ``element`` in their binary wire form: dimensions (none for an empty
+    array), a has-NULLs flag, the element type, the length and lower bound 1, then each
+    element's length (-1 for NULL) and bytes."""
+    size = 1
+    for r in range(n):
+        if present[r]:
+            size += 20
+            for j in range(lists[r], lists[r + 1]):
+                size += 4 + offsets[j + 1] - offsets[j]
+    out_offsets = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(size, dtype=np.uint8)
+    ov = out_offsets
+    dv = out
+    p = 0
+    for r in range(n):
+        if present[r]:
+            count = lists[r + 1] - lists[r]
+            nulls = 0
+            for j in range(lists[r], lists[r + 1]):
+                if not valid[j]:
+                    nulls = 1
+                    break
+            _put_int32(dv, p, 1 if count else 0)
+            _put_int32(dv, p + 4, nulls)
+            _put_int32(dv, p + 8, element)
+            p += 12
+            if count:
+                _put_int32(dv, p, count)
+                _put_int32(dv, p + 4, 1)
+                p += 8
+            for j in range(lists[r], lists[r + 1]):
+                if not valid[j]:
+                    _put_int32(dv, p, -1)
+                    p += 4
+                    continue
+                a = offsets[j]
+                length = offsets[j + 1] - a
+                _put_int32(dv, p, length)
+                p += 4
+                for i in range(length):
+                    dv[p + i] = data[a + i]
+                p += length
+        ov[r + 1] = p
+    return out_offsets, out
+
+
+def _put_int32(dv: Any, p: int, v: int) -> None:
+    """A big-endian int32 at ``dv[p]`` (two's complement)."""
+    u = v & 0xFFFFFFFF
+    dv[p] = (u >> 24) & 0xFF
+    dv[p + 1] = (u >> 16) & 0xFF
+    dv[p + 2] = (u >> 8) & 0xFF
+    dv[p + 3] = u & 0xFF
 
 
 def add_field_sizes(sizes: Any, offsets: Any, valid: Any, n: int) -> None:
