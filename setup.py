@@ -12,7 +12,7 @@ import sys
 from setuptools import Extension, setup
 
 COMPILED = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue",
-            "pgbarrier.pgproto.rowframe")
+            "pgbarrier.pgproto.rowframe", "pgbarrier.relay.state")
 
 
 def _extension(module: str) -> Extension:

@@ -1,8 +1,9 @@
 """Which implementation of the compiled hot paths runs: the C extension or its source.
 
-Three modules are compiled: the loops every relayed statement runs,
+Four modules are compiled: the loops every relayed statement runs,
 :mod:`pgbarrier.pgproto.scan` (the upstream's replies) and
-:mod:`pgbarrier.session.relay_queue` (the client's relayed messages), and the per-value
+:mod:`pgbarrier.session.relay_queue` (the client's relayed messages), the relay's
+protocol state :mod:`pgbarrier.relay.state` (an extension type with C fields), and the per-value
 loops of the columnar result path, :mod:`pgbarrier.pgproto.rowframe`. ``setup.py`` compiles each with Cython, when pgbarrier is installed, into an
 extension named ``_<name>_c`` beside its source (C types from the ``_<name>_c.pxd``
 there). Rules this module keeps:

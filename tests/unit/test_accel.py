@@ -9,7 +9,8 @@ import pytest
 
 from pgbarrier import accel
 
-MODULES = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue", "pgbarrier.pgproto.rowframe")
+MODULES = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue", "pgbarrier.pgproto.rowframe",
+           "pgbarrier.relay.state")
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -110,3 +110,76 @@ def test_upstream_scan_records_errors_and_parameters_and_moves_on():
     assert up.state.failed_at == 1 and up.state.failed_sqlstate == "23505"
     assert up.params["DateStyle"] == "ISO, DMY" and up.state.status == ord("E")
     assert up.pos == len(up.buf)
+
+
+STATES = [importlib.import_module("pgbarrier.relay.state")]
+try:
+    STATES.append(importlib.import_module("pgbarrier.relay._state_c"))
+except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
+    pass
+
+
+@pytest.fixture(params=STATES, ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def state_module(request):
+    return request.param
+
+
+def _scan_all(state, stream: bytes, drain: int) -> list[tuple[int, int, int]]:
+    """Every stop of ``state.scan`` over ``stream``, scanning on after each as the pump does
+    (a ParameterStatus or a DRAINED stop included)."""
+    stops, pos = [], 0
+    while True:
+        stop, start, pos = state.scan(stream, pos, drain)
+        stops.append((stop, start, pos))
+        if stop in (state_module_codes.MORE, state_module_codes.READY):
+            return stops
+
+
+state_module_codes = importlib.import_module("pgbarrier.pgproto.scan")
+
+
+def test_relay_state_scan_makes_the_replies_transitions(state_module):
+    """The reply accounting is the state's own: completed messages and CommandCompletes
+    counted, the first error's SQLSTATE kept (later ones not), ReadyForQuery's status
+    recorded, a ParameterStatus handed back to the caller."""
+    state = state_module.RelayState()
+    state.exchange()
+    stream = b"".join([PARSE_OK, BIND_OK, row(b"x"), complete("SELECT 1"),
+                       frame(b"S", cstr("a") + cstr("b")), error("40001"), error("42P01"),
+                       READY_E])
+    stops = _scan_all(state, stream, 0)
+    assert [s[0] for s in stops] == [state_module_codes.PARAMETER, state_module_codes.READY]
+    assert state.done == 3 and state.take_commands() == 1 and state.take_commands() == 0
+    assert state.failed_at == 3 and state.failed_sqlstate == "40001"
+    assert state.status == ord("E") and stops[-1][2] == len(stream)
+    state.exchange()
+    assert state.failed_at is None and state.done == 0
+
+
+def test_relay_state_scan_draining_stops_at_an_error_or_the_nth_message(state_module):
+    state = state_module.RelayState()
+    state.exchange()
+    stream = PARSE_OK + BIND_OK + complete("INSERT 0 1") + PARSE_OK + error("23505") + READY_E
+    stop, _start, end = state.scan(stream, 0, 2)
+    assert stop == state_module_codes.DRAINED and state.done == 2
+    stop, _start, end = state.scan(stream, end, 5)
+    assert stop == state_module_codes.DRAINED and state.failed_sqlstate == "23505"
+    assert state.failed_at == 4
+    stop, _start, end = state.scan(stream, end, 0)
+    assert stop == state_module_codes.READY and end == len(stream)
+
+
+def test_both_relay_states_agree_on_every_cut_of_a_long_stream():
+    stream = b"".join([PARSE_OK, BIND_OK, row(b"x" * 300), frame(b"S", cstr("a") + cstr("b")),
+                       complete("SELECT 1"), error("40001"), READY_E, NO_DATA,
+                       frame(b"s"), complete("UPDATE 2"), READY_I, frame(b"G", b"\0\0\0")])
+    for cut in range(0, len(stream) + 1, 5):
+        for drain in (0, 1, 3):
+            answers = set()
+            for module in STATES:
+                state = module.RelayState()
+                stops = _scan_all(state, stream[:cut], drain) if drain == 0 else \
+                    [state.scan(stream[:cut], 0, drain)]
+                answers.add((tuple(stops), state.done, state.commands, state.failed_at,
+                             state.failed_sqlstate, state.status))
+            assert len(answers) == 1, (cut, drain, answers)

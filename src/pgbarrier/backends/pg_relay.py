@@ -59,7 +59,7 @@ from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
 from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.relay.effects import NEED_BYTES, Spill
-from pgbarrier.relay.state import RelayState
+from pgbarrier.relay import RelayState
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
     BIND,
@@ -114,8 +114,7 @@ _unpack_int = _INT.unpack_from
 _DONE = COMPLETES_A_MESSAGE
 #: what pump() and scan() stopped at (-1 for scan: the held bytes ended first)
 READY, DRAINED, COPY_IN = _scan.READY, _scan.DRAINED, _scan.COPY_IN
-_ERROR, _PARAMETER = _scan.ERROR, _scan.PARAMETER
-_replies = _scan.replies
+_PARAMETER = _scan.PARAMETER
 
 
 #: command tags after which reported parameters may have changed
@@ -168,19 +167,6 @@ _CLOSE_OWN_STMT = frame(CLOSE, _OWN_STATEMENT)
 
 def _cstrings(payload: bytes) -> list[bytes]:
     return payload.split(b"\0")
-
-
-def _sqlstate(buf: bytes, start: int, end: int) -> str:
-    """The ``C`` field of the ErrorResponse body ``buf[start:end]`` (no dict built)."""
-    i = start
-    while i < end and buf[i]:
-        j = buf.find(b"\0", i + 1, end)
-        if j < 0:
-            break
-        if buf[i] == FIELD_SQLSTATE:
-            return buf[i + 1:j].decode("ascii", "replace")
-        i = j + 1
-    return "XX000"
 
 
 def error_fields(payload: bytes) -> dict[str, str]:
@@ -394,23 +380,13 @@ class Upstream:
         draining (DRAINED), or after CopyInResponse/CopyBothResponse (COPY_IN); returns
         -1 when the held bytes end first."""
         buf = self.buf
-        pos = self.pos
-        state = self.state
+        scan = self.state.scan
         while True:
-            stop, start, pos, done, commands = _replies(buf, pos, drain, state.done)
-            state.counted(done, commands)
-            if stop == READY:
-                state.ready(buf[pos - 1])
-            elif stop == _ERROR:
-                if state.failed_at is None:
-                    state.errored(_sqlstate(buf, start + 5, pos))
-                if not drain:
-                    continue
-                stop = DRAINED
-            elif stop == _PARAMETER:
+            stop, start, pos = scan(buf, self.pos, drain)
+            self.pos = pos
+            if stop == _PARAMETER:
                 self._parameter_status(buf[start + 5:pos - 1])
                 continue
-            self.pos = pos
             return stop
 
     def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:

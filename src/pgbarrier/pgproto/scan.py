@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pgbarrier.pgproto.codes import (
     COMMAND_COMPLETE,
+    FIELD_SQLSTATE,
     COMPLETES_A_MESSAGE,
     COPY_BOTH_RESPONSE,
     COPY_IN_RESPONSE,
@@ -97,3 +98,16 @@ def replies(buf: bytes, pos: int, drain: int, done: int) -> tuple[int, int, int,
             return PARAMETER, start, end, done, commands
         return COPY_IN, start, end, done, commands
     return MORE, pos, pos, done, commands
+
+
+def sqlstate(buf: bytes, start: int, end: int) -> str:
+    """The ``C`` field of the ErrorResponse body ``buf[start:end]`` (no dict built)."""
+    i = start
+    while i < end and buf[i]:
+        j = buf.find(b"\0", i + 1, end)
+        if j < 0:
+            break
+        if buf[i] == FIELD_SQLSTATE:
+            return buf[i + 1:j].decode("ascii", "replace")
+        i = j + 1
+    return "XX000"

@@ -26,19 +26,33 @@ Rules this module keeps:
 * ``busy`` while the session waits for the upstream's replies (what a cancel
   interrupts), ``generation`` counting those waits: a cancel re-sent later is for the
   wait it was meant for only (:meth:`waiting`, :meth:`waited`).
+* :meth:`scan` reads the upstream's replies (the byte loop is
+  :func:`pgbarrier.pgproto.scan.replies`) and makes the transitions they call for
+  (``counted``, ``ready``, ``errored``) itself: the one reading of reply types that the
+  pump and the connection's fast path share.
+* Compiled: Cython builds this source into ``_state_c`` (its C types, a ``cdef class``
+  with typed fields, are in ``_state_c.pxd`` beside it) when pgbarrier is installed, and
+  :func:`pgbarrier.accel.load` picks the extension or this source: the users take the
+  class from :data:`pgbarrier.relay.RelayState`. The same code either way (the tests run
+  both).
 """
 
 from __future__ import annotations
 
+from pgbarrier import accel
+
+_scan = accel.load("pgbarrier.pgproto.scan")
+
 #: PostgreSQL's ReadyForQuery status of a session outside a transaction block (``I``)
 _IDLE = 73
+#: what :meth:`RelayState.scan` stops at (:mod:`pgbarrier.pgproto.scan`'s codes)
+READY, DRAINED, COPY_IN, PARAMETER, MORE = (_scan.READY, _scan.DRAINED, _scan.COPY_IN,
+                                            _scan.PARAMETER, _scan.MORE)
+_ERROR = _scan.ERROR
 
 
 class RelayState:
     """Where the client's batch and the upstream's protocol stand (module rules)."""
-
-    __slots__ = ("in_batch", "dirty", "skipping", "status", "done", "commands", "failed_at",
-                 "failed_sqlstate", "busy", "generation")
 
     def __init__(self) -> None:
         self.in_batch = False
@@ -115,3 +129,26 @@ class RelayState:
     def waited(self) -> None:
         """The wait ended (replies read, or it failed)."""
         self.busy = False
+
+    def scan(self, buf: bytes, pos: int, drain: int) -> tuple[int, int, int]:
+        """Account for the whole replies in ``buf`` from ``pos`` on: returns ``(stop, start,
+        end)``, ``buf[start:end]`` the message it stopped at and ``end`` where the next
+        scan starts. Stops at ReadyForQuery (READY, the status recorded), after the
+        ``drain``-th completed message or at an error while draining (DRAINED), at
+        CopyInResponse/CopyBothResponse (COPY_IN), at a ParameterStatus (PARAMETER: the
+        caller records it and scans on) and where the held whole messages end (MORE). An
+        error is recorded (the first one's SQLSTATE kept) and, not draining, passed."""
+        while True:
+            stop, start, pos, done, commands = _scan.replies(buf, pos, drain, self.done)
+            self.done = done
+            self.commands += commands
+            if stop == READY:
+                self.ready(buf[pos - 1])
+            elif stop == _ERROR:
+                if self.failed_at is None:
+                    self.failed_at = done
+                    self.failed_sqlstate = _scan.sqlstate(buf, start + 5, pos)
+                if not drain:
+                    continue
+                stop = DRAINED
+            return stop, start, pos
