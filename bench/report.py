@@ -819,6 +819,46 @@ def _rows_reading(d: Doc, by: dict[tuple[str, str], dict[str, Any]]) -> None:
           f"({' / '.join(client)} here), the most of which is the client's own.", "")
 
 
+def _column_types(d: Doc, ct: dict[str, Any] | None, run: dict[str, Any] | None) -> None:
+    d("### One column of each type (issue 27)", "")
+    entry = next((b for b in (run or {}).get("benchmarks", []) if b["name"] == "column_types"),
+                 None)
+    p = (ct or {}).get("params") or {}
+    command = (entry or {}).get("command") or (
+        f"python bench/column_types.py --rows {p.get('rows', 200000)} --rounds "
+        f"{p.get('rounds', 3)}")
+    d(f"Command: `{command}`. One table `ct` with one column per type (the expressions are in "
+      "`bench/column_types.py`), made by one `CREATE TABLE ct AS SELECT … FROM "
+      "generate_series(1, N)` on each side; each cell reads `SELECT \"<type>\" FROM ct` whole "
+      "on a fresh connection. A type the result path could not write a column at a time "
+      "shows here on its own, where the issue's eight mixed columns would hide it. "
+      "pgbarrier / PostgreSQL rows/s, the median of interleaved rounds; \"answers\" compares "
+      "the driver's Python values of the first round.", "")
+    if not ct or not ct.get("cells"):
+        d("Not run." if not (ct or {}).get("skipped") else f"Skipped: {ct['skipped']}.", "")
+        return
+    by: dict[str, dict[str, Any]] = {}
+    for cell in ct["cells"]:
+        by.setdefault(cell["column"], {})[cell["client"]] = cell
+    rows = []
+    for column, cells in by.items():
+        row = [f"`{column}`"]
+        same = True
+        for client in ("psycopg_text", "asyncpg_binary"):
+            cell = cells.get(client) or {}
+            pg = (cell.get("postgresql") or {}).get("rows_per_s")
+            row.append(_num(cell.get("ratio"), 2, "×") + (f" ({_num(pg)} rows/s)" if pg else ""))
+            if cell.get("same_answers") is False:
+                same = False
+            err = (cell.get("pgbarrier") or {}).get("error")
+            if err:
+                row[-1] += f" error: {err[:80]}"
+        row.append("same" if same else "**differ**")
+        rows.append(row)
+    d.table(["column", "psycopg text: pgbarrier / PostgreSQL (PostgreSQL's)",
+             "asyncpg binary: pgbarrier / PostgreSQL (PostgreSQL's)", "answers"], rows)
+
+
 def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
                  results: Path, summary: list[list[str]]) -> None:
     d("## Rows out of a large result: pgbarrier's DuckDB beside PostgreSQL (issue 27)", "")
@@ -1608,6 +1648,7 @@ def render(results: Path) -> str:
     _streaming(body, sm)
     rows_summary: list[list[str]] = []
     _result_rows(body, _load(results, "result_rows"), run, results, rows_summary)
+    _column_types(body, _load(results, "column_types"), run)
     cf = _load(results, "connection_flood")
     _flood(body, cf)
     hs = _load(results, "history_startup")

@@ -178,10 +178,14 @@ class _Clock:
 
 def rows_fingerprint(rows: Iterable[Any]) -> str:
     """Row count and an order-independent hash of the rows as Python values (this process
-    only: str hashes are salted per process)."""
+    only: str hashes are salted per process; a row holding lists or dicts by its repr)."""
     n = acc = 0
     for r in rows:
-        acc = (acc + hash(tuple(r))) & _MASK
+        try:
+            h = hash(tuple(r))
+        except TypeError:  # arrays, json
+            h = hash(repr(tuple(r)))
+        acc = (acc + h) & _MASK
         n += 1
     return f"{n}:{acc:016x}"
 
@@ -242,7 +246,7 @@ def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY)
         return run
 
 
-def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
+def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
     import asyncpg
 
     async def go() -> Run:
@@ -254,7 +258,7 @@ def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool) -> Run:
             if ep.backend or ep.server_pid is None:
                 backend = await conn.fetchval("SELECT pg_backend_pid()")
             with _Clock(ep.server_pid, backend) as clock:
-                rows = await conn.fetch(QUERY, timeout=timeout_s + 30)
+                rows = await conn.fetch(query, timeout=timeout_s + 30)
             run = clock.fill(Run(rows=len(rows)))
             if keep:
                 run.fingerprint = rows_fingerprint(rows)

@@ -111,6 +111,11 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
         "full": ["--rows", "300000,3000000", "--rounds", "3"],
         "quick": ["--rows", "100000", "--rounds", "3"],
         "smoke": ["--rows", "1000", "--rounds", "1", "--cell-timeout", "60"]}),
+    # issue 27: one column of each type alone, pgbarrier's DuckDB beside PostgreSQL
+    "column_types": ("column_types.py", {
+        "full": ["--rows", "200000", "--rounds", "3"],
+        "quick": ["--rows", "100000", "--rounds", "2"],
+        "smoke": ["--rows", "100", "--rounds", "1", "--cell-timeout", "60"]}),
     # issue 17: kill -9 of the leader until the follower serves (two processes, one meta store)
     "failover": ("failover_time.py", {
         "full": ["--rounds", "20"], "quick": ["--rounds", "5"], "smoke": ["--rounds", "1"]}),

@@ -44,7 +44,8 @@ import pytest  # noqa: E402
 
 SUITE = ["classifier", "dialect", "create_latency", "memory", "scale", "profile", "duckdb", "passthrough",
          "streaming_memory", "connection_flood", "history_startup", "duckdb_overhead",
-         "pause_under_load", "thread_hop", "failover", "instructions", "result_rows"]
+         "pause_under_load", "thread_hop", "failover", "instructions", "result_rows",
+         "column_types"]
 
 
 @pytest.fixture(scope="module")
