@@ -161,6 +161,7 @@ from pgbarrier.backends.duckdb_dialect import ColumnTypes, may_differ, result_ty
 from pgbarrier.backends.duckdb_dialect import translate as _translate
 from pgbarrier.backends.duckdb_constraint_errors import ConstraintRow
 from pgbarrier.backends.duckdb_errors import to_pg_error
+from pgbarrier.backends.duckdb_spares import SpareCursors
 from pgbarrier.backends.duckdb_intervals import (interval_indexes, months_query, months_rows,
                                                   parts_query)
 from pgbarrier.backends import duckdb_explain
@@ -282,6 +283,19 @@ _READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "D
                               "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
 
 
+def prepare_connection(cur: duckdb.DuckDBPyConnection) -> None:
+    """What every session's DuckDB connection of a database holds before its first
+    statement, the same for all (``duckdb_spares`` makes them ahead of time): the
+    ``version()`` macro, the path shadows (``duckdb_config``), the ``jsonb`` type."""
+    cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
+    for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
+        cur.execute(shadow)
+    try:
+        cur.execute("CREATE TEMP TYPE jsonb AS JSON")
+    except duckdb.Error:  # the database defines jsonb itself
+        pass
+
+
 class DuckDBSession(BackendSession):
     def copies_here(self, sql: str) -> bool:
         """COPY with the client (FROM STDIN, TO STDOUT, and PROGRAM, which is refused
@@ -312,8 +326,11 @@ class DuckDBSession(BackendSession):
     def __init__(self, conn: duckdb.DuckDBPyConnection, catalog: CatalogInstaller | None = None,
                  database: str = "", user: str = "", signals: Signals | None = None,
                  views: ViewNames | None = None, instance_info: bool = False,
-                 hub: duckdb_notify.Hub | None = None) -> None:
+                 hub: duckdb_notify.Hub | None = None, spares: SpareCursors | None = None
+                 ) -> None:
         super().__init__()
+        #: the database's set-up connections kept ready (duckdb_spares)
+        self._spares = spares
         #: the operator's --allow-instance-info (duckdb_instance)
         self._instance_info = instance_info
         #: pgbarrier's materialized views of the database (duckdb_views): no writes
@@ -378,10 +395,14 @@ class DuckDBSession(BackendSession):
         and is the caller's error."""
         if self._closed:
             raise to_pg_error(duckdb.ConnectionException("Connection already closed!"))
-        try:
-            cur = self._conn.cursor()
-        except duckdb.Error as exc:  # the database was closed (dropped)
-            raise to_pg_error(exc) from None
+        spares = self._spares
+        cur = spares.take() if spares is not None else None
+        fresh = cur is None
+        if fresh:
+            try:
+                cur = self._conn.cursor()
+            except duckdb.Error as exc:  # the database was closed (dropped)
+                raise to_pg_error(exc) from None
         try:
             cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
             zone = self.client.get("TimeZone")
@@ -392,13 +413,8 @@ class DuckDBSession(BackendSession):
                     raise
             if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
                 self._apply_search_path(cur)
-            cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
-            for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
-                cur.execute(shadow)
-            try:
-                cur.execute("CREATE TEMP TYPE jsonb AS JSON")
-            except duckdb.Error:  # the database defines jsonb itself
-                pass
+            if fresh:
+                prepare_connection(cur)
         except duckdb.Error as exc:
             try:
                 cur.close()
@@ -1560,6 +1576,8 @@ class DuckDBBackend(Backend):
         self._marker_locks: dict[str, threading.Lock] = {}
         #: per database: pgbarrier's views as DuckDB relations (duckdb_views)
         self._views: dict[str, ViewNames] = {}
+        #: each open database's set-up connections kept ready (duckdb_spares)
+        self._spares: dict[str, SpareCursors] = {}
         #: pgbarrier's sessions as DuckDB sees them (the App sets ``signals.hook``)
         self.signals = Signals()
         #: LISTEN / NOTIFY between the sessions of each database (duckdb_notify)
@@ -1596,6 +1614,7 @@ class DuckDBBackend(Backend):
                     conn.close()
                     raise
                 self._views[name] = views
+                self._spares[name] = SpareCursors(conn, prepare_connection)
                 self._dbs[name] = conn
                 self._marker_locks[name] = threading.Lock()
                 catalog.set_system_views(self._system_views)
@@ -1664,7 +1683,10 @@ class DuckDBBackend(Backend):
             self._catalogs.pop(name, None)
             self._marker_locks.pop(name, None)
             self._views.pop(name, None)
+            spares = self._spares.pop(name, None)
             self._publish_databases()
+        if spares is not None:
+            spares.close()
         if conn is not None:
             conn.close()
 
@@ -1681,6 +1703,7 @@ class DuckDBBackend(Backend):
                 self._dbs[new], self._catalogs[new] = conn, catalog
                 self._marker_locks[new] = self._marker_locks.pop(old)
                 self._views[new] = self._views.pop(old)
+                self._spares[new] = self._spares.pop(old)
                 self._publish_databases()
             return
         source, target = self._path(old), self._path(new)
@@ -1699,7 +1722,7 @@ class DuckDBBackend(Backend):
         conn = self._db(database)  # DuckDB has no roles: user is the session's name only
         return DuckDBSession(conn, self._catalogs.get(database), database, user,
                              self.signals, self._views.get(database), self.limits.instance_info,
-                             self.notifications)
+                             self.notifications, self._spares.get(database))
 
     def notify(self, database: str, channel: str, payload: str) -> None:
         """pgbarrier's own NOTIFY (its events): to the sessions of ``database`` listening on
@@ -1925,6 +1948,9 @@ class DuckDBBackend(Backend):
 
     def close(self) -> None:
         with self._lock:
+            for spares in self._spares.values():
+                spares.close()
+            self._spares.clear()
             for conn in self._dbs.values():
                 conn.close()
             self._dbs.clear()
