@@ -14,8 +14,10 @@ Rules this module keeps:
 * Bounded: at most :data:`PER_DATABASE` spares per database and :data:`TOTAL` over the
   whole process (about 80 KB each), so a thousand databases do not hold a thousand of
   them; a database past the total opens its sessions' connections itself, as before.
-* One making at a time per database, started when a spare is taken (or asked for and
-  none is there); a database that has no new sessions makes none.
+* One making at a time per database, started :data:`MAKE_AFTER` seconds after a spare
+  is taken (or asked for and none is there): after the taking session's first statement,
+  as a rule, whose CPU it would otherwise share. A database that has no new sessions
+  makes none; connections that come faster than that set up their own, as before.
 * :meth:`SpareCursors.close` (its database is dropped, renamed or the backend stops)
   closes the spares, waits for one being made and makes no more, so none keeps a dropped
   database's DuckDB open (DuckDB would hand a new database of that path the old one).
@@ -33,6 +35,8 @@ import duckdb
 PER_DATABASE = 1
 #: spares the process keeps over all its databases
 TOTAL = 64
+#: seconds after a spare is taken (or missed) that the next one is made
+MAKE_AFTER = 0.05
 
 _held = 0
 _held_lock = threading.Lock()
@@ -83,8 +87,11 @@ class SpareCursors:
         if cur is not None:
             _release()
         if start:
-            threading.Thread(target=self._make, name="pgbarrier-spare-connection",
-                             daemon=True).start()
+            # after the taker's first statement, as a rule: made beside it, the spare would
+            # take the CPU that statement waits for
+            maker = threading.Timer(MAKE_AFTER, self._make)
+            maker.name, maker.daemon = "pgbarrier-spare-connection", True
+            maker.start()
         return cur
 
     def _make(self) -> None:
