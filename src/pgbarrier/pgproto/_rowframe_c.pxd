@@ -45,20 +45,21 @@ cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::
                doe=cython.longlong, yoe=cython.longlong, year=cython.longlong,
                doy=cython.longlong, mp=cython.longlong, day=cython.longlong,
                month=cython.longlong, width=int, rest=cython.longlong, i=int,
-               secs=cython.longlong, frac=cython.longlong, hour=cython.longlong,
-               minute=cython.longlong, second=cython.longlong,
                ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] valid,
                           Py_ssize_t n, int kind)
 
 @cython.locals(r=Py_ssize_t, p=Py_ssize_t, i=int, u=cython.longlong, power=cython.longlong,
-               whole=cython.longlong, frac=cython.longlong, width=int, rest=cython.longlong,
-               ov="long long[::1]", dv="unsigned char[::1]")
+               frac=cython.longlong, ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1] valid,
                          Py_ssize_t n, int scale)
 
 @cython.locals(u=cython.ulonglong, rest=cython.ulonglong, width=int, i=int)
 cdef Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v)
+
+@cython.locals(secs=cython.ulonglong, frac=cython.ulonglong, hour=cython.ulonglong,
+               minute=cython.ulonglong, second=cython.ulonglong, width=int, i=int)
+cdef Py_ssize_t _put_clock(unsigned char[::1] dv, Py_ssize_t p, unsigned long long micros)
 
 @cython.locals(i=Py_ssize_t)
 cdef Py_ssize_t _put_unit(unsigned char[::1] dv, Py_ssize_t p, long long v, bytes unit,
@@ -66,9 +67,7 @@ cdef Py_ssize_t _put_unit(unsigned char[::1] dv, Py_ssize_t p, long long v, byte
 
 @cython.locals(r=Py_ssize_t, p=Py_ssize_t, start=Py_ssize_t, m=cython.longlong,
                years=cython.longlong, mons=cython.longlong, d=cython.longlong,
-               v=cython.longlong, u=cython.ulonglong, secs=cython.ulonglong,
-               frac=cython.ulonglong, hour=cython.ulonglong, minute=cython.ulonglong,
-               second=cython.ulonglong, width=int, i=int, before_negative=bint,
+               v=cython.longlong, u=cython.ulonglong, before_negative=bint,
                ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple interval_text(const long long[::1] months, const long long[::1] days,
                           const long long[::1] micros, const unsigned char[::1] valid,

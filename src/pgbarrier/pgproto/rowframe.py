@@ -257,7 +257,7 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]
     (microseconds into the day), 3 timestamps with time zone in UTC (``...+00``);
     trailing fractional zeros dropped, as PostgreSQL prints them
     (:func:`pgbarrier.pgproto.types._datetime_text`, for years 1 to 9999). The civil date
-    is H. Hinnant's ``civil_from_days``. One loop, no calls: it is compiled."""
+    is H. Hinnant's ``civil_from_days``; the clock is :func:`_put_clock`, as an interval's."""
     offsets = np.zeros(n + 1, dtype=np.int64)
     data = np.zeros(n * 32 + 1, dtype=np.uint8)
     ov = offsets
@@ -309,30 +309,7 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]
                     dv[p] = 32  # space
                     p += 1
             if kind != 0:
-                secs = micros // 1_000_000
-                frac = micros % 1_000_000
-                hour = secs // 3600
-                minute = secs // 60 % 60
-                second = secs % 60
-                dv[p] = 48 + hour // 10
-                dv[p + 1] = 48 + hour % 10
-                dv[p + 2] = 58  # :
-                dv[p + 3] = 48 + minute // 10
-                dv[p + 4] = 48 + minute % 10
-                dv[p + 5] = 58
-                dv[p + 6] = 48 + second // 10
-                dv[p + 7] = 48 + second % 10
-                p += 8
-                if frac:
-                    width = 6
-                    while frac % 10 == 0:
-                        frac //= 10
-                        width -= 1
-                    dv[p] = 46  # .
-                    for i in range(width, 0, -1):
-                        dv[p + i] = 48 + frac % 10
-                        frac //= 10
-                    p += width + 1
+                p = _put_clock(dv, p, micros)
                 if kind == 3:
                     dv[p] = 43  # +
                     dv[p + 1] = 48
@@ -360,17 +337,8 @@ def decimal_text(unscaled: Any, valid: Any, n: int, scale: int) -> tuple[Any, An
                 dv[p] = 45  # -
                 p += 1
                 u = -u
-            whole = u // power
             frac = u % power
-            width = 1
-            rest = whole // 10
-            while rest > 0:
-                width += 1
-                rest //= 10
-            for i in range(width - 1, -1, -1):
-                dv[p + i] = 48 + whole % 10
-                whole //= 10
-            p += width
+            p = _put_int(dv, p, u // power)
             if scale:
                 dv[p] = 46  # .
                 for i in range(scale, 0, -1):
@@ -400,6 +368,39 @@ def _put_int(dv: Any, p: int, v: int) -> int:
         dv[p + i] = 48 + u % 10
         u //= 10
     return p + width
+
+
+def _put_clock(dv: Any, p: int, micros: int) -> int:
+    """``HH:MM:SS`` of ``micros`` (>= 0; the hours in two digits or more), then ``.`` and
+    the fraction's digits without trailing zeros, if any: a time of day's and an
+    interval's clock alike; returns the position after it."""
+    secs = micros // 1_000_000
+    frac = micros % 1_000_000
+    hour = secs // 3600
+    minute = secs // 60 % 60
+    second = secs % 60
+    if hour < 10:
+        dv[p] = 48
+        p += 1
+    p = _put_int(dv, p, hour)
+    dv[p] = 58  # :
+    dv[p + 1] = 48 + minute // 10
+    dv[p + 2] = 48 + minute % 10
+    dv[p + 3] = 58
+    dv[p + 4] = 48 + second // 10
+    dv[p + 5] = 48 + second % 10
+    p += 6
+    if frac:
+        width = 6
+        while frac % 10 == 0:
+            frac //= 10
+            width -= 1
+        dv[p] = 46  # .
+        for i in range(width, 0, -1):
+            dv[p + i] = 48 + frac % 10
+            frac //= 10
+        p += width + 1
+    return p
 
 
 def _put_unit(dv: Any, p: int, v: int, unit: bytes, first: bool, before_negative: bool
@@ -470,32 +471,7 @@ def interval_text(months: Any, days: Any, micros: Any, valid: Any, n: int
                         dv[p] = 43  # +
                         p += 1
                     u = v
-                secs = u // 1_000_000
-                frac = u % 1_000_000
-                hour = secs // 3600
-                minute = secs // 60 % 60
-                second = secs % 60
-                if hour < 10:
-                    dv[p] = 48
-                    p += 1
-                p = _put_int(dv, p, hour)
-                dv[p] = 58  # :
-                dv[p + 1] = 48 + minute // 10
-                dv[p + 2] = 48 + minute % 10
-                dv[p + 3] = 58
-                dv[p + 4] = 48 + second // 10
-                dv[p + 5] = 48 + second % 10
-                p += 6
-                if frac:
-                    width = 6
-                    while frac % 10 == 0:
-                        frac //= 10
-                        width -= 1
-                    dv[p] = 46  # .
-                    for i in range(width, 0, -1):
-                        dv[p + i] = 48 + frac % 10
-                        frac //= 10
-                    p += width + 1
+                p = _put_clock(dv, p, u)
         ov[r + 1] = p
     return offsets, data
 
