@@ -418,64 +418,62 @@ def test_binary_copy_header_goes_in_the_first_rows_message():
         m.copy_data(b"\x00\x01\x00\x00\x00\x01x")
 
 
+@pytest.fixture
+def dev_session():
+    """A DuckDB backend session of database ``dev``, the columnar path open."""
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.backends.duckdb import DuckDBBackend
+
+    duckdb_batches.load()
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    s = backend.connect("dev", "root")
+    yield s
+    s.close()
+    backend.close()
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM t", "SELECT * FROM t WHERE a > 5", "SELECT t.* FROM t",
     "SELECT *, a FROM t", "SELECT g, a FROM t"])
-def test_a_star_over_declared_types_takes_the_columnar_path(sql, monkeypatch):
+def test_a_star_over_declared_types_takes_the_columnar_path(sql, monkeypatch, dev_session):
     """``SELECT *`` (and COPY of a whole table, which runs one) has a result plan naming
     ``varchar(n)``, ``numeric(p,s)``, ``char(n)`` where DuckDB's values already are those:
     the columnar path serves it, with the row path's columns and values."""
     import threading
 
     from pgbarrier.backends import duckdb_batches
-    from pgbarrier.backends.duckdb import DuckDBBackend
     from pgbarrier.result import BatchStream
 
-    duckdb_batches.load()
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
-    try:
-        s.execute("CREATE TABLE t (a integer, b varchar(20), c numeric(12,2), d char(3), "
-                  "e timestamp(3), f text, g numeric)")
-        s.execute("INSERT INTO t SELECT i, 'x' || i, i / 3.0, 'ab', TIMESTAMP '2020-01-01' "
-                  "+ i * INTERVAL '1.2345 second', NULL, i / 8.0 FROM generate_series(1, 1000) g(i)")
-        batched = s.execute(sql)
-        assert isinstance(batched.row_source, BatchStream), sql
-        columns, values = batched.columns, list(batched.rows())
-        monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
-        plain = s.execute(sql)
-        assert not isinstance(plain.row_source, BatchStream)
-        assert columns == plain.columns
-        expected = list(plain.rows())
-        assert values == expected
-        # rows taken as rows print as the row path's: 0.125, not 0.1250000000
-        assert [repr(v) for row in values for v in row] == [repr(v) for row in expected for v in row]
-        if "*" in sql:
-            assert [c.type_modifier for c in columns[1:4]] == [24, (12 << 16 | 2) + 4, 7]
-    finally:
-        s.close()
-        backend.close()
+    s = dev_session
+    s.execute("CREATE TABLE t (a integer, b varchar(20), c numeric(12,2), d char(3), "
+              "e timestamp(3), f text, g numeric)")
+    s.execute("INSERT INTO t SELECT i, 'x' || i, i / 3.0, 'ab', TIMESTAMP '2020-01-01' "
+              "+ i * INTERVAL '1.2345 second', NULL, i / 8.0 FROM generate_series(1, 1000) g(i)")
+    batched = s.execute(sql)
+    assert isinstance(batched.row_source, BatchStream), sql
+    columns, values = batched.columns, list(batched.rows())
+    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+    plain = s.execute(sql)
+    assert not isinstance(plain.row_source, BatchStream)
+    assert columns == plain.columns
+    expected = list(plain.rows())
+    assert values == expected
+    # rows taken as rows print as the row path's: 0.125, not 0.1250000000
+    assert [repr(v) for row in values for v in row] == [repr(v) for row in expected for v in row]
+    if "*" in sql:
+        assert [c.type_modifier for c in columns[1:4]] == [24, (12 << 16 | 2) + 4, 7]
 
 
-def test_a_plan_that_converts_values_keeps_the_row_path():
+def test_a_plan_that_converts_values_keeps_the_row_path(dev_session):
     """Values a plan rewrites (a numeric of another scale, an appended input) are its own."""
-    from pgbarrier.backends import duckdb_batches
-    from pgbarrier.backends.duckdb import DuckDBBackend
     from pgbarrier.result import BatchStream
 
-    duckdb_batches.load()
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
-    try:
-        s.execute("CREATE TABLE t (a integer, c numeric(12,2))")
-        s.execute("INSERT INTO t SELECT i, i / 3.0 FROM generate_series(1, 1000) g(i)")
-        for sql in ("SELECT avg(c) FROM t GROUP BY a", "SELECT c / 3 FROM t"):
-            assert not isinstance(s.execute(sql).row_source, BatchStream), sql
-    finally:
-        s.close()
-        backend.close()
+    s = dev_session
+    s.execute("CREATE TABLE t (a integer, c numeric(12,2))")
+    s.execute("INSERT INTO t SELECT i, i / 3.0 FROM generate_series(1, 1000) g(i)")
+    for sql in ("SELECT avg(c) FROM t GROUP BY a", "SELECT c / 3 FROM t"):
+        assert not isinstance(s.execute(sql).row_source, BatchStream), sql
 
 
 def test_the_first_rows_come_alone_then_whole_batches():
@@ -499,39 +497,32 @@ def test_the_first_rows_come_alone_then_whole_batches():
     assert reading.read() is None
 
 
-def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monkeypatch):
+def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monkeypatch,
+                                                                          dev_session):
     """A result with interval columns is opened again with each as its three fields: the
     columnar path, with the row path's columns and values (months kept, the largest
     intervals exact), parameters and all."""
     import threading
 
     from pgbarrier.backends import duckdb_batches
-    from pgbarrier.backends.duckdb import DuckDBBackend
     from pgbarrier.result import BatchStream
 
-    duckdb_batches.load()
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
-    try:
-        s.execute("CREATE TABLE t (a integer, i interval)")
-        s.execute("INSERT INTO t SELECT g, g * INTERVAL '1 minute 1.5 seconds' - INTERVAL "
-                  "'1 month' FROM generate_series(1, 1000) AS x(g)")
-        s.execute("INSERT INTO t VALUES (1001, NULL), (1002, INTERVAL '2562047788 hours "
-                  "54.775807 seconds'), (1003, INTERVAL '-178956970 years -8 months')")
-        for sql, params in (("SELECT * FROM t ORDER BY a", None),
-                            ("SELECT i, a, i AS j FROM t WHERE a > $1 ORDER BY a", [3]),
-                            ("SELECT i FROM t ORDER BY a", None)):
-            batched = s.execute(sql, params)
-            assert isinstance(batched.row_source, BatchStream), sql
-            columns, values = batched.columns, list(batched.rows())
-            monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
-            plain = s.execute(sql, params)
-            monkeypatch.undo()
-            assert not isinstance(plain.row_source, BatchStream)
-            assert columns == plain.columns
-            assert values == list(plain.rows()), sql
-            assert pgt.Interval(0, 0, 2 ** 63 - 1) in [v for row in values for v in row]
-    finally:
-        s.close()
-        backend.close()
+    s = dev_session
+    s.execute("CREATE TABLE t (a integer, i interval)")
+    s.execute("INSERT INTO t SELECT g, g * INTERVAL '1 minute 1.5 seconds' - INTERVAL "
+              "'1 month' FROM generate_series(1, 1000) AS x(g)")
+    s.execute("INSERT INTO t VALUES (1001, NULL), (1002, INTERVAL '2562047788 hours "
+              "54.775807 seconds'), (1003, INTERVAL '-178956970 years -8 months')")
+    for sql, params in (("SELECT * FROM t ORDER BY a", None),
+                        ("SELECT i, a, i AS j FROM t WHERE a > $1 ORDER BY a", [3]),
+                        ("SELECT i FROM t ORDER BY a", None)):
+        batched = s.execute(sql, params)
+        assert isinstance(batched.row_source, BatchStream), sql
+        columns, values = batched.columns, list(batched.rows())
+        monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+        plain = s.execute(sql, params)
+        monkeypatch.undo()
+        assert not isinstance(plain.row_source, BatchStream)
+        assert columns == plain.columns
+        assert values == list(plain.rows()), sql
+        assert pgt.Interval(0, 0, 2 ** 63 - 1) in [v for row in values for v in row]

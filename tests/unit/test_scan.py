@@ -10,11 +10,18 @@ import pytest
 
 from pgbarrier.backends.pg_relay import Upstream, frame
 
-IMPLEMENTATIONS = [importlib.import_module("pgbarrier.pgproto.scan")]
-try:
-    IMPLEMENTATIONS.append(importlib.import_module("pgbarrier.pgproto._scan_c"))
-except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
-    pass
+def _implementations(name: str) -> list:
+    """Module ``name``'s Python source and, where it was built, its compiled extension."""
+    package, _, base = name.rpartition(".")
+    found = [importlib.import_module(name)]
+    try:
+        found.append(importlib.import_module(f"{package}._{base}_c"))
+    except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
+        pass
+    return found
+
+
+IMPLEMENTATIONS = _implementations("pgbarrier.pgproto.scan")
 
 
 @pytest.fixture(params=IMPLEMENTATIONS, ids=lambda m: m.__name__.rsplit(".", 1)[1])
@@ -112,11 +119,9 @@ def test_upstream_scan_records_errors_and_parameters_and_moves_on():
     assert up.pos == len(up.buf)
 
 
-STATES = [importlib.import_module("pgbarrier.relay.state")]
-try:
-    STATES.append(importlib.import_module("pgbarrier.relay._state_c"))
-except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
-    pass
+STATES = _implementations("pgbarrier.relay.state")
+#: the stop codes RelayState.scan returns (pgproto.scan's)
+state_module_codes = IMPLEMENTATIONS[0]
 
 
 @pytest.fixture(params=STATES, ids=lambda m: m.__name__.rsplit(".", 1)[1])
@@ -133,9 +138,6 @@ def _scan_all(state, stream: bytes, drain: int) -> list[tuple[int, int, int]]:
         stops.append((stop, start, pos))
         if stop in (state_module_codes.MORE, state_module_codes.READY):
             return stops
-
-
-state_module_codes = importlib.import_module("pgbarrier.pgproto.scan")
 
 
 def test_relay_state_scan_makes_the_replies_transitions(state_module):
