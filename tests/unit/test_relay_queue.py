@@ -233,3 +233,49 @@ def test_a_whole_read_leaves_the_relay_as_its_messages_one_by_one_do():
             assert state(whole) == state(one), (case, messages)
             outcomes.append((taken, state(whole)))
         assert all(o == outcomes[0] for o in outcomes), (case, messages)
+
+
+#: pieces of statement texts: route's words in every case, words that only contain them,
+#: ordinary SQL, non-ASCII text
+_TEXT_PIECES = ["SELECT", "select", "aid", " ", " = ", "1", ";", "'x'", "FROM t", "offset",
+                "Set", "set", "RESET", "show", "ShOw", "alter", "ALTER DATABASE d PAUSE",
+                "create", "Drop", "flush", "FLUSH", "refresh", "copy", "stdin", "COPY t FROM STDIN",
+                "rw_catalog", "RW_CATALOG.rw_databases", "insert", "update", "-- c\n", "/* s */",
+                "é", "\u00dfet", "\u0131", "\u017fet", "SEt", "s\u0435t"]
+
+
+def _random_text(rng: random.Random) -> str:
+    return "".join(rng.choice(_TEXT_PIECES) for _ in range(rng.randint(1, 8)))
+
+
+@pytest.mark.parametrize("encoding", ["UTF8", "LATIN1"])
+def test_a_text_is_relayed_from_its_bytes_only_as_route_decides(q, encoding):
+    """A Query's and a Parse's text that is not remembered yet: read from its bytes (ASCII
+    without route's words: relayed at once) or decided by route. A Query is taken exactly
+    when route says relayable; a Parse only when route says relayable_parse, and always
+    when its text is ASCII without route's words (the steps decide the rest)."""
+    from pgbarrier.sql.route import MAY_BE_OURS_ASCII, route
+
+    rng = random.Random(27)
+    for case in range(2000):
+        text = _random_text(rng)
+        raw = text.encode("utf-8" if encoding == "UTF8" else "latin-1", "replace")
+        sql = raw.decode("utf-8" if encoding == "UTF8" else "latin-1")
+        verdict = route(sql)
+        plain = raw.isascii() and not any(w in raw.upper() for w in MAY_BE_OURS_ASCII)
+        relay = new_relay()
+        relay.up.params["client_encoding"] = encoding
+        query = frame(b"Q", cstr(raw))
+        taken = q.batch(relay, query, LIMIT)
+        assert (taken == len(query)) == verdict.relayable, (case, text)
+        relay = new_relay()
+        relay.up.params["client_encoding"] = encoding
+        data = frame(b"P", cstr(b"") + cstr(raw) + struct.pack("!h", 0)) + bind() + execute() \
+            + SYNC
+        taken = q.batch(relay, data, LIMIT)
+        assert taken in (0, len(data)), (case, text)
+        if taken:
+            assert verdict.relayable_parse, (case, text)
+            assert relay.portals == {b"": sql}, (case, text)
+        if plain:
+            assert verdict.relayable_parse and taken == len(data), (case, text)

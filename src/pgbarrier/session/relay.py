@@ -57,7 +57,7 @@ from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
 from pgbarrier.relay.effects import RunLocal
 from pgbarrier.session.transaction import TxState
-from pgbarrier.sql.route import CACHED_TEXT, route
+from pgbarrier.sql.route import route
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto.codes import (
     BIND,
@@ -87,9 +87,9 @@ _SYNC = frame(SYNC)
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(EXECUTE, b"pgbarrier_abort\0\0\0\0\0")
 #: Parse and Query verdicts a session remembers (forgotten all at once past this), and
-#: the longest text remembered (the route cache's bound: memory stays bounded)
-_VERDICTS = 256
-_VERDICT_TEXT = CACHED_TEXT
+#: the longest text remembered (relay_queue: the route cache's bound, memory stays bounded)
+_VERDICTS = _queue.VERDICTS
+_VERDICT_TEXT = _queue.VERDICT_TEXT
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
 #: client encodings whose text is read as UTF-8 (SQL_ASCII: PostgreSQL converts nothing)

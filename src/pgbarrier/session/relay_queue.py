@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from pgbarrier.pgproto import codes
+from pgbarrier.sql.route import CACHED_TEXT, MAY_BE_OURS_ASCII
 
 try:
     import cython
@@ -78,6 +79,30 @@ def _sub(data: bytes, start: int, end: int) -> bytes:
     return data[start:end]
 
 
+#: :data:`pgbarrier.sql.route.MAY_BE_OURS_ASCII`: the words an ASCII text is relayed without
+_WORDS = MAY_BE_OURS_ASCII
+#: Parse and Query verdicts a session remembers (``relay.verdicts``, forgotten all at once
+#: past this), and the longest text remembered (the route cache's bound: memory stays
+#: bounded)
+VERDICTS = 256
+VERDICT_TEXT = CACHED_TEXT
+
+
+def _plain(data: bytes, start: int, end: int) -> bool:
+    """Whether the statement text ``data[start:end]`` is relayed as :func:`pgbarrier.sql.
+    route.route` decides, read from its bytes: True when they are ASCII and hold none of
+    route's words (``route.MAY_BE_OURS_ASCII``); False: route decides (the text is
+    decoded first), which it also does for every text this says True of, the same way."""
+    text = _sub(data, start, end)
+    if not text.isascii():
+        return False
+    upper = text.upper()
+    for word in _WORDS:
+        if upper.find(word) >= 0:  # not ``in``: bytes' tries the word as an int first
+            return False
+    return True
+
+
 def queue(relay: Any, code: int, frame: bytes) -> bool:
     """Queue one client message (``frame``: type byte, length, body) if it is relayed."""
     if relay.copy_drain is not None or not _QUEUED[code]:
@@ -130,7 +155,9 @@ def batch(relay: Any, data: bytes, limit: int) -> int:
         last = end
     code = data[last]
     if code == _QUERY:
-        if last or data[n - 1] != 0 or not relay.query_relayed(data[5:n - 1]):
+        if last or data[n - 1] != 0:
+            return -1
+        if not _plain(data, 5, n - 1) and not relay.query_relayed(data[5:n - 1]):
             return -1
         # the session is not skipping (checked above): nothing of it to change
         state.batch_closed()
@@ -209,9 +236,18 @@ def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
         j = _nul(data, i + 1, end) if i >= 0 else -1
         if j < 0:
             return False
-        verdict = verdicts.get(_sub(data, i + 1, j))
-        if verdict is None or not verdict[0]:
-            return False  # not decided yet, or not relayed: the steps have the rules
+        text = _sub(data, i + 1, j)
+        verdict = verdicts.get(text)
+        if verdict is None:
+            if not _plain(data, i + 1, j):
+                return False  # not decided yet: the steps have the rules
+            verdict = (True, text.decode("ascii"))
+            if j - i - 1 <= VERDICT_TEXT:  # remembered, as the steps remember theirs
+                if len(verdicts) >= VERDICTS:
+                    verdicts.clear()
+                verdicts[text] = verdict
+        elif not verdict[0]:
+            return False  # not relayed: the steps have the rules
         name = _sub(data, body, i)
         if name:
             if statements and name.decode("utf-8", "replace") in statements:

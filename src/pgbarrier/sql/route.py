@@ -49,7 +49,7 @@ from pgbarrier.sql.classify import leading_words, mentions_rw_catalog, split_sta
 from pgbarrier.sql.controls import FIRST_WORDS, is_control
 from pgbarrier.sql.setting import SettingStatement, own_setting
 
-__all__ = ["CACHED_TEXT", "CACHE_SIZE", "Kind", "Route", "route"]
+__all__ = ["CACHED_TEXT", "CACHE_SIZE", "MAY_BE_OURS_ASCII", "Kind", "Route", "route"]
 
 #: statement texts up to this length have their routes cached (bounded memory)
 CACHED_TEXT = 2048
@@ -111,6 +111,11 @@ def _one(text: str) -> Route | None:
 #: setting's), COPY, and rw_catalog, upper-cased: a text containing none of them is PLAIN
 #: (``SET`` covers ``RESET``)
 _MAY_BE_OURS = tuple(dict.fromkeys(("SET", "SHOW", *FIRST_WORDS, "COPY", "RW_CATALOG")))
+#: the same words as ASCII bytes: an ASCII text's bytes that contain none of them once
+#: upper-cased (``bytes.upper`` is ``str.upper`` on ASCII) are PLAIN, relayed, whatever the
+#: client encoding (every one PostgreSQL accepts from clients reads ASCII as ASCII); the
+#: byte relay tests a text so before decoding it (:mod:`pgbarrier.session.relay_queue`)
+MAY_BE_OURS_ASCII = tuple(word.encode("ascii") for word in _MAY_BE_OURS)
 
 
 def _may_be_ours(text: str) -> bool:
