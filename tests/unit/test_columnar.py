@@ -107,6 +107,8 @@ CASES = {
     "DATE": lambda: _ts().date(),
     "TIMESTAMP": _ts,
     "TIMESTAMPTZ": lambda: _ts().replace(tzinfo=dt.timezone.utc),
+    # near the zones' changes of offset (ZONES): the hour around each, to the microsecond
+    "TIMESTAMPTZ ": lambda: _near_change(),
     # timestamp(0) to timestamp(3) columns: DuckDB's second and millisecond timestamps
     "TIMESTAMP_S": _ts,
     "TIMESTAMP_MS": _ts,
@@ -138,7 +140,23 @@ CASES = {
     "UUID[]": lambda: [uuid.uuid4() for _ in range(rng.randint(0, 3))],
     "INTEGER[][]": lambda: [[rng.randint(-5, 5), None] for _ in range(rng.randint(0, 2))],
 }
-ZONES = ["UTC", "Asia/Tokyo", "America/St_Johns", "Europe/Amsterdam", "Asia/Kolkata"]
+ZONES = ["UTC", "Asia/Tokyo", "America/St_Johns", "Europe/Amsterdam", "Asia/Kolkata",
+         # local mean time (+00:53:28), 30-minute summer time, +05:45, a negative summer
+         # time (tzdata's Irish rules), a skipped day, summer time by POSIX rule (2040)
+         "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kathmandu", "Europe/Dublin",
+         "Pacific/Apia", "America/New_York", "Etc/GMT+5"]
+#: UTC instants at which some zone of ZONES changes its offset
+_CHANGES = [dt.datetime(*t, tzinfo=dt.timezone.utc) for t in (
+    (2020, 3, 29, 1), (2020, 10, 25, 1), (2020, 3, 8, 7), (2020, 11, 1, 6),
+    (1893, 3, 31, 23, 6, 32), (1916, 4, 30, 22), (2020, 4, 4, 15), (2020, 10, 3, 15, 30),
+    (2011, 12, 30, 10), (1985, 12, 31, 18, 30), (2040, 3, 11, 7), (2040, 11, 4, 6),
+    (1971, 10, 31, 2), (1880, 8, 2, 0, 25, 21))]
+
+
+def _near_change() -> dt.datetime:
+    moved = rng.choice([0, 1, -1, 1_000_000, -1_000_000, 1_800_000_000, -1_800_000_000,
+                        3_599_999_999, -3_599_999_999, rng.randint(-7_200_000_000, 7_200_000_000)])
+    return rng.choice(_CHANGES) + dt.timedelta(microseconds=moved)
 
 
 def _frames(rows, columns, formats):
@@ -200,7 +218,7 @@ def _table(con, duck_type: str, zone: str):
 @pytest.mark.parametrize("duck_type", list(CASES))
 def test_same_bytes_as_the_per_value_encoders(duck_type, frame_module):
     con = duckdb.connect()
-    for zone in ZONES if duck_type in ("TIMESTAMPTZ",) else ["UTC"]:
+    for zone in ZONES if duck_type.startswith("TIMESTAMPTZ") else ["UTC"]:
         _table(con, duck_type, zone)
         query = "SELECT v, w, v AS again FROM t ORDER BY w"
         rows = con.execute(query).fetchall()
@@ -392,6 +410,27 @@ def test_these_types_are_written_a_column_at_a_time(sql, oid, fmt):
     t = con._submit(sql, None, "stream", 100).arrow_reader().schema[0].type
     encoder = columnar.column_encoder(Column("v", oid), t, fmt)
     assert not encoder.__qualname__.startswith("_per_value"), encoder.__qualname__
+
+
+@pytest.mark.parametrize("zone, columnar_text", [
+    ("Europe/Berlin", True), ("America/St_Johns", True), ("Etc/GMT+5", True),
+    ("EST5EDT", True), ("UTC", True)])
+def test_timestamptz_text_in_a_zone_is_written_a_column_at_a_time(zone, columnar_text):
+    con = duckdb.connect()
+    con.execute(f"SET TimeZone = '{zone}'")
+    t = con._submit("SELECT TIMESTAMPTZ '2020-01-01 00:00:00+00'", None, "stream",
+                    100).arrow_reader().schema[0].type
+    encoder = columnar.column_encoder(Column("v", pgt.TIMESTAMPTZ), t, 0)
+    assert encoder.__qualname__.startswith("_per_value") != columnar_text, encoder.__qualname__
+
+
+def test_a_zone_zoneinfo_does_not_know_is_written_per_value():
+    assert columnar._zone("No/Such_Zone") is None
+    import pyarrow as pa
+
+    t = pa.timestamp("us", "Europe/Berlin")
+    assert columnar._text_encoder(pgt.TIMESTAMPTZ, t) is not None
+    assert columnar._text_encoder(pgt.TIMESTAMPTZ, pa.timestamp("us", "No/Such_Zone")) is None
 
 
 @pytest.mark.parametrize("value", ["\\.", "", "a,b", 'say "hi"', "x\ny", "\\N", "NULL"])

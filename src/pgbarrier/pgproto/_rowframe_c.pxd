@@ -45,9 +45,10 @@ cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::
                doe=cython.longlong, yoe=cython.longlong, year=cython.longlong,
                doy=cython.longlong, mp=cython.longlong, day=cython.longlong,
                month=cython.longlong, width=int, rest=cython.longlong, i=int,
-               ov="long long[::1]", dv="unsigned char[::1]")
+               zone=cython.longlong, hours=cython.longlong, minutes=cython.longlong,
+               seconds=cython.longlong, ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] valid,
-                          Py_ssize_t n, int kind)
+                          Py_ssize_t n, int kind, const int[::1] zones=*)
 
 @cython.locals(r=Py_ssize_t, p=Py_ssize_t, i=int, u=cython.longlong, power=cython.longlong,
                frac=cython.longlong, ov="long long[::1]", dv="unsigned char[::1]")

@@ -14,9 +14,13 @@ per value. Rules this module keeps:
   (its text is re-normalised, :func:`~pgbarrier.pgproto.jsonb.jsonb_text`), arrays of
   more than one dimension or of elements that are left per value themselves, numerics of
   more than 18 digits in binary (``numeric_send`` of an int128; unconstrained numerics'
-  too, each at its own scale), timestamps with time zone in a zone other than UTC
-  (DuckDB's zone rules are ICU's, pyarrow's its own tz database: the text must be the row
-  path's for every date), and any (type, Arrow type) pair not in the tables below. Inside
+  too, each at its own scale), text of timestamps with time zone in a zone ``zoneinfo``
+  does not know (or in a batch reaching within a day of years 1 and 9999), and any (type,
+  Arrow type) pair not in the tables below.
+* Timestamps with time zone in a zone other than UTC: the row path prints DuckDB's Python
+  values, whose offsets are ``zoneinfo``'s (not pyarrow's tz database, nor DuckDB's ICU);
+  each value's offset is looked up with ``zoneinfo`` once per hour of the batch
+  (:func:`_zoned_text`), and a compiled loop prints the local times and offsets. Inside
   a columnar column, a few values still take the per-value function: float4 values
   printed in exponent form (|v| < 1e-4 or >= 1e6, infinities, NaN: ``float_text``) and
   numerics of more than 18 digits that pyarrow would print in exponent form (|v| < 1e-6
@@ -37,6 +41,10 @@ per value. Rules this module keeps:
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
+import zoneinfo
+import zoneinfo._zoneinfo as zoneinfo_py  # the transitions of a zone (_zone)
 from collections.abc import Callable
 from typing import Any
 
@@ -242,6 +250,72 @@ def _datetime_text(kind: int) -> Encode:
     return encode
 
 
+_HOUR_US = 3_600_000_000
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: the instants whose local time is surely inside Python's years 1 to 9999 (every UTC
+#: offset is less than a day): the row path's values; a batch past them goes per value
+_ZONED_LOW_US = (dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc) - _EPOCH) // dt.timedelta(
+    microseconds=1)
+_ZONED_HIGH_US = (dt.datetime(9999, 12, 30, tzinfo=dt.timezone.utc) - _EPOCH) // dt.timedelta(
+    microseconds=1)
+
+
+@functools.lru_cache(maxsize=64)
+def _zone(name: str) -> Any:
+    """The row path's zone of a TimeZone (DuckDB's Python values carry
+    ``zoneinfo.ZoneInfo(TimeZone)``), when an hour never holds two of its changes of
+    offset: None (per value) for a name zoneinfo does not know, or whose transitions it
+    does not show (the pure-Python ``zoneinfo`` reads them; CPython's own does)."""
+    try:
+        zone = zoneinfo.ZoneInfo(name)
+        transitions = zoneinfo_py.ZoneInfo.no_cache(name)._trans_utc
+    except Exception:  # noqa: BLE001 - not a zone, or no transitions to read: per value
+        return None
+    if any(b - a < 3600 for a, b in zip(transitions, transitions[1:])):
+        return None
+    return zone
+
+
+def _offset(zone: Any, second: int) -> int:
+    """The UTC offset (seconds) of ``zone`` at the instant ``second`` (since 1970), as the
+    row path's value has it: ``astimezone`` of the UTC time (fold included)."""
+    off = (_EPOCH + dt.timedelta(seconds=second)).astimezone(zone).utcoffset()
+    return 0 if off is None else off.days * 86400 + off.seconds
+
+
+def _zoned_text(name: str) -> Encode | None:
+    """timestamptz_out in TimeZone ``name`` (other than UTC): each value's local time and
+    offset, as the row path prints its Python value (``zoneinfo``'s rules, which are not
+    pyarrow's, nor DuckDB's ICU's, for every date). An offset only changes at a whole
+    second and never twice within an hour (:func:`_zone`), so it is looked up once at
+    each end of each hour the batch's values fall in; an hour whose ends differ holds a
+    change, and its values are looked up one by one."""
+    zone = _zone(name)
+    if zone is None:
+        return None
+    per_value = _per_value(Column("", pgt.TIMESTAMPTZ), 0)
+
+    def encode(a: pa.Array) -> Wire:
+        valid = _valid(a)
+        micros = np.ascontiguousarray(_micros(a), dtype=np.int64)  # NULLs as 1970
+        if len(micros) and (micros.min() < _ZONED_LOW_US or micros.max() > _ZONED_HIGH_US):
+            return per_value(a)
+        hours, where = np.unique(micros // _HOUR_US, return_inverse=True)
+        starts = np.array([_offset(zone, h * 3600) for h in hours.tolist()], dtype=np.int64)
+        ends = np.array([_offset(zone, h * 3600 + 3599) for h in hours.tolist()],
+                        dtype=np.int64)
+        zones = starts[where]
+        changing = np.nonzero((starts != ends)[where])[0]
+        if len(changing):
+            seconds = micros[changing] // 1_000_000
+            zones[changing] = [_offset(zone, s) for s in seconds.tolist()]
+        local = micros + zones * 1_000_000
+        offsets, data = _frame.datetime_text(local, valid, len(a), 4,
+                                             np.ascontiguousarray(zones, dtype=np.int32))
+        return offsets, data, valid
+    return encode
+
+
 def _exponents(text: pa.Array) -> Any:
     """Which of pyarrow's float texts are in exponent form: none, as a rule, inside the
     fixed range the callers already sorted out, which one scan of the bytes shows (a
@@ -426,9 +500,9 @@ def _text_encoder(oid: int, t: pa.DataType) -> Encode | None:
     if oid == pgt.TIMESTAMP and pa.types.is_timestamp(t) and t.tz is None:
         return _datetime_text(1)
     if oid == pgt.TIMESTAMPTZ and pa.types.is_timestamp(t) and t.tz in _UTC_NAMES:
-        # other zones per value: pyarrow's time zone rules are not DuckDB's (ICU) for
-        # every date, and the text must be the row path's
         return _datetime_text(3)
+    if oid == pgt.TIMESTAMPTZ and pa.types.is_timestamp(t) and t.tz:
+        return _zoned_text(t.tz)
     if oid == pgt.TIME and pa.types.is_time64(t) and t.unit == "us":
         return _datetime_text(2)
     return None

@@ -251,15 +251,19 @@ def numeric_binary(unscaled: Any, valid: Any, n: int, scale: int, scales: Any = 
     return offsets, data[:p]
 
 
-def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]:
+def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
+                  ) -> tuple[Any, Any]:
     """Text of int64 values: ``kind`` 0 dates (days since 1970-01-01, ``YYYY-MM-DD``),
     1 timestamps (microseconds since 1970, ``YYYY-MM-DD HH:MM:SS[.ffffff]``), 2 times
-    (microseconds into the day), 3 timestamps with time zone in UTC (``...+00``);
-    trailing fractional zeros dropped, as PostgreSQL prints them
-    (:func:`pgbarrier.pgproto.types._datetime_text`, for years 1 to 9999). The civil date
-    is H. Hinnant's ``civil_from_days``; the clock is :func:`_put_clock`, as an interval's."""
+    (microseconds into the day), 3 timestamps with time zone in UTC (``...+00``), 4
+    timestamps with time zone in another zone: ``values`` the local times and ``zones``
+    (int32) each one's UTC offset in seconds, written after it as PostgreSQL writes an
+    offset (``+01``, ``-03:30``, ``+00:53:28``); trailing fractional zeros dropped, as
+    PostgreSQL prints them (:func:`pgbarrier.pgproto.types._datetime_text`, for years 1 to
+    9999). The civil date is H. Hinnant's ``civil_from_days``; the clock is
+    :func:`_put_clock`, as an interval's."""
     offsets = np.zeros(n + 1, dtype=np.int64)
-    data = np.zeros(n * 32 + 1, dtype=np.uint8)
+    data = np.zeros(n * (40 if kind == 4 else 32) + 1, dtype=np.uint8)
     ov = offsets
     dv = data
     p = 0
@@ -315,6 +319,27 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int) -> tuple[Any, Any]
                     dv[p + 1] = 48
                     dv[p + 2] = 48
                     p += 3
+                elif kind == 4:
+                    zone = int(zones[r])
+                    dv[p] = 43 if zone >= 0 else 45  # + or -
+                    if zone < 0:
+                        zone = -zone
+                    hours = zone // 3600
+                    minutes = zone // 60 % 60
+                    seconds = zone % 60
+                    dv[p + 1] = 48 + hours // 10
+                    dv[p + 2] = 48 + hours % 10
+                    p += 3
+                    if minutes or seconds:
+                        dv[p] = 58  # :
+                        dv[p + 1] = 48 + minutes // 10
+                        dv[p + 2] = 48 + minutes % 10
+                        p += 3
+                    if seconds:
+                        dv[p] = 58
+                        dv[p + 1] = 48 + seconds // 10
+                        dv[p + 2] = 48 + seconds % 10
+                        p += 3
         ov[r + 1] = p
     return offsets, data
 
