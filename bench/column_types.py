@@ -5,7 +5,8 @@ the columnar result path could not write a column at a time hides there behind t
 others. Here each type is a result of its own: one table ``ct`` of ``--rows`` rows with
 one column per type (:data:`COLUMNS`, made by one ``CREATE TABLE ct AS SELECT ... FROM
 generate_series(1, N)`` sent as it is to each side), and each cell reads ``SELECT "<type>"
-FROM ct`` whole on a fresh connection, with the two wire clients of ``result_rows.py``:
+FROM ct`` whole on a fresh connection (and ``timestamptz`` again in two sessions whose
+TimeZone is set at start-up, :data:`ZONED`), with the two wire clients of ``result_rows.py``:
 
 * ``psycopg_text``: psycopg, text format, ``fetchall()``;
 * ``asyncpg_binary``: asyncpg, binary format (text where asyncpg has no binary codec),
@@ -24,6 +25,7 @@ order-independent hash) with PostgreSQL's and records any difference.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import statistics
 import sys
@@ -61,6 +63,10 @@ COLUMNS = {
     "int4[]": "ARRAY[i, NULL, i + 2]::integer[]",
     "text[]": "ARRAY['a' || i::text, NULL, 'b c']::text[]",
 }
+#: more cells: a label -> (the column read, the session's TimeZone); timestamps with time
+#: zone print in the session's zone, and pgjdbc sets the JVM's at start-up
+ZONED = {"timestamptz, TimeZone Europe/Berlin": ("timestamptz", "Europe/Berlin"),
+         "timestamptz, TimeZone America/St_Johns": ("timestamptz", "America/St_Johns")}
 CLIENTS = ["psycopg_text", "asyncpg_binary"]
 TARGETS = ["pgbarrier", "postgresql"]
 
@@ -81,6 +87,9 @@ def _load(ep: rr.Endpoint, rows: int, postgres: bool) -> None:
 
 
 def _cell(client: str, ep: rr.Endpoint, column: str, timeout_s: float, keep: bool) -> rr.Run:
+    if column in ZONED:
+        column, zone = ZONED[column]
+        ep = dataclasses.replace(ep, time_zone=zone)
     query = f'SELECT "{column}" FROM ct'
     try:
         if client == "psycopg_text":
@@ -121,14 +130,14 @@ def main(argv: list[str] | None = None) -> int:
             _load(ep, args.rows, name == "postgresql")
         runs: dict[tuple[str, str, str], list[rr.Run]] = {}
         for rnd in range(args.rounds):
-            for column in COLUMNS:
+            for column in [*COLUMNS, *ZONED]:
                 for client in CLIENTS:
                     for target in c.rotate(TARGETS, rnd):
                         run = _cell(client, endpoints[target], column, args.cell_timeout,
                                     keep=rnd == 0)
                         runs.setdefault((column, client, target), []).append(run)
             print(f"column_types: round {rnd + 1} done", flush=True)
-        for column in COLUMNS:
+        for column in [*COLUMNS, *ZONED]:
             for client in CLIENTS:
                 cell: dict[str, Any] = {"column": column, "client": client}
                 for target in TARGETS:
@@ -145,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                                         if all(f.fingerprint for f in first) else None)
                 result["cells"].append(cell)
                 ratio = f"{cell['ratio']:.2f}" if cell["ratio"] else "-"
-                print(f"column_types {column:14} {client:15} pgbarrier/PostgreSQL {ratio}"
+                print(f"column_types {column:38} {client:15} pgbarrier/PostgreSQL {ratio}"
                       f"{'' if cell['same_answers'] is not False else ' (answers differ)'}",
                       flush=True)
     except rr._Stop as exc:

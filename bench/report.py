@@ -831,7 +831,9 @@ def _column_types(d: Doc, ct: dict[str, Any] | None, run: dict[str, Any] | None)
       "`bench/column_types.py`), made by one `CREATE TABLE ct AS SELECT … FROM "
       "generate_series(1, N)` on each side; each cell reads `SELECT \"<type>\" FROM ct` whole "
       "on a fresh connection. A type the result path could not write a column at a time "
-      "shows here on its own, where the issue's eight mixed columns would hide it. "
+      "shows here on its own, where the issue's eight mixed columns would hide it. The "
+      "`timestamptz, TimeZone …` rows read the same column in a session whose TimeZone is "
+      "set at start-up (as pgjdbc sets the JVM's): its text is printed in that zone. "
       "pgbarrier / PostgreSQL rows/s, the median of interleaved rounds; \"answers\" compares "
       "the driver's Python values of the first round.", "")
     if not ct or not ct.get("cells"):

@@ -117,11 +117,13 @@ class Endpoint:
     dbname: str
     server_pid: int | None = None  # a pgbarrier process; None for PostgreSQL direct
     backend: bool = False  # also charge PostgreSQL's backend (pg_backend_pid() through it)
+    time_zone: str | None = None  # the session's TimeZone, set at start-up (None: default)
 
     def conninfo(self) -> str:
+        zone = f" options='-c TimeZone={self.time_zone}'" if self.time_zone else ""
         return (f"host={self.host} port={self.port} user={self.user} dbname={self.dbname} "
                 "connect_timeout=10 sslmode=disable gssencmode=disable "
-                "application_name=result_rows")
+                f"application_name=result_rows{zone}")
 
 
 @dataclass
@@ -251,7 +253,9 @@ def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUER
 
     async def go() -> Run:
         conn = await asyncpg.connect(host=ep.host, port=ep.port, user=ep.user,
-                                     database=ep.dbname, timeout=10, ssl=False)
+                                     database=ep.dbname, timeout=10, ssl=False,
+                                     server_settings={"TimeZone": ep.time_zone}
+                                     if ep.time_zone else None)
         try:
             await conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
             backend = None
