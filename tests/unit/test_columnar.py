@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import importlib
+import json
 import random
 import struct
 import uuid
@@ -565,3 +566,55 @@ def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monke
         assert columns == plain.columns
         assert values == list(plain.rows()), sql
         assert pgt.Interval(0, 0, 2 ** 63 - 1) in [v for row in values for v in row]
+
+
+@pytest.mark.parametrize("encoding", ["LATIN1", "WIN1252", "WIN1251", "GBK", "GB18030"])
+def test_a_client_encoding_other_than_utf8_same_bytes_as_the_row_path(encoding, frame_module):
+    """DataRows with the session's codec: what the row path sends, each value through
+    transcode.result_encoder; a batch whose text is all ASCII as it is, one with other
+    characters converted, one holding a character the encoding lacks failing with the row
+    path's 22P05."""
+    from pgbarrier.errors import PgError
+    from pgbarrier.pgproto import encodings, transcode
+
+    codec = encodings.codec(encoding)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE e (t VARCHAR, n INTEGER, j JSON, a VARCHAR[], d DATE)")
+    texts = ["plain", "", "caf\u00e9", "\u00fcber", "\u20ac 5", "\u0416\u0438", "\u4e2d\u6587",
+             None, "tab\there", "\u00e9" * 300]
+    representable = [t for t in texts if t is None or _encodable(codec, t)]
+    ascii_only = [t for t in texts if t is None or t.isascii()]
+    for values, fails in ((ascii_only, False), (representable, False), (texts, True)):
+        con.execute("DELETE FROM e")
+        con.executemany("INSERT INTO e VALUES (?, ?, ?, ?, ?)", [
+            (t, i, None if t is None else json.dumps({"k": t}, ensure_ascii=False),
+             None if t is None else [t, None],
+             dt.date(2020, 1, 1 + i % 28)) for i, t in enumerate(values * 20)])
+        fails = fails and len(representable) < len(texts)
+        query = "SELECT * FROM e"
+        rows = con.execute(query).fetchall()
+        columns = [Column(d[0], pg_type_oid(d[1])) for d in con.description]
+        batches = list(con._submit(query, None, "stream", 64).arrow_reader())
+        for formats in ([0] * 5, [1] * 5):
+            encs = [transcode.result_encoder(pgt.encoder(c.type_oid, f, None, c.type_modifier),
+                                             f, c.type_oid, codec)
+                    for c, f in zip(columns, formats)]
+            framer = columnar.DataRows(columns, formats, codec)
+            if fails:
+                with pytest.raises(PgError) as row_path:
+                    [[None if v is None else e(v) for e, v in zip(encs, row)] for row in rows]
+                with pytest.raises(PgError) as batched:
+                    [framer.frame(b) for b in batches]
+                assert batched.value.sqlstate == row_path.value.sqlstate == "22P05"
+                continue
+            want = b"".join(m.data_row([None if v is None else e(v) for e, v in zip(encs, row)])
+                            for row in rows)
+            assert b"".join(framer.frame(b) for b in batches) == want, (encoding, formats)
+
+
+def _encodable(codec, text: str) -> bool:
+    try:
+        codec.encode(text)
+    except Exception:  # noqa: BLE001 - the codec's 22P05
+        return False
+    return True

@@ -794,7 +794,7 @@ class DuckDBSession(BackendSession):
             if rows and (plan is None or plan.retypes_only) \
                     and self._batching.wanted(cur, words, sql, client_sql) \
                     and (self._signals is None or "PGB_SIGNAL" not in sql) \
-                    and self.client.styles() is None and self.client.encoding.codec is None:
+                    and self.client.styles() is None:
                 batched = self._batched(cur, sql, client_sql, params, translated
                                         or edited is not client_sql, retype, origins, plan)
                 if batched is not None:

@@ -32,8 +32,10 @@ per value. Rules this module keeps:
   loop (text) or packed (binary).
 * Which results come here at all is the backend's choice (:func:`servable`: Arrow types
   whose Python values are DuckDB's own, so the per-value fallback prints what it always
-  did); the session's (a client encoding other than UTF8, DateStyle/IntervalStyle other
-  than the defaults) keep the per-value path (:mod:`pgbarrier.session.session`).
+  did); the session's DateStyle/IntervalStyle other than the defaults keep the per-value
+  path (:mod:`pgbarrier.session.session`). A client encoding other than UTF8 does not
+  (:class:`DataRows`' ``codec``): a batch's column whose values are all ASCII goes as it
+  is, one with other characters is converted a value at a time (:func:`_in_client_encoding`).
 * pyarrow is imported with this module, which the DuckDB backend loads on a thread of its
   own as it starts (not on the way to listening, and not in the first client's result,
   where half a second would count against its statement_timeout).
@@ -53,6 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pgbarrier import accel
+from pgbarrier.pgproto import transcode
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.pgproto.column import Column
 
@@ -568,16 +571,39 @@ def _per_value(column: Column, fmt: int) -> Encode:
 def _per_value_of(enc: Callable[[Any], bytes]) -> Encode:
     """``enc`` over each of the column's values (its Python values, :func:`_values`)."""
     def encode(a: pa.Array) -> Wire:
-        values = [None if v is None else enc(v) for v in _values(a)]
-        valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
-        lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64,
-                              count=len(values))
-        offsets = np.zeros(len(values) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        data = np.frombuffer(b"".join(v for v in values if v is not None) or b"\0",
-                             dtype=np.uint8)
-        return offsets, data, valid
+        return _wire([None if v is None else enc(v) for v in _values(a)])
     return encode
+
+
+def _wire(values: list[bytes | None]) -> Wire:
+    """A column's wire values from each row's bytes (None: NULL)."""
+    valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
+    lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64,
+                          count=len(values))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(v for v in values if v is not None) or b"\0", dtype=np.uint8)
+    return offsets, data, valid
+
+
+def _in_client_encoding(encode: Encode, fmt: int, oid: int, codec: Any) -> Encode:
+    """``encode``'s values (UTF-8) in the client encoding ``codec``, where
+    :func:`pgbarrier.pgproto.transcode.result_converter` converts them: a batch whose
+    values are all ASCII goes as it is (every client encoding PostgreSQL has writes ASCII
+    as ASCII); one with other characters is converted a value at a time, a character the
+    encoding lacks failing with its 22P05 as on the row path."""
+    convert = transcode.result_converter(fmt, oid, codec)
+    if convert is None:
+        return encode
+
+    def encoded(a: pa.Array) -> Wire:
+        offsets, data, valid = encode(a)
+        start, end = int(offsets[0]), int(offsets[-1])
+        if end <= start or int(np.asarray(data[start:end]).max()) < 0x80:
+            return offsets, data, valid
+        return _wire([convert(bytes(data[offsets[r]:offsets[r + 1]])) if valid[r] else None
+                      for r in range(len(valid))])
+    return encoded
 
 
 def _interval_text(a: pa.Array) -> Wire:
@@ -711,9 +737,12 @@ class DataRows:
     #: the message type byte of each row (``D``)
     kind = 0x44
 
-    def __init__(self, columns: list[Column], formats: list[int]) -> None:
+    def __init__(self, columns: list[Column], formats: list[int], codec: Any = None) -> None:
         self.columns = columns
         self.formats = formats
+        #: the client encoding's codec (:class:`pgbarrier.pgproto.encodings.Codec`; None:
+        #: UTF-8): the values are converted as :mod:`pgbarrier.pgproto.transcode` says
+        self.codec = codec
         self._encoders: list[Encode] | None = None
 
     def frame(self, batch: pa.RecordBatch) -> bytearray:
@@ -722,6 +751,10 @@ class DataRows:
         if self._encoders is None:
             self._encoders = [column_encoder(c, f.type, fmt) for c, f, fmt
                               in zip(self.columns, batch.schema, self.formats)]
+            if self.codec is not None:
+                self._encoders = [_in_client_encoding(enc, fmt, c.type_oid, self.codec)
+                                  for enc, c, fmt in zip(self._encoders, self.columns,
+                                                         self.formats)]
         wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
         sizes = np.full(n, 7 + 4 * ncols, dtype=np.int64)
         for offsets, _data, valid in wires:

@@ -163,14 +163,20 @@ def converts_binary(oid: int) -> bool:
     return oid in _TEXT_TYPES or oid == pgt.JSONB or oid in _TEXT_ARRAYS
 
 
+def result_converter(fmt: int, oid: int, codec: Codec) -> Callable[[bytes], bytes] | None:
+    """What turns a result value's wire bytes in UTF-8 (format ``fmt``, type ``oid``) into
+    the client's (module rules); None when they go as they are."""
+    if fmt == 0:
+        return None if oid in _ASCII_TEXT else codec.from_utf8
+    if converts_binary(oid):
+        return lambda raw: binary_from_utf8(oid, raw, codec)
+    return None
+
+
 def result_encoder(encode: Callable[[Any], bytes], fmt: int, oid: int,
                    codec: Codec) -> Callable[[Any], bytes]:
     """``encode`` (a value to its wire bytes in UTF-8) for a client in ``codec``."""
-    if fmt == 0 and oid in _ASCII_TEXT:
+    convert = result_converter(fmt, oid, codec)
+    if convert is None:
         return encode
-    if fmt == 0:
-        from_utf8 = codec.from_utf8
-        return lambda v: from_utf8(encode(v))
-    if converts_binary(oid):
-        return lambda v: binary_from_utf8(oid, encode(v), codec)
-    return encode
+    return lambda v: convert(encode(v))

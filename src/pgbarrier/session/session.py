@@ -618,8 +618,7 @@ class Session:
     def _send_rows(self, result: Result, portal: Portal | None, limit: int) -> bool:
         """Send rows; True when the row set is exhausted."""
         if isinstance(result.row_source, BatchStream) and result.batched() \
-                and self.encoding.codec is None and self.executor is not None \
-                and self.executor.backend.output_styles() is None:
+                and self.executor is not None and self.executor.backend.output_styles() is None:
             return self._send_batches(result, result.row_source, portal, limit)
         rows = result.rows()
         sent = 0
@@ -667,7 +666,7 @@ class Session:
 
         columns = result.columns or []
         framer = DataRows(columns, [self._format(portal, i, c.type_oid)
-                                    for i, c in enumerate(columns)])
+                                    for i, c in enumerate(columns)], self.encoding.codec)
         spill = self.spill
         out = self.out
         chunks = out.chunks
