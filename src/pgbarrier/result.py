@@ -272,6 +272,16 @@ class BatchStream(RowStream):
         while (batch := self.next_batch()) is not None:
             yield from self._to_rows(batch)
 
+    def batch_rows(self, batch: Any) -> list[tuple[Any, ...]]:
+        """One of this stream's batches as rows of Python values."""
+        return self._to_rows(batch)
+
+    def part(self, batches: list[Any]) -> BatchStream:
+        """A stream of ``batches``, taken from this one (a cursor's FETCH): its rows as
+        this stream's are, its errors none (they were read already)."""
+        taken = iter(batches)
+        return BatchStream(lambda: next(taken, None), self._to_error, self._to_rows)
+
 
 def command(tag: str, notices: list[Notice] | None = None) -> Result:
     return Result(tag=tag, notices=notices or [])

@@ -969,9 +969,13 @@ class DuckDBSession(BackendSession):
             result = self.execute(declare.query)
             if result.columns is None:
                 raise SyntaxError(f'syntax error at or near "{inner[0]}"')
+            source = result.row_source
+            stream = source if isinstance(source, BatchStream) and result.batched() \
+                and not declare.scroll else None
             cursors[declare.name] = Cursor(declare.name, result.columns,
-                                           iter(result.row_source), declare.scroll,
-                                           declare.hold, in_block)
+                                           iter(()) if stream is not None else iter(source),
+                                           declare.scroll, declare.hold, in_block,
+                                           stream=stream)
             return command("DECLARE CURSOR")
         if first == "CLOSE":
             name = parse_close(sql)
@@ -985,6 +989,12 @@ class DuckDBSession(BackendSession):
         cursor = cursors.get(name)
         if cursor is None:
             raise missing_cursor(name)
+        if cursor.stream is not None and kind == "forward" and count != 0:
+            batches = cursor.forward_batches(count)
+            if first == "MOVE":
+                return command(f"MOVE {sum(b.num_rows for b in batches)}")
+            return Result(tag="FETCH", columns=cursor.columns,
+                          row_source=cursor.stream.part(batches))
         rows = cursor.move(kind, count)
         if first == "MOVE":
             return command(f"MOVE {len(rows)}")

@@ -19,6 +19,10 @@ DuckDB has no cursors. Rules this module keeps:
   scan forward``, PostgreSQL's answer for a plan that cannot go back); a ``SCROLL`` one
   keeps the rows it has read, so it can go back. ``CLOSE name`` (tag ``CLOSE CURSOR``),
   ``CLOSE ALL``. An unknown cursor is 34000 ``cursor "c" does not exist``.
+* A NO SCROLL cursor whose query was read in record batches (the columnar result path,
+  :class:`~pgbarrier.result.BatchStream`) takes its rows a batch at a time, and a
+  ``FETCH [FORWARD] n`` of them is a batched result itself: written a column at a time,
+  as psql's ``FETCH_COUNT`` and drivers' server-side cursors read large results.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgbarrier.errors import FeatureNotSupported, PgError, SyntaxError
-from pgbarrier.result import Column
+from pgbarrier.result import BatchStream, Column
 
 _NAME = r'("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
 _DECLARE = re.compile(
@@ -123,6 +127,30 @@ class Cursor:
     pos: int = 0
     #: rows in all, once the query's end was read
     total: int | None = None
+    #: a NO SCROLL cursor over a result read in record batches: its rows are taken from
+    #: here a batch at a time (:meth:`forward_batches`), never through ``rows``
+    stream: BatchStream | None = None
+
+    def forward_batches(self, n: int | None) -> list[Any]:
+        """The next ``n`` rows (None: all) of a cursor that has a ``stream``, as its record
+        batches: a FETCH of them is written a column at a time, as the query's own result
+        would be."""
+        assert self.stream is not None
+        if self.total is not None and self.pos > self.total:
+            return []
+        out: list[Any] = []
+        got = 0
+        while n is None or got < n:
+            batch = self.stream.next_batch(0 if n is None else n - got)
+            if batch is None:
+                self.total = self.pos + got
+                break
+            out.append(batch)
+            got += batch.num_rows
+        self.pos += got
+        if self.total is not None:
+            self.pos = self.total + 1
+        return out
 
     def _read_to(self, n: int | None) -> None:
         """Read rows until ``n`` are kept (None: all), or the end."""
@@ -136,6 +164,9 @@ class Cursor:
 
     def _forward_only(self, n: int | None) -> list[tuple[Any, ...]]:
         """The next ``n`` rows of a NO SCROLL cursor (None: all)."""
+        if self.stream is not None:
+            return [row for batch in self.forward_batches(n)
+                    for row in self.stream.batch_rows(batch)]
         if self.total is not None and self.pos > self.total:
             return []
         out: list[tuple[Any, ...]] = []
