@@ -283,10 +283,20 @@ _READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "D
                               "RESET", "DISCARD", "DEALLOCATE", "SUMMARIZE", "PRAGMA"})
 
 
+#: the TimeZone a connection is set up in (:func:`prepare_connection`): the sessions'
+#: default, which a session in it need not set again
+PREPARED_ZONE = "UTC"
+
+
 def prepare_connection(cur: duckdb.DuckDBPyConnection) -> None:
     """What every session's DuckDB connection of a database holds before its first
     statement, the same for all (``duckdb_spares`` makes them ahead of time): the
-    ``version()`` macro, the path shadows (``duckdb_config``), the ``jsonb`` type."""
+    ``version()`` macro, the path shadows (``duckdb_config``), the ``jsonb`` type, and
+    TimeZone :data:`PREPARED_ZONE` (DuckDB's own default is the machine's zone)."""
+    try:
+        cur.execute("SET SESSION TimeZone = " + literal(PREPARED_ZONE))
+    except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
+        pass
     cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
     for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
         cur.execute(shadow)
@@ -404,17 +414,18 @@ class DuckDBSession(BackendSession):
             except duckdb.Error as exc:  # the database was closed (dropped)
                 raise to_pg_error(exc) from None
         try:
-            cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
-            zone = self.client.get("TimeZone")
-            try:
-                cur.execute("SET SESSION TimeZone = " + literal(zone))
-            except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
-                if zone != "UTC":
-                    raise
-            if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
-                self._apply_search_path(cur)
             if fresh:
                 prepare_connection(cur)
+            cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
+            zone = self.client.get("TimeZone")
+            if zone != PREPARED_ZONE:
+                try:
+                    cur.execute("SET SESSION TimeZone = " + literal(zone))
+                except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
+                    if zone != "UTC":
+                        raise
+            if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
+                self._apply_search_path(cur)
         except duckdb.Error as exc:
             try:
                 cur.close()
