@@ -219,6 +219,9 @@ class BatchStream(RowStream):
         self._on_end = on_end
         self._batches: deque[Any] = deque()
         self._count = 0
+        #: rows framed ahead (:meth:`frame_ahead`): [framer key, messages, row ends,
+        #: rows taken, the batch they are]
+        self._ahead: list[Any] | None = None
 
     def _next(self) -> Any:
         batch = self._read()
@@ -231,6 +234,7 @@ class BatchStream(RowStream):
         return batch
 
     def park(self) -> None:
+        self._unframe()
         if self._exhausted:
             return
         try:
@@ -242,6 +246,7 @@ class BatchStream(RowStream):
 
     def next_batch(self, max_rows: int = 0) -> Any:
         """The next batch of at most ``max_rows`` rows (0: any), None at the end."""
+        self._unframe()
         batches = self._batches
         while True:
             if batches:
@@ -271,6 +276,48 @@ class BatchStream(RowStream):
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         while (batch := self.next_batch()) is not None:
             yield from self._to_rows(batch)
+
+    def frame_ahead(self, framer: Any) -> None:
+        """Frame the next batch already read (never a read from the backend: nothing of
+        the statement runs) with ``framer`` (``frame_rows``, ``key``:
+        :class:`pgbarrier.pgproto.columnar.DataRows`), for :meth:`take_framed`: a
+        suspended portal's next rows, framed while the client reads the last ones."""
+        if self._ahead is not None or not self._batches:
+            return
+        batch = self._batches[0]
+        data, ends = framer.frame_rows(batch)
+        self._batches.popleft()
+        self._ahead = [framer.key, data, ends, 0, batch]
+
+    def take_framed(self, key: Any, max_rows: int = 0) -> tuple[memoryview, int] | None:
+        """Up to ``max_rows`` (0: all) of the rows framed ahead with a framer of ``key``,
+        as messages and their count; None when there are none (rows framed another way go
+        back to being rows)."""
+        ahead = self._ahead
+        if ahead is None:
+            return None
+        if ahead[0] != key:
+            self._unframe()
+            return None
+        _key, data, ends, first, _batch = ahead
+        left = len(ends) - first
+        k = left if not max_rows or max_rows >= left else max_rows
+        start = int(ends[first - 1]) if first else 0
+        piece = memoryview(data)[start:int(ends[first + k - 1])]
+        if k == left:
+            self._ahead = None
+        else:
+            ahead[3] = first + k
+        return piece, k
+
+    def _unframe(self) -> None:
+        """Rows framed ahead and not taken go back to the front as rows of a batch."""
+        ahead = self._ahead
+        if ahead is not None:
+            self._ahead = None
+            rest = ahead[4].slice(ahead[3])
+            if rest.num_rows:
+                self._batches.appendleft(rest)
 
     def batch_rows(self, batch: Any) -> list[tuple[Any, ...]]:
         """One of this stream's batches as rows of Python values."""

@@ -453,3 +453,36 @@ def test_pg8000_native_parameters_transaction_and_sqlstate(srv):
         assert con.run("SELECT :x::int * 2", x=21) == [[42]]
     finally:
         con.close()
+
+
+# --------------------------------------------------------------------------- fetch sizes
+
+
+def test_asyncpg_cursor_reads_a_large_result_a_fetch_size_at_a_time(srv):
+    """asyncpg's cursor is a portal read by Execute with a row limit (a fetch size), each
+    Execute a round trip, the next rows framed while the client reads (duckdb): every row
+    once, in order, whatever the sizes and formats of the fetches."""
+    table = _n("fetched")
+    with srv.connect() as c:
+        c.execute(f"CREATE TABLE {table} AS SELECT i, 'r' || i::text AS label, i * 0.5 AS half "
+                  f"FROM generate_series(1, 30000) AS g(i)")
+
+    async def go():
+        conn = await srv.aconnect()
+        try:
+            query = f"SELECT i, label, half FROM {table} ORDER BY i"
+            want = [tuple(r) for r in await conn.fetch(query)]
+            async with conn.transaction():
+                got = [tuple(r) async for r in conn.cursor(query, prefetch=700)]
+            assert got == want
+            async with conn.transaction():
+                cur = await conn.cursor(query)
+                parts = []
+                for n in [1, 5000, 3, 2999, 8192, 4000, 20000]:
+                    parts.extend(tuple(r) for r in await cur.fetch(n))
+                    if n == 4000:  # another statement between two fetches of the portal
+                        assert await conn.fetchval(f"SELECT count(*) FROM {table}") == 30000
+            assert parts == want
+        finally:
+            await conn.close()
+    run(go())

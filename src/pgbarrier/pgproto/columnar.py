@@ -743,9 +743,16 @@ class DataRows:
         #: the client encoding's codec (:class:`pgbarrier.pgproto.encodings.Codec`; None:
         #: UTF-8): the values are converted as :mod:`pgbarrier.pgproto.transcode` says
         self.codec = codec
+        #: what the bytes depend on besides the rows: framed rows are the same for an
+        #: equal key (a suspended portal's rows framed ahead, ``result.BatchStream``)
+        self.key = (type(self), tuple(formats), None if codec is None else codec.name)
         self._encoders: list[Encode] | None = None
 
     def frame(self, batch: pa.RecordBatch) -> bytearray:
+        return self.frame_rows(batch)[0]
+
+    def frame_rows(self, batch: pa.RecordBatch) -> tuple[bytearray, Any]:
+        """The batch's messages, and where each row's ends in them (int64, cumulative)."""
         n = batch.num_rows
         ncols = batch.num_columns
         if self._encoders is None:
@@ -766,7 +773,7 @@ class DataRows:
         put = _frame.put_fields
         for offsets, data, valid in wires:
             put(out, cursor, offsets, data, valid, n)
-        return frames
+        return frames, np.cumsum(sizes)
 
 
 class CopyBinaryRows(DataRows):

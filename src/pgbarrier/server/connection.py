@@ -796,14 +796,18 @@ class Connection(asyncio.Protocol):
         """On a worker thread: :meth:`_run_batch`, its outcome handed to the loop."""
         ran: tuple[bytes, bool, bool] | None = None
         failed: BaseException | None = None
-        try:
-            ran = self._run_batch(session, batch)
-        except BaseException as exc:  # noqa: BLE001 - raised again on the loop
-            failed = exc
-        try:
-            self.loop.call_soon_threadsafe(self._guard, self._batch_ran, ran, failed)
-        except RuntimeError:  # the loop is closed: the server is gone
-            pass
+        with session.worker_lock:
+            try:
+                ran = self._run_batch(session, batch)
+            except BaseException as exc:  # noqa: BLE001 - raised again on the loop
+                failed = exc
+            try:
+                self.loop.call_soon_threadsafe(self._guard, self._batch_ran, ran, failed)
+            except RuntimeError:  # the loop is closed: the server is gone
+                pass
+            # its output is on its way: a suspended portal's next rows are framed while the
+            # client reads (the next batch, on another worker, waits for the lock)
+            session.frame_ahead()
 
     def _batch_ran(self, ran: tuple[bytes, bool, bool] | None,
                    failed: BaseException | None) -> None:

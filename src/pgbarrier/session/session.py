@@ -119,6 +119,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 from time import perf_counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -206,7 +207,7 @@ class Session:
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
                  "_timed_out", "statement_totals", "stats", "received_at", "_copy_in",
-                 "encoding", "_failing_sql")
+                 "encoding", "_failing_sql", "_ahead", "worker_lock")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
@@ -223,6 +224,12 @@ class Session:
         self.skip_until_sync = False
         self.statements: dict[str, PreparedStatement] = {}
         self.portals: dict[str, Portal] = {}
+        #: a portal's stream and framer whose next rows are framed after the batch
+        #: (:meth:`frame_ahead`)
+        self._ahead: tuple[BatchStream, Any] | None = None
+        #: held by the worker running a batch of this session's messages, and by the
+        #: framing ahead after it: one at a time (the next batch waits for the framing)
+        self.worker_lock = threading.Lock()
         self.executor: StatementExecutor | None = None
         #: set when the backend is an upstream read as raw bytes: messages that are not
         #: pgbarrier's are relayed (:mod:`pgbarrier.session.relay`)
@@ -672,19 +679,28 @@ class Session:
         chunks = out.chunks
         sent = 0
         pending = 0
+        key = framer.key
         try:
-            while (batch := stream.next_batch(limit - sent if limit else 0)) is not None:
-                data = framer.frame(batch)
+            while True:
+                framed = stream.take_framed(key, limit - sent if limit else 0)
+                if framed is not None:  # framed ahead, after the last Execute (frame_ahead)
+                    data, rows = framed
+                else:
+                    batch = stream.next_batch(limit - sent if limit else 0)
+                    if batch is None:
+                        break
+                    data, rows = framer.frame(batch), batch.num_rows
                 chunks.append(data)
-                sent += batch.num_rows
+                sent += rows
                 if spill is not None:
                     pending += len(data)
-                    if pending >= SPILL_BYTES or write_now(sent, batch.num_rows):
+                    if pending >= SPILL_BYTES or write_now(sent, rows):
                         spill(out.take())  # blocks while the client does not read
                         pending = 0
                 if limit and sent >= limit:
                     if portal is not None:
                         portal.sent += sent
+                        self._ahead = (stream, framer)
                     return False
         except Exception:  # an error after some rows: the block fails
             self.tx = after_error(self.tx)
@@ -695,6 +711,21 @@ class Session:
         else:
             self._last_count = sent
         return True
+
+    def frame_ahead(self) -> None:
+        """After a batch whose last Execute left a portal suspended (a driver's fetch size:
+        each Execute a round trip), on the worker, its output already on its way: the rows
+        the portal holds already (read from the backend, not framed) are framed now, while
+        the client reads, and its next Execute sends them as they are
+        (``BatchStream.frame_ahead``). Nothing is read from the backend: the statement
+        does not run meanwhile, and a cancel has nothing to interrupt."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            stream, framer = ahead
+            try:
+                stream.frame_ahead(framer)
+            except Exception:  # noqa: BLE001 - its Execute frames them, and says what fails
+                pass
 
     def _report(self, values: dict[str, str]) -> None:
         """ParameterStatus for each reported parameter whose value the client does not know."""
