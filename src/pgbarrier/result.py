@@ -323,11 +323,66 @@ class BatchStream(RowStream):
         """One of this stream's batches as rows of Python values."""
         return self._to_rows(batch)
 
-    def part(self, batches: list[Any]) -> BatchStream:
-        """A stream of ``batches``, taken from this one (a cursor's FETCH): its rows as
-        this stream's are, its errors none (they were read already)."""
-        taken = iter(batches)
-        return BatchStream(lambda: next(taken, None), self._to_error, self._to_rows)
+    def continues(self) -> bool:
+        """Whether rows read already are left to frame ahead once a result of this
+        stream's rows was sent (a cursor's next FETCH: :class:`StreamWindow`)."""
+        return False
+
+
+class StreamWindow(BatchStream):
+    """Up to ``rows`` rows (None: the rest) of ``stream``, taken as they are sent: a SQL
+    cursor's FETCH. ``took(k)`` is told each ``k`` rows taken, ``took(None)`` that the
+    stream ended. What is framed ahead is framed on ``stream``, for the next FETCH."""
+
+    def __init__(self, stream: BatchStream, rows: int | None,
+                 took: Callable[[int | None], None]) -> None:
+        super().__init__(lambda: None, stream._to_error, stream._to_rows)
+        self._stream = stream
+        self._left = rows
+        self._took = took
+
+    def _want(self, max_rows: int) -> int:
+        left = self._left
+        return max_rows if left is None else min(max_rows, left) if max_rows else left
+
+    def _taken(self, rows: int) -> None:
+        if self._left is not None:
+            self._left -= rows
+        self._took(rows)
+
+    def next_batch(self, max_rows: int = 0) -> Any:
+        if self._left == 0:
+            return None
+        batch = self._stream.next_batch(self._want(max_rows))
+        if batch is None:
+            self._left = 0
+            self._took(None)
+            return None
+        self._taken(batch.num_rows)
+        return batch
+
+    def take_framed(self, key: Any, max_rows: int = 0) -> tuple[memoryview, int] | None:
+        if self._left == 0:
+            return None
+        taken = self._stream.take_framed(key, self._want(max_rows))
+        if taken is not None:
+            self._taken(taken[1])
+        return taken
+
+    def frame_ahead(self, framer: Any) -> None:
+        self._stream.frame_ahead(framer)
+
+    def continues(self) -> bool:
+        return self._stream.pending or bool(self._stream._batches)
+
+    def park(self) -> None:
+        pass  # the cursor's stream parks itself when the connection is needed
+
+    def cancel(self) -> None:
+        self._stream.cancel()
+
+    def rearm(self) -> None:
+        self._stream.rearm()
 
 
 def command(tag: str, notices: list[Notice] | None = None) -> Result:

@@ -486,3 +486,27 @@ def test_asyncpg_cursor_reads_a_large_result_a_fetch_size_at_a_time(srv):
         finally:
             await conn.close()
     run(go())
+
+
+def test_psycopg_named_cursor_reads_a_large_result_a_fetch_at_a_time(srv):
+    """A psycopg named cursor is DECLARE and FETCH FORWARD n, a round trip each, the next
+    rows framed while the client reads (duckdb): every row once, in order."""
+    table = _n("declared")
+    with srv.connect() as c:
+        c.execute(f"CREATE TABLE {table} AS SELECT i, 'r' || i::text AS label, i * 0.5 AS half "
+                  f"FROM generate_series(1, 30000) AS g(i)")
+        query = f"SELECT i, label, half FROM {table} ORDER BY i"
+        want = c.execute(query).fetchall()
+    with srv.connect(autocommit=False) as c:
+        with c.cursor(name="big") as cur:
+            cur.itersize = 700
+            cur.execute(query)
+            assert list(cur) == want
+        with c.cursor(name="steps") as cur, c.cursor() as other:
+            cur.execute(query)
+            got = []
+            for n in [1, 5000, 3, 2999, 8192, 4000, 20000]:
+                got.extend(cur.fetchmany(n))
+                if n == 4000:  # another statement between two FETCHes of the cursor
+                    assert other.execute(f"SELECT count(*) FROM {table}").fetchone() == (30000,)
+            assert got == want

@@ -1001,11 +1001,9 @@ class DuckDBSession(BackendSession):
         if cursor is None:
             raise missing_cursor(name)
         if cursor.stream is not None and kind == "forward" and count != 0:
-            batches = cursor.forward_batches(count)
             if first == "MOVE":
-                return command(f"MOVE {sum(b.num_rows for b in batches)}")
-            return Result(tag="FETCH", columns=cursor.columns,
-                          row_source=cursor.stream.part(batches))
+                return command(f"MOVE {sum(b.num_rows for b in cursor.forward_batches(count))}")
+            return cursor.fetch(count)
         rows = cursor.move(kind, count)
         if first == "MOVE":
             return command(f"MOVE {len(rows)}")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgbarrier.errors import FeatureNotSupported, PgError, SyntaxError
-from pgbarrier.result import BatchStream, Column
+from pgbarrier.result import BatchStream, Column, Result, StreamWindow
 
 _NAME = r'("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
 _DECLARE = re.compile(
@@ -161,6 +161,24 @@ class Cursor:
                 self.total = len(kept)
                 return
             kept.append(row)
+
+    def fetch(self, n: int | None) -> Result:
+        """FETCH FORWARD ``n`` (None: ALL) of a cursor that has a ``stream``: a batched
+        result whose rows are taken from the stream as they are sent
+        (:class:`~pgbarrier.result.StreamWindow`), the position moved with each."""
+        assert self.stream is not None
+        if self.total is not None and self.pos > self.total:
+            return Result(tag="FETCH", columns=self.columns, row_source=[])
+        return Result(tag="FETCH", columns=self.columns,
+                      row_source=StreamWindow(self.stream, n, self._took))
+
+    def _took(self, rows: int | None) -> None:
+        """``rows`` more were taken from the stream (None: it ended)."""
+        if rows is None:
+            self.total = self.pos
+            self.pos = self.total + 1
+        else:
+            self.pos += rows
 
     def _forward_only(self, n: int | None) -> list[tuple[Any, ...]]:
         """The next ``n`` rows of a NO SCROLL cursor (None: all)."""

@@ -710,15 +710,18 @@ class Session:
             self._last_count = portal.sent
         else:
             self._last_count = sent
+        if stream.continues():  # a cursor's FETCH: its next rows framed after the batch
+            self._ahead = (stream, framer)
         return True
 
     def frame_ahead(self) -> None:
         """After a batch whose last Execute left a portal suspended (a driver's fetch size:
-        each Execute a round trip), on the worker, its output already on its way: the rows
-        the portal holds already (read from the backend, not framed) are framed now, while
-        the client reads, and its next Execute sends them as they are
-        (``BatchStream.frame_ahead``). Nothing is read from the backend: the statement
-        does not run meanwhile, and a cancel has nothing to interrupt."""
+        each Execute a round trip), or that FETCHed from a SQL cursor (psql's FETCH_COUNT,
+        drivers' server-side cursors), on the worker, its output already on its way: the
+        rows the portal or cursor holds already (read from the backend, not framed) are
+        framed now, while the client reads, and its next Execute or FETCH sends them as
+        they are (``BatchStream.frame_ahead``). Nothing is read from the backend: the
+        statement does not run meanwhile, and a cancel has nothing to interrupt."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             stream, framer = ahead
