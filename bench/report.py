@@ -737,9 +737,11 @@ BEFORE_COLUMNAR = "9647127"
 #: issue 27's targets and moonshots, rows/s pgbarrier (DuckDB) / PostgreSQL, every size
 ROWS_TARGETS = {"psycopg_text": (1.0, 1.5), "asyncpg_binary": (1.0, 1.5), "copy_text": (1.0, 2.0)}
 #: whole-table forms measured beside them (no target of their own)
-ROWS_FORMS = ["psycopg_star", "copy_csv"]
+ROWS_FORMS = ["psycopg_star", "copy_csv", "psycopg_named", "asyncpg_cursor"]
 ROWS_CLIENTS = {"psycopg_star": "psycopg, text format, `SELECT * FROM t`",
                 "copy_csv": "psycopg `COPY t TO STDOUT (FORMAT csv)`",
+                "psycopg_named": "psycopg named cursor, `FETCH FORWARD 2000` each",
+                "asyncpg_cursor": "asyncpg cursor, Execute of 2000 rows each",
                 "psycopg_text": "psycopg, text format, `fetchall()`",
                 "asyncpg_binary": "asyncpg, binary format, `fetch()`",
                 "copy_text": "psycopg `COPY (SELECT …) TO STDOUT`",
@@ -884,7 +886,10 @@ def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
       "asyncpg `conn.fetch()` (binary format), psycopg `COPY (…) TO STDOUT` (text, every "
       "block read), DuckDB `execute().fetchall()`; beside them, without a target of their "
       "own, the whole-table forms tools send: `SELECT * FROM t` (psycopg, text) and `COPY t "
-      "TO STDOUT (FORMAT csv)`. Rounds interleaved (every client, every "
+      "TO STDOUT (FORMAT csv)`, and the same query read 2,000 rows a round trip as drivers "
+      "with a fetch size read it: a psycopg named cursor (`DECLARE`, `FETCH FORWARD`; psql's "
+      "`FETCH_COUNT` does the same) and an asyncpg cursor (Execute with a row limit; pgjdbc's "
+      "`setFetchSize` does the same). Rounds interleaved (every client, every "
       "target in turn, the order rotating each round); a figure is rows over wall seconds, "
       "the median of its rounds. The clients' own parsing is in both sides' time, so a ratio "
       "of 1.0 means pgbarrier's server side keeps up with PostgreSQL's. Targets (pgbarrier / "

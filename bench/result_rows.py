@@ -25,6 +25,10 @@ time not counted), with one client:
 * ``psycopg_star`` and ``copy_csv``: the whole-table forms tools send, ``SELECT * FROM t``
   (text format) and ``COPY t TO STDOUT (FORMAT csv)`` (the same rows; no target of their
   own, there to show such a form is served as fast as the named columns);
+* ``psycopg_named`` and ``asyncpg_cursor``: the same query read :data:`FETCH_ROWS` rows a
+  round trip, as drivers with a fetch size read it: a psycopg named cursor (``DECLARE``,
+  ``FETCH FORWARD``; psql's ``FETCH_COUNT`` does the same) and an asyncpg cursor (a portal,
+  Execute with a row limit; pgjdbc's ``setFetchSize`` does the same);
 * ``in_process`` (``duckdb`` only): ``cursor.execute(sql).fetchall()``.
 
 A figure is rows / wall seconds; beside it the server's CPU per row (``/proc``: the
@@ -73,12 +77,19 @@ QUERY = f"SELECT {', '.join(COLUMNS)} FROM t"
 #: to ... csv``, pg_dump's COPY): the same rows, checked beside the issue's three clients
 STAR = "SELECT * FROM t"
 COPY_CSV = "COPY t TO STDOUT (FORMAT csv)"
-CLIENTS = ["psycopg_text", "asyncpg_binary", "copy_text", "psycopg_star", "copy_csv"]
+#: rows a round trip of the fetch-size readers: a SQL cursor's FETCH FORWARD (psycopg's
+#: named cursor; psql's FETCH_COUNT) and an Execute with a row limit (asyncpg's cursor;
+#: pgjdbc's setFetchSize)
+FETCH_ROWS = 2000
+CLIENTS = ["psycopg_text", "asyncpg_binary", "copy_text", "psycopg_star", "copy_csv",
+           "psycopg_named", "asyncpg_cursor"]
 CLIENT_NAMES = {"psycopg_text": "psycopg, text format, `fetchall()`",
                 "asyncpg_binary": "asyncpg, binary format, `fetch()`",
                 "copy_text": "psycopg `COPY (SELECT …) TO STDOUT`",
                 "psycopg_star": f"psycopg, text format, `{STAR}`",
                 "copy_csv": f"psycopg `{COPY_CSV}`",
+                "psycopg_named": f"psycopg named cursor, `FETCH FORWARD {FETCH_ROWS}` each",
+                "asyncpg_cursor": f"asyncpg cursor, Execute of {FETCH_ROWS} rows each",
                 "in_process": "in-process DuckDB `execute().fetchall()`"}
 #: the targets of the wire clients, in their first round's order
 WIRE_TARGETS = ["pgbarrier", "postgresql", "upstream"]
@@ -302,6 +313,54 @@ def copy_text(ep: Endpoint, timeout_s: float, keep: bool,
         return run
 
 
+def psycopg_named(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
+    """A server-side cursor (DECLARE, then FETCH FORWARD FETCH_ROWS until none are left)."""
+    import psycopg
+
+    with psycopg.connect(ep.conninfo()) as conn:  # a transaction: the cursor lives in it
+        conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+        backend = _backend_pid_sync(conn) if (ep.backend or ep.server_pid is None) else None
+        dog = _watchdog(timeout_s + 30, conn.cancel_safe)
+        try:
+            with _Clock(ep.server_pid, backend) as clock:
+                with conn.cursor(name="result_rows") as cur:
+                    cur.itersize = FETCH_ROWS
+                    cur.execute(query)
+                    rows = list(cur)
+        finally:
+            dog.cancel()
+        run = clock.fill(Run(rows=len(rows)))
+        if keep:
+            run.fingerprint, run.sample = rows_fingerprint(rows), rows[:SAMPLE]
+        return run
+
+
+def asyncpg_cursor(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
+    """A portal read by Execute with a row limit of FETCH_ROWS (binary format)."""
+    import asyncpg
+
+    async def go() -> Run:
+        conn = await asyncpg.connect(host=ep.host, port=ep.port, user=ep.user,
+                                     database=ep.dbname, timeout=10, ssl=False)
+        try:
+            await conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+            backend = None
+            if ep.backend or ep.server_pid is None:
+                backend = await conn.fetchval("SELECT pg_backend_pid()")
+            with _Clock(ep.server_pid, backend) as clock:
+                async with conn.transaction():
+                    rows = [r async for r in conn.cursor(query, prefetch=FETCH_ROWS)]
+            run = clock.fill(Run(rows=len(rows)))
+            if keep:
+                run.fingerprint = rows_fingerprint(rows)
+                run.sample = [tuple(r) for r in rows[:SAMPLE]]
+            return run
+        finally:
+            conn.terminate()
+
+    return asyncio.run(go())
+
+
 def in_process(con: Any, timeout_s: float, keep: bool) -> Run:
     cur = con.cursor()
     dog = _watchdog(timeout_s, cur.interrupt)
@@ -321,7 +380,8 @@ def in_process(con: Any, timeout_s: float, keep: bool) -> Run:
 READERS = {"psycopg_text": psycopg_text, "asyncpg_binary": asyncpg_binary,
            "copy_text": copy_text,
            "psycopg_star": lambda ep, t, keep: psycopg_text(ep, t, keep, STAR),
-           "copy_csv": lambda ep, t, keep: copy_text(ep, t, keep, COPY_CSV)}
+           "copy_csv": lambda ep, t, keep: copy_text(ep, t, keep, COPY_CSV),
+           "psycopg_named": psycopg_named, "asyncpg_cursor": asyncpg_cursor}
 #: whose answers a client's are held to on PostgreSQL (its own, else this one's)
 REFERENCE = {"asyncpg_binary": "psycopg_text", "in_process": "psycopg_text"}
 
