@@ -738,6 +738,8 @@ BEFORE_COLUMNAR = "9647127"
 ROWS_TARGETS = {"psycopg_text": (1.0, 1.5), "asyncpg_binary": (1.0, 1.5), "copy_text": (1.0, 2.0)}
 #: whole-table forms measured beside them (no target of their own)
 ROWS_FORMS = ["psycopg_star", "copy_csv", "psycopg_named", "asyncpg_cursor"]
+ROWS_FORM_KINDS = {"psycopg_star": "— (a whole-table form)", "copy_csv": "— (a whole-table form)",
+                   "psycopg_named": "— (a fetch size)", "asyncpg_cursor": "— (a fetch size)"}
 ROWS_CLIENTS = {"psycopg_star": "psycopg, text format, `SELECT * FROM t`",
                 "copy_csv": "psycopg `COPY t TO STDOUT (FORMAT csv)`",
                 "psycopg_named": "psycopg named cursor, `FETCH FORWARD 2000` each",
@@ -923,7 +925,7 @@ def _result_rows(d: Doc, rr: dict[str, Any] | None, run: dict[str, Any] | None,
                     rows.append([ROWS_CLIENTS[client],
                                  _rows_cell(by.get((client, "pgbarrier"))),
                                  _rows_cell(by.get((client, "postgresql"))),
-                                 _num(ratio.get("pgbarrier"), 2), "— (a whole-table form)", "",
+                                 _num(ratio.get("pgbarrier"), 2), ROWS_FORM_KINDS[client], "",
                                  _rows_cell(by.get((client, "upstream"))),
                                  _num(ratio.get("upstream"), 2)])
             rows.append([ROWS_CLIENTS["in_process"], _rows_cell(by.get(("in_process", "duckdb"))),
