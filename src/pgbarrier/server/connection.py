@@ -54,6 +54,7 @@ import functools
 import logging
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -139,7 +140,7 @@ class Connection(asyncio.Protocol):
                  "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
                  "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
                  "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end",
-                 "_notify_pending")
+                 "_notify_pending", "_worker_lock")
 
     def __init__(self, server: PgBarrierServer) -> None:
         self.server = server
@@ -213,6 +214,9 @@ class Connection(asyncio.Protocol):
         self._fast_query = False
         #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
         self._fast_replied_cb: Callable[[], None] | None = None
+        #: held by the worker running a batch of the session's messages, and by the framing
+        #: ahead after it (Session.frame_ahead): the next batch waits for that framing
+        self._worker_lock = threading.Lock()
         #: a notification wake-up is scheduled on the loop (one at a time)
         self._notify_pending = False
 
@@ -796,7 +800,7 @@ class Connection(asyncio.Protocol):
         """On a worker thread: :meth:`_run_batch`, its outcome handed to the loop."""
         ran: tuple[bytes, bool, bool] | None = None
         failed: BaseException | None = None
-        with session.worker_lock:
+        with self._worker_lock:
             try:
                 ran = self._run_batch(session, batch)
             except BaseException as exc:  # noqa: BLE001 - raised again on the loop

@@ -119,7 +119,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from time import perf_counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -207,7 +206,7 @@ class Session:
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
                  "_timed_out", "statement_totals", "stats", "received_at", "_copy_in",
-                 "encoding", "_failing_sql", "_ahead", "worker_lock")
+                 "encoding", "_failing_sql", "_ahead")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
         self.control = control
@@ -227,9 +226,6 @@ class Session:
         #: a portal's stream and framer whose next rows are framed after the batch
         #: (:meth:`frame_ahead`)
         self._ahead: tuple[BatchStream, Any] | None = None
-        #: held by the worker running a batch of this session's messages, and by the
-        #: framing ahead after it: one at a time (the next batch waits for the framing)
-        self.worker_lock = threading.Lock()
         self.executor: StatementExecutor | None = None
         #: set when the backend is an upstream read as raw bytes: messages that are not
         #: pgbarrier's are relayed (:mod:`pgbarrier.session.relay`)
