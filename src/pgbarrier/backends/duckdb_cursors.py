@@ -132,25 +132,10 @@ class Cursor:
     stream: BatchStream | None = None
 
     def forward_batches(self, n: int | None) -> list[Any]:
-        """The next ``n`` rows (None: all) of a cursor that has a ``stream``, as its record
-        batches: a FETCH of them is written a column at a time, as the query's own result
-        would be."""
-        assert self.stream is not None
-        if self.total is not None and self.pos > self.total:
-            return []
-        out: list[Any] = []
-        got = 0
-        while n is None or got < n:
-            batch = self.stream.next_batch(0 if n is None else n - got)
-            if batch is None:
-                self.total = self.pos + got
-                break
-            out.append(batch)
-            got += batch.num_rows
-        self.pos += got
-        if self.total is not None:
-            self.pos = self.total + 1
-        return out
+        """The next ``n`` rows (None: all) of a cursor that has a ``stream``, taken at once
+        as its record batches (MOVE counts them; the row-returning moves read them)."""
+        window = self._window(n)
+        return [] if window is None else list(iter(window.next_batch, None))
 
     def _read_to(self, n: int | None) -> None:
         """Read rows until ``n`` are kept (None: all), or the end."""
@@ -164,13 +149,19 @@ class Cursor:
 
     def fetch(self, n: int | None) -> Result:
         """FETCH FORWARD ``n`` (None: ALL) of a cursor that has a ``stream``: a batched
-        result whose rows are taken from the stream as they are sent
-        (:class:`~pgbarrier.result.StreamWindow`), the position moved with each."""
+        result whose rows are taken from the stream as they are sent, the position moved
+        with each."""
+        window = self._window(n)
+        return Result(tag="FETCH", columns=self.columns,
+                      row_source=[] if window is None else window)
+
+    def _window(self, n: int | None) -> StreamWindow | None:
+        """The stream's next ``n`` rows (None: the rest) as they are taken
+        (:class:`~pgbarrier.result.StreamWindow`); None once past the end."""
         assert self.stream is not None
         if self.total is not None and self.pos > self.total:
-            return Result(tag="FETCH", columns=self.columns, row_source=[])
-        return Result(tag="FETCH", columns=self.columns,
-                      row_source=StreamWindow(self.stream, n, self._took))
+            return None
+        return StreamWindow(self.stream, n, self._took)
 
     def _took(self, rows: int | None) -> None:
         """``rows`` more were taken from the stream (None: it ended)."""
