@@ -240,17 +240,25 @@ def _watchdog(seconds: float, cancel: Callable[[], Any]) -> threading.Timer:
     return t
 
 
-def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
+def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY,
+                 fetch_rows: int = 0) -> Run:
+    """``fetchall()``; ``fetch_rows``: through a server-side cursor instead (DECLARE, then
+    FETCH FORWARD ``fetch_rows`` until none are left), in a transaction."""
     import psycopg
 
-    with psycopg.connect(ep.conninfo(), autocommit=True) as conn:
+    with psycopg.connect(ep.conninfo(), autocommit=not fetch_rows) as conn:
         conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
         backend = _backend_pid_sync(conn) if (ep.backend or ep.server_pid is None) else None
         dog = _watchdog(timeout_s + 30, conn.cancel_safe)
         try:
             with _Clock(ep.server_pid, backend) as clock:
-                cur = conn.execute(query)
-                rows = cur.fetchall()
+                if fetch_rows:
+                    with conn.cursor(name="result_rows") as cur:
+                        cur.itersize = fetch_rows
+                        cur.execute(query)
+                        rows = list(cur)
+                else:
+                    rows = conn.execute(query).fetchall()
         finally:
             dog.cancel()
         run = clock.fill(Run(rows=len(rows)))
@@ -259,7 +267,10 @@ def psycopg_text(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY)
         return run
 
 
-def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
+def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY,
+                   fetch_rows: int = 0) -> Run:
+    """``fetch()``; ``fetch_rows``: through a cursor instead (a portal read by Execute with a
+    row limit of ``fetch_rows``), in a transaction."""
     import asyncpg
 
     async def go() -> Run:
@@ -273,7 +284,11 @@ def asyncpg_binary(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUER
             if ep.backend or ep.server_pid is None:
                 backend = await conn.fetchval("SELECT pg_backend_pid()")
             with _Clock(ep.server_pid, backend) as clock:
-                rows = await conn.fetch(query, timeout=timeout_s + 30)
+                if fetch_rows:
+                    async with conn.transaction():
+                        rows = [r async for r in conn.cursor(query, prefetch=fetch_rows)]
+                else:
+                    rows = await conn.fetch(query, timeout=timeout_s + 30)
             run = clock.fill(Run(rows=len(rows)))
             if keep:
                 run.fingerprint = rows_fingerprint(rows)
@@ -313,54 +328,6 @@ def copy_text(ep: Endpoint, timeout_s: float, keep: bool,
         return run
 
 
-def psycopg_named(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
-    """A server-side cursor (DECLARE, then FETCH FORWARD FETCH_ROWS until none are left)."""
-    import psycopg
-
-    with psycopg.connect(ep.conninfo()) as conn:  # a transaction: the cursor lives in it
-        conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
-        backend = _backend_pid_sync(conn) if (ep.backend or ep.server_pid is None) else None
-        dog = _watchdog(timeout_s + 30, conn.cancel_safe)
-        try:
-            with _Clock(ep.server_pid, backend) as clock:
-                with conn.cursor(name="result_rows") as cur:
-                    cur.itersize = FETCH_ROWS
-                    cur.execute(query)
-                    rows = list(cur)
-        finally:
-            dog.cancel()
-        run = clock.fill(Run(rows=len(rows)))
-        if keep:
-            run.fingerprint, run.sample = rows_fingerprint(rows), rows[:SAMPLE]
-        return run
-
-
-def asyncpg_cursor(ep: Endpoint, timeout_s: float, keep: bool, query: str = QUERY) -> Run:
-    """A portal read by Execute with a row limit of FETCH_ROWS (binary format)."""
-    import asyncpg
-
-    async def go() -> Run:
-        conn = await asyncpg.connect(host=ep.host, port=ep.port, user=ep.user,
-                                     database=ep.dbname, timeout=10, ssl=False)
-        try:
-            await conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
-            backend = None
-            if ep.backend or ep.server_pid is None:
-                backend = await conn.fetchval("SELECT pg_backend_pid()")
-            with _Clock(ep.server_pid, backend) as clock:
-                async with conn.transaction():
-                    rows = [r async for r in conn.cursor(query, prefetch=FETCH_ROWS)]
-            run = clock.fill(Run(rows=len(rows)))
-            if keep:
-                run.fingerprint = rows_fingerprint(rows)
-                run.sample = [tuple(r) for r in rows[:SAMPLE]]
-            return run
-        finally:
-            conn.terminate()
-
-    return asyncio.run(go())
-
-
 def in_process(con: Any, timeout_s: float, keep: bool) -> Run:
     cur = con.cursor()
     dog = _watchdog(timeout_s, cur.interrupt)
@@ -381,7 +348,10 @@ READERS = {"psycopg_text": psycopg_text, "asyncpg_binary": asyncpg_binary,
            "copy_text": copy_text,
            "psycopg_star": lambda ep, t, keep: psycopg_text(ep, t, keep, STAR),
            "copy_csv": lambda ep, t, keep: copy_text(ep, t, keep, COPY_CSV),
-           "psycopg_named": psycopg_named, "asyncpg_cursor": asyncpg_cursor}
+           "psycopg_named": lambda ep, t, keep: psycopg_text(ep, t, keep,
+                                                             fetch_rows=FETCH_ROWS),
+           "asyncpg_cursor": lambda ep, t, keep: asyncpg_binary(ep, t, keep,
+                                                                fetch_rows=FETCH_ROWS)}
 #: whose answers a client's are held to on PostgreSQL (its own, else this one's)
 REFERENCE = {"asyncpg_binary": "psycopg_text", "in_process": "psycopg_text"}
 
