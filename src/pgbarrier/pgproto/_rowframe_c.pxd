@@ -45,8 +45,8 @@ cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::
                doe=cython.longlong, yoe=cython.longlong, year=cython.longlong,
                doy=cython.longlong, mp=cython.longlong, day=cython.longlong,
                month=cython.longlong, width=int, rest=cython.longlong, i=int,
-               zone=cython.longlong, hours=cython.longlong, minutes=cython.longlong,
-               seconds=cython.longlong, ov="long long[::1]", dv="unsigned char[::1]")
+               zone=cython.longlong, minutes=cython.longlong, seconds=cython.longlong,
+               ov="long long[::1]", dv="unsigned char[::1]")
 cpdef tuple datetime_text(const long long[::1] values, const unsigned char[::1] valid,
                           Py_ssize_t n, int kind, const int[::1] zones=*)
 
@@ -57,6 +57,8 @@ cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1]
 
 @cython.locals(u=cython.ulonglong, rest=cython.ulonglong, width=int, i=int)
 cdef Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v)
+
+cdef Py_ssize_t _put_two(unsigned char[::1] dv, Py_ssize_t p, long long v)
 
 @cython.locals(secs=cython.ulonglong, frac=cython.ulonglong, hour=cython.ulonglong,
                minute=cython.ulonglong, second=cython.ulonglong, width=int, i=int)

@@ -303,12 +303,9 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
                     year //= 10
                 p += width
                 dv[p] = 45  # -
-                dv[p + 1] = 48 + month // 10
-                dv[p + 2] = 48 + month % 10
-                dv[p + 3] = 45
-                dv[p + 4] = 48 + day // 10
-                dv[p + 5] = 48 + day % 10
-                p += 6
+                p = _put_two(dv, p + 1, month)
+                dv[p] = 45
+                p = _put_two(dv, p + 1, day)
                 if kind != 0:
                     dv[p] = 32  # space
                     p += 1
@@ -324,22 +321,15 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
                     dv[p] = 43 if zone >= 0 else 45  # + or -
                     if zone < 0:
                         zone = -zone
-                    hours = zone // 3600
                     minutes = zone // 60 % 60
                     seconds = zone % 60
-                    dv[p + 1] = 48 + hours // 10
-                    dv[p + 2] = 48 + hours % 10
-                    p += 3
+                    p = _put_two(dv, p + 1, zone // 3600)
                     if minutes or seconds:
                         dv[p] = 58  # :
-                        dv[p + 1] = 48 + minutes // 10
-                        dv[p + 2] = 48 + minutes % 10
-                        p += 3
+                        p = _put_two(dv, p + 1, minutes)
                     if seconds:
                         dv[p] = 58
-                        dv[p + 1] = 48 + seconds // 10
-                        dv[p + 2] = 48 + seconds % 10
-                        p += 3
+                        p = _put_two(dv, p + 1, seconds)
         ov[r + 1] = p
     return offsets, data
 
@@ -395,6 +385,13 @@ def _put_int(dv: Any, p: int, v: int) -> int:
     return p + width
 
 
+def _put_two(dv: Any, p: int, v: int) -> int:
+    """``v`` (0 to 99) as two digits at ``dv[p]``; returns the position after them."""
+    dv[p] = 48 + v // 10
+    dv[p + 1] = 48 + v % 10
+    return p + 2
+
+
 def _put_clock(dv: Any, p: int, micros: int) -> int:
     """``HH:MM:SS`` of ``micros`` (>= 0; the hours in two digits or more), then ``.`` and
     the fraction's digits without trailing zeros, if any: a time of day's and an
@@ -409,12 +406,9 @@ def _put_clock(dv: Any, p: int, micros: int) -> int:
         p += 1
     p = _put_int(dv, p, hour)
     dv[p] = 58  # :
-    dv[p + 1] = 48 + minute // 10
-    dv[p + 2] = 48 + minute % 10
-    dv[p + 3] = 58
-    dv[p + 4] = 48 + second // 10
-    dv[p + 5] = 48 + second % 10
-    p += 6
+    p = _put_two(dv, p + 1, minute)
+    dv[p] = 58
+    p = _put_two(dv, p + 1, second)
     if frac:
         width = 6
         while frac % 10 == 0:
