@@ -103,6 +103,31 @@ def backend_server(request) -> Iterator[ServerProcess]:
     assert stop_server(srv) == 0, "server did not exit cleanly:\n" + "".join(srv.log)
 
 
+@pytest.fixture
+def dev_backend():
+    """An embedded DuckDB backend in memory with database ``dev`` (in process, no server)."""
+    pytest.importorskip("duckdb")
+    from pgbarrier.backends.duckdb import DuckDBBackend
+
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def dev_session(dev_backend):
+    """A session of ``root`` on :func:`dev_backend`, the columnar path open (until pyarrow
+    is loaded, statements take the row path: ``duckdb_batches.load``)."""
+    pytest.importorskip("pyarrow")
+    from pgbarrier.backends import duckdb_batches
+
+    duckdb_batches.load()
+    s = dev_backend.connect("dev", "root")
+    yield s
+    s.close()
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
     srv = start_server("--barrier-interval-ms", "1000")

@@ -458,21 +458,6 @@ def test_binary_copy_header_goes_in_the_first_rows_message():
         m.copy_data(b"\x00\x01\x00\x00\x00\x01x")
 
 
-@pytest.fixture
-def dev_session():
-    """A DuckDB backend session of database ``dev``, the columnar path open."""
-    from pgbarrier.backends import duckdb_batches
-    from pgbarrier.backends.duckdb import DuckDBBackend
-
-    duckdb_batches.load()
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
-    yield s
-    s.close()
-    backend.close()
-
-
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM t", "SELECT * FROM t WHERE a > 5", "SELECT t.* FROM t",
     "SELECT *, a FROM t", "SELECT g, a FROM t"])

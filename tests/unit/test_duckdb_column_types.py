@@ -10,19 +10,6 @@ generation) reads its own.
 
 from __future__ import annotations
 
-import pytest
-
-from pgbarrier.backends.duckdb import DuckDBBackend
-
-
-@pytest.fixture
-def backend():
-    b = DuckDBBackend(":memory:")
-    b.ensure_database("dev")
-    yield b
-    b.close()
-
-
 def _reads(session, monkeypatch) -> list[list[str]]:
     """The catalog reads ``session`` makes from here on (their table names)."""
     calls: list[list[str]] = []
@@ -35,14 +22,14 @@ def _reads(session, monkeypatch) -> list[list[str]]:
     return calls
 
 
-def test_a_second_connection_does_not_read_the_catalog_again(backend, monkeypatch):
-    a = backend.connect("dev", "root")
+def test_a_second_connection_does_not_read_the_catalog_again(dev_backend, monkeypatch):
+    a = dev_backend.connect("dev", "root")
     a.execute("CREATE TABLE t (id int, doc jsonb, tags int[])")
     a.execute("""INSERT INTO t VALUES (1, '{"k": 1}', '{1,2}')""")
     sql = "SELECT doc, tags || 3 FROM t"
     first = a.execute(sql)
     expected = (first.columns, list(first.rows()))
-    b = backend.connect("dev", "root")
+    b = dev_backend.connect("dev", "root")
     reads = _reads(b, monkeypatch)
     again = b.execute(sql)
     assert (again.columns, list(again.rows())) == expected
@@ -52,19 +39,19 @@ def test_a_second_connection_does_not_read_the_catalog_again(backend, monkeypatc
     b.close()
 
 
-def _kept(backend):
+def _kept(dev_backend):
     """Session ``a`` made table ``t`` (an ``int[]`` column) and ran a statement whose
     translation needs its types, so they are kept for the database."""
-    a = backend.connect("dev", "root")
+    a = dev_backend.connect("dev", "root")
     a.execute("CREATE TABLE t (id int, tags int[])")
     a.execute("SELECT tags || 3 FROM t")
     return a
 
 
-def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
-    a = _kept(backend)
+def test_ddl_anywhere_makes_every_session_read_again(dev_backend, monkeypatch):
+    a = _kept(dev_backend)
     a.execute("ALTER TABLE t ADD COLUMN more int[]")
-    b = backend.connect("dev", "root")
+    b = dev_backend.connect("dev", "root")
     reads = _reads(b, monkeypatch)
     b.execute("SELECT more || 3 FROM t")
     assert reads == [["t"]], "the kept types were from before the DDL"
@@ -72,10 +59,10 @@ def test_ddl_anywhere_makes_every_session_read_again(backend, monkeypatch):
     b.close()
 
 
-def test_a_session_with_temporary_relations_reads_its_own(backend, monkeypatch):
-    b = backend.connect("dev", "root")
+def test_a_session_with_temporary_relations_reads_its_own(dev_backend, monkeypatch):
+    b = dev_backend.connect("dev", "root")
     b.execute("CREATE TEMP TABLE u (x text)")
-    a = _kept(backend)  # kept after b's DDL: at the generation b reads at
+    a = _kept(dev_backend)  # kept after b's DDL: at the generation b reads at
     reads = _reads(b, monkeypatch)
     b.execute("SELECT tags || 3 FROM t")
     assert reads == [["t"]]

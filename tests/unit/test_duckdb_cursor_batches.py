@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("duckdb")
 pytest.importorskip("pyarrow")
 
-from pgbarrier.backends.duckdb import DuckDBBackend  # noqa: E402
 from pgbarrier.errors import PgError  # noqa: E402
 from pgbarrier.result import BatchStream  # noqa: E402
 
@@ -18,14 +17,9 @@ QUERY = "SELECT i, 'r' || i::text AS label, i * 0.5 AS half FROM big ORDER BY i"
 
 
 @pytest.fixture
-def session():
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
-    s.execute("CREATE TABLE big AS SELECT i::INTEGER AS i FROM range(30000) t(i)")
-    yield s
-    s.close()
-    backend.close()
+def session(dev_session):
+    dev_session.execute("CREATE TABLE big AS SELECT i::INTEGER AS i FROM range(30000) t(i)")
+    return dev_session
 
 
 def _run(s, sql):

@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from pgbarrier.backends.duckdb import DuckDBBackend
 from pgbarrier.backends import duckdb_plans
 from pgbarrier.backends.duckdb_plans import PLANS, Plans
 from pgbarrier.errors import PgError
 
 
 @pytest.fixture
-def session(monkeypatch):
+def session(monkeypatch, dev_backend):
     # what is planned depends on how long a first run took: every run is short here, so
     # what the tests pin does not depend on the machine's load
     monkeypatch.setattr(duckdb_plans, "PLANNED_BELOW_S", 60.0)
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    s = backend.connect("dev", "root")
+    s = dev_backend.connect("dev", "root")
     yield s
     s.close()
-    backend.close()
 
 
 def rows(s, sql: str) -> list[tuple]:
