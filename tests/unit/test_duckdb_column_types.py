@@ -10,6 +10,7 @@ generation) reads its own.
 
 from __future__ import annotations
 
+
 def _reads(session, monkeypatch) -> list[list[str]]:
     """The catalog reads ``session`` makes from here on (their table names)."""
     calls: list[list[str]] = []
