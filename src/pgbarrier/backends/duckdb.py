@@ -418,12 +418,8 @@ class DuckDBSession(BackendSession):
                 prepare_connection(cur)
             cur.execute("SET VARIABLE pgbarrier_user = " + literal(self._user))
             zone = self.client.get("TimeZone")
-            if zone != PREPARED_ZONE:
-                try:
-                    cur.execute("SET SESSION TimeZone = " + literal(zone))
-                except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
-                    if zone != "UTC":
-                        raise
+            if zone != PREPARED_ZONE:  # without ICU, DuckDB refuses any but UTC: its error
+                cur.execute("SET SESSION TimeZone = " + literal(zone))
             if self.client.get("search_path") != DEFAULT_SEARCH_PATH:
                 self._apply_search_path(cur)
         except duckdb.Error as exc:
