@@ -5,12 +5,12 @@ statement: pgbarrier's temporary macros (``version()``, the path shadows of
 :mod:`pgbarrier.backends.duckdb_config`) and the ``jsonb`` type, some 2-4 ms of DuckDB's
 own work that a new connection's first statement waited for. A database keeps one such
 connection made ahead of time, on a thread of its own, so the next session's first
-statement finds it ready and only sets what is its own (the user, TimeZone, search_path).
-Rules this module keeps:
+statement finds it ready and only sets what is its own (the user, a TimeZone other than
+the default UTC, search_path). Rules this module keeps:
 
-* What a spare holds is the same for every session of the database (nothing of a user
-  or a setting): :func:`prepare` is the one definition, used by spares and by a session
-  that finds none.
+* What a spare holds is the same for every session of the database (nothing of a user;
+  the sessions' default TimeZone): ``backends.duckdb.prepare_connection`` is the one
+  definition, used by spares and by a session that finds none.
 * Bounded: at most :data:`PER_DATABASE` spares per database and :data:`TOTAL` over the
   whole process (about 80 KB each), so a thousand databases do not hold a thousand of
   them; a database past the total opens its sessions' connections itself, as before.
