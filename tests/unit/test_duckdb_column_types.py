@@ -69,3 +69,22 @@ def test_a_session_with_temporary_relations_reads_its_own(dev_backend, monkeypat
     assert reads == [["t"]]
     a.close()
     b.close()
+
+
+def test_a_new_connection_does_not_look_for_temporary_relations(dev_backend, monkeypatch):
+    """A session's new DuckDB connection has none: its first statement neither asks DuckDB
+    for them (some 2 ms) nor reads the kept types again, until it makes one itself."""
+    a = _kept(dev_backend)
+    b = dev_backend.connect("dev", "root")
+    asked: list[int] = []
+    look = b._temp_relations
+    monkeypatch.setattr(b, "_temp_relations", lambda: asked.append(1) or look())
+    reads = _reads(b, monkeypatch)
+    b.execute("SELECT tags || 3 FROM t")
+    assert (asked, reads) == ([], [])
+    b.execute("CREATE TEMP TABLE t (tags int[])")
+    b.execute("SELECT tags || 3 FROM t")
+    assert reads == [["t"]], "its own temporary t shadows the database's"
+    assert b._has_temp_relations(b.catalog.generation) and asked
+    a.close()
+    b.close()

@@ -375,7 +375,8 @@ class DuckDBSession(BackendSession):
         #: (table, search path) -> (schema generation, its column types): _column_types
         self._column_types_seen: dict[tuple[str, tuple[str, ...]], tuple[int, Any]] = {}
         #: (schema generation, whether the session has temporary relations): one that has
-        #: reads its own column types only (_column_types)
+        #: reads its own column types only (_column_types); a new connection has none
+        #: (_open)
         self._temps_seen: tuple[int, bool] | None = None
         #: LISTEN / NOTIFY (duckdb_notify): the database's hub, this session's mailbox
         #: (made on first use) and the server's wake-up for it
@@ -432,6 +433,9 @@ class DuckDBSession(BackendSession):
             cur.close()
             raise
         self._raw_cursor = cur
+        # a new DuckDB connection has no temporary relations: none to look for until the
+        # schema generation moves (making one moves it)
+        self._temps_seen = (self.catalog.generation, False)
         if self._closed:  # closed (by another thread) while it opened
             self.close()
         return cur
@@ -1393,7 +1397,10 @@ class DuckDBSession(BackendSession):
 
     def _has_temp_relations(self, generation: int) -> bool:
         """Whether the session has temporary relations, asked once per schema generation
-        (making or dropping one is DDL: it moves the generation)."""
+        (making or dropping one is DDL: it moves the generation); a session whose DuckDB
+        connection is not open yet, or was opened at this generation, has none."""
+        if self._raw_cursor is None:
+            return False  # no DuckDB connection yet: nothing temporary
         seen = self._temps_seen
         if seen is None or seen[0] != generation:
             try:
