@@ -16,7 +16,9 @@ No sqlglot here; plain string scanning. Rules this module keeps:
   that matter.
 * :func:`unterminated_token` finds the first unclosed quote, identifier, comment or
   dollar quote, so a 42601 can be worded as PostgreSQL's lexer words it.
-* :func:`leading_words` reads keyword-like words after leading whitespace and comments.
+* :func:`leading_words` reads keyword-like words after leading whitespace, comments and
+  opening parentheses (PostgreSQL's ``select_with_parens``: ``(SELECT 1)`` and
+  ``((VALUES (1)) UNION ...)`` are queries, whose first word is their kind).
   A word starts with a letter or ``_`` and goes on over letters, digits, ``_`` and ``$``
   (so a name such as ``db1`` is one word, where a strict ``[A-Za-z_]+`` reading would
   stop inside it); reading stops at the first token that is not a word.
@@ -279,6 +281,9 @@ def _cached_words(sql: str, n: int) -> tuple[str, ...]:
 
 def _words(sql: str, i: int, n: int) -> tuple[str, ...]:
     words: list[str] = []
+    i = _skip_space_and_comments(sql, i)
+    while sql.startswith("(", i):  # a query in parentheses, ``(SELECT 1)``: a SELECT
+        i = _skip_space_and_comments(sql, i + 1)
     while len(words) < n:
         i = _skip_space_and_comments(sql, i)
         j = _word_at(sql, i)

@@ -243,6 +243,17 @@ def parse_single(sql: str) -> exp.Expr | None:
     return statements[0] if len(statements) == 1 else None
 
 
+def parse_query(sql: str) -> exp.Expr | None:
+    """:func:`parse_single`, a query in parentheses as the query itself: ``(SELECT 1)`` and
+    ``((SELECT 1))`` are the SELECT (parentheses with nothing of their own, no alias, order
+    or limit; PostgreSQL's ``select_with_parens``)."""
+    tree = parse_single(sql)
+    while isinstance(tree, exp.Subquery) and not any(
+            v for k, v in tree.args.items() if k != "this"):
+        tree = tree.this
+    return tree
+
+
 @lru_cache(maxsize=512)
 def postgres_names(sql: str, width: int) -> tuple[str, ...] | None:
     """PostgreSQL's names for the ``width`` output columns of ``sql``; None when unknown

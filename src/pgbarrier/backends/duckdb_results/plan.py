@@ -53,7 +53,7 @@ from pgbarrier.backends.duckdb_results.pgtypes import PgType
 from pgbarrier.backends.pgcatalog.origins import bind_tables
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column
-from pgbarrier.sql.colnames import PgWritten, parse_single
+from pgbarrier.sql.colnames import PgWritten, parse_query
 
 __all__ = ["PlanCache", "ResultPlan", "may_retype", "result_plan"]
 
@@ -310,7 +310,7 @@ def _name(ident: exp.Expr | None) -> str | None:
 def _plan(sql: str, search_path: tuple[str, ...],
           lookup: Callable[[list[str]], Sequence[CatalogRow]]
           ) -> tuple[ResultPlan | None, bool]:
-    tree = parse_single(sql)
+    tree = parse_query(sql)
     if not isinstance(tree, (exp.Select, exp.SetOperation)):
         return None, False
     originals: dict[int, exp.Expr] = {}

@@ -47,7 +47,7 @@ from pgbarrier.backends.pgcatalog.declared import DECLARED_STORAGE, declared_typ
 from pgbarrier.backends.pgcatalog.types import type_oid_of
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.result import Column
-from pgbarrier.sql.colnames import parse_single
+from pgbarrier.sql.colnames import parse_query
 
 __all__ = ["ColumnOrigin", "OriginCache", "RelationColumns", "origins_of", "with_origins"]
 
@@ -238,7 +238,7 @@ def _origins(sql: str, search_path: tuple[str, ...],
              lookup: Callable[[list[str]], list[CatalogRow]]
              ) -> tuple[tuple[ColumnOrigin, ...] | None, bool]:
     """(the origins of each result column or None, whether a temporary relation is named)."""
-    tree = parse_single(sql)
+    tree = parse_query(sql)
     if not isinstance(tree, (exp.Select, exp.SetOperation)):
         return None, False
     ctes = {_name(c.args.get("alias") and c.args["alias"].this) for c in tree.find_all(exp.CTE)}

@@ -1,0 +1,73 @@
+"""Queries in shapes other than ``SELECT ... FROM``, answered as PostgreSQL answers them.
+
+A query in parentheses (PostgreSQL's ``select_with_parens``: ``(SELECT 1)``,
+``(VALUES ...) UNION ...``) once had no leading words for pgbarrier, which then answered
+it with an empty CommandComplete and no rows. A ``WITH`` query, what BI tools and dbt
+send, and a ``FROM``-less ``SELECT`` of a set-returning function now take the columnar
+result path. Each statement runs on pgbarrier's DuckDB, on pgbarrier ``--upstream`` and
+on PostgreSQL; the command tag, the column names and types and the rows must be the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import fresh_postgres_database, start_server, stop_server
+
+psycopg = pytest.importorskip("psycopg")
+
+DDL = [
+    "CREATE TABLE t (a integer, b varchar(20), c numeric(12,2))",
+    "INSERT INTO t SELECT i, 'x' || i, i / 4.0 FROM generate_series(1, 3000) AS g(i)",
+]
+
+STATEMENTS = [
+    "(SELECT 1 AS a)",
+    "((SELECT 1 AS a))",
+    "( /* a comment */ SELECT a, b FROM t WHERE a < 4 ORDER BY a)",
+    "(SELECT a FROM t WHERE a < 3) UNION (SELECT 7) ORDER BY 1",
+    "(SELECT a, c FROM t ORDER BY a)",
+    "(TABLE t ORDER BY a LIMIT 2)",
+    "(WITH x AS (SELECT 5 AS n) SELECT n FROM x)",
+    "WITH x AS (SELECT a, b, c FROM t WHERE a % 3 = 0) SELECT * FROM x ORDER BY a",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2500) "
+    "SELECT n FROM r ORDER BY n",
+    "WITH x AS (SELECT a FROM t) SELECT count(*), sum(a) FROM x",
+    "SELECT generate_series(1, 2500) AS g",
+]
+
+
+def _answer(dsn: str, sql: str) -> tuple:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cur = conn.execute(sql)
+        names = [(d.name, d.type_code) for d in cur.description or ()]
+        return cur.statusmessage, names, cur.fetchall() if cur.description else None
+
+
+@pytest.fixture(scope="module")
+def dsns() -> Iterator[dict[str, str]]:
+    with fresh_postgres_database("pgb_shapes") as pg_dsn:
+        embedded = start_server()
+        server, database = pg_dsn.split("://", 1)[1].split("/", 1)
+        relay = start_server("--upstream", f"postgresql://{server}/", "--database", database)
+        try:
+            out = {"postgres": pg_dsn, "duckdb": embedded.dsn(),
+                   "upstream": relay.dsn(database, server.split("@", 1)[0])}
+            for name in ("postgres", "duckdb"):
+                with psycopg.connect(out[name], autocommit=True) as conn:
+                    for stmt in DDL:
+                        conn.execute(stmt)
+            yield out
+        finally:
+            assert stop_server(embedded) == 0, "".join(embedded.log)
+            assert stop_server(relay) == 0, "".join(relay.log)
+
+
+@pytest.mark.parametrize("sql", STATEMENTS)
+@pytest.mark.parametrize("target", ["duckdb", "upstream"])
+def test_the_same_answer_as_postgresql(dsns, target, sql):
+    expected = _answer(dsns["postgres"], sql)
+    assert expected[0].startswith("SELECT"), expected
+    assert _answer(dsns[target], sql) == expected
