@@ -490,6 +490,53 @@ def test_a_star_over_declared_types_takes_the_columnar_path(sql, monkeypatch, de
         assert [c.type_modifier for c in columns[1:4]] == [24, (12 << 16 | 2) + 4, 7]
 
 
+@pytest.mark.parametrize("sql", [
+    "WITH x AS (SELECT a, b FROM t WHERE a > 5) SELECT * FROM x ORDER BY a",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 900) "
+    "SELECT n, n * 2 FROM r",
+    "(SELECT b, a FROM t ORDER BY a)",
+    "((SELECT a FROM t) UNION ALL (SELECT a + 1000 FROM t)) ORDER BY 1",
+    "SELECT generate_series(1, 5000) AS g",
+    "SELECT unnest(range(1, 3000)) AS u"])
+def test_other_read_shapes_take_the_columnar_path(sql, monkeypatch, dev_session):
+    """A WITH that only reads (what BI tools send), a query in parentheses and a FROM-less
+    SELECT of a set-returning function: the columnar path, with the row path's columns
+    and values."""
+    import threading
+
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.result import BatchStream
+
+    s = dev_session
+    s.execute("CREATE TABLE t (a integer, b varchar(20))")
+    s.execute("INSERT INTO t SELECT i, 'x' || i FROM generate_series(1, 1000) g(i)")
+    batched = s.execute(sql)
+    assert isinstance(batched.row_source, BatchStream), sql
+    columns, values = batched.columns, list(batched.rows())
+    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+    plain = s.execute(sql)
+    assert not isinstance(plain.row_source, BatchStream)
+    assert (columns, values) == (plain.columns, list(plain.rows()))
+    assert len(values) >= 900
+
+
+def test_a_with_that_may_write_keeps_the_row_path(dev_session):
+    """DuckDB runs data-modifying WITH clauses, and a result the columnar path cannot serve
+    is run again the row way: a WITH whose text has a writing word never takes the path
+    (a false match, the word in a string, only costs the row path)."""
+    from pgbarrier.result import BatchStream
+
+    s = dev_session
+    s.execute("CREATE TABLE t (a integer)")
+    s.execute("INSERT INTO t SELECT i FROM generate_series(1, 1000) g(i)")
+    for sql in ("WITH d AS (DELETE FROM t WHERE a > 990 RETURNING a) SELECT a FROM d",
+                "WITH x AS (SELECT a, 'update' AS w FROM t) SELECT * FROM x"):
+        result = s.execute(sql)
+        assert not isinstance(result.row_source, BatchStream), sql
+        list(result.rows())
+    assert list(s.execute("SELECT count(*) FROM t").rows()) == [(990,)]
+
+
 def test_a_plan_that_converts_values_keeps_the_row_path(dev_session):
     """Values a plan rewrites (a numeric of another scale, an appended input) are its own."""
     from pgbarrier.result import BatchStream

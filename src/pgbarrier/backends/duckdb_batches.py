@@ -6,12 +6,15 @@ A read statement's rows can leave DuckDB as Arrow record batches (its streaming 
 would rewrite the text and its error positions). :mod:`pgbarrier.pgproto.columnar` writes
 them out a column at a time. Rules this module keeps:
 
-* Only ``SELECT`` statements with a ``FROM`` and ``TABLE`` statements that call no
-  sequence or signal function and do not read pgbarrier's PostgreSQL catalog take it
-  (``SELECT 1``, ``SELECT now()``, ``VALUES`` lists: a few rows, never the batch
-  machinery nor pyarrow's import) (a statement that turns
-  out not to fit is closed unread and run again the row way, which must do no harm), and
-  only where the connection has the streaming Arrow result (DuckDB 2.x).
+* Which statements take it (:data:`_FITS`, by first word): a ``SELECT`` with a ``FROM``
+  or a call of a set-returning function (``SELECT generate_series(1, 1000000)``); a
+  ``TABLE``; a ``WITH`` with a ``FROM`` and no data-modifying word in its text
+  (``INSERT``, ``UPDATE``, ``DELETE``, ``MERGE``: anywhere, a string included); none
+  that calls a sequence or signal function or reads pgbarrier's PostgreSQL catalog.
+  Other ``SELECT`` statements (``SELECT 1``, ``SELECT now()``) and ``VALUES`` lists are a
+  row or a few: the row path, never the batch machinery nor pyarrow's import. A
+  statement that turns out not to fit is closed unread and run again the row way, which
+  must do no harm. Only where the connection has the streaming Arrow result (DuckDB 2.x).
 * A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
   :data:`REMEMBERED` texts) and takes the row path next time: a one-row result costs no
   batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
@@ -72,9 +75,15 @@ FIRST_ROWS = 2048
 SHORT_ROWS = 256
 #: texts remembered as short (all forgotten past this)
 REMEMBERED = 512
-_WORDS = frozenset({"SELECT", "TABLE"})
-#: a SELECT without FROM (``SELECT 1``, ``SELECT now()``) is a row or a few: the row path
-_READS = re.compile(r"(?i)\bfrom\b")
+#: a SELECT without FROM (``SELECT 1``, ``SELECT now()``) is a row or a few: the row path;
+#: unless it calls a set-returning function (``SELECT generate_series(1, 1000000)``)
+_READS = re.compile(
+    r"(?i)\bfrom\b|\b(?:generate_series|generate_subscripts|unnest|range"
+    r"|regexp_split_to_table|regexp_matches|jsonb?_array_elements(?:_text)?"
+    r"|jsonb?_each(?:_text)?|jsonb?_object_keys)\s*\(")
+#: a WITH statement whose text holds any of these words (in a name or a string too: a
+#: false match only costs the row path) may modify data: the row path
+_WRITES = re.compile(r"(?i)\b(?:insert|update|delete|merge)\b")
 
 
 @by_text
@@ -82,6 +91,13 @@ def _text_fits(sql: str) -> bool:
     """The text rules of :meth:`BatchReading.wanted` that read only the text (DuckDB's):
     a ``FROM`` and no sequence or signal function (kept per text: ``sql.text_memo``)."""
     return _READS.search(sql) is not None and _SIDE_EFFECTS.search(sql) is None
+
+
+@by_text
+def _with_fits(sql: str) -> bool:
+    """:func:`_text_fits` for a ``WITH`` statement: its main statement and every one of
+    its common table expressions only read (no data-modifying word in the text)."""
+    return _text_fits(sql) and _WRITES.search(sql) is None
 
 
 @by_text
@@ -132,6 +148,9 @@ def duckdb_error(exc: Exception) -> Exception:
     return cls(text)
 
 
+#: the statements that may take the path, by first word: their text rules
+_FITS = {"SELECT": _text_fits, "TABLE": _table_fits, "WITH": _with_fits}
+
 #: DuckDB types whose values, read through Arrow, are what ``fetchmany`` gives (and so print
 #: the same on the per-value fallback); lists of them too
 _SERVABLE = frozenset({
@@ -164,9 +183,9 @@ class BatchReading:
 
     def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
         """Whether this statement takes the columnar path (the text rules above)."""
-        return bool(words) and words[0] in _WORDS and LOADED.is_set() \
+        return bool(words) and words[0] in _FITS and LOADED.is_set() \
             and client_sql not in self._short \
-            and (_table_fits(sql) if words[0] == "TABLE" else _text_fits(sql)) \
+            and _FITS[words[0]](sql) \
             and hasattr(cur, "_submit") and not may_touch_catalog(client_sql)
 
     def open(self, cur: Any, sql: str, values: list[Any] | None) -> Any:
