@@ -2,7 +2,8 @@
 
 A query in parentheses (PostgreSQL's ``select_with_parens``: ``(SELECT 1)``,
 ``(VALUES ...) UNION ...``) once had no leading words for pgbarrier, which then answered
-it with an empty CommandComplete and no rows. A ``WITH`` query, what BI tools and dbt
+it with an empty CommandComplete and no rows. A ``VALUES`` list's columns are
+``column1``, ``column2``... (DuckDB's are ``col0``...). A ``WITH`` query, what BI tools and dbt
 send, and a ``FROM``-less ``SELECT`` of a set-returning function now take the columnar
 result path. Each statement runs on pgbarrier's DuckDB, on pgbarrier ``--upstream`` and
 on PostgreSQL; the command tag, the column names and types and the rows must be the same.
@@ -36,6 +37,15 @@ STATEMENTS = [
     "SELECT n FROM r ORDER BY n",
     "WITH x AS (SELECT a FROM t) SELECT count(*), sum(a) FROM x",
     "SELECT generate_series(1, 2500) AS g",
+    "VALUES (1, 'a'), (2, 'b')",
+    "VALUES (2), (1) ORDER BY 1 LIMIT 1",
+    "(VALUES (1), (2))",
+    "VALUES (1) UNION ALL SELECT 2 ORDER BY 1",
+    "SELECT * FROM (VALUES (1, 'a')) v",
+    "SELECT v.column2, x FROM (VALUES (1, 'a')) AS v(x)",
+    "SELECT a, (VALUES (7)) FROM t WHERE a < 3 ORDER BY a",
+    "WITH x AS (VALUES (1, 2)) SELECT * FROM x",
+    "SELECT (SELECT 3 AS x UNION SELECT 4 ORDER BY 1 LIMIT 1), ((SELECT 5 AS y))",
 ]
 
 

@@ -218,3 +218,17 @@ def test_the_gate_tests_each_of_its_substrings():
         assert may_differ(f"SELECT {word.upper()} FROM t")
     assert may_differ("SELECT x / 2 FROM t WHERE y > INTERVAL '1 day'")
     assert not may_differ("SELECT a, b - 1, c + 2 FROM t WHERE d = 'x' AND e / 2 > 1")
+
+
+def test_values_lists_get_postgresqls_column_names_but_inserts_keep_their_text():
+    """DuckDB's col0... become column1... where a VALUES list is read as a query; an INSERT
+    is not even parsed for it (the gate), and its VALUES would be left alone."""
+    assert not may_differ("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    assert translate("WITH v AS (SELECT 1) INSERT INTO t VALUES (1)") == \
+        "WITH v AS (SELECT 1) INSERT INTO t VALUES (1)"
+    assert translate("VALUES (1, 'a')") == \
+        """SELECT * FROM (VALUES (1, 'a')) AS "*VALUES*"(column1, column2)"""
+    assert translate("SELECT * FROM (VALUES (1, 2)) AS v(x)") == \
+        "SELECT * FROM (VALUES (1, 2)) AS v(x, column2)"
+    assert translate("SELECT * FROM (VALUES (1, 2)) AS v(x, y)") == \
+        "SELECT * FROM (VALUES (1, 2)) AS v(x, y)"

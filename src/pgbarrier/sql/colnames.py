@@ -185,6 +185,10 @@ def _figure(node: exp.Expr) -> tuple[str | None, int]:
         return "row", 2
     if isinstance(node, exp.Subquery):
         query = node.this
+        while isinstance(query, (exp.SetOperation, exp.Subquery)):  # its first arm names it
+            query = query.this
+        if isinstance(query, exp.Values):
+            return "column1", 2
         if isinstance(query, exp.Select) and query.expressions:
             first = query.expressions[0]
             if isinstance(first, exp.Alias):

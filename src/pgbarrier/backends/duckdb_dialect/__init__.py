@@ -27,7 +27,8 @@ Rules this package keeps:
   functions), :mod:`.datetimes` (date/time arithmetic, ``extract``, ``date_trunc``,
   ``justify_*``), :mod:`.formatting` (``to_char``, ``to_date``, ``to_timestamp``,
   ``to_number``), :mod:`.series` (``generate_series`` in a select list),
-  :mod:`.column_defaults` (serial / identity, ``now()`` defaults), :mod:`.declared`
+  :mod:`.column_defaults` (serial / identity, ``now()`` defaults), :mod:`.values`
+  (PostgreSQL's ``column1``... names of a ``VALUES`` list), :mod:`.declared`
   (``varchar(n)``/``char(n)``/``bit(n)`` checks and casts, unconstrained ``numeric``, time
   precisions). Known differences are
   listed in each module's rules.
@@ -51,7 +52,7 @@ import sqlglot
 from sqlglot import exp
 
 from pgbarrier.backends.duckdb_dialect import (
-    arrays, bytea, column_defaults, datetimes, declared, formatting, jsonb, series)
+    arrays, bytea, column_defaults, datetimes, declared, formatting, jsonb, series, values)
 from pgbarrier.backends.duckdb_dialect.gate import may_differ
 from pgbarrier.backends.duckdb_dialect.parse import parse
 from pgbarrier.backends.duckdb_dialect.typeof import Context, build, kind
@@ -73,7 +74,7 @@ _TRANSLATED = (*series.TRANSLATED, *datetimes.TRANSLATED)
 #: the node transforms, in order: each answers a replacement or None (see _transform)
 _REWRITES: tuple[Callable[[exp.Expr, Context], exp.Expr | None], ...] = (
     declared.rewrite, bytea.rewrite, arrays.rewrite, jsonb.rewrite, datetimes.rewrite,
-    formatting.rewrite, series.rewrite,
+    formatting.rewrite, series.rewrite, values.rewrite,
 )
 
 #: the column types of the tables a translation depended on: ((table, ((col, type)...))...)
