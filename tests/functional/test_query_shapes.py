@@ -81,3 +81,33 @@ def test_the_same_answer_as_postgresql(dsns, target, sql):
     expected = _answer(dsns["postgres"], sql)
     assert expected[0].startswith("SELECT"), expected
     assert _answer(dsns[target], sql) == expected
+
+
+#: statements that make a table from a query (PostgreSQL's tag: SELECT n, or CREATE TABLE
+#: AS for WITH NO DATA), each with a query reading what it made
+MAKERS = [
+    ("SELECT a, b INTO t_into FROM t WHERE a < 10", "TABLE t_into ORDER BY a"),
+    ("WITH x AS (SELECT a FROM t WHERE a < 4) SELECT * INTO TEMP TABLE t_into FROM x",
+     "SELECT * FROM t_into ORDER BY 1"),
+    ("SELECT 1 AS one INTO TEMPORARY t_into", "TABLE t_into"),
+    ("CREATE TABLE t_into AS SELECT a, b, c FROM t WHERE a <= 5", "TABLE t_into ORDER BY a"),
+    ("CREATE TEMP TABLE t_into AS SELECT a FROM t WITH NO DATA", "TABLE t_into"),
+]
+
+
+@pytest.mark.parametrize(("maker", "reader"), MAKERS)
+@pytest.mark.parametrize("target", ["duckdb", "upstream"])
+def test_a_table_made_from_a_query_as_postgresql_makes_it(dsns, target, maker, reader):
+    """``SELECT INTO`` (which DuckDB has no form of) makes the table ``CREATE TABLE AS``
+    makes, and both answer PostgreSQL's tag and row count."""
+    def made(dsn: str) -> tuple:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("DROP TABLE IF EXISTS t_into")
+            try:
+                cur = conn.execute(maker)
+                return cur.statusmessage, cur.rowcount, _answer(dsn, reader) \
+                    if "TEMP" not in maker.upper() else conn.execute(reader).fetchall()
+            finally:
+                conn.execute("DROP TABLE IF EXISTS t_into")
+    expected = made(dsns["postgres"])
+    assert made(dsns[target]) == expected

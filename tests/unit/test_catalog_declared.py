@@ -105,3 +105,33 @@ def test_identity_columns_are_recorded_with_their_kind():
         IdentityColumn("main", "t", "a", "a"), IdentityColumn("main", "t", "b", "d")]
     assert changes("ALTER TABLE t ADD COLUMN n int GENERATED ALWAYS AS IDENTITY") == [
         IdentityColumn("main", "t", "n", "a")]
+
+
+def test_a_table_made_from_a_query_inherits_its_result_columns_declared_types(dev_backend):
+    """CREATE TABLE ... AS and SELECT INTO: the new columns are the query's result columns'
+    types as PostgreSQL shows them, lengths aside (no length check guards such a table);
+    a temporary one records nothing (as a temporary CREATE TABLE)."""
+    s = dev_backend.connect("dev", "root")
+    s.execute("CREATE TABLE src (a int, b varchar(5), c char(3), d timestamp(0), e jsonb, "
+              "f numeric, g varchar(4)[])")
+    s.execute("""INSERT INTO src VALUES (1, 'ab', 'x', '2020-01-01 10:00:00.7', '{"k": 1}', """
+              "1.5, '{a}')")
+    shown = ("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+             "WHERE attrelid = $1::regclass AND attnum > 0 ORDER BY attnum")
+    expected = [("a", "integer"), ("b", "character varying"), ("c", "text"),
+                ("d", "timestamp(0) without time zone"), ("e", "jsonb"), ("f", "numeric"),
+                ("g", "character varying[]")]
+    assert s.execute("CREATE TABLE dst AS SELECT * FROM src").tag == "SELECT 1"
+    assert list(s.execute(shown, ["dst"]).rows()) == expected
+    assert s.execute("SELECT a, b, c, d, e, f, g INTO public.dst2 FROM src").tag == "SELECT 1"
+    assert list(s.execute(shown, ["dst2"]).rows()) == expected
+    read = "SELECT a, b, c, d, e, f, g FROM "
+    # its result columns are those of a table declared with the types it shows
+    s.execute("CREATE TABLE twin (a int, b varchar, c text, d timestamp(0), e jsonb, "
+              "f numeric, g varchar[])")
+    assert [(c.type_oid, c.type_modifier) for c in s.execute(read + "dst2").columns] == \
+        [(c.type_oid, c.type_modifier) for c in s.execute(read + "twin").columns]
+    assert list(s.execute(read + "dst2").rows()) == list(s.execute(read + "src").rows())
+    s.execute("CREATE TEMP TABLE tmp AS SELECT b, e FROM src")
+    assert list(s.execute(shown, ["tmp"]).rows()) == [("b", "text"), ("e", "json")]
+    s.close()

@@ -205,6 +205,7 @@ from pgbarrier.sql.colnames import postgres_names
 from pgbarrier.sql.dependencies import walk
 from pgbarrier.backends.duckdb_ddl.depends import relations_read
 from pgbarrier.backends.duckdb_ddl.objects import pg_schema
+from pgbarrier.backends.duckdb_ddl.select_into import as_create
 from pgbarrier.sql.public_schema import map_public, may_name_public, schema_command
 from pgbarrier.sql.setting import ModeSyntaxError, parse_setting, transaction_modes
 from pgbarrier.pgproto import types as pgt
@@ -219,6 +220,8 @@ _ROW_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESCRIBE",
 #: queries DuckDB can plan lazily as a relation (describe without running)
 _LAZY_WORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _DML = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
+#: CREATE TABLE ... AS ... WITH NO DATA: PostgreSQL's tag is CREATE TABLE AS
+_NO_DATA = re.compile(r"(?i)\bwith\s+no\s+data\s*;?\s*$")
 #: statements after which no kept plan may run (duckdb_plans): they may change settings
 _FORGETS_PLANS = frozenset({"SET", "RESET", "PRAGMA", "ATTACH", "DETACH", "USE", "LOAD",
                             "INSTALL"})
@@ -760,6 +763,8 @@ class DuckDBSession(BackendSession):
                     return planned
         elif words and words[0] in _TX_TAGS:
             return self._transaction(sql, words)
+        elif words and words[0] in ("SELECT", "WITH") and (create := as_create(sql)) is not None:
+            return self.execute(create, params, result_formats)  # SELECT INTO: CREATE TABLE AS
         elif words[:1] == ("SELECT",) and "_" in sql and (read := sequence_read(sql)) is not None:
             row = sequence_row(self._cursor, read, list(self.search_path()))
             if row is not None:  # duckdb_sequences: a sequence read as its one row
@@ -851,7 +856,9 @@ class DuckDBSession(BackendSession):
                                                            intervals, plan, convert), tag)
                 result.notices = notices
                 return result
-            counted = cur.fetchall() if words and words[0] in _DML else None
+            # DuckDB counts the rows of DML and of CREATE TABLE AS (other DDL: none)
+            counted = cur.fetchall() if words and (words[0] in _DML or words[0] == "CREATE") \
+                else None
             self.catalog.after_ddl(cur, client_sql, words)
         except duckdb.Error as exc:
             err = self._kept_error(to_pg_error(
@@ -876,9 +883,11 @@ class DuckDBSession(BackendSession):
         if self._schemas is not None and words[0] in ("CREATE", "DROP") and \
                 words[1:2] == ("SCHEMA",):
             self._apply_search_path(cur)  # a schema on the path may exist now, or no more
-        if counted is not None:
+        if counted is not None and words[0] != "CREATE":
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
+        elif counted:  # CREATE TABLE AS: PostgreSQL's tag is SELECT n, or no rows to count
+            tag = "CREATE TABLE AS" if _NO_DATA.search(client_sql) else f"SELECT {counted[0][0]}"
         return command(tag)
 
     def ddl_plan(self, sql: str) -> duckdb_ddl.Plan | None:

@@ -53,7 +53,8 @@ import duckdb
 
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA
 from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, RelationColumns, origins_of
-from pgbarrier.backends.pgcatalog.declared import apply_changes, declared_changes
+from pgbarrier.backends.pgcatalog.declared import (
+    apply_changes, declared_changes, inherited, made_from_query)
 from pgbarrier.backends.duckdb_results import ResultPlan, plans_of, result_plan
 from pgbarrier.backends.pgcatalog.viewdefs import view_definition
 from pgbarrier.sql.setting import SettingStatement
@@ -231,8 +232,28 @@ class SessionCatalog:
         self.installer.origins.bump()
         self._ran_ddl = True
         changes = declared_changes(sql, words)
+        made = made_from_query(sql, words)
+        if made is not None:
+            changes = [*changes, *self._inherited(cur, *made)]
         if changes:
             apply_changes(cur, MARKER_SCHEMA, changes)
+
+    def _inherited(self, cur: Any, schema: str, table: str, query: str) -> list[Any]:
+        """What a CREATE TABLE ... AS records: its columns' declared types, those of the
+        query's result columns (their origins, read as for a query's RowDescription)."""
+        found = self.origins(cur, query, ("SELECT",))
+        if not found or not any(o.type_oid is not None for o in found):
+            return []
+        try:
+            columns = [r[0] for r in cur.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = "
+                "current_database() AND schema_name = $1 AND table_name = $2 "
+                "ORDER BY column_index", [schema, table]).fetchall()]
+        except duckdb.Error:
+            return []
+        return inherited(schema, table, columns,
+                         [(o.type_oid, o.typmod) if o.type_oid is not None else None
+                          for o in found])
 
     def declared_jsonb(self, cur: Any, table: str) -> frozenset[str]:
         """The columns (lower case) of tables named ``table`` declared ``jsonb``."""

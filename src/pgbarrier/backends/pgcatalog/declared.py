@@ -8,7 +8,11 @@ DuckDB stores ``varchar(120)``, ``char(3)`` and ``text`` all as ``VARCHAR``, and
 psql's ``\\d`` then differ from PostgreSQL). Rules this module keeps:
 
 * After a ``CREATE TABLE`` or ``ALTER TABLE`` that succeeded, the declared type of each
-  column whose type DuckDB forgets is written to the hidden table
+  column whose type DuckDB forgets (for ``CREATE TABLE ... AS`` and ``SELECT INTO``: the
+  declared type of the query's result column, :func:`made_from_query`, but without a
+  length: pgbarrier checks lengths with the checks a CREATE TABLE's declared columns get,
+  which a table DuckDB makes from a query does not have, so ``varchar(n)`` is recorded as
+  ``character varying`` and ``char(n)`` not at all) is written to the hidden table
   ``pgbarrier.column_types`` of the user database (schema as DuckDB names it, table,
   column, PostgreSQL type OID, type modifier), on the session's cursor: in the client's
   transaction when there is one (a ROLLBACK drops the rows with the table). ``DROP TABLE``,
@@ -51,12 +55,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from pgbarrier.sql.colnames import parse_single
+from pgbarrier.sql.colnames import PgWritten, parse_single
 from pgbarrier.backends.duckdb_numeric import STORAGE as NUMERIC_STORAGE
 
 __all__ = ["COLUMN_TYPES_TABLE", "CONSTRAINT_NAMES_TABLE", "DECLARED_STORAGE", "IDENTITY_COLUMNS_TABLE", "ColumnType",
            "ConstraintName", "Forget", "ForgetSchema", "IdentityColumn", "Rename",
-           "declared_changes", "declared_storage_sql"]
+           "declared_changes", "declared_storage_sql", "inherited", "made_from_query"]
 
 #: DuckDB's types of a column a declared type (its OID) still describes: a declaration
 #: whose column DuckDB has since stored as something else is stale (one rule for the
@@ -279,6 +283,49 @@ def _may_declare(sql: str) -> bool:
     low = sql.lower()
     return ("char" in low or "jsonb" in low or "time" in low or "constraint" in low
             or "identity" in low or "numeric" in low or "decimal" in low)
+
+
+def made_from_query(sql: str, words: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """(schema, table, the query's text) of a ``CREATE TABLE ... AS <query>`` that is not
+    temporary, else None: its columns inherit the declared types of the query's result
+    columns (:func:`inherited`), as PostgreSQL's do."""
+    if words[:1] != ("CREATE",) or "TABLE" not in words[1:3] or " as" not in sql.lower():
+        return None
+    tree = parse_single(sql)
+    if not isinstance(tree, exp.Create) or tree.kind != "TABLE" or \
+            not isinstance(tree.expression, exp.Query):
+        return None
+    if any(isinstance(p, exp.TemporaryProperty)
+           for p in (tree.args.get("properties") or exp.Properties()).expressions):
+        return None
+    schema_node = tree.this
+    table = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
+    named = _table(table) if isinstance(table, exp.Table) else None
+    return None if named is None else (*named, tree.expression.sql(dialect=PgWritten))
+
+
+def inherited(schema: str, table: str, columns: list[str],
+              types: list[tuple[int, int] | None]) -> list[Change]:
+    """The table made by a ``CREATE TABLE ... AS``: what was recorded under its name
+    forgotten, then each column (``columns``, in order) recorded with the declared type of
+    the query's result column at its position (``types``: (OID, typmod), None where the
+    result column has none). The catalog takes a row only while DuckDB's type of the
+    column is the declared type's storage (module rules)."""
+    kept = [_unchecked(t) if t is not None else None for t in types]
+    if len(columns) != len(kept) or not any(kept):
+        return []
+    return [Forget(schema, table), *(ColumnType(schema, table, c, *t)
+                                     for c, t in zip(columns, kept) if t is not None)]
+
+
+#: what a table DuckDB made from a query holds of a result column declared with a length:
+#: no length check (pgbarrier's checks are made with a CREATE TABLE's declared columns), so
+#: varchar(n) is character varying without one, and char(n) (whose comparisons pad) text
+_UNCHECKED = {1043: (1043, -1), 1015: (1015, -1), 1042: None, 1014: None}
+
+
+def _unchecked(declared: tuple[int, int]) -> tuple[int, int] | None:
+    return _UNCHECKED.get(declared[0], declared)
 
 
 def declared_changes(sql: str, words: tuple[str, ...]) -> list[Change]:
