@@ -203,6 +203,8 @@ def _figure(node: exp.Expr) -> tuple[str | None, int]:
         return _figure(node.this)
     if isinstance(node, exp.Binary) and isinstance(node.meta.get(WRITTEN), str):
         return node.meta[WRITTEN].lower(), 2  # mod(a, b): a call sqlglot reads as `%`
+    if isinstance(node, exp.Connector):  # AND, OR: sqlglot's functions, no name here
+        return None, 0
     if isinstance(node, (exp.Func, exp.Anonymous)):
         name = written_name(node)
         if name is None or name == "?column?":

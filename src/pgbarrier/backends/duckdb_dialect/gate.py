@@ -36,6 +36,7 @@ GATE_WORDS = (
     "bytea", "serial", "identity",           # bytea, column_defaults
     "char", "numeric", "decimal", "tz(", "time(", " bit(",  # declared
     "values",                                # values (not in a statement starting INSERT)
+    "similar",                               # similar
 )
 
 
@@ -54,4 +55,5 @@ def may_differ(sql: str) -> bool:
             or "identity" in low or "char" in low or "numeric" in low or "decimal" in low
             or "tz(" in low or "time(" in low or " bit(" in low
             or "values" in low and not low.lstrip().startswith("insert")
+            or "similar" in low
             or "/" in sql and ("interval" in low or "age(" in low))  # dividing an interval
