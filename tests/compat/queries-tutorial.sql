@@ -70,3 +70,11 @@ SELECT column_name, data_type FROM information_schema.columns WHERE table_name =
 WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT n, n * n AS sq FROM r;
 DROP TABLE src, copy1, copy2, copy3;
 DROP TABLE weather;
+CREATE TABLE nulls (id int, x int);
+INSERT INTO nulls VALUES (1, 2), (2, NULL), (3, 1);
+SELECT id, x FROM nulls ORDER BY x DESC;
+SELECT id, x FROM nulls ORDER BY x;
+SELECT id, row_number() OVER (ORDER BY x DESC) FROM nulls ORDER BY id;
+SELECT array_agg(x ORDER BY x DESC), array_agg(x ORDER BY x DESC NULLS LAST) FROM nulls;
+SELECT id FROM nulls ORDER BY x DESC LIMIT 1;
+DROP TABLE nulls;

@@ -10,7 +10,8 @@ Rules this module keeps (verified on duckdb 2.0.1):
   ``memory_limit`` / ``threads``; ``temp_directory`` (DuckDB's default
   ``<db>.duckdb.tmp`` inside the data dir, none for ``:memory:``, so a spill never
   lands outside it); no Python replacement scans (a query must not see pgbarrier's
-  own Python objects); no extension autoinstall/autoload, no community
+  own Python objects); PostgreSQL's integer division and NULL order (``ORDER BY x DESC``
+  puts NULLs first); no extension autoinstall/autoload, no community
   extensions, no persistent secrets; ``allowed_directories`` = the temp dir and each
   ``--allow-path`` (resolved, so a symlinked or ``..`` spelling cannot widen it;
   DuckDB itself resolves what a client names and already allows the database's own
@@ -184,6 +185,9 @@ def lock_down(conn: duckdb.DuckDBPyConnection, limits: DuckDBLimits, in_memory: 
             f"SET GLOBAL temp_directory = {literal(temp)}",
             "SET GLOBAL python_enable_replacements = false",
             "SET GLOBAL integer_division = true",  # PostgreSQL's int / int (duckdb_dialect)
+            # PostgreSQL's NULL order: last ascending, first descending (DuckDB's default
+            # puts them last both ways: ORDER BY x DESC answered them last)
+            "SET GLOBAL default_null_order = 'nulls_last_on_asc_first_on_desc'",
             "SET GLOBAL autoinstall_known_extensions = false",
             "SET GLOBAL autoload_known_extensions = false",
             "SET GLOBAL allow_community_extensions = false",
