@@ -78,3 +78,8 @@ SELECT id, row_number() OVER (ORDER BY x DESC) FROM nulls ORDER BY id;
 SELECT array_agg(x ORDER BY x DESC), array_agg(x ORDER BY x DESC NULLS LAST) FROM nulls;
 SELECT id FROM nulls ORDER BY x DESC LIMIT 1;
 DROP TABLE nulls;
+SELECT 'a%' LIKE 'a\%', 'ab' LIKE 'a\%', 'a_' LIKE 'a\_', 'a\b' LIKE 'a\\b', 'a%' LIKE 'a#%' ESCAPE '#', 'A%' ILIKE 'a\%';
+CREATE TABLE pats (s text, p text);
+INSERT INTO pats VALUES ('50%', '50\%'), ('500', '50\%'), ('a_b', 'a\_b'), ('axb', 'a\_b'), ('c:\dir', 'c:\\%');
+SELECT s, p, s LIKE p AS like, s NOT ILIKE p AS not_ilike FROM pats ORDER BY s, p;
+DROP TABLE pats;

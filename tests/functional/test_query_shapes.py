@@ -111,3 +111,20 @@ def test_a_table_made_from_a_query_as_postgresql_makes_it(dsns, target, maker, r
                 conn.execute("DROP TABLE IF EXISTS t_into")
     expected = made(dsns["postgres"])
     assert made(dsns[target]) == expected
+
+
+@pytest.mark.parametrize("target", ["duckdb", "upstream"])
+def test_like_escapes_with_a_backslash_in_a_bound_pattern(dsns, target):
+    """An ORM escapes a user's % and _ with a backslash (PostgreSQL's default LIKE escape)
+    and binds the pattern as a parameter: the same rows as PostgreSQL's."""
+    values = ["50%", "500", "a_b", "axb", "c:\\dir"]
+    sql = ("SELECT s FROM unnest(%s::text[]) AS v(s) WHERE s LIKE %s OR s ILIKE %s "
+           "ORDER BY s")
+
+    def rows(dsn: str) -> list:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            return [conn.execute(sql, [values, p, q]).fetchall()
+                    for p, q in (("50\\%", "A\\_B"), ("%\\%%", "c:\\\\%"), ("5%", "zz"))]
+    expected = rows(dsns["postgres"])
+    assert expected[0] == [("50%",), ("a_b",)]
+    assert rows(dsns[target]) == expected

@@ -25,7 +25,7 @@ __all__ = ["GATE_CHARS", "GATE_WORDS", "may_differ"]
 #: #- @> <@ ? ?| ?& ->), bytea hex, array / JSON concatenation, a string literal added to
 #: or subtracted from a date/time value or a JSON document (written with a blank:
 #: ``d - '2020-01-01'``)
-GATE_CHARS = ("{", "[]", "#", "@>", "<@", "'\\x", "?", "||", "->", "- '", "+ '")
+GATE_CHARS = ("{", "[]", "#", "@>", "<@", "'\\x", "?", "||", "->", "- '", "+ '", "~~")
 #: words of the lower-cased text (a prefix stands for the functions it starts)
 GATE_WORDS = (
     "json",                                  # jsonb: json_*, jsonb_*, ::json
@@ -37,6 +37,7 @@ GATE_WORDS = (
     "char", "numeric", "decimal", "tz(", "time(", " bit(",  # declared
     "values",                                # values (not in a statement starting INSERT)
     "similar",                               # similar
+    "like",                                  # like (ilike too; ~~ is in GATE_CHARS)
 )
 
 
@@ -46,7 +47,7 @@ def may_differ(sql: str) -> bool:
     :data:`GATE_CHARS` and :data:`GATE_WORDS` written out (a loop costs as much again)."""
     if ("{" in sql or "[]" in sql or "#" in sql or "@>" in sql or "<@" in sql
             or "'\\x" in sql or "?" in sql or "||" in sql or "->" in sql or "- '" in sql
-            or "+ '" in sql):
+            or "+ '" in sql or "~~" in sql):
         return True
     low = sql.lower()
     return ("json" in low or "to_" in low or "array" in low or "cardinality" in low
@@ -55,5 +56,5 @@ def may_differ(sql: str) -> bool:
             or "identity" in low or "char" in low or "numeric" in low or "decimal" in low
             or "tz(" in low or "time(" in low or " bit(" in low
             or "values" in low and not low.lstrip().startswith("insert")
-            or "similar" in low
+            or "similar" in low or "like" in low
             or "/" in sql and ("interval" in low or "age(" in low))  # dividing an interval
