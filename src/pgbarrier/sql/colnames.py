@@ -203,8 +203,11 @@ def _figure(node: exp.Expr) -> tuple[str | None, int]:
         return _figure(node.this)
     if isinstance(node, exp.Binary) and isinstance(node.meta.get(WRITTEN), str):
         return node.meta[WRITTEN].lower(), 2  # mod(a, b): a call sqlglot reads as `%`
-    if isinstance(node, exp.Connector):  # AND, OR: sqlglot's functions, no name here
-        return None, 0
+    if isinstance(node, exp.Binary) and isinstance(node, exp.Func) and \
+            not isinstance(node, exp.Pow) and not isinstance(node.meta.get(WRITTEN), str):
+        return None, 0  # an operator sqlglot reads as a function (AND, OR, ~*): no name
+    if isinstance(node, exp.AtTimeZone):
+        return "timezone", 2  # PostgreSQL's call behind it
     if isinstance(node, (exp.Func, exp.Anonymous)):
         name = written_name(node)
         if name is None or name == "?column?":
