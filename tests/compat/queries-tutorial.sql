@@ -84,3 +84,6 @@ INSERT INTO pats VALUES ('50%', '50\%'), ('500', '50\%'), ('a_b', 'a\_b'), ('axb
 SELECT s, p, s LIKE p AS like, s NOT ILIKE p AS not_ilike FROM pats ORDER BY s, p;
 DROP TABLE pats;
 SELECT 'a' ~* 'A', true AND false, timestamp '2024-01-01' AT TIME ZONE 'UTC', 'a' ~ 'a', 'a' !~ 'b', mod(5, 2), 5 % 2, power(2, 3), 2 ^ 3, 'a' || 'b', concat('a', 'b'), 'a' LIKE 'a', 5 / 2, 1 = 1, 1 <> 2, 'a' IS DISTINCT FROM 'b', 2 BETWEEN 1 AND 3, log(100), ln(1), abs(-1), now() AT TIME ZONE 'UTC' IS NOT NULL, NOT true, -(1);
+SELECT every(x > 0), every(x > 1), bool_or(x > 1) FROM (VALUES (1), (2)) v(x);
+SELECT btrim('xyax', 'xy'), btrim('  a  '), trim(both 'x' from 'xxaxx'), trim(leading 'x' from 'xxa'), ltrim('xxa', 'x');
+SELECT initcap('hello wORLD-foo bar_baz'), initcap('a1b c'), initcap('  two  spaces'), initcap(NULL);

@@ -29,7 +29,8 @@ Rules this package keeps:
   ``to_number``), :mod:`.series` (``generate_series`` in a select list),
   :mod:`.column_defaults` (serial / identity, ``now()`` defaults), :mod:`.values`
   (PostgreSQL's ``column1``... names of a ``VALUES`` list), :mod:`.similar` (``SIMILAR
-  TO`` patterns), :mod:`.like` (``LIKE``'s default escape), :mod:`.declared`
+  TO`` patterns), :mod:`.like` (``LIKE``'s default escape), :mod:`.functions`
+  (``every``, ``btrim``, ``initcap``), :mod:`.declared`
   (``varchar(n)``/``char(n)``/``bit(n)`` checks and casts, unconstrained ``numeric``, time
   precisions). Known differences are
   listed in each module's rules.
@@ -53,8 +54,8 @@ import sqlglot
 from sqlglot import exp
 
 from pgbarrier.backends.duckdb_dialect import (
-    arrays, bytea, column_defaults, datetimes, declared, formatting, jsonb, like, series,
-    similar, values)
+    arrays, bytea, column_defaults, datetimes, declared, formatting, functions, jsonb, like,
+    series, similar, values)
 from pgbarrier.backends.duckdb_dialect.gate import may_differ
 from pgbarrier.backends.duckdb_dialect.parse import parse
 from pgbarrier.backends.duckdb_dialect.typeof import Context, build, kind
@@ -77,6 +78,7 @@ _TRANSLATED = (*series.TRANSLATED, *datetimes.TRANSLATED)
 _REWRITES: tuple[Callable[[exp.Expr, Context], exp.Expr | None], ...] = (
     declared.rewrite, bytea.rewrite, arrays.rewrite, jsonb.rewrite, datetimes.rewrite,
     formatting.rewrite, series.rewrite, values.rewrite, similar.rewrite, like.rewrite,
+    functions.rewrite,
 )
 
 #: the column types of the tables a translation depended on: ((table, ((col, type)...))...)
