@@ -87,3 +87,5 @@ SELECT 'a' ~* 'A', true AND false, timestamp '2024-01-01' AT TIME ZONE 'UTC', 'a
 SELECT every(x > 0), every(x > 1), bool_or(x > 1) FROM (VALUES (1), (2)) v(x);
 SELECT btrim('xyax', 'xy'), btrim('  a  '), trim(both 'x' from 'xxaxx'), trim(leading 'x' from 'xxa'), ltrim('xxa', 'x');
 SELECT initcap('hello wORLD-foo bar_baz'), initcap('a1b c'), initcap('  two  spaces'), initcap(NULL);
+SELECT decode('616263', 'hex'), decode('YWJj', 'base64'), encode('abc'::bytea, 'base64'), encode('\x00ff'::bytea, 'hex');
+SELECT encode(decode('deadBEEF', 'hex'), 'hex');

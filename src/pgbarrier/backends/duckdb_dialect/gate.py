@@ -38,7 +38,7 @@ GATE_WORDS = (
     "values",                                # values (not in a statement starting INSERT)
     "similar",                               # similar
     "like",                                  # like (ilike too; ~~ is in GATE_CHARS)
-    "every", "btrim", "initcap",             # functions
+    "every", "btrim", "initcap", "code(",    # functions (encode, decode)
 )
 
 
@@ -58,5 +58,5 @@ def may_differ(sql: str) -> bool:
             or "tz(" in low or "time(" in low or " bit(" in low
             or "values" in low and not low.lstrip().startswith("insert")
             or "similar" in low or "like" in low
-            or "every" in low or "btrim" in low or "initcap" in low
+            or "every" in low or "btrim" in low or "initcap" in low or "code(" in low
             or "/" in sql and ("interval" in low or "age(" in low))  # dividing an interval
