@@ -111,6 +111,8 @@ def test_unterminated_token(sql: str, expected: tuple[str, int] | None) -> None:
         ("(WITH x AS (SELECT 1) TABLE x)", 2, ("WITH", "X")),
         ("(", 3, ()),
         ("(1)", 3, ()),
+        ("(COMMIT)", 3, ()),
+        ("( SET x = 1)", 3, ()),
         ("", 3, ()),
         ("-- nothing", 3, ()),
         ("CREATE TABLE t", 1, ("CREATE",)),

@@ -886,7 +886,7 @@ class DuckDBSession(BackendSession):
         if counted is not None and words[0] != "CREATE":
             n = counted[0][0] if counted else 0
             tag = f"INSERT 0 {n}" if words[0] == "INSERT" else f"{words[0]} {n}"
-        elif counted:  # CREATE TABLE AS: PostgreSQL's tag is SELECT n, or no rows to count
+        elif counted and "TABLE" in words[1:3]:  # CREATE TABLE AS: PostgreSQL's SELECT n
             tag = "CREATE TABLE AS" if _NO_DATA.search(client_sql) else f"SELECT {counted[0][0]}"
         return command(tag)
 

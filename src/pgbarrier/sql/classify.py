@@ -17,8 +17,9 @@ No sqlglot here; plain string scanning. Rules this module keeps:
 * :func:`unterminated_token` finds the first unclosed quote, identifier, comment or
   dollar quote, so a 42601 can be worded as PostgreSQL's lexer words it.
 * :func:`leading_words` reads keyword-like words after leading whitespace, comments and
-  opening parentheses (PostgreSQL's ``select_with_parens``: ``(SELECT 1)`` and
-  ``((VALUES (1)) UNION ...)`` are queries, whose first word is their kind).
+  opening parentheses before a query (PostgreSQL's ``select_with_parens``: ``(SELECT 1)``
+  and ``((VALUES (1)) UNION ...)`` are queries, whose first word is their kind; any other
+  word in parentheses, ``(COMMIT)``, gives no words).
   A word starts with a letter or ``_`` and goes on over letters, digits, ``_`` and ``$``
   (so a name such as ``db1`` is one word, where a strict ``[A-Za-z_]+`` reading would
   stop inside it); reading stops at the first token that is not a word.
@@ -279,11 +280,18 @@ def _cached_words(sql: str, n: int) -> tuple[str, ...]:
     return _words(sql, 0, n)
 
 
+#: what PostgreSQL's grammar takes in parentheses at a statement's start (select_with_parens)
+_PARENTHESIZED = frozenset({"SELECT", "VALUES", "TABLE", "WITH"})
+
+
 def _words(sql: str, i: int, n: int) -> tuple[str, ...]:
     words: list[str] = []
     i = _skip_space_and_comments(sql, i)
-    while sql.startswith("(", i):  # a query in parentheses, ``(SELECT 1)``: a SELECT
-        i = _skip_space_and_comments(sql, i + 1)
+    if sql.startswith("(", i):  # a query in parentheses, ``(SELECT 1)``: a SELECT
+        while sql.startswith("(", i):
+            i = _skip_space_and_comments(sql, i + 1)
+        if sql[i:_word_at(sql, i)].upper() not in _PARENTHESIZED:
+            return ()  # ``(COMMIT)`` is no statement: no words, as before
     while len(words) < n:
         i = _skip_space_and_comments(sql, i)
         j = _word_at(sql, i)

@@ -48,6 +48,7 @@ def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, exp.Anonymous) and node.name.lower() == "every" and \
             len(node.expressions) == 1:
         return exp.LogicalAnd(this=node.expressions[0].copy())
-    if isinstance(node, (exp.Initcap, exp.Trim)):
+    if isinstance(node, exp.Initcap) or isinstance(node, exp.Trim) and \
+            "btrim" in ctx.sql.lower():
         return node.copy()  # sqlglot's DuckDB form of it (a trim() is the same either way)
     return None
