@@ -54,7 +54,7 @@ import duckdb
 from pgbarrier.backends.pgcatalog import CATALOG_DB, MARKER_SCHEMA
 from pgbarrier.backends.pgcatalog.origins import ColumnOrigin, RelationColumns, origins_of
 from pgbarrier.backends.pgcatalog.declared import (
-    apply_changes, declared_changes, inherited, made_from_query)
+    COLUMN_TYPES_TABLE, apply_changes, declared_changes, inherited, made_from_query)
 from pgbarrier.backends.duckdb_results import ResultPlan, plans_of, result_plan
 from pgbarrier.backends.pgcatalog.viewdefs import view_definition
 from pgbarrier.sql.setting import SettingStatement
@@ -240,7 +240,17 @@ class SessionCatalog:
 
     def _inherited(self, cur: Any, schema: str, table: str, query: str) -> list[Any]:
         """What a CREATE TABLE ... AS records: its columns' declared types, those of the
-        query's result columns (their origins, read as for a query's RowDescription)."""
+        query's result columns (their origins, read as for a query's RowDescription).
+        While the database's catalog is not installed (no query read a result's origins
+        yet) and nothing is declared in it, there is nothing to inherit: the installation
+        (about a second) is not paid for a CREATE TABLE AS."""
+        if not self.installer.installed:
+            try:
+                if not cur.execute(f"SELECT 1 FROM {MARKER_SCHEMA}.{COLUMN_TYPES_TABLE} "
+                                   "LIMIT 1").fetchall():
+                    return []
+            except duckdb.Error:
+                return []
         found = self.origins(cur, query, ("SELECT",))
         if not found or not any(o.type_oid is not None for o in found):
             return []
