@@ -458,6 +458,24 @@ def test_binary_copy_header_goes_in_the_first_rows_message():
         m.copy_data(b"\x00\x01\x00\x00\x00\x01x")
 
 
+def _both_paths(session, sql, monkeypatch, params=None):
+    """``sql`` run on the columnar path, then again on the row path (pyarrow as if not
+    loaded): (columns, rows) of each, each run checked to have taken its path."""
+    import threading
+
+    from pgbarrier.backends import duckdb_batches
+    from pgbarrier.result import BatchStream
+
+    batched = session.execute(sql, params)
+    assert isinstance(batched.row_source, BatchStream), sql
+    columnar = (batched.columns, list(batched.rows()))
+    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
+    plain = session.execute(sql, params)
+    monkeypatch.undo()
+    assert not isinstance(plain.row_source, BatchStream), sql
+    return columnar, (plain.columns, list(plain.rows()))
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM t", "SELECT * FROM t WHERE a > 5", "SELECT t.* FROM t",
     "SELECT *, a FROM t", "SELECT g, a FROM t"])
@@ -465,24 +483,13 @@ def test_a_star_over_declared_types_takes_the_columnar_path(sql, monkeypatch, de
     """``SELECT *`` (and COPY of a whole table, which runs one) has a result plan naming
     ``varchar(n)``, ``numeric(p,s)``, ``char(n)`` where DuckDB's values already are those:
     the columnar path serves it, with the row path's columns and values."""
-    import threading
-
-    from pgbarrier.backends import duckdb_batches
-    from pgbarrier.result import BatchStream
-
     s = dev_session
     s.execute("CREATE TABLE t (a integer, b varchar(20), c numeric(12,2), d char(3), "
               "e timestamp(3), f text, g numeric)")
     s.execute("INSERT INTO t SELECT i, 'x' || i, i / 3.0, 'ab', TIMESTAMP '2020-01-01' "
               "+ i * INTERVAL '1.2345 second', NULL, i / 8.0 FROM generate_series(1, 1000) g(i)")
-    batched = s.execute(sql)
-    assert isinstance(batched.row_source, BatchStream), sql
-    columns, values = batched.columns, list(batched.rows())
-    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
-    plain = s.execute(sql)
-    assert not isinstance(plain.row_source, BatchStream)
-    assert columns == plain.columns
-    expected = list(plain.rows())
+    (columns, values), (plain_columns, expected) = _both_paths(s, sql, monkeypatch)
+    assert columns == plain_columns
     assert values == expected
     # rows taken as rows print as the row path's: 0.125, not 0.1250000000
     assert [repr(v) for row in values for v in row] == [repr(v) for row in expected for v in row]
@@ -502,22 +509,12 @@ def test_other_read_shapes_take_the_columnar_path(sql, monkeypatch, dev_session)
     """A WITH that only reads (what BI tools send), a query in parentheses and a FROM-less
     SELECT of a set-returning function: the columnar path, with the row path's columns
     and values."""
-    import threading
-
-    from pgbarrier.backends import duckdb_batches
-    from pgbarrier.result import BatchStream
-
     s = dev_session
     s.execute("CREATE TABLE t (a integer, b varchar(20))")
     s.execute("INSERT INTO t SELECT i, 'x' || i FROM generate_series(1, 1000) g(i)")
-    batched = s.execute(sql)
-    assert isinstance(batched.row_source, BatchStream), sql
-    columns, values = batched.columns, list(batched.rows())
-    monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
-    plain = s.execute(sql)
-    assert not isinstance(plain.row_source, BatchStream)
-    assert (columns, values) == (plain.columns, list(plain.rows()))
-    assert len(values) >= 900
+    columnar, plain = _both_paths(s, sql, monkeypatch)
+    assert columnar == plain
+    assert len(columnar[1]) >= 900
 
 
 def test_a_with_that_may_write_keeps_the_row_path(dev_session):
@@ -574,11 +571,6 @@ def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monke
     """A result with interval columns is opened again with each as its three fields: the
     columnar path, with the row path's columns and values (months kept, the largest
     intervals exact), parameters and all."""
-    import threading
-
-    from pgbarrier.backends import duckdb_batches
-    from pgbarrier.result import BatchStream
-
     s = dev_session
     s.execute("CREATE TABLE t (a integer, i interval)")
     s.execute("INSERT INTO t SELECT g, g * INTERVAL '1 minute 1.5 seconds' - INTERVAL "
@@ -588,15 +580,10 @@ def test_interval_results_take_the_columnar_path_with_the_row_paths_values(monke
     for sql, params in (("SELECT * FROM t ORDER BY a", None),
                         ("SELECT i, a, i AS j FROM t WHERE a > $1 ORDER BY a", [3]),
                         ("SELECT i FROM t ORDER BY a", None)):
-        batched = s.execute(sql, params)
-        assert isinstance(batched.row_source, BatchStream), sql
-        columns, values = batched.columns, list(batched.rows())
-        monkeypatch.setattr(duckdb_batches, "LOADED", threading.Event())  # the row path
-        plain = s.execute(sql, params)
-        monkeypatch.undo()
-        assert not isinstance(plain.row_source, BatchStream)
-        assert columns == plain.columns
-        assert values == list(plain.rows()), sql
+        (columns, values), (plain_columns, plain_values) = _both_paths(s, sql, monkeypatch,
+                                                                        params)
+        assert columns == plain_columns
+        assert values == plain_values, sql
         assert pgt.Interval(0, 0, 2 ** 63 - 1) in [v for row in values for v in row]
 
 
