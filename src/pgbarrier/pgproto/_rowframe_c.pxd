@@ -36,7 +36,7 @@ cpdef tuple float8_text(const double[::1] values, const unsigned char[::1] valid
                power=cython.longlong, widen=cython.longlong, tail=cython.longlong, u=cython.longlong,
                a=cython.longlong, whole=cython.longlong, frac=cython.longlong,
                rest=cython.longlong, nint=int, first=int, last=int, weight=int,
-               ndigits=int, sign=int, negative=bint, groups=list, each=bint, at=int)
+               ndigits=int, sign=int, negative=bint, groups="long long[12]", each=bint, at=int)
 cpdef tuple numeric_binary(const long long[::1] unscaled, const unsigned char[::1] valid,
                            Py_ssize_t n, int scale, const long long[::1] scales=*)
 
@@ -56,13 +56,14 @@ cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1]
                          Py_ssize_t n, int scale)
 
 @cython.locals(u=cython.ulonglong, rest=cython.ulonglong, width=int, i=int)
-cdef Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v)
+cdef inline Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v) noexcept nogil
 
-cdef Py_ssize_t _put_two(unsigned char[::1] dv, Py_ssize_t p, long long v)
+cdef inline Py_ssize_t _put_two(unsigned char[::1] dv, Py_ssize_t p, long long v) noexcept nogil
 
 @cython.locals(secs=cython.ulonglong, frac=cython.ulonglong, hour=cython.ulonglong,
                minute=cython.ulonglong, second=cython.ulonglong, width=int, i=int)
-cdef Py_ssize_t _put_clock(unsigned char[::1] dv, Py_ssize_t p, unsigned long long micros)
+cdef inline Py_ssize_t _put_clock(unsigned char[::1] dv, Py_ssize_t p,
+                                  unsigned long long micros) noexcept nogil
 
 @cython.locals(i=Py_ssize_t)
 cdef Py_ssize_t _put_unit(unsigned char[::1] dv, Py_ssize_t p, long long v, bytes unit,
@@ -97,8 +98,7 @@ cpdef tuple array_binary(const long long[::1] lists, const unsigned char[::1] pr
                          const unsigned char[::1] data, const unsigned char[::1] valid,
                          int element)
 
-@cython.locals(u=cython.uint)
-cdef void _put_int32(unsigned char[::1] dv, Py_ssize_t p, long long v)
+cdef inline void _put_int32(unsigned char[::1] dv, Py_ssize_t p, long long v) noexcept nogil
 
 @cython.locals(r=Py_ssize_t)
 cpdef add_field_sizes(long long[::1] sizes, const long long[::1] offsets,

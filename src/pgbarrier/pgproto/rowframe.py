@@ -181,7 +181,7 @@ def numeric_binary(unscaled: Any, valid: Any, n: int, scale: int, scales: Any = 
     data = np.zeros(n * _NUMERIC_MAX, dtype=np.uint8)
     ov = offsets
     dv = data
-    groups = [0] * 12
+    groups = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]  # a C array, compiled
     each = scales is not None
     at = -1  # the scale the figures below are for
     pad = nfrac = power = widen = tail = 0
@@ -277,7 +277,7 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
                 days = 0
                 micros = v
             else:
-                days = v // _DAY_US
+                days = v // 1_000_000 // 86_400  # constant divisors: compiled, no idiv
                 if days * _DAY_US > v:  # compiled, division truncates: floor it
                     days -= 1
                 micros = v - days * _DAY_US
@@ -637,11 +637,10 @@ def array_binary(lists: Any, present: Any, n: int, offsets: Any, data: Any, vali
 
 def _put_int32(dv: Any, p: int, v: int) -> None:
     """A big-endian int32 at ``dv[p]`` (two's complement)."""
-    u = v & 0xFFFFFFFF
-    dv[p] = (u >> 24) & 0xFF
-    dv[p + 1] = (u >> 16) & 0xFF
-    dv[p + 2] = (u >> 8) & 0xFF
-    dv[p + 3] = u & 0xFF
+    dv[p] = (v >> 24) & 0xFF  # shifts floor (Python) or are arithmetic (C): the same bytes
+    dv[p + 1] = (v >> 16) & 0xFF
+    dv[p + 2] = (v >> 8) & 0xFF
+    dv[p + 3] = v & 0xFF
 
 
 def add_field_sizes(sizes: Any, offsets: Any, valid: Any, n: int) -> None:
