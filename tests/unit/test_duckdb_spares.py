@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("duckdb")
 
 from pgbarrier.backends import duckdb_spares  # noqa: E402
+from pgbarrier.backends.duckdb import STREAM_AHEAD  # noqa: E402
 
 
 def _first_statement(dev_backend, user="root"):
@@ -35,6 +36,9 @@ def test_the_next_session_takes_a_spare_made_ahead_and_is_set_up_as_its_own(dev_
             "'duckdb_temporary_files')").fetchone() == (4,)
         assert cur.execute("SELECT count(*) FROM duckdb_types() WHERE database_name = 'temp' "
                            "AND type_name = 'jsonb'").fetchone() == (1,)
+        # a streaming result is computed STREAM_AHEAD ahead, not DuckDB's 10 MiB
+        assert cur.execute("SELECT current_setting('streaming_buffer_size')").fetchone() \
+            == ("2.0 MiB",) and STREAM_AHEAD == "2MiB"
     assert list(two.execute("SELECT current_user").rows()) == [("alice",)]
     assert list(one.execute("SELECT current_user").rows()) == [("root",)]
     one.close()

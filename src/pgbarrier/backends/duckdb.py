@@ -289,17 +289,25 @@ _READ_ONLY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "SHOW", "EXPLAIN", "D
 #: the TimeZone a connection is set up in (:func:`prepare_connection`): the sessions'
 #: default, which a session in it need not set again
 PREPARED_ZONE = "UTC"
+#: how much of a streaming result DuckDB computes ahead of its reader (the columnar path,
+#: ``duckdb_batches``). DuckDB's default, 10 MiB, is filled before the first batch is handed
+#: out: some 170,000 rows of eight columns, 4 ms before a large result's first row. At 2 MiB
+#: the first batch comes in 1.4 ms, the whole result as fast and with less DuckDB CPU
+#: (300,000 rows in process, 30 interleaved rounds: 8.0 / 8.2 ms, 13.0 / 9.7 ms CPU)
+STREAM_AHEAD = "2MiB"
 
 
 def prepare_connection(cur: duckdb.DuckDBPyConnection) -> None:
     """What every session's DuckDB connection of a database holds before its first
     statement, the same for all (``duckdb_spares`` makes them ahead of time): the
     ``version()`` macro, the path shadows (``duckdb_config``), the ``jsonb`` type, and
-    TimeZone :data:`PREPARED_ZONE` (DuckDB's own default is the machine's zone)."""
+    TimeZone :data:`PREPARED_ZONE` (DuckDB's own default is the machine's zone), and
+    :data:`STREAM_AHEAD`."""
     try:
         cur.execute("SET SESSION TimeZone = " + literal(PREPARED_ZONE))
     except duckdb.Error:  # no ICU: DuckDB has no time zones, timestamptz is UTC
         pass
+    cur.execute("SET SESSION streaming_buffer_size = " + literal(STREAM_AHEAD))
     cur.execute("CREATE OR REPLACE TEMP MACRO version() AS " + literal(VERSION))
     for shadow in PATH_SHADOWS:  # no server paths in DuckDB's catalog functions
         cur.execute(shadow)

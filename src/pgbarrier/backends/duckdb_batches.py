@@ -35,6 +35,9 @@ them out a column at a time. Rules this module keeps:
   first row waits for a quarter of a batch's framing, and reads it while the rest is
   framed. (Reading DuckDB's result in smaller batches, joined later, came 1-2 ms sooner
   still but cost 15-25% more server CPU per row: measured, not kept.)
+* DuckDB computes a streaming result ahead of its reader only as far as
+  ``backends.duckdb.STREAM_AHEAD`` (set on every session's connection): its default filled
+  10 MiB before the first batch came out.
 * DuckDB refuses a streaming result while an ``execute()`` result is unread: that one
   is run to its end first (``complete()``; the session's own streams were parked before).
 * The open result holds the connection until it is read out: :meth:`BatchReading.release`
