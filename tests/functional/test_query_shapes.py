@@ -22,6 +22,9 @@ psycopg = pytest.importorskip("psycopg")
 DDL = [
     "CREATE TABLE t (a integer, b varchar(20), c numeric(12,2))",
     "INSERT INTO t SELECT i, 'x' || i, i / 4.0 FROM generate_series(1, 3000) AS g(i)",
+    "CREATE TABLE f (x double precision, y real, flag boolean, s text)",
+    "INSERT INTO f VALUES (0.5, 0.5, true, 'a'), (1.5, 1.5, false, 'b'), (2.5, 2.5, NULL, NULL), "
+    "(-2.5, -2.5, true, 'd'), (3.7, 3.7, false, 'e')",
 ]
 
 STATEMENTS = [
@@ -46,6 +49,17 @@ STATEMENTS = [
     "SELECT a, (VALUES (7)) FROM t WHERE a < 3 ORDER BY a",
     "WITH x AS (VALUES (1, 2)) SELECT * FROM x",
     "SELECT (SELECT 3 AS x UNION SELECT 4 ORDER BY 1 LIMIT 1), ((SELECT 5 AS y))",
+    # functions whose DuckDB namesakes answer otherwise (duckdb_dialect.functions)
+    "SELECT round(2.5::float8) AS a, round(-2.5::float8) AS b, round(3.5::float8) AS c, "
+    "round(2.5) AS d, round(-2.5) AS e",
+    "SELECT x, round(x), round(y) AS ry, round(x::numeric) AS rn FROM f ORDER BY x",
+    "SELECT to_hex(255) AS a, to_hex(-1) AS b, to_hex(-1::bigint) AS c, to_hex(a) AS d, "
+    "to_hex(a - 5) AS e FROM t WHERE a < 3 ORDER BY a",
+    "SELECT substr('hello', 0, 3) AS a, substr('hello', -1, 3) AS b, substr('hello', -1) AS c, "
+    "substring('hello' from -2 for 4) AS d, substr('hello', 2) AS e, substr('hello', -9, 3) AS f",
+    "SELECT a, substr(b, a - 3, 3) AS s, substring(b from a - 2) AS z FROM t WHERE a < 7 "
+    "ORDER BY a",
+    "SELECT concat('a', flag, 1) AS c, concat_ws('-', flag, s) AS w FROM f ORDER BY x",
 ]
 
 

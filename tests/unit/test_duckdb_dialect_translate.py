@@ -232,3 +232,30 @@ def test_values_lists_get_postgresqls_column_names_but_inserts_keep_their_text()
         "SELECT * FROM (VALUES (1, 2)) AS v(x, column2)"
     assert translate("SELECT * FROM (VALUES (1, 2)) AS v(x, y)") == \
         "SELECT * FROM (VALUES (1, 2)) AS v(x, y)"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT round(x), round(id), round(2.5), round(avg(id)) FROM t",  # not visibly a double
+    "SELECT substr(x, 2, 3), substring(x from 1 for 2), substr(x, 3) FROM t",  # from 1 on
+    "SELECT substring(x from 'a+') FROM t",  # the pattern form
+    "SELECT concat(x, id), concat_ws(',', x, 1) FROM t",  # no boolean argument
+])
+def test_functions_that_answer_alike_keep_their_text(sql):
+    """round, substr and concat are only written again where DuckDB's namesake answers
+    otherwise (duckdb_dialect.functions): a visibly double value, a start before 1, a
+    boolean argument; the text is the client's own otherwise."""
+    assert translate(sql, _columns) == sql
+
+
+def test_round_substr_to_hex_and_concat_take_postgresqls_readings():
+    cols = {"f": (("v", "DOUBLE"), ("i", "INTEGER"), ("b", "BOOLEAN"), ("s", "VARCHAR"))}.get
+    assert translate("SELECT round(v) FROM f", cols) == \
+        "SELECT ROUND_EVEN(CAST(v AS DOUBLE), 0) FROM f"
+    assert translate("SELECT to_hex(i), to_hex(i::bigint) FROM f", cols) == \
+        "SELECT LOWER(TO_HEX(CAST(i AS BIGINT) & 4294967295)), " \
+        "LOWER(TO_HEX(CAST(i AS BIGINT))) FROM f"
+    assert translate("SELECT substr(s, -1) FROM f", cols) == "SELECT s FROM f"
+    assert translate("SELECT substr(s, i) FROM f", cols) == \
+        "SELECT CASE WHEN i < 1 THEN s ELSE SUBSTRING(s, i) END FROM f"
+    assert translate("SELECT concat(b) FROM f", cols) == \
+        "SELECT CONCAT(CASE WHEN b THEN 't' WHEN NOT (b) THEN 'f' END) FROM f"

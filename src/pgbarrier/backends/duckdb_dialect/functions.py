@@ -13,6 +13,21 @@ Rules this module keeps:
   ``encode``/``decode`` are UTF-8 conversions: they answered the input, silently). The
   ``escape`` format and a format that is not a literal are 0A000 naming them. Known
   difference: PostgreSQL's base64 breaks lines every 76 characters, DuckDB's does not.
+* ``round(x)`` of a visibly ``double precision`` or ``real`` value rounds half to even, as
+  PostgreSQL's (C's ``rint``): DuckDB's ``round`` rounds half away from zero, which is
+  PostgreSQL's for ``numeric`` only (``round(2.5::float8)`` answered 3, not 2). A value whose
+  type is not visible (:mod:`.typeof`: ``avg(x)``, ``sqrt(x)``) keeps DuckDB's reading.
+* ``to_hex(n)`` prints lower-case digits (DuckDB's ``hex``/``to_hex`` print upper case), and
+  a negative ``integer`` or ``smallint`` in 32 bits (``to_hex(-1)`` is ``ffffffff``;
+  DuckDB's widened it to 64).
+* ``substr``/``substring`` with a start before 1 (a literal, or any start not known to be
+  1 or more) counts the positions before the string, as PostgreSQL does:
+  ``substr('hello', -1, 3)`` is ``h`` (DuckDB counts a negative start from the end: it
+  answered ``o``), ``substr('hello', -1)`` the whole string. The pattern form
+  (``substring(s from 'regex')``) is left alone. Known difference: a negative length is
+  PostgreSQL's 22011 and DuckDB's count backwards.
+* A ``boolean`` argument of ``concat``/``concat_ws`` prints ``t``/``f`` (DuckDB printed
+  ``true``/``false``).
 * Each name is in the gate (:mod:`.gate`), so a statement without one is not parsed.
 """
 
@@ -22,6 +37,8 @@ from sqlglot import exp
 
 from pgbarrier.backends.duckdb_dialect.typeof import Context
 from pgbarrier.errors import FeatureNotSupported
+
+T = exp.DataType.Type
 
 
 #: (function, format) -> DuckDB's function
@@ -42,9 +59,77 @@ def _codec(node: exp.Expr) -> exp.Expr:
     return exp.Lower(this=call) if found == "to_hex" else call
 
 
+def _type(ctx: Context, node: exp.Expr | None) -> object:
+    t = ctx.type_of(node)
+    return None if t is None else t.this
+
+
+def _round(node: exp.Round, ctx: Context) -> exp.Expr | None:
+    if node.args.get("decimals") is not None or _type(ctx, node.this) not in (T.DOUBLE, T.FLOAT):
+        return None
+    return exp.Anonymous(this="round_even", expressions=[
+        exp.cast(node.this.copy(), exp.DataType.build("DOUBLE")), exp.Literal.number(0)])
+
+
+def _to_hex(node: exp.Hex, ctx: Context) -> exp.Expr:
+    value = node.this.copy()
+    if _type(ctx, node.this) in (T.INT, T.SMALLINT, T.TINYINT):  # its 32 bits, unsigned
+        value = exp.BitwiseAnd(this=exp.cast(value, exp.DataType.build("BIGINT")),
+                               expression=exp.Literal.number(0xFFFFFFFF))
+    return exp.Lower(this=exp.Anonymous(this="to_hex", expressions=[value]))
+
+
+def _substring(node: exp.Substring, ctx: Context) -> exp.Expr | None:
+    start = node.args.get("start")
+    length = node.args.get("length")
+    if start is None or isinstance(start, exp.Literal) and \
+            (start.is_string or int(float(start.this)) >= 1):
+        return None  # from 1 on (DuckDB's reading is PostgreSQL's), or the pattern form
+    if _type(ctx, start) in (T.TEXT, T.VARCHAR) or isinstance(start, exp.Placeholder):
+        return None
+    text = node.this
+    if length is None:  # the whole string from the start: all of it before 1
+        before: exp.Expr = text.copy()
+    else:  # the positions before 1 count against the length
+        left = exp.Greatest(this=exp.Sub(this=exp.Add(this=exp.Paren(this=length.copy()),
+                                                      expression=exp.Paren(this=start.copy())),
+                                         expression=exp.Literal.number(1)),
+                            expressions=[exp.Literal.number(0)])
+        before = exp.Substring(this=text.copy(), start=exp.Literal.number(1), length=left)
+    if isinstance(start, exp.Literal) or isinstance(start, exp.Neg) and \
+            isinstance(start.this, exp.Literal):
+        return before
+    return exp.Case(ifs=[exp.If(this=exp.LT(this=start.copy(), expression=exp.Literal.number(1)),
+                                true=before)],
+                    default=exp.Substring(this=text.copy(), start=start.copy(),
+                                          length=None if length is None else length.copy()))
+
+
+def _boolean_texts(node: exp.Concat | exp.ConcatWs, ctx: Context) -> exp.Expr | None:
+    args = node.expressions
+    flags = [_type(ctx, a) == T.BOOLEAN for a in args]
+    if not any(flags):
+        return None
+    new = node.copy()
+    new.set("expressions", [
+        exp.Case(ifs=[exp.If(this=a.copy(), true=exp.Literal.string("t")),
+                      exp.If(this=exp.Not(this=exp.Paren(this=a.copy())),
+                             true=exp.Literal.string("f"))]) if flag else a.copy()
+        for a, flag in zip(args, flags)])
+    return new
+
+
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, (exp.Encode, exp.Decode)):
         return _codec(node)
+    if isinstance(node, exp.Round):
+        return _round(node, ctx)
+    if isinstance(node, exp.Hex):
+        return _to_hex(node, ctx)
+    if isinstance(node, exp.Substring):
+        return _substring(node, ctx)
+    if isinstance(node, (exp.Concat, exp.ConcatWs)):
+        return _boolean_texts(node, ctx)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "every" and \
             len(node.expressions) == 1:
         return exp.LogicalAnd(this=node.expressions[0].copy())
