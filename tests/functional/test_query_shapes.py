@@ -60,6 +60,9 @@ STATEMENTS = [
     "SELECT a, substr(b, a - 3, 3) AS s, substring(b from a - 2) AS z FROM t WHERE a < 7 "
     "ORDER BY a",
     "SELECT concat('a', flag, 1) AS c, concat_ws('-', flag, s) AS w FROM f ORDER BY x",
+    "SELECT format('%s-%I-%L', 'a', 'b c', 'd') AS f, format('%s|%s', NULL, 1.5) AS g, "
+    "format('%2$s %1$s %%', 'x', 'y') AS h",
+    "SELECT a, format('x=%s;%L', b, c) FROM t WHERE a < 4 ORDER BY a",
 ]
 
 

@@ -4,7 +4,8 @@ Rules this module keeps:
 
 * :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
   the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
-  ``current_setting``...). Only SQL that passes it is parsed; SQL that parses but names no
+  ``current_setting``..., and ``format(``: PostgreSQL's format() in any statement, which
+  DuckDB's own, fmt-style, answered with the format string as it was). Only SQL that passes it is parsed; SQL that parses but names no
   catalog object comes back as ``None`` and runs unchanged, byte for byte. The gate's
   answer is kept per text (:func:`pgbarrier.sql.text_memo.by_text`: a function of the
   text alone; one statement meets it several times). (``public``
@@ -83,7 +84,7 @@ __all__ = ["CatalogContext", "CatalogUnparsed", "Rewritten", "may_touch_catalog"
 _TRIGGERS = ("pg_", "information_schema", "regclass", "regtype", "regproc", "regnamespace",
              "current_setting", "set_config", "current_schema", "current_database",
              "current_user", "session_user", "quote_ident", "format_type", "obj_description",
-             "col_description", "_privilege")
+             "col_description", "_privilege", "format(")
 
 
 @by_text  # every statement meets it, some paths several times: kept per text
