@@ -22,9 +22,9 @@ psycopg = pytest.importorskip("psycopg")
 DDL = [
     "CREATE TABLE t (a integer, b varchar(20), c numeric(12,2))",
     "INSERT INTO t SELECT i, 'x' || i, i / 4.0 FROM generate_series(1, 3000) AS g(i)",
-    "CREATE TABLE f (x double precision, y real, flag boolean, s text)",
-    "INSERT INTO f VALUES (0.5, 0.5, true, 'a'), (1.5, 1.5, false, 'b'), (2.5, 2.5, NULL, NULL), "
-    "(-2.5, -2.5, true, 'd'), (3.7, 3.7, false, 'e')",
+    "CREATE TABLE f (x double precision, y real, flag boolean, s text, bin bytea)",
+    "INSERT INTO f VALUES (0.5, 0.5, true, 'a', '\\x0102'), (1.5, 1.5, false, 'b', '\\x'), "
+    "(2.5, 2.5, NULL, NULL, NULL), (-2.5, -2.5, true, 'd', '\\xff'), (3.7, 3.7, false, 'e', NULL)",
 ]
 
 STATEMENTS = [
@@ -63,6 +63,11 @@ STATEMENTS = [
     "SELECT format('%s-%I-%L', 'a', 'b c', 'd') AS f, format('%s|%s', NULL, 1.5) AS g, "
     "format('%2$s %1$s %%', 'x', 'y') AS h",
     "SELECT a, format('x=%s;%L', b, c) FROM t WHERE a < 4 ORDER BY a",
+    "SELECT 'on'::boolean AS a, CAST(' OFF ' AS bool) AS b, 'tr'::boolean AS c, "
+    "'Yes'::boolean AS d, '0'::boolean AS e",
+    "SELECT lpad(s, 3) AS l, rpad(s, 3) AS r, lpad('abcdef', 2) AS t FROM f ORDER BY x",
+    "SELECT length(bin), length(s) AS ls, length('\\x0102'::bytea) AS lb FROM f ORDER BY x",
+    "SELECT num_nulls(x, flag, s) AS n, num_nonnulls(x, flag, s) AS nn FROM f ORDER BY x",
 ]
 
 

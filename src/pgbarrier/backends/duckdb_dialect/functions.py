@@ -28,6 +28,12 @@ Rules this module keeps:
   PostgreSQL's 22011 and DuckDB's count backwards.
 * A ``boolean`` argument of ``concat``/``concat_ws`` prints ``t``/``f`` (DuckDB printed
   ``true``/``false``).
+* A string literal cast to ``boolean`` reads as PostgreSQL's ``boolin`` reads it: ``on``,
+  ``off``, blanks around the word and unique prefixes (``tr``, ``of``) too, which DuckDB
+  refused; anything else keeps DuckDB's reading (its error is PostgreSQL's 22P02).
+* ``lpad``/``rpad`` with two arguments pad with blanks (sqlglot writes the third; DuckDB has
+  no two-argument form); ``length`` of a visibly ``bytea`` value is its ``octet_length``
+  (DuckDB's ``length`` takes no blob); ``num_nulls``/``num_nonnulls`` count their arguments.
 * Each name is in the gate (:mod:`.gate`), so a statement without one is not parsed.
 """
 
@@ -119,9 +125,53 @@ def _boolean_texts(node: exp.Concat | exp.ConcatWs, ctx: Context) -> exp.Expr | 
     return new
 
 
+#: PostgreSQL's boolean input words (boolin: any unique prefix of them, case and blanks
+#: around ignored; "o" alone is ambiguous)
+_TRUE_WORDS, _FALSE_WORDS = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _boolean(text: str) -> bool | None:
+    word = text.strip(" \t\n\r\f\v").lower()
+    if not word or word == "o":
+        return None
+    if any(w.startswith(word) for w in _TRUE_WORDS):
+        return True
+    if any(w.startswith(word) for w in _FALSE_WORDS):
+        return False
+    return None
+
+
+def _boolean_input(node: exp.Cast) -> exp.Expr | None:
+    value = node.this
+    if not (isinstance(value, exp.Literal) and value.is_string) or \
+            not node.to.is_type(exp.DataType.Type.BOOLEAN):
+        return None
+    truth = _boolean(value.this)
+    return None if truth is None else exp.Boolean(this=truth)
+
+
+def _count_nulls(node: exp.Anonymous, nulls: bool) -> exp.Expr:
+    terms: list[exp.Expr] = [
+        exp.Case(ifs=[exp.If(this=exp.Is(this=a.copy(), expression=exp.Null()),
+                             true=exp.Literal.number(1 if nulls else 0))],
+                 default=exp.Literal.number(0 if nulls else 1)) for a in node.expressions]
+    total = terms[0] if terms else exp.Literal.number(0)
+    for term in terms[1:]:
+        total = exp.Add(this=total, expression=term)
+    return exp.cast(exp.Paren(this=total), exp.DataType.build("INTEGER"))
+
+
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, (exp.Encode, exp.Decode)):
         return _codec(node)
+    if isinstance(node, exp.Cast):
+        return _boolean_input(node)
+    if isinstance(node, exp.Pad):
+        return node.copy() if node.args.get("fill_pattern") is None else None
+    if isinstance(node, exp.Length) and _type(ctx, node.this) in (T.VARBINARY, T.BINARY):
+        return exp.Anonymous(this="octet_length", expressions=[node.this.copy()])
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("num_nulls", "num_nonnulls"):
+        return _count_nulls(node, node.name.lower() == "num_nulls")
     if isinstance(node, exp.Round):
         return _round(node, ctx)
     if isinstance(node, exp.Hex):

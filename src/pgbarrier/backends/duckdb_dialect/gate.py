@@ -46,6 +46,7 @@ GATE_WORDS = (
     "like",                                  # like (ilike too; ~~ is in GATE_CHARS)
     "every", "btrim", "initcap", "code(",    # functions (encode, decode)
     "round", "substr", "concat",             # functions (to_hex is "to_")
+    "bool", "pad(", "length(", "num_n",      # functions (boolean input, lpad, length, num_nulls)
 )
 
 
@@ -67,5 +68,6 @@ def may_differ(sql: str) -> bool:
             or ("values" in low and not low.lstrip().startswith("insert")
                 or "similar" in low or "like" in low
                 or "every" in low or "btrim" in low or "initcap" in low or "code(" in low
-                or "round" in low or "substr" in low or "concat" in low)
+                or "round" in low or "substr" in low or "concat" in low
+                or "bool" in low or "pad(" in low or "length(" in low or "num_n" in low)
             and not is_rewritten(sql))
