@@ -20,12 +20,12 @@ Rules this module keeps:
 * ``to_hex(n)`` prints lower-case digits (DuckDB's ``hex``/``to_hex`` print upper case), and
   a negative ``integer`` or ``smallint`` in 32 bits (``to_hex(-1)`` is ``ffffffff``;
   DuckDB's widened it to 64).
-* ``substr``/``substring`` with a start before 1 (a literal, or any start not known to be
-  1 or more) counts the positions before the string, as PostgreSQL does:
+* ``substr``/``substring`` with a start before 1 (a literal below 1, or an expression:
+  checked as it runs) counts the positions before the string, as PostgreSQL does:
   ``substr('hello', -1, 3)`` is ``h`` (DuckDB counts a negative start from the end: it
   answered ``o``), ``substr('hello', -1)`` the whole string. The pattern form
-  (``substring(s from 'regex')``) is left alone. Known difference: a negative length is
-  PostgreSQL's 22011 and DuckDB's count backwards.
+  (``substring(s from 'regex')``) and a parameter as the start are left alone. Known
+  difference: a negative length is PostgreSQL's 22011 and DuckDB's count backwards.
 * A ``boolean`` argument of ``concat``/``concat_ws`` prints ``t``/``f`` (DuckDB printed
   ``true``/``false``).
 * A string literal cast to ``boolean`` reads as PostgreSQL's ``boolin`` reads it: ``on``,
