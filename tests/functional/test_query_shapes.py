@@ -25,6 +25,11 @@ DDL = [
     "CREATE TABLE f (x double precision, y real, flag boolean, s text, bin bytea)",
     "INSERT INTO f VALUES (0.5, 0.5, true, 'a', '\\x0102'), (1.5, 1.5, false, 'b', '\\x'), "
     "(2.5, 2.5, NULL, NULL, NULL), (-2.5, -2.5, true, 'd', '\\xff'), (3.7, 3.7, false, 'e', NULL)",
+    "CREATE TABLE inf AS SELECT g, CASE WHEN g % 3 = 0 THEN 'infinity'::date WHEN g % 3 = 1 "
+    "THEN '-infinity'::date ELSE date '2024-01-01' END AS d, CASE WHEN g % 2 = 0 THEN "
+    "'infinity'::timestamp ELSE '-infinity'::timestamp END AS ts, CASE WHEN g % 2 = 0 THEN "
+    "'infinity'::timestamptz WHEN g % 5 = 0 THEN '-infinity'::timestamptz ELSE "
+    "timestamptz '2024-01-01 00:00+00' END AS tz FROM generate_series(1, 100) AS s(g)",
 ]
 
 STATEMENTS = [
@@ -133,6 +138,32 @@ def test_a_table_made_from_a_query_as_postgresql_makes_it(dsns, target, maker, r
                 conn.execute("DROP TABLE IF EXISTS t_into")
     expected = made(dsns["postgres"])
     assert made(dsns[target]) == expected
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin"])
+@pytest.mark.parametrize("target", ["duckdb", "upstream"])
+def test_infinite_dates_and_timestamps_read_as_postgresql_sends_them(dsns, target, zone):
+    """DuckDB's ``infinity`` and ``-infinity`` dates and timestamps are PostgreSQL's, in
+    text, binary and COPY (they were year 5881580 and garbage), and a short result reads
+    the same the second time (the row path's Python values would say year 9999)."""
+    from psycopg.types.string import ByteaBinaryLoader, TextLoader
+
+    def read(dsn: str) -> tuple:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in ("date", "timestamp", "timestamptz"):  # the wire's own bytes
+                conn.adapters.register_loader(name, TextLoader)
+                conn.adapters.register_loader(name, ByteaBinaryLoader)
+            conn.execute(f"SET TimeZone = '{zone}'")
+            whole = "SELECT g, d, ts, tz FROM inf ORDER BY g"
+            short = "SELECT d, ts, tz FROM inf WHERE g < 6 ORDER BY g"
+            with conn.cursor().copy(f"COPY ({whole}) TO STDOUT") as copy:
+                copied = b"".join(bytes(block) for block in copy)
+            return (conn.execute(whole).fetchall(), conn.execute(whole, binary=True).fetchall(),
+                    copied, [conn.execute(short).fetchall() for _ in range(3)],
+                    conn.execute(short, binary=True).fetchall())
+    expected = read(dsns["postgres"])
+    assert b"-infinity" in expected[2]
+    assert read(dsns[target]) == expected
 
 
 @pytest.mark.parametrize("target", ["duckdb", "upstream"])

@@ -637,3 +637,44 @@ def _encodable(codec, text: str) -> bool:
     except Exception:  # noqa: BLE001 - the codec's 22P05
         return False
     return True
+
+
+def test_infinite_dates_and_timestamps_are_postgresqls(frame_module):
+    """DuckDB's infinity and -infinity (its largest date and timestamp and their negations)
+    print as PostgreSQL prints them, beside finite values, and are sent in binary as
+    PostgreSQL sends its own (the type's largest and smallest values); has_infinity sees
+    them (a short result holding one stays off the row path: duckdb_batches)."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'Europe/Berlin'")
+    batch = con.sql(
+        "SELECT * FROM (VALUES ('infinity'::DATE, '-infinity'::TIMESTAMP, "
+        "'infinity'::TIMESTAMPTZ), ('-infinity'::DATE, 'infinity'::TIMESTAMP, "
+        "'-infinity'::TIMESTAMPTZ), ('2024-01-02'::DATE, '2024-01-02 03:04:05'::TIMESTAMP, "
+        "'2024-07-01 12:00:00+00'::TIMESTAMPTZ)) v(d, ts, tz)").to_arrow_table().to_batches()[0]
+    cols = [Column("d", pgt.DATE), Column("ts", pgt.TIMESTAMP), Column("tz", pgt.TIMESTAMPTZ)]
+    fields = _data_rows(columnar.DataRows(cols, [0, 0, 0], None).frame(batch))
+    assert fields == [[b"infinity", b"-infinity", b"infinity"],
+                      [b"-infinity", b"infinity", b"-infinity"],
+                      [b"2024-01-02", b"2024-01-02 03:04:05", b"2024-07-01 14:00:00+02"]]
+    rows = _data_rows(columnar.DataRows(cols, [1, 1, 1], None).frame(batch))
+    i32, i64 = (2 ** 31 - 1).to_bytes(4, "big"), (2 ** 63 - 1).to_bytes(8, "big")
+    assert rows[0] == [i32, (-2 ** 63).to_bytes(8, "big", signed=True), i64]
+    assert rows[1] == [(-2 ** 31).to_bytes(4, "big", signed=True), i64,
+                       (-2 ** 63).to_bytes(8, "big", signed=True)]
+    assert columnar.has_infinity(batch) and not columnar.has_infinity(batch.slice(2))
+
+
+def _data_rows(buf: bytes) -> list[list[bytes | None]]:
+    """The fields of each DataRow of a framed buffer."""
+    buf, at, rows = bytes(buf), 0, []
+    while at < len(buf):
+        assert buf[at:at + 1] == b"D"
+        end = at + 1 + int.from_bytes(buf[at + 1:at + 5], "big")
+        p, fields = at + 7, []
+        for _ in range(int.from_bytes(buf[at + 5:at + 7], "big")):
+            size = int.from_bytes(buf[p:p + 4], "big", signed=True)
+            fields.append(None if size < 0 else buf[p + 4:p + 4 + size])
+            p += 4 + max(size, 0)
+        rows.append(fields)
+        at = end
+    return rows

@@ -16,7 +16,9 @@ them out a column at a time. Rules this module keeps:
   statement that turns out not to fit is closed unread and run again the row way, which
   must do no harm. Only where the connection has the streaming Arrow result (DuckDB 2.x).
 * A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
-  :data:`REMEMBERED` texts) and takes the row path next time: a one-row result costs no
+  :data:`REMEMBERED` texts) and takes the row path next time, unless it held an infinite
+  date or timestamp (the row path's Python values have none: DuckDB hands ``infinity``
+  over as year 9999, which would answer the text's second run otherwise than its first): a one-row result costs no
   batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
   columnar run counts as the text's first, so its second run prepares it). A text
   the row path finds long (a full fetch) is forgotten again.
@@ -176,7 +178,7 @@ def _servable_type(name: str) -> bool:
 class BatchReading:
     """One session's columnar reads: the short texts it remembers, its open result."""
 
-    __slots__ = ("_short", "_result", "_reader", "_columnar", "_first", "_rest")
+    __slots__ = ("_short", "_result", "_reader", "_columnar", "_first", "_rest", "_infinite")
 
     def __init__(self) -> None:
         self._short: set[str] = set()
@@ -185,6 +187,7 @@ class BatchReading:
         self._columnar: Any = None
         self._first = True
         self._rest: Any = None
+        self._infinite = False
 
     def wanted(self, cur: Any, words: tuple[str, ...], sql: str, client_sql: str) -> bool:
         """Whether this statement takes the columnar path (the text rules above)."""
@@ -200,7 +203,7 @@ class BatchReading:
         # for itself): run to its end, as a new execute() would leave it
         cur.complete()
         self._result = cur._submit(sql, values, "stream", BATCH_ROWS)
-        self._first, self._rest = True, None
+        self._first, self._rest, self._infinite = True, None, False
         return self._result
 
     def servable(self, opened: Any, names: bool = True, arrow: bool = True) -> bool:
@@ -244,6 +247,8 @@ class BatchReading:
             raise duckdb_error(exc) from None
         if self._first:
             self._first = False
+            if batch.num_rows < SHORT_ROWS:  # a short result: may the row path take it?
+                self._infinite = self._columnar.has_infinity(batch)
             if batch.num_rows > FIRST_ROWS:
                 self._rest = batch.slice(FIRST_ROWS)
                 return batch.slice(0, FIRST_ROWS)
@@ -254,7 +259,7 @@ class BatchReading:
 
     def ended(self, client_sql: str, count: int) -> bool:
         """The result of ``client_sql`` had ``count`` rows; True: it is short (remembered)."""
-        if count >= SHORT_ROWS:
+        if count >= SHORT_ROWS or self._infinite:
             return False
         if len(self._short) >= REMEMBERED:
             self._short.clear()

@@ -7,6 +7,7 @@ from libc.string cimport memcpy
 cdef bint _COMPILED
 cdef int _POS, _NEG, _NUMERIC_MAX
 cdef long long _DAY_US
+cdef long long _DATE_INF, _TS_INF
 
 @cython.locals(r=Py_ssize_t, p=cython.longlong, a=cython.longlong, length=cython.longlong)
 cpdef put_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] offsets,
@@ -57,6 +58,9 @@ cpdef tuple decimal_text(const long long[::1] unscaled, const unsigned char[::1]
 
 @cython.locals(u=cython.ulonglong, rest=cython.ulonglong, width=int, i=int)
 cdef inline Py_ssize_t _put_int(unsigned char[::1] dv, Py_ssize_t p, long long v) noexcept nogil
+
+cdef inline Py_ssize_t _put_infinity(unsigned char[::1] dv, Py_ssize_t p,
+                                     bint negative) noexcept nogil
 
 cdef inline Py_ssize_t _put_two(unsigned char[::1] dv, Py_ssize_t p, long long v) noexcept nogil
 

@@ -67,6 +67,9 @@ Encode = Callable[[Any], Wire]
 
 _PG_EPOCH_DAYS = 10957
 _PG_EPOCH_US = 946_684_800_000_000
+#: DuckDB's infinite date (days) and timestamp (microseconds); -infinity is the negation
+_DATE_INF = 2_147_483_647
+_TS_INF = 9_223_372_036_854_775_807
 _TEXTUAL = frozenset({pgt.TEXT, pgt.VARCHAR, pgt.NAME, pgt.UNKNOWN, pgt.JSON, pgt.CHAR,
                       pgt.BPCHAR})
 _INT_WIDTH = {pgt.INT2: ">i2", pgt.INT4: ">i4", pgt.INT8: ">i8", pgt.OID: ">u4"}
@@ -123,6 +126,22 @@ def _values(a: pa.Array) -> list[Any]:
         return [None if mo is None else pgt.Interval(mo, d, us)
                 for mo, d, us in zip(months, days, micros)]
     return a.to_pylist()
+
+
+def has_infinity(batch: pa.RecordBatch) -> bool:
+    """Whether a date or timestamp column of ``batch`` holds DuckDB's ``infinity`` or
+    ``-infinity`` (which its Python values cannot show: :func:`to_rows` has year 9999)."""
+    for a in batch.columns:
+        if pa.types.is_date32(a.type):
+            limit, as_int = _DATE_INF, pa.int32()
+        elif pa.types.is_timestamp(a.type) and a.type.unit == "us":
+            limit, as_int = _TS_INF, pa.int64()
+        else:
+            continue
+        values = np.asarray(a.cast(as_int).fill_null(0))
+        if len(values) and (values.max() == limit or values.min() == -limit):
+            return True
+    return False
 
 
 def to_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
@@ -300,7 +319,10 @@ def _zoned_text(name: str) -> Encode | None:
 
     def encode(a: pa.Array) -> Wire:
         valid = _valid(a)
-        micros = np.ascontiguousarray(_micros(a), dtype=np.int64)  # NULLs as 1970
+        raw = np.ascontiguousarray(_micros(a), dtype=np.int64)  # NULLs as 1970
+        infinite = (raw == _TS_INF) | (raw == -_TS_INF)  # written as they are
+        finite = not infinite.any()
+        micros = raw if finite else np.where(infinite, 0, raw)
         if len(micros) and (micros.min() < _ZONED_LOW_US or micros.max() > _ZONED_HIGH_US):
             return per_value(a)
         hours, where = np.unique(micros // _HOUR_US, return_inverse=True)
@@ -313,6 +335,8 @@ def _zoned_text(name: str) -> Encode | None:
             seconds = micros[changing] // 1_000_000
             zones[changing] = [_offset(zone, s) for s in seconds.tolist()]
         local = micros + zones * 1_000_000
+        if not finite:  # the kernel prints an infinity given as the local time
+            local = np.where(infinite, raw, local)
         offsets, data = _frame.datetime_text(local, valid, len(a), 4,
                                              np.ascontiguousarray(zones, dtype=np.int32))
         return offsets, data, valid
@@ -553,14 +577,29 @@ def _binary_encoder(oid: int, t: pa.DataType) -> Encode | None:
         def date(a: pa.Array) -> Wire:
             valid = _valid(a)
             days = (a.fill_null(0) if a.null_count else a).cast(pa.int32())
-            values = days.to_numpy(zero_copy_only=False).astype(np.int64) - _PG_EPOCH_DAYS
+            raw = days.to_numpy(zero_copy_only=False).astype(np.int64)
+            values = _infinities(raw, raw - _PG_EPOCH_DAYS, _DATE_INF, np.iinfo(np.int32))
             return _fixed(values.astype(">i4"), 4, valid)
         return date
     if oid in (pgt.TIMESTAMP, pgt.TIMESTAMPTZ) and pa.types.is_timestamp(t):
-        return lambda a: _fixed((_micros(a) - _PG_EPOCH_US).astype(">i8"), 8, _valid(a))
+        def timestamp(a: pa.Array) -> Wire:
+            raw = _micros(a)
+            values = _infinities(raw, raw - _PG_EPOCH_US, _TS_INF, np.iinfo(np.int64))
+            return _fixed(values.astype(">i8"), 8, _valid(a))
+        return timestamp
     if oid == pgt.TIME and pa.types.is_time64(t) and t.unit == "us":
         return lambda a: _fixed(_micros(a).astype(">i8"), 8, _valid(a))
     return None
+
+
+def _infinities(raw: Any, shifted: Any, infinity: int, limits: Any) -> Any:
+    """``shifted`` (the values from PostgreSQL's epoch) with DuckDB's infinities in ``raw``
+    (``infinity`` and its negation) as PostgreSQL sends its own: the type's largest and
+    smallest values."""
+    ends = (raw == infinity) | (raw == -infinity)
+    if not ends.any():
+        return shifted
+    return np.where(raw == infinity, limits.max, np.where(raw == -infinity, limits.min, shifted))
 
 
 def _per_value(column: Column, fmt: int) -> Encode:

@@ -50,6 +50,10 @@ _POS, _NEG = 0x0000, 0x4000
 _DAY_US = 86_400_000_000
 #: the most base-10000 digits an 18-digit decimal has (5 before the point, 5 after)
 _NUMERIC_MAX = 8 + 2 * 10
+#: DuckDB's infinite dates (days) and timestamps (microseconds): its ``infinity`` is the
+#: largest value, ``-infinity`` its negation
+_DATE_INF = 2_147_483_647
+_TS_INF = 9_223_372_036_854_775_807
 
 
 def put_fields(buf: Any, cursor: Any, offsets: Any, data: Any, valid: Any, n: int) -> None:
@@ -261,7 +265,9 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
     offset (``+01``, ``-03:30``, ``+00:53:28``); trailing fractional zeros dropped, as
     PostgreSQL prints them (:func:`pgbarrier.pgproto.types._datetime_text`, for years 1 to
     9999). The civil date is H. Hinnant's ``civil_from_days``; the clock is
-    :func:`_put_clock`, as an interval's."""
+    :func:`_put_clock`, as an interval's. DuckDB's infinities (:data:`_DATE_INF`,
+    :data:`_TS_INF` and their negations; for ``kind`` 4 the local time is the infinity
+    itself) are ``infinity`` and ``-infinity``, as PostgreSQL prints them."""
     offsets = np.zeros(n + 1, dtype=np.int64)
     data = np.zeros(n * (40 if kind == 4 else 32) + 1, dtype=np.uint8)
     ov = offsets
@@ -270,6 +276,11 @@ def datetime_text(values: Any, valid: Any, n: int, kind: int, zones: Any = None
     for r in range(n):
         if valid[r]:
             v = int(values[r])
+            if kind == 0 and (v == _DATE_INF or v == -_DATE_INF) or \
+                    kind != 0 and kind != 2 and (v == _TS_INF or v == -_TS_INF):
+                p = _put_infinity(dv, p, v < 0)
+                ov[r + 1] = p
+                continue
             micros = 0
             if kind == 0:
                 days = v
@@ -383,6 +394,23 @@ def _put_int(dv: Any, p: int, v: int) -> int:
         dv[p + i] = 48 + u % 10
         u //= 10
     return p + width
+
+
+def _put_infinity(dv: Any, p: int, negative: bool) -> int:
+    """``infinity`` (``-infinity`` when ``negative``) at ``dv[p]``; returns the position
+    after it."""
+    if negative:
+        dv[p] = 45  # -
+        p += 1
+    dv[p] = 105  # i
+    dv[p + 1] = 110  # n
+    dv[p + 2] = 102  # f
+    dv[p + 3] = 105  # i
+    dv[p + 4] = 110  # n
+    dv[p + 5] = 105  # i
+    dv[p + 6] = 116  # t
+    dv[p + 7] = 121  # y
+    return p + 8
 
 
 def _put_two(dv: Any, p: int, v: int) -> int:

@@ -38,7 +38,8 @@ Rules this module keeps:
   binary data is 22P03, as in PostgreSQL.
 * Known limits of Python values: dates and timestamps outside years 1..9999 and
   ``infinity`` cannot be represented (a DuckDB ``infinity`` arrives as year
-  9999); DuckDB hands intervals over as ``timedelta`` with months folded into
+  9999: the columnar path, :mod:`pgbarrier.pgproto.columnar`, prints it as PostgreSQL
+  does, and keeps a result holding one off this module's path); DuckDB hands intervals over as ``timedelta`` with months folded into
   30-day days.
 """
 
