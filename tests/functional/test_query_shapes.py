@@ -73,6 +73,16 @@ STATEMENTS = [
     "SELECT lpad(s, 3) AS l, rpad(s, 3) AS r, lpad('abcdef', 2) AS t FROM f ORDER BY x",
     "SELECT length(bin), length(s) AS ls, length('\\x0102'::bytea) AS lb FROM f ORDER BY x",
     "SELECT num_nulls(x, flag, s) AS n, num_nonnulls(x, flag, s) AS nn FROM f ORDER BY x",
+    "SELECT sqrt(abs(x)), ln(x + 10), log(x + 10) AS l10, power(2, x), "
+    "power(x, 2) AS sq FROM f ORDER BY x",
+]
+
+#: statements PostgreSQL refuses with an error a translation must raise too (SQLSTATE)
+REFUSED = [
+    ("SELECT sqrt(-1)", "2201F"), ("SELECT sqrt(x) FROM f", "2201F"),
+    ("SELECT ln(0)", "2201E"), ("SELECT log(x - 0.5) FROM f", "2201E"),
+    ("SELECT ln(-1.5::float8)", "2201E"), ("SELECT log(2, 0)", "2201E"),
+    ("SELECT power(0, -1)", "2201F"), ("SELECT power(x, 0.5) FROM f", "2201F"),
 ]
 
 
@@ -138,6 +148,17 @@ def test_a_table_made_from_a_query_as_postgresql_makes_it(dsns, target, maker, r
                 conn.execute("DROP TABLE IF EXISTS t_into")
     expected = made(dsns["postgres"])
     assert made(dsns[target]) == expected
+
+
+@pytest.mark.parametrize(("sql", "sqlstate"), REFUSED)
+@pytest.mark.parametrize("target", ["postgres", "duckdb", "upstream"])
+def test_a_value_outside_a_functions_domain_is_postgresqls_error(dsns, target, sql, sqlstate):
+    """sqrt, ln, log and power raise PostgreSQL's error outside their domain (DuckDB
+    answered NaN, -Infinity or Infinity)."""
+    with psycopg.connect(dsns[target], autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute(sql).fetchall()
+    assert raised.value.sqlstate == sqlstate, raised.value
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin"])

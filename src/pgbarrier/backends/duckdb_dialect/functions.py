@@ -34,6 +34,12 @@ Rules this module keeps:
 * ``lpad``/``rpad`` with two arguments pad with blanks (sqlglot writes the third; DuckDB has
   no two-argument form); ``length`` of a visibly ``bytea`` value is its ``octet_length``
   (DuckDB's ``length`` takes no blob); ``num_nulls``/``num_nonnulls`` count their arguments.
+* Outside its domain a math function raises PostgreSQL's error, where DuckDB answered a
+  value: ``sqrt`` of a negative number and ``power(0, negative)`` or ``power(negative,
+  fraction)`` are 2201F, ``ln``/``log`` of zero or a negative number 2201E (they were
+  ``NaN``, ``-Infinity``, ``Infinity``). The checks are a ``CASE`` around the call, raising
+  with ``error('pgbarrier:SQLSTATE:...')`` (``duckdb_errors``' own errors) for the rows
+  that fail them only. ``^`` is checked as ``power`` is, but does not open the gate itself.
 * Each name is in the gate (:mod:`.gate`), so a statement without one is not parsed.
 """
 
@@ -161,9 +167,52 @@ def _count_nulls(node: exp.Anonymous, nulls: bool) -> exp.Expr:
     return exp.cast(exp.Paren(this=total), exp.DataType.build("INTEGER"))
 
 
+_ZERO = exp.Literal.number(0)
+
+
+def _raise(sqlstate: str, message: str) -> exp.Expr:
+    return exp.Anonymous(this="error", expressions=[
+        exp.Literal.string(f"pgbarrier:{sqlstate}:{message}")])
+
+
+def _guarded(call: exp.Expr, checks: list[tuple[exp.Expr, str, str]]) -> exp.Expr:
+    """``call`` where none of ``checks`` (condition, SQLSTATE, message) holds, else the
+    first one's error."""
+    return exp.Case(ifs=[exp.If(this=cond, true=_raise(state, msg)) for cond, state, msg in checks],
+                    default=call.copy())
+
+
+def _log_checks(value: exp.Expr) -> list[tuple[exp.Expr, str, str]]:
+    return [(exp.EQ(this=value.copy(), expression=_ZERO), "2201E", "cannot take logarithm of zero"),
+            (exp.LT(this=value.copy(), expression=_ZERO), "2201E",
+             "cannot take logarithm of a negative number")]
+
+
+def _math_domain(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.Sqrt):
+        return _guarded(node, [(exp.LT(this=node.this.copy(), expression=_ZERO), "2201F",
+                                "cannot take square root of a negative number")])
+    if isinstance(node, exp.Ln) or isinstance(node, exp.Log) and node.expression is None:
+        return _guarded(node, _log_checks(node.this))
+    if isinstance(node, exp.Log):  # log(base, x)
+        return _guarded(node, _log_checks(node.this) + _log_checks(node.expression))
+    if isinstance(node, exp.Pow):
+        base, power = node.this, node.expression
+        return _guarded(node, [
+            (exp.and_(exp.EQ(this=base.copy(), expression=_ZERO),
+                      exp.LT(this=power.copy(), expression=_ZERO)),
+             "2201F", "zero raised to a negative power is undefined"),
+            (exp.and_(exp.LT(this=base.copy(), expression=_ZERO),
+                      exp.NEQ(this=power.copy(), expression=exp.Floor(this=power.copy()))),
+             "2201F", "a negative number raised to a non-integer power yields a complex result")])
+    return None
+
+
 def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, (exp.Encode, exp.Decode)):
         return _codec(node)
+    if isinstance(node, (exp.Sqrt, exp.Ln, exp.Log, exp.Pow)):
+        return _math_domain(node)
     if isinstance(node, exp.Cast):
         return _boolean_input(node)
     if isinstance(node, exp.Pad):

@@ -47,6 +47,7 @@ GATE_WORDS = (
     "every", "btrim", "initcap", "code(",    # functions (encode, decode)
     "round", "substr", "concat",             # functions (to_hex is "to_")
     "bool", "pad(", "length(", "num_n",      # functions (boolean input, lpad, length, num_nulls)
+    "sqrt(", "ln(", "log(", "log10(", "pow",  # functions (math domain errors)
 )
 
 
@@ -69,5 +70,7 @@ def may_differ(sql: str) -> bool:
                 or "similar" in low or "like" in low
                 or "every" in low or "btrim" in low or "initcap" in low or "code(" in low
                 or "round" in low or "substr" in low or "concat" in low
-                or "bool" in low or "pad(" in low or "length(" in low or "num_n" in low)
+                or "bool" in low or "pad(" in low or "length(" in low or "num_n" in low
+                or "sqrt(" in low or "ln(" in low or "log(" in low or "log10(" in low
+                or "pow" in low)
             and not is_rewritten(sql))
