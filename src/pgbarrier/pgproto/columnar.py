@@ -58,6 +58,7 @@ from pgbarrier import accel
 from pgbarrier.pgproto import transcode
 from pgbarrier.pgproto import types as pgt
 from pgbarrier.pgproto.column import Column
+from pgbarrier.pgproto.rowframe import _DATE_INF, _TS_INF  # DuckDB's infinities (one place)
 
 _frame = accel.load("pgbarrier.pgproto.rowframe")
 
@@ -67,9 +68,6 @@ Encode = Callable[[Any], Wire]
 
 _PG_EPOCH_DAYS = 10957
 _PG_EPOCH_US = 946_684_800_000_000
-#: DuckDB's infinite date (days) and timestamp (microseconds); -infinity is the negation
-_DATE_INF = 2_147_483_647
-_TS_INF = 9_223_372_036_854_775_807
 _TEXTUAL = frozenset({pgt.TEXT, pgt.VARCHAR, pgt.NAME, pgt.UNKNOWN, pgt.JSON, pgt.CHAR,
                       pgt.BPCHAR})
 _INT_WIDTH = {pgt.INT2: ">i2", pgt.INT4: ">i4", pgt.INT8: ">i8", pgt.OID: ">u4"}
@@ -138,10 +136,14 @@ def has_infinity(batch: pa.RecordBatch) -> bool:
             limit, as_int = _TS_INF, pa.int64()
         else:
             continue
-        values = np.asarray(a.cast(as_int).fill_null(0))
-        if len(values) and (values.max() == limit or values.min() == -limit):
+        if _ends(np.asarray(a.cast(as_int).fill_null(0)), limit).any():
             return True
     return False
+
+
+def _ends(raw: Any, infinity: int) -> Any:
+    """Where ``raw`` holds DuckDB's ``infinity`` or ``-infinity`` (``infinity`` negated)."""
+    return (raw == infinity) | (raw == -infinity)
 
 
 def to_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
@@ -320,7 +322,7 @@ def _zoned_text(name: str) -> Encode | None:
     def encode(a: pa.Array) -> Wire:
         valid = _valid(a)
         raw = np.ascontiguousarray(_micros(a), dtype=np.int64)  # NULLs as 1970
-        infinite = (raw == _TS_INF) | (raw == -_TS_INF)  # written as they are
+        infinite = _ends(raw, _TS_INF)  # written as they are
         finite = not infinite.any()
         micros = raw if finite else np.where(infinite, 0, raw)
         if len(micros) and (micros.min() < _ZONED_LOW_US or micros.max() > _ZONED_HIGH_US):
@@ -596,8 +598,7 @@ def _infinities(raw: Any, shifted: Any, infinity: int, limits: Any) -> Any:
     """``shifted`` (the values from PostgreSQL's epoch) with DuckDB's infinities in ``raw``
     (``infinity`` and its negation) as PostgreSQL sends its own: the type's largest and
     smallest values."""
-    ends = (raw == infinity) | (raw == -infinity)
-    if not ends.any():
+    if not _ends(raw, infinity).any():
         return shifted
     return np.where(raw == infinity, limits.max, np.where(raw == -infinity, limits.min, shifted))
 

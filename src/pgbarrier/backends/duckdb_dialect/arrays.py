@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from pgbarrier.backends.duckdb_dialect.build import bool_text
 from pgbarrier.backends.duckdb_dialect.typeof import (
     Context, array_of, element, is_array, is_unknown, kind)
 from pgbarrier.errors import FeatureNotSupported, PgError
@@ -607,8 +608,7 @@ def _to_string(node, ctx):
     x = _var("pgb_x")
     text: exp.Expr = exp.cast(x, "VARCHAR")
     if kind(inner) == "bool":
-        text = exp.Case().when(x.copy(), exp.Literal.string("t")).when(
-            exp.Not(this=x.copy()), exp.Literal.string("f"))
+        text = bool_text(x)
     if len(args) == 3:
         text = exp.Coalesce(this=text, expressions=[args[2]])
     if text.sql("duckdb") != exp.cast(x, "VARCHAR").sql("duckdb"):

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from sqlglot import exp, parse_one
 
-__all__ = ["add", "first", "fn", "idiv", "lit", "mod", "mul", "num", "raw", "sub", "template"]
+__all__ = ["add", "bool_text", "first", "fn", "idiv", "lit", "mod", "mul", "num", "raw", "sub",
+           "template"]
 
 
 def fn(name: str, *args: exp.Expr) -> exp.Expr:
@@ -59,6 +60,13 @@ def idiv(this: exp.Expr | int, expression: exp.Expr | int) -> exp.Expr:
 
 def mod(this: exp.Expr | int, expression: exp.Expr | int) -> exp.Expr:
     return exp.Mod(this=_operand(this), expression=_operand(expression))
+
+
+def bool_text(value: exp.Expr) -> exp.Expr:
+    """A boolean's text as PostgreSQL's ``boolout`` writes it (``t``/``f``; NULL stays
+    NULL): DuckDB's cast to text writes ``true``/``false``."""
+    return exp.Case().when(value.copy(), lit("t")).when(exp.Not(this=exp.Paren(
+        this=value.copy())), lit("f"))
 
 
 def first(value: exp.Expr) -> exp.Expr:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from pgbarrier.backends.duckdb_dialect.build import add, bool_text, fn, lit, num, sub
 from pgbarrier.backends.duckdb_dialect.typeof import Context
 from pgbarrier.errors import FeatureNotSupported
 
@@ -79,16 +80,15 @@ def _type(ctx: Context, node: exp.Expr | None) -> object:
 def _round(node: exp.Round, ctx: Context) -> exp.Expr | None:
     if node.args.get("decimals") is not None or _type(ctx, node.this) not in (T.DOUBLE, T.FLOAT):
         return None
-    return exp.Anonymous(this="round_even", expressions=[
-        exp.cast(node.this.copy(), exp.DataType.build("DOUBLE")), exp.Literal.number(0)])
+    return fn("round_even", exp.cast(node.this.copy(), exp.DataType.build("DOUBLE")), num(0))
 
 
 def _to_hex(node: exp.Hex, ctx: Context) -> exp.Expr:
     value = node.this.copy()
     if _type(ctx, node.this) in (T.INT, T.SMALLINT, T.TINYINT):  # its 32 bits, unsigned
         value = exp.BitwiseAnd(this=exp.cast(value, exp.DataType.build("BIGINT")),
-                               expression=exp.Literal.number(0xFFFFFFFF))
-    return exp.Lower(this=exp.Anonymous(this="to_hex", expressions=[value]))
+                               expression=num(0xFFFFFFFF))
+    return exp.Lower(this=fn("to_hex", value))
 
 
 def _substring(node: exp.Substring, ctx: Context) -> exp.Expr | None:
@@ -103,16 +103,12 @@ def _substring(node: exp.Substring, ctx: Context) -> exp.Expr | None:
     if length is None:  # the whole string from the start: all of it before 1
         before: exp.Expr = text.copy()
     else:  # the positions before 1 count against the length
-        left = exp.Greatest(this=exp.Sub(this=exp.Add(this=exp.Paren(this=length.copy()),
-                                                      expression=exp.Paren(this=start.copy())),
-                                         expression=exp.Literal.number(1)),
-                            expressions=[exp.Literal.number(0)])
-        before = exp.Substring(this=text.copy(), start=exp.Literal.number(1), length=left)
+        left = exp.Greatest(this=sub(add(length.copy(), start.copy()), 1), expressions=[num(0)])
+        before = exp.Substring(this=text.copy(), start=num(1), length=left)
     if isinstance(start, exp.Literal) or isinstance(start, exp.Neg) and \
             isinstance(start.this, exp.Literal):
         return before
-    return exp.Case(ifs=[exp.If(this=exp.LT(this=start.copy(), expression=exp.Literal.number(1)),
-                                true=before)],
+    return exp.Case(ifs=[exp.If(this=exp.LT(this=start.copy(), expression=num(1)), true=before)],
                     default=exp.Substring(this=text.copy(), start=start.copy(),
                                           length=None if length is None else length.copy()))
 
@@ -123,11 +119,7 @@ def _boolean_texts(node: exp.Concat | exp.ConcatWs, ctx: Context) -> exp.Expr | 
     if not any(flags):
         return None
     new = node.copy()
-    new.set("expressions", [
-        exp.Case(ifs=[exp.If(this=a.copy(), true=exp.Literal.string("t")),
-                      exp.If(this=exp.Not(this=exp.Paren(this=a.copy())),
-                             true=exp.Literal.string("f"))]) if flag else a.copy()
-        for a, flag in zip(args, flags)])
+    new.set("expressions", [bool_text(a) if flag else a.copy() for a, flag in zip(args, flags)])
     return new
 
 
@@ -159,20 +151,19 @@ def _boolean_input(node: exp.Cast) -> exp.Expr | None:
 def _count_nulls(node: exp.Anonymous, nulls: bool) -> exp.Expr:
     terms: list[exp.Expr] = [
         exp.Case(ifs=[exp.If(this=exp.Is(this=a.copy(), expression=exp.Null()),
-                             true=exp.Literal.number(1 if nulls else 0))],
-                 default=exp.Literal.number(0 if nulls else 1)) for a in node.expressions]
-    total = terms[0] if terms else exp.Literal.number(0)
+                             true=num(1 if nulls else 0))],
+                 default=num(0 if nulls else 1)) for a in node.expressions]
+    total = terms[0] if terms else num(0)
     for term in terms[1:]:
         total = exp.Add(this=total, expression=term)
     return exp.cast(exp.Paren(this=total), exp.DataType.build("INTEGER"))
 
 
-_ZERO = exp.Literal.number(0)
+_ZERO = num(0)
 
 
 def _raise(sqlstate: str, message: str) -> exp.Expr:
-    return exp.Anonymous(this="error", expressions=[
-        exp.Literal.string(f"pgbarrier:{sqlstate}:{message}")])
+    return fn("error", lit(f"pgbarrier:{sqlstate}:{message}"))
 
 
 def _guarded(call: exp.Expr, checks: list[tuple[exp.Expr, str, str]]) -> exp.Expr:
@@ -218,7 +209,7 @@ def rewrite(node: exp.Expr, ctx: Context) -> exp.Expr | None:
     if isinstance(node, exp.Pad):
         return node.copy() if node.args.get("fill_pattern") is None else None
     if isinstance(node, exp.Length) and _type(ctx, node.this) in (T.VARBINARY, T.BINARY):
-        return exp.Anonymous(this="octet_length", expressions=[node.this.copy()])
+        return fn("octet_length", node.this.copy())
     if isinstance(node, exp.Anonymous) and node.name.lower() in ("num_nulls", "num_nonnulls"):
         return _count_nulls(node, node.name.lower() == "num_nulls")
     if isinstance(node, exp.Round):
