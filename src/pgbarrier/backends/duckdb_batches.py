@@ -17,11 +17,11 @@ them out a column at a time. Rules this module keeps:
   must do no harm. Only where the connection has the streaming Arrow result (DuckDB 2.x).
 * A text whose result had fewer than :data:`SHORT_ROWS` rows is remembered (at most
   :data:`REMEMBERED` texts) and takes the row path next time, unless it held an infinite
-  date or timestamp (the row path's Python values have none: DuckDB hands ``infinity``
-  over as year 9999, which would answer the text's second run otherwise than its first): a one-row result costs no
-  batch machinery (nor pyarrow), and keeps its prepared plan (``duckdb_plans``: the
-  columnar run counts as the text's first, so its second run prepares it). A text
-  the row path finds long (a full fetch) is forgotten again.
+  date or timestamp (the row path's Python values have none: DuckDB hands ``infinity`` over
+  as year 9999, which would answer the text's second run otherwise than its first): a
+  one-row result costs no batch machinery (nor pyarrow), and keeps its prepared plan
+  (``duckdb_plans``: the columnar run counts as the text's first, so its second run prepares
+  it). A text the row path finds long (a full fetch) is forgotten again.
 * Columns of a DuckDB type outside :data:`_SERVABLE` (``BIT``, structs, maps, unions,
   time with time zone, ``TIMESTAMP_NS``, lists of intervals...), or whose Arrow type
   :func:`pgbarrier.pgproto.columnar.servable` refuses, keep the whole result on the row

@@ -36,11 +36,11 @@ Rules this module keeps:
   (PostgreSQL accepts spellings this module does not, e.g. ``infinity`` or BC
   dates) is also left as its text for the backend to cast or reject; malformed
   binary data is 22P03, as in PostgreSQL.
-* Known limits of Python values: dates and timestamps outside years 1..9999 and
-  ``infinity`` cannot be represented (a DuckDB ``infinity`` arrives as year
-  9999: the columnar path, :mod:`pgbarrier.pgproto.columnar`, prints it as PostgreSQL
-  does, and keeps a result holding one off this module's path); DuckDB hands intervals over as ``timedelta`` with months folded into
-  30-day days.
+* Known limits of Python values: dates and timestamps outside years 1..9999 and ``infinity``
+  cannot be represented (a DuckDB ``infinity`` arrives as year 9999: the columnar path,
+  :mod:`pgbarrier.pgproto.columnar`, prints it as PostgreSQL does, and keeps a result
+  holding one off this module's path); DuckDB hands intervals over as ``timedelta`` with
+  months folded into 30-day days.
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 
 Rules this module keeps:
 
-* :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for
-  the words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
+* :func:`may_touch_catalog` is the cheap gate: a case-insensitive substring test for the
+  words a catalog query needs (``pg_``, ``information_schema``, ``regclass``,
   ``current_setting``..., and ``format(``: PostgreSQL's format() in any statement, which
-  DuckDB's own, fmt-style, answered with the format string as it was). Only SQL that passes it is parsed; SQL that parses but names no
-  catalog object comes back as ``None`` and runs unchanged, byte for byte. The gate's
-  answer is kept per text (:func:`pgbarrier.sql.text_memo.by_text`: a function of the
-  text alone; one statement meets it several times). (``public``
-  qualifiers are the caller's, before this: :mod:`pgbarrier.sql.public_schema`.)
+  DuckDB's own, fmt-style, answered with the format string as it was). Only SQL that passes
+  it is parsed; SQL that parses but names no catalog object comes back as ``None`` and runs
+  unchanged, byte for byte. The gate's answer is kept per text
+  (:func:`pgbarrier.sql.text_memo.by_text`: a function of the text alone; one statement
+  meets it several times). (``public`` qualifiers are the caller's, before this:
+  :mod:`pgbarrier.sql.public_schema`.)
 * A statement that names a catalog relation never runs on DuckDB's own catalog
   (:mod:`pgbarrier.backends.pgcatalog.unrewritten`): keyword column labels (``AS
   select``) are quoted so it parses; if it still does not, :class:`CatalogUnparsed` is
