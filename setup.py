@@ -11,8 +11,8 @@ import sys
 
 from setuptools import Extension, setup
 
-COMPILED = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue",
-            "pgbarrier.pgproto.rowframe", "pgbarrier.relay.state")
+COMPILED = ("pgbarrier.pgproto.scan", "pgbarrier.pgproto.rowframe", "pgbarrier.relay.state",
+            "pgbarrier.server.core", "pgbarrier.server.upstream_io")
 
 
 def _extension(module: str) -> Extension:

@@ -1,12 +1,14 @@
 """Which implementation of the compiled hot paths runs: the C extension or its source.
 
-Four modules are compiled: the loops every relayed statement runs,
-:mod:`pgbarrier.pgproto.scan` (the upstream's replies) and
-:mod:`pgbarrier.session.relay_queue` (the client's relayed messages), the relay's
-protocol state :mod:`pgbarrier.relay.state` (an extension type with C fields), and the per-value
-loops of the columnar result path, :mod:`pgbarrier.pgproto.rowframe`. ``setup.py`` compiles each with Cython, when pgbarrier is installed, into an
-extension named ``_<name>_c`` beside its source (C types from the ``_<name>_c.pxd``
-there). Rules this module keeps:
+Five modules are compiled. Four are what every relayed statement runs:
+:mod:`pgbarrier.pgproto.scan` (the loop over the upstream's replies), the relay's
+protocol state and its queued messages :mod:`pgbarrier.relay.state` (an extension type
+with C fields), the connection's hot fields and fast path :mod:`pgbarrier.server.core`
+(the compiled base class of the connection's protocol) and the loop's side of the
+upstream socket :mod:`pgbarrier.server.upstream_io`. The fifth holds the per-value loops
+of the columnar result path, :mod:`pgbarrier.pgproto.rowframe`. ``setup.py`` compiles
+each with Cython, when pgbarrier is installed, into an extension named ``_<name>_c``
+beside its source (C types from the ``_<name>_c.pxd`` there). Rules this module keeps:
 
 * :func:`load` returns the extension when it was built and is not older than its source,
   else the source module itself: the same code run as Python (the same answers, slower).

@@ -9,8 +9,8 @@ import pytest
 
 from pgbarrier import accel
 
-MODULES = ("pgbarrier.pgproto.scan", "pgbarrier.session.relay_queue", "pgbarrier.pgproto.rowframe",
-           "pgbarrier.relay.state")
+MODULES = ("pgbarrier.pgproto.scan", "pgbarrier.pgproto.rowframe", "pgbarrier.relay.state",
+           "pgbarrier.server.core", "pgbarrier.server.upstream_io")
 
 
 @pytest.mark.parametrize("name", MODULES)

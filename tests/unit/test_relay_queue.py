@@ -1,10 +1,10 @@
-"""The relay's queued messages (session/relay_queue.py), fed bytes: one message at a time
-(``queue``) and a whole client read at once (``batch``), in the Python source and in the
-compiled extension. A whole read leaves the relay as feeding its messages one by one does."""
+"""The relay's queued messages (``RelayState.queue`` and ``fast_batch``, relay/state.py), fed
+bytes: one message at a time (``queue``) and a whole client read at once (``batch``), in the
+Python source and in the compiled extension. A whole read leaves the relay as feeding its
+messages one by one does."""
 
 from __future__ import annotations
 
-import copy
 import importlib
 import random
 import struct
@@ -15,9 +15,24 @@ from pgbarrier.backends.pg_relay import Upstream, frame
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 
-IMPLEMENTATIONS = [importlib.import_module("pgbarrier.session.relay_queue")]
+
+class Implementation:
+    """One build of pgbarrier.relay.state: its RelayState, queue and batch."""
+
+    def __init__(self, module: object) -> None:
+        self.module = module
+        self.__name__ = module.__name__
+
+    def batch(self, relay: SessionRelay, data: bytes, limit: int) -> int:
+        return relay.state.fast_batch(relay.session, relay, relay.up, data, limit)
+
+    def queue(self, relay: SessionRelay, code: int, frame: bytes) -> bool:
+        return relay.state.queue(relay.session, code, frame)
+
+
+IMPLEMENTATIONS = [Implementation(importlib.import_module("pgbarrier.relay.state"))]
 try:
-    IMPLEMENTATIONS.append(importlib.import_module("pgbarrier.session._relay_queue_c"))
+    IMPLEMENTATIONS.append(Implementation(importlib.import_module("pgbarrier.relay._state_c")))
 except ImportError:  # not built here: tests/unit/test_accel.py says whether it must be
     pass
 
@@ -59,41 +74,42 @@ def execute(portal: str = "") -> bytes:
 SYNC = frame(b"S")
 
 
-def new_relay() -> SessionRelay:
+def new_relay(q: Implementation) -> SessionRelay:
     session = Session(None, {})  # type: ignore[arg-type] - only protocol state is used
     up = Upstream(None, {"client_encoding": "UTF8"})  # type: ignore[arg-type]
     up.blocking = False
+    up.state = q.module.RelayState()  # type: ignore[attr-defined]
     relay = SessionRelay(session, up)
-    relay.verdicts[b"SELECT 1"] = (True, "SELECT 1")
-    relay.verdicts[b"SELECT * FROM rw_catalog.rw_databases"] = (
+    relay.state.verdicts[b"SELECT 1"] = (True, "SELECT 1")
+    relay.state.verdicts[b"SELECT * FROM rw_catalog.rw_databases"] = (
         False, "SELECT * FROM rw_catalog.rw_databases")
-    relay.stmts[b"up"] = "SELECT $1::int"
+    relay.state.stmts[b"up"] = "SELECT $1::int"
     return relay
 
 
 def state(relay: SessionRelay) -> tuple:
-    s, up = relay.session, relay.up
-    return (dict(relay.stmts), dict(relay.portals), b"".join(relay.wbuf), list(relay.expect),
+    s, up, st = relay.session, relay.up, relay.state
+    return (dict(st.stmts), dict(st.portals), b"".join(st.wbuf), list(st.expect),
             up.state.in_batch, sorted(s.statements), sorted(s.portals), s.skip_until_sync)
 
 
 def test_a_prepared_statement_batch_is_taken_whole(q):
-    relay = new_relay()
+    relay = new_relay(q)
     data = bind("", "up", b"42") + describe(b"P") + execute() + SYNC
     assert q.batch(relay, data, LIMIT) == len(data)
-    assert relay.wbuf == []  # the caller writes ``data`` itself
-    assert [e[0] for e in relay.expect] == list(b"BDE")
-    assert relay.portals == {b"": "SELECT $1::int"}
+    assert relay.state.wbuf == []  # the caller writes ``data`` itself
+    assert [e[0] for e in relay.state.expect] == list(b"BDE")
+    assert relay.state.portals == {b"": "SELECT $1::int"}
     up = relay.up
     assert up.state.dirty and up.state.busy and up.state.in_batch and up.state.done == 0 and up.state.failed_at is None
 
 
 def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
-    relay = new_relay()
+    relay = new_relay(q)
     data = parse("SELECT 1", "s1") + bind("p", "s1") + execute("p") + close(b"S", "s1") + SYNC
     assert q.batch(relay, data, LIMIT) == len(data)
-    assert relay.stmts.get(b"s1") is None  # closed at the end of the batch
-    assert relay.portals == {b"p": "SELECT 1"}
+    assert relay.state.stmts.get(b"s1") is None  # closed at the end of the batch
+    assert relay.state.portals == {b"p": "SELECT 1"}
 
 
 @pytest.mark.parametrize("data", [
@@ -107,7 +123,7 @@ def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
     frame(b"X"),  # Terminate
 ])
 def test_other_reads_are_declined_and_change_nothing(q, data):
-    relay = new_relay()
+    relay = new_relay(q)
     before = state(relay)
     assert q.batch(relay, data, LIMIT) == -1
     assert state(relay) == before
@@ -115,57 +131,57 @@ def test_other_reads_are_declined_and_change_nothing(q, data):
 
 
 def test_a_message_longer_than_the_limit_is_declined_for_the_framer_to_refuse(q):
-    relay = new_relay()
+    relay = new_relay(q)
     data = bind("", "up", b"x" * 100) + SYNC
     assert q.batch(relay, data, 50) == -1
 
 
 def test_the_first_message_the_steps_must_take_ends_the_batch_there(q):
-    relay = new_relay()
+    relay = new_relay(q)
     head = parse("SELECT 1", "a") + bind("pa", "a")
     data = head + parse("SELECT * FROM rw_catalog.rw_databases", "b") + execute("pa") + SYNC
     assert q.batch(relay, data, LIMIT) == len(head)
-    assert b"".join(relay.wbuf) == head  # queued for the steps' Sync
-    assert [e[0] for e in relay.expect] == list(b"PB")
+    assert b"".join(relay.state.wbuf) == head  # queued for the steps' Sync
+    assert [e[0] for e in relay.state.expect] == list(b"PB")
     assert relay.up.state.in_batch and not relay.up.state.busy
 
 
 def test_a_relay_mid_batch_or_skipping_declines(q):
-    relay = new_relay()
+    relay = new_relay(q)
     relay.session.skip_until_sync = True
     assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
-    relay = new_relay()
+    relay = new_relay(q)
     relay.up.state.sent()
     assert q.batch(relay, bind("", "up") + SYNC, LIMIT) == -1
 
 
 def test_a_name_the_full_path_holds_is_not_queued(q):
-    relay = new_relay()
+    relay = new_relay(q)
     relay.session.statements["mine"] = object()
     relay.session.portals["cur"] = object()
     assert not q.queue(relay, ord("B"), bind("", "mine"))
     assert not q.queue(relay, ord("E"), execute("cur"))
     assert not q.queue(relay, ord("D"), describe(b"S", "mine"))
     assert not q.queue(relay, ord("P"), parse("SELECT 1", "mine"))  # 42P05 is the session's
-    assert relay.expect == [] and not relay.up.state.in_batch
+    assert relay.state.expect == [] and not relay.up.state.in_batch
     assert q.queue(relay, ord("B"), bind("cur", "up"))  # replaces the session's portal
     assert "cur" not in relay.session.portals
 
 
 def test_malformed_messages_are_left_to_the_decoder(q):
-    relay = new_relay()
+    relay = new_relay(q)
     for code, bad in [(ord("B"), frame(b"B", b"no-nul")), (ord("E"), frame(b"E", b"x")),
                       (ord("D"), frame(b"D", b"X" + cstr("n"))), (ord("C"), frame(b"C", b"S")),
                       (ord("D"), frame(b"D", b"Sa\0b\0")), (ord("P"), frame(b"P", b"n\0q"))]:
         assert not q.queue(relay, code, bad), bad
-    assert relay.expect == []
+    assert relay.state.expect == []
 
 
 def test_after_an_error_messages_up_to_sync_are_skipped_not_queued(q):
-    relay = new_relay()
+    relay = new_relay(q)
     relay.session.skip_until_sync = True
     assert q.queue(relay, ord("B"), bind("p", "up"))
-    assert relay.wbuf == [] and relay.expect == [] and relay.portals == {}
+    assert relay.state.wbuf == [] and relay.state.expect == [] and relay.state.portals == {}
     assert relay.up.state.in_batch
 
 
@@ -191,12 +207,12 @@ def _random_message(rng: random.Random) -> bytes:
     return SYNC
 
 
-def _random_relay(rng: random.Random) -> SessionRelay:
-    relay = new_relay()
+def _random_relay(rng: random.Random, q: Implementation) -> SessionRelay:
+    relay = new_relay(q)
     for name in rng.sample(_NAMES, 2):
-        relay.stmts[name.encode()] = "SELECT 1"
+        relay.state.stmts[name.encode()] = "SELECT 1"
     for name in rng.sample(_NAMES, 2):
-        relay.portals[name.encode()] = "SELECT 1"
+        relay.state.portals[name.encode()] = "SELECT 1"
     if rng.random() < 0.3:
         relay.session.statements["mine"] = object()
     if rng.random() < 0.3:
@@ -207,14 +223,15 @@ def _random_relay(rng: random.Random) -> SessionRelay:
 def test_a_whole_read_leaves_the_relay_as_its_messages_one_by_one_do():
     rng = random.Random(13)
     for case in range(3000):
-        relay = _random_relay(rng)
+        seed = rng.random()
         messages = [_random_message(rng) for _ in range(rng.randint(1, 6))]
         data = b"".join(messages)
         outcomes = []
         for q in IMPLEMENTATIONS:
-            whole = copy.deepcopy(relay)
+            relay = _random_relay(random.Random(seed), q)
+            whole = _random_relay(random.Random(seed), q)
             taken = q.batch(whole, data, LIMIT)
-            one = copy.deepcopy(relay)
+            one = _random_relay(random.Random(seed), q)
             if taken < 0:
                 assert state(whole) == state(relay), (case, messages)
                 outcomes.append((taken, state(whole)))
@@ -228,7 +245,7 @@ def test_a_whole_read_leaves_the_relay_as_its_messages_one_by_one_do():
                     break
                 queued += len(msg)
             if taken == len(data):
-                one.wbuf.clear()  # batch leaves the bytes to its caller
+                one.state.wbuf.clear()  # batch leaves the bytes to its caller
             assert taken == queued, (case, messages)
             assert state(whole) == state(one), (case, messages)
             outcomes.append((taken, state(whole)))
@@ -263,12 +280,12 @@ def test_a_text_is_relayed_from_its_bytes_only_as_route_decides(q, encoding):
         sql = raw.decode("utf-8" if encoding == "UTF8" else "latin-1")
         verdict = route(sql)
         plain = raw.isascii() and not any(w in raw.upper() for w in MAY_BE_OURS_ASCII)
-        relay = new_relay()
+        relay = new_relay(q)
         relay.up.params["client_encoding"] = encoding
         query = frame(b"Q", cstr(raw))
         taken = q.batch(relay, query, LIMIT)
         assert (taken == len(query)) == verdict.relayable, (case, text)
-        relay = new_relay()
+        relay = new_relay(q)
         relay.up.params["client_encoding"] = encoding
         data = frame(b"P", cstr(b"") + cstr(raw) + struct.pack("!h", 0)) + bind() + execute() \
             + SYNC
@@ -276,6 +293,6 @@ def test_a_text_is_relayed_from_its_bytes_only_as_route_decides(q, encoding):
         assert taken in (0, len(data)), (case, text)
         if taken:
             assert verdict.relayable_parse, (case, text)
-            assert relay.portals == {b"": sql}, (case, text)
+            assert relay.state.portals == {b"": sql}, (case, text)
         if plain:
             assert verdict.relayable_parse and taken == len(data), (case, text)

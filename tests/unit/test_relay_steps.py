@@ -131,7 +131,7 @@ def test_an_upstream_error_forgets_what_the_failed_parse_would_have_created():
     replies = error("42601", 'syntax error at or near "SELEC"') + ready(b"I")
     loop.feed(SYNC, replies)
     assert loop.client_got() == replies
-    assert b"s1" not in loop.relay.stmts
+    assert b"s1" not in loop.relay.state.stmts
     # the name is nobody's now: a Bind of it is the upstream's to refuse (26000)
     before = len(loop.requests)
     loop.feed(bind("", "s1"))
@@ -220,7 +220,7 @@ def test_copy_from_stdin_passes_what_the_upstream_says_with_its_start_and_then_t
     started = copy_in + notice("before statement") + param("application_name", "x")
     assert loop.feed(query("COPY t FROM STDIN"), started) is True
     assert loop.client_got() == started
-    assert loop.relay.copy_drain is not None
+    assert loop.relay.state.copy_drain is not None
     data = frame(b"d", b"1\n")
     assert loop.feed(data) is False
     done = frame(b"c")
@@ -228,4 +228,4 @@ def test_copy_from_stdin_passes_what_the_upstream_says_with_its_start_and_then_t
     assert loop.feed(done, replies) is True
     assert loop.sent[-1] == data + done
     assert loop.client_got() == replies
-    assert loop.relay.copy_drain is None
+    assert loop.relay.state.copy_drain is None

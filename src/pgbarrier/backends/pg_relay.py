@@ -114,7 +114,6 @@ _unpack_int = _INT.unpack_from
 _DONE = COMPLETES_A_MESSAGE
 #: what pump() and scan() stopped at (-1 for scan: the held bytes ended first)
 READY, DRAINED, COPY_IN = _scan.READY, _scan.DRAINED, _scan.COPY_IN
-_PARAMETER = _scan.PARAMETER
 
 
 #: command tags after which reported parameters may have changed
@@ -231,7 +230,11 @@ def _row(payload: bytes) -> tuple[bytes | None, ...]:
 
 
 class Upstream:
-    """The upstream socket after libpq's start-up, and what the relay must know of it."""
+    """The upstream socket after libpq's start-up, and what the relay must know of it.
+    Slotted: the relay reads its fields on every batch."""
+
+    __slots__ = ("sock", "buf", "pos", "params", "param_events", "state", "lost", "blocking",
+                 "pending_writes")
 
     def __init__(self, sock: socket.socket, params: dict[str, str]) -> None:
         self.sock = sock
@@ -344,7 +347,9 @@ class Upstream:
             if self.lost is not None:
                 raise self.lost
 
-    def _parameter_status(self, payload: bytes) -> None:
+    def parameter_status(self, payload: bytes) -> None:
+        """A ParameterStatus the upstream sent (its body): the parameter's value now, and
+        an event for the session (what the client was told)."""
         name, value = payload.split(b"\0")[:2]
         pair = (name.decode(_ENCODING, "replace"), value.decode(_ENCODING, "replace"))
         self.params[pair[0]] = pair[1]
@@ -363,7 +368,7 @@ class Upstream:
                 break
             t = buf[pos]
             if t == PARAMETER_STATUS:
-                self._parameter_status(buf[pos + 5:end - 1])
+                self.parameter_status(buf[pos + 5:end - 1])
             elif t not in ASYNCHRONOUS and not everything:
                 break
             pos = end
@@ -379,15 +384,9 @@ class Upstream:
         ReadyForQuery (READY), after the ``drain``-th completed message or an error while
         draining (DRAINED), or after CopyInResponse/CopyBothResponse (COPY_IN); returns
         -1 when the held bytes end first."""
-        buf = self.buf
-        scan = self.state.scan
-        while True:
-            stop, start, pos = scan(buf, self.pos, drain)
-            self.pos = pos
-            if stop == _PARAMETER:
-                self._parameter_status(buf[start + 5:pos - 1])
-                continue
-            return stop
+        stop, _start, self.pos = self.state.scan(self.buf, self.pos, drain,
+                                                 self.parameter_status)
+        return stop
 
     def pump(self, out: list[Any], drain: int = 0) -> Generator[Any, None, int]:
         """Pass upstream replies into ``out`` (whole messages, as bytes) until ReadyForQuery

@@ -1,11 +1,14 @@
 """The relay's protocol state toward the upstream, written only by its transitions.
 
 Issue 30 gathers every field of the relay's protocol state into one object whose
-methods are its only writers; this is the first part of it: where the client's
-extended-protocol batch stands and what the upstream makes of it. The upstream's socket
+methods are its only writers. :class:`RelayState` holds where the client's
+extended-protocol batch stands and what the upstream makes of it, and the relay's own
+bookkeeping of what goes up: the client bytes queued for the upstream, the replies
+expected, the statements and portals that live upstream, the Parse texts already routed
+and whether the client is sending COPY data. The upstream's socket
 (:class:`pgbarrier.backends.pg_relay.Upstream`) holds one as ``state``; the pump, the
-full path, the session relay and its compiled queue (:mod:`pgbarrier.session.relay_queue`)
-read its fields and change them through these methods only.
+connection's fast path (:mod:`pgbarrier.server.core`) and the session relay
+(:mod:`pgbarrier.session.relay`) read its fields and change them through these methods.
 
 Rules this module keeps:
 
@@ -30,16 +33,42 @@ Rules this module keeps:
   :func:`pgbarrier.pgproto.scan.replies`) and makes the transitions they call for
   (``counted``, ``ready``, ``errored``) itself: the one reading of reply types that the
   pump and the connection's fast path share.
+* Queued messages (the rules are :mod:`pgbarrier.session.relay`'s module docstring;
+  this holds the part every relayed batch runs). A Parse whose text was routed as
+  relayed, and a Bind, Describe, Execute or Close of a statement or portal that lives
+  upstream, are queued for the upstream (``wbuf``, and ``expect`` for their replies)
+  until the client's Sync or Flush: one message at a time (:meth:`queue`), or a whole
+  client read at once (:meth:`fast_batch`). Each either queues and returns True (or the
+  bytes taken), or changes nothing: the relay's steps then take the message (a name the
+  session's full path holds, a text not routed yet, a malformed message, which the
+  decoder answers 08P01). After an error everything up to Sync is skipped (nothing
+  queued), as upstream does. ``stmts``/``portals`` are the names that live upstream
+  (name -> SQL), ``verdicts`` the routed Parse texts (bytes -> (relayed, text)), and
+  ``copy_drain`` the pump's target while the client sends COPY data (None: not in COPY).
+* :meth:`settled` is what a ReadyForQuery (or a drain's last reply) means for the
+  expected replies: those from the first failure on created nothing upstream.
 * Compiled: Cython builds this source into ``_state_c`` (its C types, a ``cdef class``
   with typed fields, are in ``_state_c.pxd`` beside it) when pgbarrier is installed, and
   :func:`pgbarrier.accel.load` picks the extension or this source: the users take the
   class from :data:`pgbarrier.relay.RelayState`. The same code either way (the tests run
-  both).
+  both); nothing here may depend on being compiled.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgbarrier import accel
+from pgbarrier.pgproto import codes
+from pgbarrier.sql.route import CACHED_TEXT, MAY_BE_OURS_ASCII
+
+try:
+    import cython
+
+    #: True in the compiled extension: the branches under it use C (names of the .pxd)
+    _COMPILED = cython.compiled
+except ImportError:  # run as Python without Cython installed
+    _COMPILED = False
 
 _scan = accel.load("pgbarrier.pgproto.scan")
 
@@ -50,6 +79,116 @@ READY, DRAINED, COPY_IN, PARAMETER, MORE = (_scan.READY, _scan.DRAINED, _scan.CO
                                             _scan.PARAMETER, _scan.MORE)
 _ERROR = _scan.ERROR
 
+#: the message types compared here, from :mod:`pgbarrier.pgproto.codes`, as module names
+#: the compiled build declares ``cdef int`` (each comparison is one C comparison)
+_PARSE, _BIND, _DESCRIBE, _EXECUTE, _CLOSE, _SYNC, _QUERY = (
+    codes.PARSE, codes.BIND, codes.DESCRIBE, codes.EXECUTE, codes.CLOSE, codes.SYNC,
+    codes.QUERY)
+#: what a Describe or Close names
+_STATEMENT, _PORTAL = codes.STATEMENT, codes.PORTAL
+
+
+def _queued_types() -> bytes:
+    table = bytearray(256)
+    for code in codes.EXTENDED:
+        table[code] = 1
+    return bytes(table)
+
+
+#: 1 at the type bytes of messages :meth:`RelayState.queue` may take (a look-up table)
+_QUEUED = _queued_types()
+
+
+def _length_at(data: bytes, pos: int) -> int:
+    """The length word of the message at ``pos``, unsigned (as pgproto.scan.length_at)."""
+    top = data[pos + 1]
+    return (top << 24) | (data[pos + 2] << 16) | (data[pos + 3] << 8) | data[pos + 4]
+
+
+def _nul(data: bytes, start: int, end: int) -> int:
+    """The offset of the first NUL byte of ``data[start:end]``, or -1."""
+    if _COMPILED:
+        i = start
+        while i < end:
+            if data[i] == 0:
+                return i
+            i += 1
+        return -1
+    return data.find(b"\0", start, end)
+
+
+def _sub(data: bytes, start: int, end: int) -> bytes:
+    """``data[start:end]`` (compiled: without a slice object)."""
+    if _COMPILED:
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + start,  # noqa: F821
+                                         end - start)
+    return data[start:end]
+
+
+#: :data:`pgbarrier.sql.route.MAY_BE_OURS_ASCII`: the words an ASCII text is relayed without
+_WORDS = MAY_BE_OURS_ASCII
+#: Parse and Query verdicts a session remembers (``verdicts``, forgotten all at once
+#: past this), and the longest text remembered (the route cache's bound: memory stays
+#: bounded)
+VERDICTS = 256
+VERDICT_TEXT = CACHED_TEXT
+
+
+def _by_first_letter() -> tuple[tuple[bytes, ...], ...]:
+    table: list[list[bytes]] = [[] for _ in range(256)]
+    for word in MAY_BE_OURS_ASCII:
+        table[word[0]].append(word)
+        if 65 <= word[0] <= 90:
+            table[word[0] + 32].append(word)  # its lower case
+    return tuple(tuple(words) for words in table)
+
+
+#: route's words by the byte they begin with, in upper or lower case (a look-up table)
+_BY_FIRST = _by_first_letter()
+
+
+def _plain(data: bytes, start: int, end: int) -> bool:
+    """Whether the statement text ``data[start:end]`` is relayed as :func:`pgbarrier.sql.
+    route.route` decides, read from its bytes: True when they are ASCII and hold none of
+    route's words (``route.MAY_BE_OURS_ASCII``) in any case; False: route decides (the text
+    is decoded first), which it also does for every text this says True of, the same way.
+    Compiled, one pass over the bytes in C (this runs for every simple Query whose text
+    is new, and a literal in it makes most texts new)."""
+    if _COMPILED:
+        p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(data))  # noqa: F821
+        i = start
+        while i < end:
+            if p[i] >= 128:
+                return False
+            i += 1
+        i = start
+        while i < end:
+            words = _BY_FIRST[p[i]]
+            if words:
+                for word in words:
+                    w = cython.cast(cython.p_uchar, PyBytes_AS_STRING(word))  # noqa: F821
+                    k = len(word)
+                    if end - i >= k:
+                        j = 0
+                        while j < k:
+                            c = p[i + j]
+                            if 97 <= c <= 122:
+                                c -= 32
+                            if c != w[j]:
+                                break
+                            j += 1
+                        if j == k:
+                            return False
+            i += 1
+        return True
+    text = _sub(data, start, end)
+    if not text.isascii():
+        return False
+    upper = text.upper()
+    for word in _WORDS:
+        if upper.find(word) >= 0:  # not ``in``: bytes' tries the word as an int first
+            return False
+    return True
 
 class RelayState:
     """Where the client's batch and the upstream's protocol stand (module rules)."""
@@ -65,6 +204,20 @@ class RelayState:
         self.failed_sqlstate = ""
         self.busy = False
         self.generation = 0
+        #: relayed client bytes not sent yet
+        self.wbuf: list[bytes] = []
+        #: relayed extended messages whose reply has not been read: (type, name, SQL)
+        self.expect: list[tuple[int, bytes, str | None]] = []
+        #: statements and portals that live upstream: name -> SQL text
+        self.stmts: dict[bytes, str] = {}
+        self.portals: dict[bytes, str] = {}
+        #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
+        #: texts again and again, and this spares the decode and the route cache lookup
+        self.verdicts: dict[bytes, tuple[bool, str]] = {}
+        #: a simple Query's text bytes -> whether it is relayed (its route's ``relayable``)
+        self.query_verdicts: dict[bytes, bool] = {}
+        #: the pump's target while the client sends COPY data (None: not in COPY)
+        self.copy_drain: int | None = None
 
     def batch_opened(self) -> None:
         """A client extended-protocol message was taken: the batch lasts until its Sync."""
@@ -130,14 +283,143 @@ class RelayState:
         """The wait ended (replies read, or it failed)."""
         self.busy = False
 
-    def scan(self, buf: bytes, pos: int, drain: int) -> tuple[int, int, int]:
+    # ------------------------------------------------------------------ queued messages
+
+    def queue(self, session: Any, code: int, frame: bytes) -> bool:
+        """Queue one client message (``frame``: type byte, length, body) if it is relayed
+        (module rules; ``session`` holds the full path's own names and its skipping)."""
+        if self.copy_drain is not None or not _QUEUED[code]:
+            return False
+        skipping = session.skip_until_sync
+        if not _one(code, frame, 0, len(frame), self.stmts, self.portals, self.verdicts,
+                    session.statements, session.portals, session, skipping, self.expect):
+            return False
+        self.in_batch = True
+        if not skipping:
+            self.wbuf.append(frame)
+        return True
+
+    def fast_batch(self, session: Any, relay: Any, up: Any, data: bytes, limit: int) -> int:
+        """A client read that is whole messages, a relayed simple Query alone or relayed
+        extended messages ending in one Sync, taken at once (``relay``: the session's
+        relay, which routes a Query text not seen before; ``up``: the upstream, which
+        must hold nothing unread).
+
+        Returns how many bytes of ``data`` it queued: -1 when it declined, having changed
+        nothing (a partial message, a length below 4 or above ``limit``, other shapes, or
+        the relay in the middle of something); ``len(data)`` when the whole read is queued
+        and sent: the caller writes ``data`` upstream as it is and passes the replies on
+        until ReadyForQuery; less when the message at that offset must take the steps,
+        those before it queued as :meth:`queue` queues them. The state after it is what
+        feeding the messages one by one would leave up to that point."""
+        wbuf = self.wbuf
+        expect = self.expect
+        if (self.copy_drain is not None or wbuf or expect or self.dirty
+                or session.skip_until_sync or up.lost is not None or up.pos < len(up.buf)):
+            return -1
+        n = len(data)
+        queued = _QUEUED
+        # framing, before anything changes: whole messages of the accepted shapes only
+        last = 0
+        while True:
+            if n - last < 5:
+                return -1
+            length = _length_at(data, last)
+            if length < 4 or length > limit:
+                return -1
+            end = last + 1 + length
+            if end == n:
+                break
+            if end > n or not queued[data[last]]:
+                return -1
+            last = end
+        code = data[last]
+        if code == _QUERY:
+            if last or data[n - 1] != 0:
+                return -1
+            text = _sub(data, 5, n - 1)
+            relayable = self.query_verdicts.get(text)
+            if relayable is None:
+                if _plain(data, 5, n - 1):
+                    self.remember_query(text, True)
+                elif not relay.query_relayed(text):
+                    return -1
+            elif not relayable:
+                return -1
+            # the session is not skipping (checked above): nothing of it to change
+            self.in_batch = False
+        elif code != _SYNC or not last:
+            return -1
+        else:
+            statements = session.statements
+            held = session.portals
+            pos = 0
+            while pos < last:
+                end = pos + 1 + _length_at(data, pos)
+                if not _one(data[pos], data, pos, end, self.stmts, self.portals,
+                            self.verdicts, statements, held, session, False, expect):
+                    if pos:  # the messages before it are queued: for the steps' Sync
+                        self.in_batch = True
+                        wbuf.append(_sub(data, 0, pos))
+                    return pos
+                pos = end
+            # the caller writes ``data`` itself: those messages and the Sync, as they came
+            self.batch_sent()
+        self.exchange()
+        self.waiting()
+        return n
+
+    def remember_query(self, text: bytes, relayable: bool) -> None:
+        """Whether a simple Query of ``text`` is relayed, as decided once (a text longer
+        than VERDICT_TEXT is decided each time; past VERDICTS all are forgotten at once)."""
+        if len(text) <= VERDICT_TEXT:
+            verdicts = self.query_verdicts
+            if len(verdicts) >= VERDICTS:
+                verdicts.clear()
+            verdicts[text] = relayable
+
+    def forget(self, code: int, name: bytes) -> None:
+        """A relayed Parse/Bind that failed or was skipped created nothing upstream."""
+        if code == _PARSE:
+            self.stmts.pop(name, None)
+        elif code == _BIND:
+            self.portals.pop(name, None)
+
+    def settled(self) -> None:
+        """The replies ``expect`` waited for are all read, up to a ReadyForQuery: the
+        messages from the first that failed on (skipped upstream) created nothing; none
+        is expected any more."""
+        expect = self.expect
+        failed_at = self.failed_at
+        if failed_at is not None:
+            for i in range(failed_at, len(expect)):
+                item = expect[i]
+                self.forget(item[0], item[1])
+        expect.clear()
+
+    def copy_began(self, drain: int) -> None:
+        """The upstream waits for the client's COPY data; ``drain``: the pump's target
+        when it ends (the expected replies before it)."""
+        self.copy_drain = drain
+
+    def copy_ended(self) -> int:
+        """The client's COPY data ended (CopyDone, CopyFail or another message): the
+        pump's target it was started with."""
+        drain = self.copy_drain
+        self.copy_drain = None
+        return drain or 0
+
+    def scan(self, buf: bytes, pos: int, drain: int, on_parameter: Any = None
+             ) -> tuple[int, int, int]:
         """Account for the whole replies in ``buf`` from ``pos`` on: returns ``(stop, start,
         end)``, ``buf[start:end]`` the message it stopped at and ``end`` where the next
         scan starts. Stops at ReadyForQuery (READY, the status recorded), after the
         ``drain``-th completed message or at an error while draining (DRAINED), at
         CopyInResponse/CopyBothResponse (COPY_IN), at a ParameterStatus (PARAMETER: the
-        caller records it and scans on) and where the held whole messages end (MORE). An
-        error is recorded (the first one's SQLSTATE kept) and, not draining, passed."""
+        caller records it and scans on; with ``on_parameter``, that is called with the
+        message's body instead and the scan goes on) and where the held whole messages
+        end (MORE). An error is recorded (the first one's SQLSTATE kept) and, not
+        draining, passed."""
         while True:
             stop, start, pos, done, commands = _scan.replies(buf, pos, drain, self.done)
             self.done = done
@@ -151,4 +433,103 @@ class RelayState:
                 if not drain:
                     continue
                 stop = DRAINED
+            elif stop == PARAMETER and on_parameter is not None:
+                on_parameter(buf[start + 5:pos - 1])
+                continue
             return stop, start, pos
+
+
+def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],
+         portals: dict[bytes, str], verdicts: dict[bytes, tuple[bool, str]],
+         statements: dict[str, Any], held: dict[str, Any], session: Any, skipping: bool,
+         expect: list[Any]) -> bool:
+    """Account for one message, ``data[pos:end]``: ``stmts``/``portals`` are the names
+    that live upstream (name -> SQL), ``verdicts`` the relay's routed Parse texts,
+    ``statements``/``held`` the session's full-path statements and portals (by str name),
+    read here and changed only through ``session``'s methods (``relay_replaced_*``),
+    ``skipping`` whether the session skips to Sync. True: it is relayed (its reply
+    expected unless skipping); the caller queues its bytes and marks the upstream's batch
+    open."""
+    body = pos + 5
+    if code == _BIND:
+        i = _nul(data, body, end)
+        j = _nul(data, i + 1, end) if i >= 0 else -1
+        if j < 0:
+            return False  # malformed: the decoder says 08P01
+        statement = _sub(data, i + 1, j)
+        sql = stmts.get(statement)
+        if sql is None:
+            if statement.decode("utf-8", "replace") in statements:
+                return False
+            sql = ""  # the upstream's own (SQL PREPARE), or its 26000
+        name = _sub(data, body, i)
+        if held:
+            portal = name.decode("utf-8", "replace")
+            if portal in held:
+                session.relay_replaced_portal(portal)
+        if not skipping:
+            portals[name] = sql
+            expect.append((_BIND, name, sql))
+        return True
+    if code == _EXECUTE:
+        i = _nul(data, body, end)
+        if i < 0:
+            return False  # malformed: the decoder says 08P01
+        name = _sub(data, body, i)
+        sql = portals.get(name)
+        if sql is None:
+            if held and name.decode("utf-8", "replace") in held:
+                return False
+            sql = ""  # the upstream's own (a cursor's portal), or its 34000
+        if not skipping:
+            expect.append((_EXECUTE, name, sql))
+        return True
+    if code == _PARSE:
+        i = _nul(data, body, end)
+        j = _nul(data, i + 1, end) if i >= 0 else -1
+        if j < 0:
+            return False
+        text = _sub(data, i + 1, j)
+        verdict = verdicts.get(text)
+        if verdict is None:
+            if not _plain(data, i + 1, j):
+                return False  # not decided yet: the steps have the rules
+            verdict = (True, text.decode("ascii"))
+            if j - i - 1 <= VERDICT_TEXT:  # remembered, as the steps remember theirs
+                if len(verdicts) >= VERDICTS:
+                    verdicts.clear()
+                verdicts[text] = verdict
+        elif not verdict[0]:
+            return False  # not relayed: the steps have the rules
+        name = _sub(data, body, i)
+        if name:
+            if statements and name.decode("utf-8", "replace") in statements:
+                return False  # 42P05 from the session
+        elif statements and "" in statements:
+            session.relay_replaced_statement("")
+        if not skipping:
+            stmts[name] = verdict[1]
+            expect.append((_PARSE, name, verdict[1]))
+        return True
+    # Describe or Close: a statement (S) or a portal (P), its name up to the last byte
+    if end - pos < 7 or data[end - 1] != 0:
+        return False  # malformed: the decoder says 08P01
+    kind = data[body]
+    if kind == _STATEMENT:
+        names = stmts
+        local = statements
+    elif kind == _PORTAL:
+        names = portals
+        local = held
+    else:
+        return False  # the decoder says 08P01
+    if _nul(data, body + 1, end - 1) >= 0:
+        return False
+    name = _sub(data, body + 1, end - 1)
+    if name not in names and local and name.decode("utf-8", "replace") in local:
+        return False
+    if not skipping:
+        expect.append((code, name, None))
+        if code == _CLOSE:
+            names.pop(name, None)
+    return True

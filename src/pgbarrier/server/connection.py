@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier.backends.pg_relay import COPY_IN
+from pgbarrier import accel
 from pgbarrier.errors import (
     AdminShutdown,
     Fatal,
@@ -74,8 +74,8 @@ from pgbarrier.errors import (
     as_pg_error,
 )
 from pgbarrier.relay.effects import NEED_BYTES, Spill
+from pgbarrier.server.core import HANGUP_GRACE_S
 from pgbarrier.server.frames import FrameBuffer
-from pgbarrier.server.upstream_io import UpstreamIO
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
@@ -84,7 +84,6 @@ from pgbarrier.pgproto.codes import (
     ANSWERED_WITH_READY,
     EXTENDED,
     PASSWORD_MESSAGE,
-    QUERY,
     SENDS_UPSTREAM,
     STARTS_STATEMENT,
     SYNC,
@@ -93,12 +92,17 @@ from pgbarrier.pgproto.codes import (
 )
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
-from pgbarrier.server.statement_text import frames_of, statement_text
+from pgbarrier.server.statement_text import statement_text
 
 if TYPE_CHECKING:
     from pgbarrier.server.listener import PgBarrierServer
 
 log = logging.getLogger(__name__)
+
+#: the connection's hot fields and the relay's fast path (compiled where it could be)
+ConnectionCore = accel.load("pgbarrier.server.core").ConnectionCore
+#: the loop's side of an upstream socket (compiled where it could be)
+UpstreamIO = accel.load("pgbarrier.server.upstream_io").UpstreamIO
 
 #: bytes held beyond the message being received before reading pauses
 _READ_AHEAD = 1024 * 1024
@@ -108,8 +112,6 @@ MAX_STARTUP_PACKET_BYTES = 10000
 _MAX_AUTH_MESSAGE_BYTES = 65535
 #: PostgreSQL's authentication_timeout (the default of --authentication-timeout-sec)
 STARTUP_TIMEOUT_S = 60.0
-#: a hang-up during a batch cancels its statement if the batch runs this much longer
-HANGUP_GRACE_S = 0.25
 #: output chunks gathered before they are written mid-batch
 _MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
@@ -129,38 +131,22 @@ class _Closed(Exception):
     """The peer went away."""
 
 
-class Connection(asyncio.Protocol):
+class Connection(ConnectionCore, asyncio.Protocol):
     """One accepted client connection (see module rules). Slotted: a server holds
     thousands at once, mostly idle, and a per-instance ``__dict__`` was 1.5 KB of each."""
 
-    __slots__ = ("server", "loop", "transport", "peer", "session", "frames", "in_batch",
-                 "busy_at_shutdown", "cancelled", "told", "shut_read", "eof", "tls", "slot",
-                 "batches", "upstream_io", "_want", "_waiter", "_serving", "_busy", "_done",
-                 "_finished", "_idle", "_idle_timer", "_read_paused", "_write_paused",
-                 "_on_writable", "_drain_waiters", "_batch", "_next", "_steps", "_timing",
-                 "started_at", "peer_addr", "peer_port", "began", "ended", "xact_began",
-                 "last_batch", "_fast", "_fast_query", "_fast_replied_cb", "dead_end",
-                 "_notify_pending", "_worker_lock")
+    __slots__ = ("peer", "busy_at_shutdown", "told", "tls", "slot", "_want", "_waiter", "_done",
+                 "_drain_waiters", "_batch", "_next", "_steps", "started_at", "peer_addr",
+                 "peer_port", "dead_end", "_notify_pending", "_worker_lock")
 
     def __init__(self, server: PgBarrierServer) -> None:
-        self.server = server
-        self.loop = asyncio.get_running_loop()
-        self.transport: Any = None
+        ConnectionCore.__init__(self, server, asyncio.get_running_loop(),
+                                FrameBuffer(server.max_message_bytes))
         self.peer = "local"
-        self.session: Session | None = None
-        self.frames = FrameBuffer(server.max_message_bytes)
-        #: a batch of its messages is running
-        self.in_batch = False
         #: it was running a batch when shutdown began: it may go on until the deadline
         self.busy_at_shutdown = False
-        #: the grace period ran out while it was connected: its output is dropped
-        self.cancelled = False
         #: it has been (or is being) sent its FATAL 57P01
         self.told = False
-        #: shutdown: read nothing more from the client (what it sent already is handled)
-        self.shut_read = False
-        #: the client closed its side
-        self.eof = False
         self.tls = False
         #: it holds one of the server's --max-connections slots
         self.slot = False
@@ -168,52 +154,22 @@ class Connection(asyncio.Protocol):
         #: (SSLRequest answered) and then refused with FATAL 53300, as PostgreSQL's
         #: postmaster does past MaxLivePostmasterChildren
         self.dead_end = False
-        #: batches started (a hang-up cancels the batch it happened in, not a later one)
-        self.batches = 0
-        #: the loop's side of the upstream socket, for a session relayed as bytes
-        self.upstream_io: UpstreamIO | None = None
         #: start-up's wait for bytes: how many, and the future the bytes complete
         self._want = 0
         self._waiter: asyncio.Future[None] | None = None
-        #: after start-up, bytes drive the session (see _advance)
-        self._serving = False
-        #: something is in flight for the batch (a relay step waiting, a worker running)
-        self._busy = False
         #: the serving phase has ended (or failed): the future run() waits on
         self._done: asyncio.Future[None] | None = None
-        self._finished = False
-        #: a ReadyForQuery went out last: the idle timeouts apply
-        self._idle = True
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self._read_paused = False
-        self._write_paused = False
-        #: called when the client's socket takes writes again (a waiting step or batch)
-        self._on_writable: Callable[[], None] | None = None
-        #: workers' spills waiting for the same
+        #: workers' spills waiting for the client's socket to take writes again
         self._drain_waiters: list[concurrent.futures.Future[None]] = []
         #: the relayed batch running: its frames, the next one's index, the step running
         self._batch: list[bytes] = []
         self._next = 0
         self._steps: Any = None
-        #: with log_min_duration_statement: when the running batch began, and its frames
-        self._timing: tuple[float, list[bytes]] | None = None
         #: for pg_stat_activity (server/activity.py): when it connected (wall clock), the
-        #: peer's address and port (None for none), when the running or last batch began
-        #: and ended and when the batch that opened its transaction began (monotonic), and
-        #: the frames of the running or last batch that was not a lone Sync
+        #: peer's address and port (None for none)
         self.started_at = time.time()
         self.peer_addr: str | None = None
         self.peer_port: int | None = None
-        self.began: float | None = None
-        self.ended: float | None = None
-        self.xact_began: float | None = None
-        self.last_batch: list[bytes] | None = None
-        #: the session's relay, for the fast path of a whole relayed batch (None: no relay)
-        self._fast: Any = None
-        #: the fast path's batch in flight is a simple Query (else extended, up to Sync)
-        self._fast_query = False
-        #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
-        self._fast_replied_cb: Callable[[], None] | None = None
         #: held by the worker running a batch of the session's messages, and by the framing
         #: ahead after it (Session.frame_ahead): the next batch waits for that framing
         self._worker_lock = threading.Lock()
@@ -237,17 +193,8 @@ class Connection(asyncio.Protocol):
             return
         self.loop.create_task(self.run())
 
-    def data_received(self, data: bytes) -> None:
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-        if self._fast is not None and not self._busy:
-            try:
-                if self._relay_fast(data):
-                    return
-            except BaseException as exc:  # noqa: BLE001 - run() sorts it out
-                self._end(exc)
-                return
+    def _received(self, data: bytes) -> None:
+        """Client bytes the fast path did not take (ConnectionCore.data_received)."""
         frames = self.frames
         frames.feed(data)
         if frames.holds_more_than(_READ_AHEAD) and not self._read_paused:
@@ -645,11 +592,10 @@ class Connection(asyncio.Protocol):
 
     def _start_serving(self, session: Session) -> None:
         if session.relay is not None:
-            self.upstream_io = UpstreamIO(self.loop, session.relay.up)
-            self.upstream_io.idle = self._upstream_spoke
-            self.upstream_io.attach()
-            self._fast = session.relay
-            self._fast_replied_cb = self._fast_replied
+            io = UpstreamIO(self.loop, session.relay.up)
+            io.idle = self._upstream_spoke
+            io.attach()
+            self.relay_fast(session.relay, io)
         else:
             session.spill = self._spill
             assert session.executor is not None
@@ -686,37 +632,6 @@ class Connection(asyncio.Protocol):
             else:
                 self._busy = True
                 self.server.pool.call(self._run_batch_reported, session, batch)
-
-    def _batch_began(self, session: Session, batch: list[bytes]) -> None:
-        """What a batch's start records: pg_stat_activity's times and text (``batch``: its
-        frames, or reads holding them whole), the duration log's start, a hang-up."""
-        self.in_batch = True
-        self.batches += 1
-        self.began = session.received_at = now = time.monotonic()
-        if session.tx is TxState.IDLE:
-            self.xact_began = now
-        if len(batch) > 1 or batch[0][0] != SYNC or len(batch[0]) > 5:  # not a lone Sync
-            self.last_batch = batch
-        if self.server.log_min_duration_ms >= 0:
-            self._timing = (now, batch)
-        if self.eof:  # it hung up before this batch began (behind its start-up, say)
-            self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
-
-    def _batch_ended(self, out: bytes | None, idle: bool) -> None:
-        """The batch is over: ``out`` is its output still to write (None: written already)."""
-        self.in_batch = False
-        self.ended = time.monotonic()
-        session = self.session
-        assert session is not None
-        if self.cancelled:  # shutdown's grace period ran out: the output is dropped
-            session.out.take()
-            raise self.server.admin_shutdown()
-        if out:
-            self._write(out)
-        self._idle = idle
-        if self._timing is not None:
-            self._log_duration(session, *self._timing)
-            self._timing = None
 
     def _log_duration(self, session: Session, began: float, batch: list[bytes]) -> None:
         """log_min_duration_statement: a batch (a Query, or extended messages up to their
@@ -929,108 +844,6 @@ class Connection(asyncio.Protocol):
         up = relay.up
         if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
             self._upstream_spoke()
-
-    # ------------------------------------------------------------------ the relay's fast path
-
-    def _relay_fast(self, data: bytes) -> bool:
-        """A client read that is one whole relayed batch (``SessionRelay.fast_batch``): the
-        read goes upstream as it came and the replies come back as they arrive, with no
-        steps, no frame list and no outbox, as PgBouncer relays. False (nothing changed):
-        the usual path takes it, also whenever anything is out of the ordinary (bytes
-        held, reading or writing paused, the client gone, shutdown or statement logging,
-        the upstream's own bytes unread)."""
-        if (not self._serving or self._finished or self.frames.head or self._read_paused
-                or self._write_paused or self.eof or self.shut_read):
-            return False
-        server = self.server
-        if server.terminating or server.logs_statements or server.log_min_duration_ms >= 0:
-            return False
-        relay = self._fast
-        taken = relay.fast_batch(data, self.frames.limit)
-        if taken < 0:
-            return False
-        session = self.session
-        self._batch_began(session, [data])
-        if taken < len(data):  # the messages from ``taken`` on need the steps
-            self._batch = frames_of([data[taken:]])
-            self._next = 0
-            self._guard(self._relay_frames, None)
-            if not self._busy:
-                self._guard(self._advance)
-            return True
-        self._busy = True
-        self._fast_query = data[0] == QUERY
-        io = self.upstream_io
-        io.fresh = False
-        try:
-            sent = io.sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            sent = 0
-        except OSError as exc:  # it may have said why before it went: the read finds it
-            log.info("upstream send failed: %s", exc)
-            sent = len(data)
-        if sent < len(data):
-            relay.up.pending_writes.append(data[sent:])
-            io.send_later(self._fast_sent)
-        else:
-            io.waiting = self._fast_replied_cb
-        return True
-
-    def _fast_sent(self) -> None:
-        """The fast path's batch is all written upstream, or the client reads again:
-        replies that came meanwhile are passed on now, else when they come."""
-        io = self.upstream_io
-        if io.fresh or io.up.pos < len(io.up.buf) or io.up.lost is not None:
-            self._fast_replied()
-        else:
-            io.waiting = self._fast_replied_cb
-
-    def _fast_replied(self) -> None:
-        """The upstream's replies to the fast path's batch: passed on as they arrive; the
-        batch ends at ReadyForQuery (or CopyInResponse)."""
-        io = self.upstream_io
-        up = io.up
-        try:
-            start = up.pos
-            stop = up.scan()
-            pos = up.pos
-            if stop == COPY_IN:
-                up.pos = pos = pos + len(up.take_asynchronous())  # said with it: goes with it
-            if pos > start and not self.cancelled and not self.transport.is_closing():
-                buf = up.buf
-                self.transport.write(buf if start == 0 and pos == len(buf) else buf[start:pos])
-            if stop < 0:
-                if up.lost is not None:
-                    raise up.lost
-                if self._write_paused:  # the client does not read: neither does the relay
-                    io.pause()
-                    self._on_writable = self._fast_writable
-                else:
-                    io.waiting = self._fast_replied_cb
-                return
-            relay = self._fast
-            if stop == COPY_IN:
-                relay.fast_copy()
-            else:
-                relay.fast_ready(self._fast_query)
-            self._busy = False
-            self._batch_ended(None, True)
-            if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
-                self._upstream_spoke()
-            if self.frames.head or self.eof or self.shut_read or self._write_paused:
-                self._advance()
-            else:
-                info = self.session.executor.info
-                if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
-                    self._arm_idle_timer(self.session)
-        except BaseException as err:  # noqa: BLE001 - run() sorts it out
-            up.state.waited()
-            self._end(err)
-
-    def _fast_writable(self) -> None:
-        """The client reads again: so does the fast path's batch."""
-        self.upstream_io.resume()
-        self._fast_sent()
 
     def _step_ended(self, answer: Any) -> None:
         self._busy = False

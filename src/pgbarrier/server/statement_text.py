@@ -69,7 +69,7 @@ def statement_text(batch: list[bytes], session: Session) -> str:
     if texts or bound is None:
         return "statement: " + _cut("; ".join(texts))
     relay = session.relay
-    sql = relay.stmts.get(bound) if relay is not None else None
+    sql = relay.state.stmts.get(bound) if relay is not None else None
     name = _text(bound, session)
     if not sql:
         statement = session.statements.get(name)

@@ -14,17 +14,33 @@ Rules this module keeps:
   They are only called between relay steps, when every relayed message has its reply.
 * Writes are tried at once; only what the kernel did not take waits for the socket to be
   writable (:meth:`UpstreamIO.send_later`).
+* Compiled: Cython builds this source into ``_upstream_io_c`` (C types in
+  ``_upstream_io_c.pxd`` beside it) when pgbarrier is installed, and
+  :func:`pgbarrier.accel.load` picks the extension or this source. The compiled build
+  reads the socket with ``recv(2)`` into one buffer of the module's and keeps only what
+  arrived (the socket is non-blocking while the loop owns it: nothing waits with the GIL
+  held, and the loop's callbacks run one at a time); the source calls the socket's
+  ``recv``. The same code either way (the tests run both).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 
 from pgbarrier.backends.pg_relay import Upstream
 
-log = logging.getLogger(__name__)
+try:
+    import cython
+
+    #: True in the compiled extension: the branches under it use C (names of the .pxd)
+    _COMPILED = cython.compiled
+except ImportError:  # run as Python without Cython installed
+    _COMPILED = False
+
+log = logging.getLogger("pgbarrier.server.upstream_io")
 
 _RECV = 65536
 
@@ -84,18 +100,33 @@ class UpstreamIO:
 
     def _readable(self) -> None:
         up = self.up
-        try:
-            data = self.sock.recv(_RECV)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            up.received(b"", str(exc))
-        else:
-            if data and up.pos >= len(up.buf):  # Upstream.received's common case, inline
-                up.buf = data
-                up.pos = 0
+        if _COMPILED:
+            got = recv(self.fd, _BUF, _RECV, 0)  # noqa: F821
+            if got < 0:
+                err = errno  # noqa: F821
+                if err == EAGAIN or err == EINTR:  # noqa: F821 - EWOULDBLOCK is EAGAIN
+                    return
+                failed: str | None = f"[Errno {err}] {os.strerror(err)}"
+                data = b""
             else:
-                up.received(data)
+                failed = None
+                data = PyBytes_FromStringAndSize(_BUF, got)  # noqa: F821
+        else:
+            try:
+                data = self.sock.recv(_RECV)
+                failed = None
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                failed = str(exc)
+                data = b""
+        if failed is not None:
+            up.received(b"", failed)
+        elif data and up.pos >= len(up.buf):  # Upstream.received's common case, inline
+            up.buf = data
+            up.pos = 0
+        else:
+            up.received(data)
         if up.lost is not None and self.watching:
             self.loop.remove_reader(self.fd)
             self.watching = False

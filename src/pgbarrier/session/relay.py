@@ -47,15 +47,16 @@ frame (type byte, length, payload). Rules it keeps:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
-from pgbarrier import accel
 from pgbarrier.backends.pg_relay import COPY_IN, Upstream, frame
 from pgbarrier.errors import FeatureNotSupported
 from pgbarrier.metrics.statements import RELAYED
 from pgbarrier.relay.effects import RunLocal
+from pgbarrier.relay.state import VERDICT_TEXT, VERDICTS
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.route import route
 from pgbarrier.pgproto import messages as m
@@ -79,7 +80,6 @@ from pgbarrier.pgproto.codes import (
 if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
-_queue = accel.load("pgbarrier.session.relay_queue")
 
 _TX = {TX_IDLE: TxState.IDLE, TX_IN_BLOCK: TxState.IN_BLOCK, TX_FAILED: TxState.FAILED}
 _FLUSH = frame(FLUSH)
@@ -87,9 +87,9 @@ _SYNC = frame(SYNC)
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(EXECUTE, b"pgbarrier_abort\0\0\0\0\0")
 #: Parse and Query verdicts a session remembers (forgotten all at once past this), and
-#: the longest text remembered (relay_queue: the route cache's bound, memory stays bounded)
-_VERDICTS = _queue.VERDICTS
-_VERDICT_TEXT = _queue.VERDICT_TEXT
+#: the longest text remembered (the route cache's bound, memory stays bounded)
+_VERDICTS = VERDICTS
+_VERDICT_TEXT = VERDICT_TEXT
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
 #: client encodings whose text is read as UTF-8 (SQL_ASCII: PostgreSQL converts nothing)
@@ -102,35 +102,21 @@ Steps = Generator[Any, Any, Any]
 
 
 class SessionRelay:
-    """Routes one session's client messages: relayed as bytes, or the session's full path."""
+    """Routes one session's client messages: relayed as bytes, or the session's full path.
+    Slotted: the fast path reads its fields on every batch."""
 
-    #: queue one Parse, Bind, Describe, Execute or Close that is relayed (True), or change
-    #: nothing (False: :meth:`steps` takes it): the hot half of the rules, in
-    #: :mod:`pgbarrier.session.relay_queue` (compiled where it could be)
-    relay_now = _queue.queue
-    #: a whole client read taken at once: a relayed Query alone, or relayed extended
-    #: messages ending in Sync (:func:`pgbarrier.session.relay_queue.batch`)
-    fast_batch = _queue.batch
+    __slots__ = ("session", "up", "state", "relay_now", "_copy_bytes")
 
     def __init__(self, session: Session, upstream: Upstream) -> None:
         self.session = session
         self.up = upstream
-        #: statements and portals that live upstream: name -> SQL text
-        self.stmts: dict[bytes, str] = {}
-        self.portals: dict[bytes, str] = {}
-        #: relayed client bytes not sent yet
-        self.wbuf: list[bytes] = []
-        #: relayed extended messages whose reply has not been read: (type, name, SQL)
-        self.expect: list[tuple[int, bytes, str | None]] = []
-        #: the pump's target while the client sends COPY data (None: not in COPY)
-        self.copy_drain: int | None = None
+        #: the relay's protocol state (the upstream's): what is queued, expected and
+        #: tracked upstream, written by its transitions (:mod:`pgbarrier.relay.state`)
+        self.state = state = upstream.state
+        #: queue one Parse, Bind, Describe, Execute or Close that is relayed (True), or
+        #: change nothing (False: :meth:`steps` takes it): ``RelayState.queue``
+        self.relay_now = functools.partial(state.queue, session)
         self._copy_bytes = 0
-        #: Parse's SQL bytes -> (its route's relayable_parse, text): clients parse the same
-        #: texts again and again, and this spares the decode and the route cache lookup
-        self.verdicts: dict[bytes, tuple[bool, str]] = {}
-        #: a simple Query's text bytes -> whether it is relayed (its route's ``relayable``),
-        #: read by :meth:`fast_batch` (:meth:`query_relayed`)
-        self._query_verdicts: dict[bytes, bool] = {}
 
     # ------------------------------------------------------------------ entry point
 
@@ -143,7 +129,7 @@ class SessionRelay:
 
     def steps(self, code: int, frame: bytes) -> Steps:
         """:meth:`feed` for a message :meth:`relay_now` did not queue."""
-        if self.copy_drain is not None:
+        if self.state.copy_drain is not None:
             return (yield from self._copy(code, frame))
         if code == BIND:
             yield from self._bind(frame)
@@ -158,7 +144,7 @@ class SessionRelay:
         if code == FUNCTION_CALL:
             return (yield from self._function_call(frame))
         if code == FLUSH:
-            if self.expect:
+            if self.state.expect:
                 yield from self._drain()
             return True
         return (yield from self._local(code, frame))  # Execute, Describe, Close, others
@@ -169,30 +155,22 @@ class SessionRelay:
         """Whether a simple Query of ``text`` (its SQL bytes) is relayed: its route's
         ``relayable``, remembered per text (``sql``: the text as routed, when decoded);
         False for text that is not UTF-8 where it is read so (the full path's 22021)."""
-        relayable = self._query_verdicts.get(text)
+        relayable = self.state.query_verdicts.get(text)
         if relayable is None:
             if sql is None:
                 sql = self._routed_text(text)
                 if sql is None:
                     return False
             relayable = route(sql).relayable
-            if len(text) <= _VERDICT_TEXT:
-                verdicts = self._query_verdicts
-                if len(verdicts) >= _VERDICTS:
-                    verdicts.clear()
-                verdicts[text] = relayable
+            self.state.remember_query(text, relayable)
         return relayable
 
     def fast_ready(self, query: bool) -> None:
         """The fast path's batch got its ReadyForQuery (``query``: it was a simple Query)."""
-        up = self.up
-        up.state.waited()
-        if query:
-            stats = self.session.stats
-            if stats is not None:
-                self._count(stats, up.state.commands)
-        self._after_ready()
-        up.state.batch_closed()
+        state = self.state
+        state.waited()
+        self._after_ready(query)
+        state.batch_closed()
 
     def fast_copy(self) -> None:
         """The fast path's batch got CopyInResponse: the client's COPY data comes next."""
@@ -212,30 +190,30 @@ class SessionRelay:
             yield from self._local(PARSE, frame)  # malformed: the decoder says 08P01
             return
         text = frame[i + 1:j]
-        verdict = self.verdicts.get(text)
+        verdict = self.state.verdicts.get(text)
         if verdict is None:
             sql = self._routed_text(text)
             if sql is None:
                 yield from self._local(PARSE, frame)
                 return
             verdict = (route(sql).relayable_parse, sql)
-            if len(self.verdicts) >= _VERDICTS:
-                self.verdicts.clear()
-            self.verdicts[text] = verdict
+            if len(self.state.verdicts) >= _VERDICTS:
+                self.state.verdicts.clear()
+            self.state.verdicts[text] = verdict
             relayed = self.relay_now(PARSE, frame)
             if len(text) > _VERDICT_TEXT:
-                del self.verdicts[text]  # decided each time, as the route of such a text
+                del self.state.verdicts[text]  # decided each time, as the route of such a text
             if relayed:
                 return
         name = frame[5:i]
         if not verdict[0]:
-            if name and name in self.stmts:
+            if name and name in self.state.stmts:
                 yield from self._local_error(
                     f'prepared statement "{name.decode("utf-8", "replace")}" already exists',
                     "42P05")
                 return
             if not name:
-                self.stmts.pop(b"", None)
+                self.state.stmts.pop(b"", None)
         yield from self._local(PARSE, frame)
 
     def _bind(self, frame: bytes) -> Steps:
@@ -243,14 +221,14 @@ class SessionRelay:
         i = frame.find(b"\0", 5)
         j = frame.find(b"\0", i + 1) if i >= 0 else -1
         if j >= 0:
-            self.portals.pop(frame[5:i], None)
+            self.state.portals.pop(frame[5:i], None)
         yield from self._local(BIND, frame)
 
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
         s = self.session
-        if self.wbuf or self.expect or up.state.dirty:
-            self.wbuf.append(frame)
+        if self.state.wbuf or self.state.expect or up.state.dirty:
+            self.state.wbuf.append(frame)
             self._send()
             up.state.exchange()
             if (yield from up.pump(s.out.chunks)) == COPY_IN:
@@ -263,19 +241,19 @@ class SessionRelay:
         return True
 
     def _send(self) -> None:
-        self.up.send(b"".join(self.wbuf))
+        self.up.send(b"".join(self.state.wbuf))
         self.up.state.sent()
-        self.wbuf.clear()
+        self.state.wbuf.clear()
 
     def _drain(self) -> Steps:
         """Flush the relayed messages upstream and pass their replies on (before a
         full-path message, or at the client's Flush)."""
         up = self.up
-        self.wbuf.append(_FLUSH)
+        self.state.wbuf.append(_FLUSH)
         self._send()
         up.state.exchange()
-        if (yield from up.pump(self.session.out.chunks, len(self.expect))) == COPY_IN:
-            self._enter_copy(len(self.expect))
+        if (yield from up.pump(self.session.out.chunks, len(self.state.expect))) == COPY_IN:
+            self._enter_copy(len(self.state.expect))
             return
         self._settle()
 
@@ -286,38 +264,32 @@ class SessionRelay:
         stats = s.stats
         if stats is not None:
             self._count_batch(stats)
-        for i, (code, name, sql) in enumerate(self.expect):
+        for i, (code, name, sql) in enumerate(self.state.expect):
             if failed_at is not None and i >= failed_at:
-                self._forget(code, name)
+                self.state.forget(code, name)
             elif code == EXECUTE and sql is not None:
                 s.relay_completed(sql)
-        self.expect.clear()
+        self.state.expect.clear()
         if failed_at is not None:
             self.up.state.failed()
             s.relay_failed()
         self.take_params()
 
-    def _forget(self, code: int, name: bytes) -> None:
-        """A relayed Parse/Bind that failed or was skipped created nothing upstream."""
-        if code == PARSE:
-            self.stmts.pop(name, None)
-        elif code == BIND:
-            self.portals.pop(name, None)
-
-    def _after_ready(self) -> None:
+    def _after_ready(self, query: bool = False) -> None:
+        """The upstream's ReadyForQuery ended the exchange: metrics (``query``: a simple
+        Query's, one observation), the expected replies settled, the session told its
+        transaction status, the ParameterStatus messages passed on."""
         s = self.session
-        up = self.up
+        state = self.state
         stats = s.stats
-        if stats is not None and self.expect:
-            self._count_batch(stats)
-        failed_at = up.state.failed_at
-        if failed_at is not None:
-            for i, (code, name, _sql) in enumerate(self.expect):
-                if i >= failed_at:
-                    self._forget(code, name)
-        self.expect.clear()  # the pump's ReadyForQuery ended skipping (RelayState.ready)
-        s.relay_ready(_TX.get(up.state.status, s.tx))
-        if up.param_events:
+        if stats is not None:
+            if query:
+                self._count(stats, state.commands)
+            elif state.expect:
+                self._count_batch(stats)
+        state.settled()  # the pump's ReadyForQuery ended skipping (RelayState.ready)
+        s.relay_ready(_TX.get(state.status, s.tx))
+        if self.up.param_events:
             self.take_params()
 
     def take_params(self) -> None:
@@ -336,21 +308,18 @@ class SessionRelay:
         if sql is None:
             return (yield from self._local(QUERY, frame))
         up = self.up
-        if self.wbuf or self.expect or up.state.dirty:
+        if self.state.wbuf or self.state.expect or up.state.dirty:
             yield from self._end_batch()
         up.state.batch_closed()
         if not self.query_relayed(frame[5:-1], sql):
             return (yield from self._local(QUERY, frame))
         self.session.relay_sent()
-        stats = self.session.stats
         up.send(frame)
         up.state.exchange()
         if (yield from up.pump(self.session.out.chunks)) == COPY_IN:
             self._enter_copy(0)
             return True
-        if stats is not None:
-            self._count(stats, up.state.commands)
-        self._after_ready()
+        self._after_ready(query=True)
         return True
 
     def _count(self, stats: Any, ok: int) -> None:
@@ -396,8 +365,8 @@ class SessionRelay:
         """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
         replies on but not its ReadyForQuery."""
         up = self.up
-        if self.wbuf or self.expect or up.state.dirty:
-            self.wbuf.append(_SYNC)
+        if self.state.wbuf or self.state.expect or up.state.dirty:
+            self.state.wbuf.append(_SYNC)
             self._send()
             out = self.session.out.chunks
             up.state.exchange()
@@ -410,12 +379,12 @@ class SessionRelay:
     # ------------------------------------------------------------------ COPY
 
     def _enter_copy(self, drain: int) -> None:
-        self.copy_drain = drain
+        self.state.copy_began(drain)
         self._copy_bytes = 0
 
     def _copy(self, code: int, frame: bytes) -> Steps:
         """Client messages while the upstream waits for COPY data: relayed as they are."""
-        self.wbuf.append(frame)
+        self.state.wbuf.append(frame)
         if code == COPY_DATA:
             self._copy_bytes += len(frame)
             if self._copy_bytes > _COPY_CHUNK:
@@ -426,10 +395,10 @@ class SessionRelay:
             return False  # PostgreSQL ignores them during COPY FROM STDIN
         # CopyDone, CopyFail, or anything else (which makes the upstream abort the COPY)
         self._send()
-        drain, self.copy_drain = self.copy_drain, None
+        drain = self.state.copy_ended()
         up = self.up
-        if (yield from up.pump(self.session.out.chunks, drain or 0)) == COPY_IN:
-            self._enter_copy(drain or 0)
+        if (yield from up.pump(self.session.out.chunks, drain)) == COPY_IN:
+            self._enter_copy(drain)
             return True
         if drain:
             self._settle()
@@ -443,7 +412,7 @@ class SessionRelay:
         """A message for the session's full path, after the relayed ones before it: run on
         a worker thread (RunLocal), the upstream socket in blocking mode meanwhile."""
         s = self.session
-        if self.expect:
+        if self.state.expect:
             yield from self._drain()
         msg = m.decode_message(frame[:1], frame[5:])
         if (code == QUERY or code == PARSE) and not self._reads_utf8() \
@@ -482,7 +451,7 @@ class SessionRelay:
         from pgbarrier.errors import PgError
 
         s = self.session
-        if self.expect:
+        if self.state.expect:
             yield from self._drain()
         self.up.state.batch_opened()
         if s.skip_until_sync:

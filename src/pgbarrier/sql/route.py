@@ -114,7 +114,7 @@ _MAY_BE_OURS = tuple(dict.fromkeys(("SET", "SHOW", *FIRST_WORDS, "COPY", "RW_CAT
 #: the same words as ASCII bytes: an ASCII text's bytes that contain none of them once
 #: upper-cased (``bytes.upper`` is ``str.upper`` on ASCII) are PLAIN, relayed, whatever the
 #: client encoding (every one PostgreSQL accepts from clients reads ASCII as ASCII); the
-#: byte relay tests a text so before decoding it (:mod:`pgbarrier.session.relay_queue`)
+#: byte relay tests a text so before decoding it (:mod:`pgbarrier.relay.state`)
 MAY_BE_OURS_ASCII = tuple(word.encode("ascii") for word in _MAY_BE_OURS)
 
 

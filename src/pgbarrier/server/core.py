@@ -1,0 +1,307 @@
+"""A client connection's hot fields and the relay's fast path, compiled: the base of Connection.
+
+Issue 30 asks for the relay's serving core as typed, compiled state in asyncpg's way
+(``CoreProtocol``, a ``cdef class`` under its Python protocol). :class:`ConnectionCore`
+is that base of :class:`pgbarrier.server.connection.Connection`: the fields every
+client read and every upstream reply reads (whether the connection serves, is busy,
+paused, at its end; the batch's bookkeeping) and the methods a relayed batch runs from
+the client's read to the upstream's ReadyForQuery. Everything else about the connection
+(start-up, authentication, the worker's batches, the relay's steps, shutdown) is the
+subclass's, in Python; the methods here call it for anything out of the ordinary.
+
+Rules this module keeps:
+
+* The fast path (:meth:`ConnectionCore._relay_fast`): a client read that is one whole
+  relayed batch (``RelayState.fast_batch`` says so) goes upstream as it came, and the
+  replies go to the client as they arrive, up to the batch's ReadyForQuery (or
+  CopyInResponse), with no steps, no frame list and no outbox, as PgBouncer relays. The
+  read takes the usual path whenever anything is out of the ordinary (bytes held,
+  reading or writing paused, the client gone, shutdown, statement logging, the
+  upstream's own bytes unread); it then has changed nothing.
+* A batch's start and end (:meth:`ConnectionCore._batch_began`,
+  :meth:`ConnectionCore._batch_ended`) record what pg_stat_activity and the duration log
+  read, whichever path ran the batch.
+* Compiled: Cython builds this source into ``_core_c`` (its C types are in ``_core_c.pxd``
+  beside it) when pgbarrier is installed, and :func:`pgbarrier.accel.load` picks the
+  extension or this source: the connection takes its base class from
+  :data:`pgbarrier.server.connection.ConnectionCore`. The compiled build writes the
+  upstream with ``send(2)`` on the socket's descriptor (the socket is non-blocking while
+  the loop owns it, so nothing waits with the GIL held); the source calls the socket's
+  ``send``. The same code either way (the tests run both).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+from pgbarrier.backends.pg_relay import COPY_IN
+from pgbarrier.pgproto.codes import QUERY, SYNC
+from pgbarrier.server.statement_text import frames_of
+from pgbarrier.session.transaction import TxState
+
+try:
+    import cython
+
+    #: True in the compiled extension: the branches under it use C (names of the .pxd)
+    _COMPILED = cython.compiled
+except ImportError:  # run as Python without Cython installed
+    _COMPILED = False
+
+log = logging.getLogger("pgbarrier.server.connection")
+
+#: a hang-up during a batch cancels its statement if the batch runs this much longer
+HANGUP_GRACE_S = 0.25
+_IDLE = TxState.IDLE
+_monotonic = time.monotonic
+
+
+class ConnectionCore:
+    """The connection's hot fields and the relayed batch's fast path (module rules)."""
+
+    __slots__ = ("server", "loop", "transport", "session", "frames", "upstream_io",
+                 "in_batch", "cancelled", "shut_read", "eof", "batches", "began", "ended",
+                 "xact_began", "last_batch", "_serving", "_busy", "_finished", "_idle",
+                 "_idle_timer", "_read_paused", "_write_paused", "_on_writable", "_timing",
+                 "_fast", "_fast_query", "_fast_replied_cb", "_up_fd", "_up", "_on_parameter")
+
+    def __init__(self, server: Any, loop: Any, frames: Any) -> None:
+        self.server = server
+        self.loop = loop
+        self.transport: Any = None
+        self.session: Any = None
+        self.frames = frames
+        #: the loop's side of the upstream socket, for a session relayed as bytes
+        self.upstream_io: Any = None
+        #: a batch of its messages is running
+        self.in_batch = False
+        #: the grace period ran out while it was connected: its output is dropped
+        self.cancelled = False
+        #: shutdown: read nothing more from the client (what it sent already is handled)
+        self.shut_read = False
+        #: the client closed its side
+        self.eof = False
+        #: batches started (a hang-up cancels the batch it happened in, not a later one)
+        self.batches = 0
+        #: for pg_stat_activity (server/activity.py): when the running or last batch began
+        #: and ended and when the batch that opened its transaction began (monotonic), and
+        #: the frames of the running or last batch that was not a lone Sync
+        self.began: float | None = None
+        self.ended: float | None = None
+        self.xact_began: float | None = None
+        self.last_batch: list[bytes] | None = None
+        #: after start-up, bytes drive the session (see Connection._advance)
+        self._serving = False
+        #: something is in flight for the batch (a relay step waiting, a worker running)
+        self._busy = False
+        #: the serving phase has ended (or failed)
+        self._finished = False
+        #: a ReadyForQuery went out last: the idle timeouts apply
+        self._idle = True
+        self._idle_timer: Any = None
+        self._read_paused = False
+        self._write_paused = False
+        #: called when the client's socket takes writes again (a waiting step or batch)
+        self._on_writable: Any = None
+        #: with log_min_duration_statement: when the running batch began, and its frames
+        self._timing: tuple[float, list[bytes]] | None = None
+        #: the session's relay, for the fast path of a whole relayed batch (None: no relay)
+        self._fast: Any = None
+        #: the fast path's batch in flight is a simple Query (else extended, up to Sync)
+        self._fast_query = False
+        #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
+        self._fast_replied_cb: Any = None
+        #: the upstream socket's descriptor (the compiled build's send), the upstream, and
+        #: its ParameterStatus reader bound once (the reply scan's, every batch)
+        self._up_fd = -1
+        self._up: Any = None
+        self._on_parameter: Any = None
+
+    def relay_fast(self, relay: Any, io: Any) -> None:
+        """Serve a session relayed as bytes: ``relay`` its SessionRelay, ``io`` the loop's
+        side of its upstream socket (attached)."""
+        self.upstream_io = io
+        self._fast = relay
+        self._up_fd = io.fd
+        self._up = io.up
+        self._on_parameter = io.up.parameter_status
+        self._fast_replied_cb = self._fast_replied
+
+    # ------------------------------------------------------------------ the client's bytes
+
+    def data_received(self, data: bytes) -> None:
+        timer = self._idle_timer
+        if timer is not None:
+            timer.cancel()
+            self._idle_timer = None
+        if self._fast is not None and not self._busy:
+            try:
+                if self._relay_fast(data):
+                    return
+            except BaseException as exc:  # noqa: BLE001 - run() sorts it out
+                self._end(exc)
+                return
+        self._received(data)
+
+    def _write(self, data: bytes) -> None:
+        transport = self.transport
+        if data and not transport.is_closing():
+            transport.write(data)
+
+    # ------------------------------------------------------------------ a batch's bookkeeping
+
+    def _batch_began(self, session: Any, batch: list[bytes]) -> None:
+        """What a batch's start records: pg_stat_activity's times and text (``batch``: its
+        frames, or reads holding them whole), the duration log's start, a hang-up."""
+        self.in_batch = True
+        self.batches += 1
+        now = _monotonic()
+        self.began = now
+        session.received_at = now
+        if session.tx is _IDLE:
+            self.xact_began = now
+        first = batch[0]
+        if len(batch) > 1 or first[0] != SYNC or len(first) > 5:  # not a lone Sync
+            self.last_batch = batch
+        if self.server.log_min_duration_ms >= 0:
+            self._timing = (now, batch)
+        if self.eof:  # it hung up before this batch began (behind its start-up, say)
+            self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
+
+    def _batch_ended(self, out: bytes | None, idle: bool) -> None:
+        """The batch is over: ``out`` is its output still to write (None: written already)."""
+        self.in_batch = False
+        self.ended = _monotonic()
+        session = self.session
+        if self.cancelled:  # shutdown's grace period ran out: the output is dropped
+            session.out.take()
+            raise self.server.admin_shutdown()
+        if out:
+            self._write(out)
+        self._idle = idle
+        timing = self._timing
+        if timing is not None:
+            self._timing = None
+            self._log_duration(session, timing[0], timing[1])
+
+    # ------------------------------------------------------------------ the relay's fast path
+
+    def _relay_fast(self, data: bytes) -> bool:
+        """A client read that is one whole relayed batch (module rules): True when this
+        took it; False (nothing changed): the usual path takes it."""
+        if (not self._serving or self._finished or self._read_paused or self._write_paused
+                or self.eof or self.shut_read):
+            return False
+        frames = self.frames
+        if frames.head:
+            return False
+        server = self.server
+        if server.terminating or server.logs_statements or server.log_min_duration_ms >= 0:
+            return False
+        relay = self._fast
+        session = self.session
+        up = self._up
+        taken = up.state.fast_batch(session, relay, up, data, frames.limit)
+        if taken < 0:
+            return False
+        n = len(data)
+        self._batch_began(session, [data])
+        if taken < n:  # the messages from ``taken`` on need the steps
+            self._batch = frames_of([data[taken:]])
+            self._next = 0
+            self._guard(self._relay_frames, None)
+            if not self._busy:
+                self._guard(self._advance)
+            return True
+        self._busy = True
+        self._fast_query = data[0] == QUERY
+        io = self.upstream_io
+        io.fresh = False
+        sent = self._send_upstream(data, io)
+        if sent < n:
+            up.pending_writes.append(data[sent:])
+            io.send_later(self._fast_sent)
+        else:
+            io.waiting = self._fast_replied_cb
+        return True
+
+    def _send_upstream(self, data: bytes, io: Any) -> int:
+        """Write ``data`` to the upstream socket at once: how much the kernel took (all of
+        it after an error other than a full buffer: the next read finds why)."""
+        if _COMPILED:
+            sent = send(self._up_fd, PyBytes_AS_STRING(data), len(data), 0)  # noqa: F821
+            if sent >= 0:
+                return sent
+            err = errno  # noqa: F821
+            if err == EAGAIN or err == EINTR:  # noqa: F821 - EWOULDBLOCK is EAGAIN on Linux
+                return 0
+            log.info("upstream send failed: %s", os.strerror(err))
+            return len(data)
+        try:
+            return io.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError as exc:  # it may have said why before it went: the read finds it
+            log.info("upstream send failed: %s", exc)
+            return len(data)
+
+    def _fast_sent(self) -> None:
+        """The fast path's batch is all written upstream, or the client reads again:
+        replies that came meanwhile are passed on now, else when they come."""
+        io = self.upstream_io
+        up = io.up
+        if io.fresh or up.pos < len(up.buf) or up.lost is not None:
+            self._fast_replied()
+        else:
+            io.waiting = self._fast_replied_cb
+
+    def _fast_replied(self) -> None:
+        """The upstream's replies to the fast path's batch: passed on as they arrive; the
+        batch ends at ReadyForQuery (or CopyInResponse)."""
+        io = self.upstream_io
+        up = self._up
+        try:
+            start = up.pos
+            buf = up.buf
+            stop, _start, pos = up.state.scan(buf, start, 0, self._on_parameter)
+            up.pos = pos
+            if stop == COPY_IN:
+                pos = pos + len(up.take_asynchronous())  # said with it: goes with it
+                up.pos = pos
+            transport = self.transport
+            if pos > start and not self.cancelled and not transport.is_closing():
+                transport.write(buf if start == 0 and pos == len(buf) else buf[start:pos])
+            if stop < 0:
+                if up.lost is not None:
+                    raise up.lost
+                if self._write_paused:  # the client does not read: neither does the relay
+                    io.pause()
+                    self._on_writable = self._fast_writable
+                else:
+                    io.waiting = self._fast_replied_cb
+                return
+            relay = self._fast
+            if stop == COPY_IN:
+                relay.fast_copy()
+            else:
+                relay.fast_ready(self._fast_query)
+            self._busy = False
+            self._batch_ended(None, True)
+            if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
+                self._upstream_spoke()
+            if self.frames.head or self.eof or self.shut_read or self._write_paused:
+                self._advance()
+            else:
+                info = self.session.executor.info
+                if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
+                    self._arm_idle_timer(self.session)
+        except BaseException as err:  # noqa: BLE001 - run() sorts it out
+            up.state.waited()
+            self._end(err)
+
+    def _fast_writable(self) -> None:
+        """The client reads again: so does the fast path's batch."""
+        self.upstream_io.resume()
+        self._fast_sent()
