@@ -1111,11 +1111,44 @@ def _four_client_cells(pt: dict[str, Any]) -> list[tuple[dict[str, Any], dict[st
                                                            dict[str, Any]]]:
     """pgbarrier's 4-client pass-through cells that ran, each with PgBouncer's and the
     minimal relay's cell of the same script and mode (``{}`` where one is missing)."""
+    return _client_cells(pt, 4)
+
+
+def _client_cells(pt: dict[str, Any], clients: int) -> list[tuple[dict[str, Any],
+                                                                  dict[str, Any],
+                                                                  dict[str, Any]]]:
+    """pgbarrier's pass-through cells of ``clients`` clients that ran, each with
+    PgBouncer's and the minimal relay's cell of the same script and mode (``{}`` where one
+    is missing)."""
     cells = _pt_cells(pt)
     return [(cell, cells.get((script, mode, n, "pgbouncer")) or {},
              cells.get((script, mode, n, "minimal-relay")) or {})
             for (script, mode, n, target), cell in cells.items()
-            if target == "pgbarrier" and n == 4 and cell.get("median")]
+            if target == "pgbarrier" and n == clients and cell.get("median")]
+
+
+def _issue30_relay(pt: dict[str, Any], summary: list[list[str]]) -> None:
+    """Issue 30's pass-through rows: every cell (both scripts, the three modes) against
+    PgBouncer at 4 and 1 clients, against the minimal relay, and server CPU per
+    transaction against PgBouncer's."""
+    for clients, target in ((4, 0.85), (1, 0.95)):
+        ratios = [cell["median"] / b["median"] for cell, b, _m in _client_cells(pt, clients)
+                  if b.get("median")]
+        if ratios:
+            summary.append(["issue 30 relay", f"pgbarrier / PgBouncer ≥ {target}, {clients} "
+                            f"client{'s' if clients > 1 else ''}, every cell",
+                            f"lowest {min(ratios):.2f}", _mark(min(ratios) >= target)])
+    over_min = [cell["median"] / m["median"] for n in (1, 4)
+                for cell, _b, m in _client_cells(pt, n) if m.get("median")]
+    if over_min:
+        summary.append(["issue 30 relay", "pgbarrier / minimal relay ≥ 1.1, every cell",
+                        f"lowest {min(over_min):.2f}", _mark(min(over_min) >= 1.1)])
+    cpu = [cell["server_cpu_us"] / b["server_cpu_us"] for n in (1, 4)
+           for cell, b, _m in _client_cells(pt, n)
+           if b.get("server_cpu_us") and cell.get("server_cpu_us")]
+    if cpu:
+        summary.append(["issue 30 relay", "server CPU per transaction ≤ 1.2× PgBouncer's",
+                        f"worst {max(cpu):.2f}×", _mark(max(cpu) <= 1.2)])
 
 
 def _over_floor(summary: dict[str, Any], tree: str) -> list[float]:
@@ -1151,6 +1184,7 @@ def _event_loop(d: Doc, results: Path, summary: list[list[str]]) -> None:
         if cpu_b:
             summary.append(["issue 13 relay", "server CPU per transaction ≤ 1.5× PgBouncer's",
                             f"worst {max(cpu_b):.2f}×", _mark(max(cpu_b) <= 1.5)])
+        _issue30_relay(pt, summary)
     sc = _load(results, "scale")
     if sc and sc.get("rows"):
         for r in sc["rows"]:
@@ -1292,16 +1326,26 @@ def _instructions(d: Doc, ins: dict[str, Any] | None, summary: list[list[str]]) 
         b, bm = cell.get("pgbarrier"), cell.get("pgbarrier_metrics")
         mr, pb = cell.get("minimal_relay"), cell.get("pgbouncer")
         rows.append([cell["script"], cell["mode"], _num(INSTRUCTIONS_BEFORE.get(cell["mode"])),
+                     _num(INSTRUCTIONS_BEFORE_ISSUE_30.get(cell["mode"])),
                      _num(b), _num(bm), _num(mr),
                      _num(pb) if pb else cell.get("pgbouncer_error", "—")[:60],
                      f"+{100 * (bm / b - 1):.1f}%" if b and bm else "—", _x(_ratio(b, mr)),
                      _x(_ratio(b, pb))])
     d("The first pgbarrier column is the same count recorded by `make bench` on 2026-12-01 "
-      "at `fab3cab`, before the relay's fast path and its compiled loops (callgrind counts "
+      "at `fab3cab`, before the relay's fast path and its compiled loops; the second, by "
+      "`make bench` at `576f1e5`, before issue 30's compiled serving core (callgrind counts "
       "the same for the same code and interpreter, so the columns compare).", "")
-    d.table(["script", "-M", "pgbarrier at fab3cab", "pgbarrier --upstream",
+    d.table(["script", "-M", "pgbarrier at fab3cab", "pgbarrier at 576f1e5",
+             "pgbarrier --upstream",
              "… --metrics-port 0", "minimal relay", "PgBouncer", "metrics on: more",
              "pgbarrier / minimal", "pgbarrier / PgBouncer"], rows)
+    halved = [_ratio(c.get("pgbarrier"), INSTRUCTIONS_BEFORE_ISSUE_30.get(c["mode"]))
+              for c in ins["cells"]]
+    halved = [h for h in halved if h]
+    if halved:
+        summary.append(["issue 30 relay", "instructions per relayed transaction ≤ half of "
+                        "`576f1e5`'s, every mode (callgrind)", f"worst {max(halved):.2f}×",
+                        _mark(max(halved) <= 0.5)])
     more = [_ratio(c.get("pgbarrier_metrics"), c.get("pgbarrier")) for c in ins["cells"]]
     more = [m - 1 for m in more if m]
     if more:
@@ -1323,6 +1367,9 @@ def _instructions(d: Doc, ins: dict[str, Any] | None, summary: list[list[str]]) 
 #: instructions per transaction recorded by make bench on 2026-12-01 at fab3cab (the
 #: session-start tree of the relay fast path and the DuckDB kept plans)
 INSTRUCTIONS_BEFORE = {"simple": 95_716, "extended": 119_269, "prepared": 104_248}
+#: the same, recorded by make bench at 576f1e5 (2026-12-07), before issue 30's compiled
+#: serving core (server/core.py, the upstream read in C, the queued messages in RelayState)
+INSTRUCTIONS_BEFORE_ISSUE_30 = {"simple": 43_133, "extended": 38_222, "prepared": 36_958}
 DUCKDB_INSTRUCTIONS_BEFORE = {"simple": 1_001_583, "extended": 1_250_796,
                               "prepared": 1_193_896}
 

@@ -71,7 +71,7 @@ BENCHMARKS: dict[str, tuple[str, dict[str, list[str]]]] = {
                   "--modes", "extended"]}),
     "passthrough": ("passthrough.py", {
         "full": ["--seconds", "2", "--seconds-one-client", "1", "--rounds", "3", "--scale", "10",
-                 "--compare-ref", "0648ae1"],
+                 "--compare-ref", "7ba7ce3"],
         "quick": ["--seconds", "1", "--rounds", "2", "--scale", "10"],
         "smoke": ["--transactions", "20", "--rounds", "1", "--scale", "1", "--clients", "1",
                   "--modes", "extended"]}),

@@ -56,15 +56,23 @@ REPLIES = (frame(b"2") + frame(b"D", struct.pack("!hi", 1, 1) + b"7")
 
 
 class Transport:
+    """What the fast path asks of the client's transport; ``held``: bytes it says it has
+    not written yet (a direct write to the socket must not overtake them)."""
+
     def __init__(self) -> None:
         self.written: list[bytes] = []
         self.closing = False
+        self.held = 0
 
     def write(self, data: bytes) -> None:
         self.written.append(bytes(data))
+        self.held += len(data)  # a client that does not read: the transport keeps it
 
     def is_closing(self) -> bool:
         return self.closing
+
+    def get_write_buffer_size(self) -> int:
+        return self.held
 
 
 class Loop:
@@ -90,10 +98,23 @@ class Loop:
         raise AssertionError("nothing here is timed")
 
 
-@pytest.fixture(params=PAIRS, ids=lambda p: f"{p[0].__name__.rsplit('.', 1)[1]}+"
-                                              f"{p[1].__name__.rsplit('.', 1)[1]}")
+def _name(pair: tuple) -> str:
+    return f"{pair[0].__name__.rsplit('.', 1)[1]}+{pair[1].__name__.rsplit('.', 1)[1]}"
+
+
+@pytest.fixture(params=PAIRS, ids=_name)
 def wired(request):
-    core_module, io_module = request.param
+    yield from _wired(request.param, direct=False)
+
+
+@pytest.fixture(params=PAIRS, ids=_name)
+def direct(request):
+    """As ``wired``, and the fast path may write replies to the client's socket itself."""
+    yield from _wired(request.param, direct=True)
+
+
+def _wired(pair: tuple, direct: bool):
+    core_module, io_module = pair
 
     class Connection(core_module.ConnectionCore):
         """The subclass's part, recorded: what the fast path hands to the usual path."""
@@ -119,6 +140,9 @@ def wired(request):
     ours, theirs = socket.socketpair()
     ours.setblocking(False)
     theirs.settimeout(5)
+    client, client_peer = socket.socketpair()
+    client.setblocking(False)
+    client_peer.settimeout(5)
     server = SimpleNamespace(terminating=False, logs_statements=False, log_min_duration_ms=-1)
     loop = Loop()
     session = Session(None, {})  # type: ignore[arg-type] - only protocol state is used
@@ -132,11 +156,12 @@ def wired(request):
     conn.session = session
     io = io_module.UpstreamIO(loop, up)
     io.attach()
-    conn.relay_fast(relay, io)
+    conn.relay_fast(relay, io, client.fileno() if direct else -1)
     conn._serving = True
-    yield SimpleNamespace(conn=conn, io=io, up=up, peer=theirs, loop=loop, session=session)
-    ours.close()
-    theirs.close()
+    yield SimpleNamespace(conn=conn, io=io, up=up, peer=theirs, loop=loop, session=session,
+                          client=client, client_peer=client_peer)
+    for sock in (ours, theirs, client, client_peer):
+        sock.close()
 
 
 def _upstream_reads(w, n: int) -> bytes:
@@ -233,3 +258,56 @@ def test_a_write_the_upstream_does_not_take_at_once_is_finished_when_it_is_writa
     _upstream_says(w, REPLIES)
     assert b"".join(w.conn.transport.written) == REPLIES
     assert not w.conn._busy
+
+
+def _client_reads(w, n: int) -> bytes:
+    got = b""
+    w.client_peer.setblocking(False)
+    try:
+        while len(got) < n:
+            got += w.client_peer.recv(n - len(got))
+    except BlockingIOError:
+        pass
+    return got
+
+
+def test_replies_go_straight_to_the_client_socket_when_the_transport_holds_nothing(direct):
+    w = direct
+    w.conn.data_received(BATCH)
+    _upstream_reads(w, len(BATCH))
+    _upstream_says(w, REPLIES)
+    assert _client_reads(w, len(REPLIES)) == REPLIES
+    assert w.conn.transport.written == []
+    assert not w.conn._busy
+
+
+def test_replies_wait_behind_what_the_transport_has_not_written(direct):
+    w = direct
+    w.conn.transport.held = 10  # it still holds an earlier write: nothing may overtake it
+    w.conn.data_received(BATCH)
+    _upstream_reads(w, len(BATCH))
+    _upstream_says(w, REPLIES)
+    assert b"".join(w.conn.transport.written) == REPLIES
+    assert _client_reads(w, 1) == b""
+
+
+def test_what_the_client_socket_does_not_take_goes_to_the_transport_in_order(direct):
+    w = direct
+    w.client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    rows = b"".join(frame(b"D", struct.pack("!hi", 1, 1000) + bytes([65 + i % 26]) * 1000)
+                    for i in range(400))
+    replies = frame(b"2") + rows + frame(b"C", cstr("SELECT 400")) + frame(b"Z", b"I")
+    w.conn.data_received(BATCH)
+    _upstream_reads(w, len(BATCH))
+    w.peer.setblocking(False)
+    rest = replies
+    while w.conn._busy:
+        if rest:
+            try:
+                rest = rest[w.peer.send(rest):]
+            except BlockingIOError:
+                pass
+        w.loop.readers[w.io.fd]()
+    direct_part = _client_reads(w, len(replies))
+    assert 0 < len(direct_part) < len(replies)
+    assert direct_part + b"".join(w.conn.transport.written) == replies

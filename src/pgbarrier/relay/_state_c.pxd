@@ -3,6 +3,7 @@
 # ``if _COMPILED:`` branches use (pgbarrier.accel).
 import cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memchr
 
 cdef bint _COMPILED
 cdef object _scan
@@ -14,7 +15,7 @@ cdef tuple _WORDS
 @cython.locals(top=Py_ssize_t)
 cdef Py_ssize_t _length_at(bytes data, Py_ssize_t pos)
 
-@cython.locals(i=Py_ssize_t)
+@cython.locals(base=cython.p_char, hit=cython.p_void)
 cdef Py_ssize_t _nul(bytes data, Py_ssize_t start, Py_ssize_t end) except -2
 
 cdef bytes _sub(bytes data, Py_ssize_t start, Py_ssize_t end)
@@ -67,6 +68,8 @@ cdef class RelayState:
     cpdef forget(self, int code, bytes name)
     @cython.locals(expect=list, i=Py_ssize_t, item=tuple)
     cpdef settled(self)
+    cpdef finished(self, object session)
+    cpdef fast_ready(self, object session)
     cpdef copy_began(self, Py_ssize_t drain)
     cpdef Py_ssize_t copy_ended(self) except -1
 

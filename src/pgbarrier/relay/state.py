@@ -108,12 +108,13 @@ def _length_at(data: bytes, pos: int) -> int:
 def _nul(data: bytes, start: int, end: int) -> int:
     """The offset of the first NUL byte of ``data[start:end]``, or -1."""
     if _COMPILED:
-        i = start
-        while i < end:
-            if data[i] == 0:
-                return i
-            i += 1
-        return -1
+        if end <= start:
+            return -1
+        base = PyBytes_AS_STRING(data)  # noqa: F821
+        hit = memchr(base + start, 0, end - start)  # noqa: F821
+        if hit == cython.NULL:
+            return -1
+        return cython.cast(cython.p_char, hit) - base
     return data.find(b"\0", start, end)
 
 
@@ -396,6 +397,22 @@ class RelayState:
                 item = expect[i]
                 self.forget(item[0], item[1])
         expect.clear()
+
+    def finished(self, session: Any) -> None:
+        """The upstream's ReadyForQuery ended the exchange (its skipping ended with it,
+        :meth:`ready`): the expected replies are settled and ``session`` is told the
+        transaction status (``Session.relay_ready``)."""
+        self.settled()
+        session.relay_ready(self.status)
+
+    def fast_ready(self, session: Any) -> None:
+        """The connection's fast path got its batch's ReadyForQuery, with nothing for the
+        session's relay to record (no metrics, no ParameterStatus): the wait is over, the
+        exchange :meth:`finished`, the client's batch closed (``SessionRelay.fast_ready``
+        is the same with those)."""
+        self.busy = False
+        self.finished(session)
+        self.in_batch = False
 
     def copy_began(self, drain: int) -> None:
         """The upstream waits for the client's COPY data; ``drain``: the pump's target

@@ -7,6 +7,7 @@ from libc.errno cimport errno, EAGAIN, EINTR
 
 cdef extern from "<sys/socket.h>" nogil:
     ssize_t send(int fd, const void *buf, size_t n, int flags)
+    int MSG_NOSIGNAL
 
 cdef bint _COMPILED
 cdef object log, _IDLE, _monotonic
@@ -20,7 +21,7 @@ cdef class ConnectionCore:
     cdef public object _idle_timer, _on_writable, _timing, _fast, _fast_replied_cb
     cdef public object _up, _on_parameter
     cdef public bint _fast_query
-    cdef public int _up_fd
+    cdef public int _up_fd, _client_fd
 
     @cython.locals(first=bytes)
     cpdef _batch_began(self, object session, list batch)
@@ -28,6 +29,8 @@ cdef class ConnectionCore:
     @cython.locals(taken=Py_ssize_t, n=Py_ssize_t, sent=Py_ssize_t)
     cpdef bint _relay_fast(self, bytes data) except -1
     @cython.locals(sent=Py_ssize_t, err=int)
-    cdef Py_ssize_t _send_upstream(self, bytes data, object io) except -1
+    cdef Py_ssize_t _send(self, int fd, bytes data) except? -1
+    @cython.locals(fd=int, sent=Py_ssize_t)
+    cdef _to_client(self, bytes data)
     @cython.locals(start=Py_ssize_t, pos=Py_ssize_t, stop=int, buf=bytes)
     cpdef _fast_replied(self)

@@ -86,7 +86,6 @@ from pgbarrier.pgproto.codes import (
     PASSWORD_MESSAGE,
     SENDS_UPSTREAM,
     STARTS_STATEMENT,
-    SYNC,
     TERMINATE,
     WAITED_ON,
 )
@@ -595,7 +594,8 @@ class Connection(ConnectionCore, asyncio.Protocol):
             io = UpstreamIO(self.loop, session.relay.up)
             io.idle = self._upstream_spoke
             io.attach()
-            self.relay_fast(session.relay, io)
+            sock = None if self.tls else self.transport.get_extra_info("socket")
+            self.relay_fast(session.relay, io, sock.fileno() if sock is not None else -1)
         else:
             session.spill = self._spill
             assert session.executor is not None

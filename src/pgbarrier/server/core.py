@@ -65,7 +65,8 @@ class ConnectionCore:
                  "in_batch", "cancelled", "shut_read", "eof", "batches", "began", "ended",
                  "xact_began", "last_batch", "_serving", "_busy", "_finished", "_idle",
                  "_idle_timer", "_read_paused", "_write_paused", "_on_writable", "_timing",
-                 "_fast", "_fast_query", "_fast_replied_cb", "_up_fd", "_up", "_on_parameter")
+                 "_fast", "_fast_query", "_fast_replied_cb", "_up_fd", "_up", "_on_parameter",
+                 "_client_fd")
 
     def __init__(self, server: Any, loop: Any, frames: Any) -> None:
         self.server = server
@@ -118,10 +119,15 @@ class ConnectionCore:
         self._up_fd = -1
         self._up: Any = None
         self._on_parameter: Any = None
+        #: the client socket's descriptor, for the replies' writes (-1: through the
+        #: transport only, as over TLS)
+        self._client_fd = -1
 
-    def relay_fast(self, relay: Any, io: Any) -> None:
+    def relay_fast(self, relay: Any, io: Any, client_fd: int) -> None:
         """Serve a session relayed as bytes: ``relay`` its SessionRelay, ``io`` the loop's
-        side of its upstream socket (attached)."""
+        side of its upstream socket (attached), ``client_fd`` the client socket's
+        descriptor when the fast path may write replies to it itself (-1: it may not)."""
+        self._client_fd = client_fd
         self.upstream_io = io
         self._fast = relay
         self._up_fd = io.fd
@@ -219,7 +225,10 @@ class ConnectionCore:
         self._fast_query = data[0] == QUERY
         io = self.upstream_io
         io.fresh = False
-        sent = self._send_upstream(data, io)
+        sent = self._send(self._up_fd, data)
+        if sent < 0:  # it may have said why before it went: the read finds it
+            log.info("upstream send failed: %s", os.strerror(-sent))
+            sent = n
         if sent < n:
             up.pending_writes.append(data[sent:])
             io.send_later(self._fast_sent)
@@ -227,25 +236,40 @@ class ConnectionCore:
             io.waiting = self._fast_replied_cb
         return True
 
-    def _send_upstream(self, data: bytes, io: Any) -> int:
-        """Write ``data`` to the upstream socket at once: how much the kernel took (all of
-        it after an error other than a full buffer: the next read finds why)."""
+    def _send(self, fd: int, data: bytes) -> int:
+        """Write ``data`` to socket ``fd`` at once (non-blocking): how much the kernel
+        took, 0 when its buffer is full, minus the errno after another error (the caller
+        decides what it means)."""
         if _COMPILED:
-            sent = send(self._up_fd, PyBytes_AS_STRING(data), len(data), 0)  # noqa: F821
+            sent = send(fd, PyBytes_AS_STRING(data), len(data), MSG_NOSIGNAL)  # noqa: F821
             if sent >= 0:
                 return sent
             err = errno  # noqa: F821
             if err == EAGAIN or err == EINTR:  # noqa: F821 - EWOULDBLOCK is EAGAIN on Linux
                 return 0
-            log.info("upstream send failed: %s", os.strerror(err))
-            return len(data)
+            return -err
         try:
-            return io.sock.send(data)
+            return os.write(fd, data)
         except (BlockingIOError, InterruptedError):
             return 0
-        except OSError as exc:  # it may have said why before it went: the read finds it
-            log.info("upstream send failed: %s", exc)
-            return len(data)
+        except OSError as exc:
+            return -(exc.errno or 1)
+
+    def _to_client(self, data: bytes) -> None:
+        """A reply's bytes to the client: straight to its socket while the transport holds
+        nothing unwritten (what the kernel does not take goes to the transport, behind
+        nothing, which then also sees any error), else through the transport. uvloop
+        queues every write to the end of the loop's iteration; the fast path's one
+        write per upstream read need not wait for that."""
+        transport = self.transport
+        fd = self._client_fd
+        if fd >= 0 and not transport.get_write_buffer_size():
+            sent = self._send(fd, data)
+            if sent == len(data):
+                return
+            if sent > 0:
+                data = data[sent:]
+        transport.write(data)
 
     def _fast_sent(self) -> None:
         """The fast path's batch is all written upstream, or the client reads again:
@@ -270,9 +294,8 @@ class ConnectionCore:
             if stop == COPY_IN:
                 pos = pos + len(up.take_asynchronous())  # said with it: goes with it
                 up.pos = pos
-            transport = self.transport
-            if pos > start and not self.cancelled and not transport.is_closing():
-                transport.write(buf if start == 0 and pos == len(buf) else buf[start:pos])
+            if pos > start and not self.cancelled and not self.transport.is_closing():
+                self._to_client(buf if start == 0 and pos == len(buf) else buf[start:pos])
             if stop < 0:
                 if up.lost is not None:
                     raise up.lost
@@ -283,8 +306,11 @@ class ConnectionCore:
                     io.waiting = self._fast_replied_cb
                 return
             relay = self._fast
+            session = self.session
             if stop == COPY_IN:
                 relay.fast_copy()
+            elif session.stats is None and not up.param_events:
+                up.state.fast_ready(session)  # nothing more for the relay to record
             else:
                 relay.fast_ready(self._fast_query)
             self._busy = False
@@ -294,9 +320,9 @@ class ConnectionCore:
             if self.frames.head or self.eof or self.shut_read or self._write_paused:
                 self._advance()
             else:
-                info = self.session.executor.info
+                info = session.executor.info
                 if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
-                    self._arm_idle_timer(self.session)
+                    self._arm_idle_timer(session)
         except BaseException as err:  # noqa: BLE001 - run() sorts it out
             up.state.waited()
             self._end(err)

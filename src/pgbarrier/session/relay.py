@@ -72,8 +72,6 @@ from pgbarrier.pgproto.codes import (
     QUERY,
     READY_FOR_QUERY,
     SYNC,
-    TX_FAILED,
-    TX_IDLE,
     TX_IN_BLOCK,
 )
 
@@ -81,7 +79,6 @@ if TYPE_CHECKING:
     from pgbarrier.session.session import Session
 
 
-_TX = {TX_IDLE: TxState.IDLE, TX_IN_BLOCK: TxState.IN_BLOCK, TX_FAILED: TxState.FAILED}
 _FLUSH = frame(FLUSH)
 _SYNC = frame(SYNC)
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
@@ -287,8 +284,7 @@ class SessionRelay:
                 self._count(stats, state.commands)
             elif state.expect:
                 self._count_batch(stats)
-        state.settled()  # the pump's ReadyForQuery ended skipping (RelayState.ready)
-        s.relay_ready(_TX.get(state.status, s.tx))
+        state.finished(s)
         if self.up.param_events:
             self.take_params()
 

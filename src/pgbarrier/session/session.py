@@ -158,7 +158,17 @@ from pgbarrier.sql.route import Kind, route
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import encodings, transcode
 from pgbarrier.pgproto import messages as m
-from pgbarrier.pgproto.codes import BIND, CLOSE, DESCRIBE, EXECUTE, PARSE, QUERY
+from pgbarrier.pgproto.codes import (
+    BIND,
+    CLOSE,
+    DESCRIBE,
+    EXECUTE,
+    PARSE,
+    QUERY,
+    TX_FAILED,
+    TX_IDLE,
+    TX_IN_BLOCK,
+)
 from pgbarrier.pgproto import types as pgt
 
 if TYPE_CHECKING:
@@ -169,6 +179,8 @@ log = logging.getLogger(__name__)
 
 #: DataRow bytes gathered before the handler's ``spill`` writes them out
 SPILL_BYTES = 256 * 1024
+#: an upstream ReadyForQuery's status byte -> the session's transaction state
+_RELAY_TX = {TX_IDLE: TxState.IDLE, TX_IN_BLOCK: TxState.IN_BLOCK, TX_FAILED: TxState.FAILED}
 
 
 class _Untimed:
@@ -452,11 +464,11 @@ class Session:
     # The byte relay (session/relay.py) tells the session what happened upstream through
     # these; it never writes the session's fields itself.
 
-    def relay_ready(self, tx: TxState) -> None:
-        """The upstream's ReadyForQuery: ``tx`` (its status) is the session's, and nothing
-        is skipped any more."""
+    def relay_ready(self, status: int) -> None:
+        """The upstream's ReadyForQuery: its transaction status (``status``, PostgreSQL's
+        ``I``, ``T`` or ``E`` as a byte) is the session's, and nothing is skipped any more."""
         self.skip_until_sync = False
-        self.tx = tx
+        self.tx = _RELAY_TX.get(status, self.tx)
 
     def relay_sent(self) -> None:
         """A relayed Query or FunctionCall went upstream: it ends skipping to Sync."""
