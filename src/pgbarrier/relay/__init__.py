@@ -1,15 +1,19 @@
 """The byte relay's own types, below the backends, the session and the server that share them.
 
-Issue 30 gathers the relay's protocol state here (one object, its only writer); today
-this package holds what a relay step asks of the event loop (:mod:`pgbarrier.relay.effects`),
-which the upstream's pump (:mod:`pgbarrier.backends.pg_relay`), the session relay
-(:mod:`pgbarrier.session.relay`) and the connection that carries the requests out
-(:mod:`pgbarrier.server.connection`) all name, and the first part of that state
-(:mod:`pgbarrier.relay.state`: the client's batch, the upstream's open batch and skipping,
-its transaction status, the replies' accounting). :data:`RelayState` is that state's
+Issue 30 gathers the relay's protocol state here, one object written only by its
+transitions: :mod:`pgbarrier.relay.state` holds the client's batch, the upstream's open
+batch, skipping and transaction status, the replies' accounting, and the relay's own
+bookkeeping (the client bytes queued for the upstream, the replies expected, the
+statements and portals that live upstream, the routed texts, COPY), with the queueing of
+relayed messages that every relayed batch runs. :mod:`pgbarrier.relay.effects` is what a
+relay step asks of the event loop, which the upstream's pump
+(:mod:`pgbarrier.backends.pg_relay`), the session relay (:mod:`pgbarrier.session.relay`)
+and the connection that carries the requests out (:mod:`pgbarrier.server.connection`,
+its fast path :mod:`pgbarrier.server.core`) all name. :data:`RelayState` is the state's
 class as :func:`pgbarrier.accel.load` picks it (the compiled extension type, or the
 source): the users take it from here. It imports only pgbarrier's foundations
-(:mod:`pgbarrier.accel`, :mod:`pgbarrier.pgproto`).
+(:mod:`pgbarrier.accel`, :mod:`pgbarrier.pgproto`) and the words of
+:mod:`pgbarrier.sql.route` that decide, from a text's bytes, that it is relayed.
 """
 
 from pgbarrier import accel
