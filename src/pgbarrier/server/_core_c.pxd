@@ -19,7 +19,7 @@ cdef class ConnectionCore:
     cdef public object began, ended, xact_began, last_batch
     cdef public bint _serving, _busy, _finished, _idle, _read_paused, _write_paused
     cdef public object _idle_timer, _on_writable, _timing, _fast, _fast_replied_cb
-    cdef public object _up, _on_parameter
+    cdef public object _up, _on_parameter, _state
     cdef public bint _fast_query
     cdef public int _up_fd, _client_fd
 

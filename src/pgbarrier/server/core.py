@@ -66,7 +66,7 @@ class ConnectionCore:
                  "xact_began", "last_batch", "_serving", "_busy", "_finished", "_idle",
                  "_idle_timer", "_read_paused", "_write_paused", "_on_writable", "_timing",
                  "_fast", "_fast_query", "_fast_replied_cb", "_up_fd", "_up", "_on_parameter",
-                 "_client_fd")
+                 "_client_fd", "_state")
 
     def __init__(self, server: Any, loop: Any, frames: Any) -> None:
         self.server = server
@@ -119,6 +119,8 @@ class ConnectionCore:
         self._up_fd = -1
         self._up: Any = None
         self._on_parameter: Any = None
+        #: the relay's protocol state (the upstream's RelayState)
+        self._state: Any = None
         #: the client socket's descriptor, for the replies' writes (-1: through the
         #: transport only, as over TLS)
         self._client_fd = -1
@@ -132,6 +134,7 @@ class ConnectionCore:
         self._fast = relay
         self._up_fd = io.fd
         self._up = io.up
+        self._state = io.up.state
         self._on_parameter = io.up.parameter_status
         self._fast_replied_cb = self._fast_replied
 
@@ -209,7 +212,7 @@ class ConnectionCore:
         relay = self._fast
         session = self.session
         up = self._up
-        taken = up.state.fast_batch(session, relay, up, data, frames.limit)
+        taken = self._state.fast_batch(session, relay, up, data, frames.limit)
         if taken < 0:
             return False
         n = len(data)
@@ -289,7 +292,7 @@ class ConnectionCore:
         try:
             start = up.pos
             buf = up.buf
-            stop, _start, pos = up.state.scan(buf, start, 0, self._on_parameter)
+            stop, _start, pos = self._state.scan(buf, start, 0, self._on_parameter)
             up.pos = pos
             if stop == COPY_IN:
                 pos = pos + len(up.take_asynchronous())  # said with it: goes with it
@@ -310,7 +313,7 @@ class ConnectionCore:
             if stop == COPY_IN:
                 relay.fast_copy()
             elif session.stats is None and not up.param_events:
-                up.state.fast_ready(session)  # nothing more for the relay to record
+                self._state.fast_ready(session)  # nothing more for the relay to record
             else:
                 relay.fast_ready(self._fast_query)
             self._busy = False
