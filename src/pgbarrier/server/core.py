@@ -312,10 +312,13 @@ class ConnectionCore:
             session = self.session
             if stop == COPY_IN:
                 relay.fast_copy()
-            elif session.stats is None and not up.param_events:
-                self._state.fast_ready(session)  # nothing more for the relay to record
-            else:
+            elif up.param_events:  # the session relay passes them on
                 relay.fast_ready(self._fast_query)
+            else:
+                stats = session.stats
+                if stats is not None:
+                    relay.record(stats, self._fast_query)
+                self._state.fast_ready(session)
             self._busy = False
             self._batch_ended(None, True)
             if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply

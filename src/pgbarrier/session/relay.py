@@ -277,16 +277,21 @@ class SessionRelay:
         Query's, one observation), the expected replies settled, the session told its
         transaction status, the ParameterStatus messages passed on."""
         s = self.session
-        state = self.state
         stats = s.stats
         if stats is not None:
-            if query:
-                self._count(stats, state.commands)
-            elif state.expect:
-                self._count_batch(stats)
-        state.finished(s)
+            self.record(stats, query)
+        self.state.finished(s)
         if self.up.param_events:
             self.take_params()
+
+    def record(self, stats: Any, query: bool) -> None:
+        """Metrics of the exchange that just ended, before its replies are settled: a
+        simple Query's (``query``) is one observation, a batch's one per statement."""
+        state = self.state
+        if query:
+            self._count(stats, state.commands)
+        elif state.expect:
+            self._count_batch(stats)
 
     def take_params(self) -> None:
         """ParameterStatus messages passed on update what the client was told."""
