@@ -506,15 +506,16 @@ def source_tree(ref: str, into: Path) -> Path:
 
     files = subprocess.run(["git", "ls-tree", "--name-only", ref], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.split()
-    wanted = ["src"] + [f for f in ("setup.py", "pyproject.toml", "README.md") if f in files]
+    wanted = ["src"] + (["setup.py"] if "setup.py" in files else [])
     data = subprocess.run(["git", "archive", ref, *wanted], cwd=ROOT, capture_output=True,
                           check=True).stdout
     tar = into / "src.tar"
     tar.write_bytes(data)
     with tarfile.open(tar) as t:
         t.extractall(into, filter="data")
-    if "setup.py" in wanted:
-        built = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+    if "setup.py" in wanted:  # its extensions only (no pyproject: no metadata to check)
+        built = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib",
+                                str(into / "src"), "--build-temp", str(into / "build")],
                                cwd=into, capture_output=True, text=True, timeout=900)
         if built.returncode != 0:
             print(f"{ref}: its compiled loops were not built; its sources run "
