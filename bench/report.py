@@ -1627,10 +1627,17 @@ def _issue13_analysis(d: Doc, pt: dict[str, Any] | None, dko: dict[str, Any] | N
           "`epoll_wait`) and its kernel time per transaction is within a tenth of PgBouncer's "
           "(`perf record`, the same run: 78% of pgbarrier's samples in the kernel, 94% of "
           "PgBouncer's); what differs is user-space CPU on the one thread every transaction "
-          "passes twice, three quarters of it CPython's interpreter (the callgrind table): a "
-          "proxy in C, or the "
-          "connection's callbacks as C extension types, is what would close it (see the "
-          "pass-through paragraph above).", "")
+          "passes twice. Issue 30 (the same targets at 1 and 4 clients, ≥ 1.1× the minimal "
+          "relay, CPU per transaction ≤ 1.2× PgBouncer's) compiled the serving core with "
+          "typed state (`server/core.py`, `relay/state.py`, `server/upstream_io.py`), which "
+          "halved the instructions per transaction against `576f1e5` in -M simple and left "
+          "-M extended and prepared at 0.5–0.6 of it (the callgrind table); the "
+          "tps ratios moved less than that, since the kernel's part, the same for every "
+          "relay, is most of each transaction's CPU. What remains in user space is uvloop's "
+          "per-event work (its callback dispatch, GIL round trips and read buffers) and the "
+          "calls between the compiled objects and the session's Python ones: taking the "
+          "relay's sockets out of uvloop's transports, or a proxy in C, is what would close "
+          "it (see the pass-through paragraph above).", "")
     summary = (dko or {}).get("summary") or {}
     mine, floor = summary.get("this") or {}, summary.get("minimal-duckdb") or {}
     over = _over_floor(summary, "this")
