@@ -63,6 +63,10 @@ cdef class RelayState:
                    statements=dict, held=dict, text=bytes)
     cpdef Py_ssize_t fast_batch(self, object session, object relay, object up, bytes data,
                                 Py_ssize_t limit) except -2
+    cpdef queued(self, bytes frame)
+    cpdef bytes take_queued(self)
+    @cython.locals(expected=list)
+    cpdef list take_expected(self)
     @cython.locals(verdicts=dict)
     cpdef remember_query(self, bytes text, bint relayable)
     cpdef forget(self, int code, bytes name)

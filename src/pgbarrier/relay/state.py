@@ -370,6 +370,26 @@ class RelayState:
         self.waiting()
         return n
 
+    def queued(self, frame: bytes) -> None:
+        """Client bytes (a message, or one of the relay's own: Sync, Flush) go upstream
+        with the next write."""
+        self.wbuf.append(frame)
+
+    def take_queued(self) -> bytes:
+        """The bytes queued for the upstream, taken for one write: they are sent, and what
+        they leave open is open until the upstream's ReadyForQuery (:meth:`sent`)."""
+        data = b"".join(self.wbuf)
+        self.wbuf.clear()
+        self.sent()
+        return data
+
+    def take_expected(self) -> list[tuple[int, bytes, str | None]]:
+        """The expected replies, all read by a drain (no ReadyForQuery): the caller
+        accounts for each; none is expected any more."""
+        expected = self.expect
+        self.expect = []
+        return expected
+
     def remember_query(self, text: bytes, relayable: bool) -> None:
         """Whether a simple Query of ``text`` is relayed, as decided once (a text longer
         than VERDICT_TEXT is decided each time; past VERDICTS all are forgotten at once)."""

@@ -225,7 +225,7 @@ class SessionRelay:
         up = self.up
         s = self.session
         if self.state.wbuf or self.state.expect or up.state.dirty:
-            self.state.wbuf.append(frame)
+            self.state.queued(frame)
             self._send()
             up.state.exchange()
             if (yield from up.pump(s.out.chunks)) == COPY_IN:
@@ -238,15 +238,13 @@ class SessionRelay:
         return True
 
     def _send(self) -> None:
-        self.up.send(b"".join(self.state.wbuf))
-        self.up.state.sent()
-        self.state.wbuf.clear()
+        self.up.send(self.state.take_queued())
 
     def _drain(self) -> Steps:
         """Flush the relayed messages upstream and pass their replies on (before a
         full-path message, or at the client's Flush)."""
         up = self.up
-        self.state.wbuf.append(_FLUSH)
+        self.state.queued(_FLUSH)
         self._send()
         up.state.exchange()
         if (yield from up.pump(self.session.out.chunks, len(self.state.expect))) == COPY_IN:
@@ -261,12 +259,11 @@ class SessionRelay:
         stats = s.stats
         if stats is not None:
             self._count_batch(stats)
-        for i, (code, name, sql) in enumerate(self.state.expect):
+        for i, (code, name, sql) in enumerate(self.state.take_expected()):
             if failed_at is not None and i >= failed_at:
                 self.state.forget(code, name)
             elif code == EXECUTE and sql is not None:
                 s.relay_completed(sql)
-        self.state.expect.clear()
         if failed_at is not None:
             self.up.state.failed()
             s.relay_failed()
@@ -367,7 +364,7 @@ class SessionRelay:
         replies on but not its ReadyForQuery."""
         up = self.up
         if self.state.wbuf or self.state.expect or up.state.dirty:
-            self.state.wbuf.append(_SYNC)
+            self.state.queued(_SYNC)
             self._send()
             out = self.session.out.chunks
             up.state.exchange()
@@ -385,7 +382,7 @@ class SessionRelay:
 
     def _copy(self, code: int, frame: bytes) -> Steps:
         """Client messages while the upstream waits for COPY data: relayed as they are."""
-        self.state.wbuf.append(frame)
+        self.state.queued(frame)
         if code == COPY_DATA:
             self._copy_bytes += len(frame)
             if self._copy_bytes > _COPY_CHUNK:
