@@ -8,9 +8,10 @@ STAMP := $(VENV)/.installed-stamp
 
 # the sources setup.py compiles (pgbarrier/accel.py): an edit rebuilds their extensions
 COMPILED := src/pgbarrier/pgproto/scan.py src/pgbarrier/pgproto/_scan_c.pxd \
-	src/pgbarrier/session/relay_queue.py src/pgbarrier/session/_relay_queue_c.pxd \
 	src/pgbarrier/pgproto/rowframe.py src/pgbarrier/pgproto/_rowframe_c.pxd \
-	src/pgbarrier/relay/state.py src/pgbarrier/relay/_state_c.pxd
+	src/pgbarrier/relay/state.py src/pgbarrier/relay/_state_c.pxd \
+	src/pgbarrier/server/core.py src/pgbarrier/server/_core_c.pxd \
+	src/pgbarrier/server/upstream_io.py src/pgbarrier/server/_upstream_io_c.pxd
 
 # `make run` installs what serving needs; `make test` adds the test extras (clients,
 # pandas, alembic, ...) on top

@@ -16,7 +16,7 @@ statement, are queued by the relay).
 
 A compiled module (Cython, :mod:`pgbarrier.accel`) that compares these in its loops
 copies them into module-level names declared ``cdef int`` in its ``.pxd``, so each
-comparison is one C comparison (see :mod:`pgbarrier.session.relay_queue`).
+comparison is one C comparison (see :mod:`pgbarrier.relay.state`).
 """
 
 from __future__ import annotations
