@@ -24,10 +24,14 @@ Rules this module keeps:
 * Compiled: Cython builds this source into ``_core_c`` (its C types are in ``_core_c.pxd``
   beside it) when pgbarrier is installed, and :func:`pgbarrier.accel.load` picks the
   extension or this source: the connection takes its base class from
-  :data:`pgbarrier.server.connection.ConnectionCore`. The compiled build writes the
-  upstream with ``send(2)`` on the socket's descriptor (the socket is non-blocking while
-  the loop owns it, so nothing waits with the GIL held); the source calls the socket's
-  ``send``. The same code either way (the tests run both).
+  :data:`pgbarrier.server.connection.ConnectionCore`. The compiled build writes with
+  ``send(2)`` on the sockets' descriptors (non-blocking while the loop owns them, so
+  nothing waits with the GIL held), the source with ``os.write``. The same code either
+  way (the tests run both).
+* A reply's bytes go to the client's socket directly while its transport holds nothing
+  unwritten and is not closing (never over TLS: the connection passes no descriptor
+  then); what the kernel does not take goes to the transport, which keeps the order and
+  the flow control (``pause_writing``) from there (:meth:`ConnectionCore._to_client`).
 """
 
 from __future__ import annotations
