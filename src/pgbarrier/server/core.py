@@ -118,8 +118,8 @@ class ConnectionCore:
         self._fast_query = False
         #: ``_fast_replied`` bound once (the upstream's waiting callback, every batch)
         self._fast_replied_cb: Any = None
-        #: the upstream socket's descriptor (the compiled build's send), the upstream, and
-        #: its ParameterStatus reader bound once (the reply scan's, every batch)
+        #: the upstream socket's descriptor (the fast path writes to it itself), the
+        #: upstream, and its ParameterStatus reader bound once (the reply scan's, every batch)
         self._up_fd = -1
         self._up: Any = None
         self._on_parameter: Any = None
