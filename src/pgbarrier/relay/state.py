@@ -430,9 +430,9 @@ class RelayState:
         session's relay to record (no metrics, no ParameterStatus): the wait is over, the
         exchange :meth:`finished`, the client's batch closed (``SessionRelay.fast_ready``
         is the same with those)."""
-        self.busy = False
+        self.waited()
         self.finished(session)
-        self.in_batch = False
+        self.batch_closed()
 
     def copy_began(self, drain: int) -> None:
         """The upstream waits for the client's COPY data; ``drain``: the pump's target

@@ -83,10 +83,6 @@ _FLUSH = frame(FLUSH)
 _SYNC = frame(SYNC)
 #: fails the upstream's batch or block after a full-path error (its error is swallowed)
 _POISON = frame(EXECUTE, b"pgbarrier_abort\0\0\0\0\0")
-#: Parse and Query verdicts a session remembers (forgotten all at once past this), and
-#: the longest text remembered (the route cache's bound, memory stays bounded)
-_VERDICTS = VERDICTS
-_VERDICT_TEXT = VERDICT_TEXT
 #: CopyData held before it is written upstream
 _COPY_CHUNK = 256 * 1024
 #: client encodings whose text is read as UTF-8 (SQL_ASCII: PostgreSQL converts nothing)
@@ -194,11 +190,11 @@ class SessionRelay:
                 yield from self._local(PARSE, frame)
                 return
             verdict = (route(sql).relayable_parse, sql)
-            if len(self.state.verdicts) >= _VERDICTS:
+            if len(self.state.verdicts) >= VERDICTS:
                 self.state.verdicts.clear()
             self.state.verdicts[text] = verdict
             relayed = self.relay_now(PARSE, frame)
-            if len(text) > _VERDICT_TEXT:
+            if len(text) > VERDICT_TEXT:
                 del self.state.verdicts[text]  # decided each time, as the route of such a text
             if relayed:
                 return
