@@ -26,7 +26,8 @@ def _extensions() -> list:
         from Cython.Build import cythonize
 
         # annotations are for readers and mypy: the C types are the .pxd's
-        return cythonize([_extension(m) for m in COMPILED], quiet=True,
+        # include_path: an extension's .pxd may cimport another's (pgbarrier.accel)
+        return cythonize([_extension(m) for m in COMPILED], quiet=True, include_path=["src"],
                          compiler_directives={"language_level": 3,
                                               "annotation_typing": False})
     except Exception as exc:  # noqa: BLE001 - the Python sources run instead

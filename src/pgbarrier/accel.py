@@ -14,6 +14,12 @@ beside its source (C types from the ``_<name>_c.pxd`` there). Rules this module 
   else the source module itself: the same code run as Python (the same answers, slower).
   A machine without a C compiler installs and runs; a source edited after the build is
   never shadowed by a stale extension (a warning says to reinstall: ``make install``).
+* An extension may be typed against another's extension type (``cimport``: the serving
+  core calls the relay state's methods and reads the upstream's fields in C):
+  :data:`REQUIRES` names those, and
+  :func:`load` runs such an extension only where every module it requires runs compiled
+  too, else its source. An extension that cannot load beside the others (a missing or mismatched one
+  it imports) is a source too.
 * ``PGBARRIER_PURE_PYTHON=1`` in the environment loads the sources always (the tests run
   both implementations; a benchmark can compare them).
 * :data:`COMPILED` records what was loaded, for ``pgbarrier --version`` style reports and
@@ -37,15 +43,22 @@ def pure_python() -> bool:
     return os.environ.get("PGBARRIER_PURE_PYTHON", "") not in ("", "0")
 
 
+#: module -> the modules whose extension types its extension is typed against
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "pgbarrier.server.core": ("pgbarrier.relay.state",),
+    "pgbarrier.server.upstream_io": ("pgbarrier.relay.state",),
+}
+
+
 def load(name: str) -> ModuleType:
     """The implementation of module ``name`` to use (see the module rules)."""
     source = importlib.import_module(name)
     package, _, base = name.rpartition(".")
     compiled: ModuleType | None = None
-    if not pure_python():
+    if not pure_python() and all(_compiled(r) for r in REQUIRES.get(name, ())):
         try:
             compiled = importlib.import_module(f"{package}._{base}_c")
-        except ImportError:
+        except (ImportError, ValueError):  # ValueError: a type's size differs (mismatched)
             compiled = None
     if compiled is not None and _older(compiled, source):
         log.warning("%s: the compiled extension is older than its source; running the "
@@ -53,6 +66,13 @@ def load(name: str) -> ModuleType:
         compiled = None
     COMPILED[name] = compiled is not None
     return compiled if compiled is not None else source
+
+
+def _compiled(name: str) -> bool:
+    """Whether module ``name`` runs its extension (loaded now if it was not yet)."""
+    if name not in COMPILED:
+        load(name)
+    return COMPILED[name]
 
 
 def _older(compiled: ModuleType, source: ModuleType) -> bool:

@@ -37,6 +37,15 @@ def test_pure_python_asks_for_the_sources(name, monkeypatch):
     assert accel.COMPILED[name] is False
 
 
+@pytest.mark.parametrize("name", sorted(accel.REQUIRES))
+def test_an_extension_runs_only_beside_the_extensions_it_is_typed_against(name, monkeypatch):
+    """The serving core calls the relay state's extension type in C: where the state runs
+    its source (stale, say), so does the core, whatever its own build."""
+    monkeypatch.setattr(accel, "COMPILED", {r: False for r in accel.REQUIRES[name]})
+    assert accel.load(name).__name__ == name
+    assert accel.COMPILED[name] is False
+
+
 def test_an_extension_older_than_its_source_is_not_used(tmp_path):
     source, built = tmp_path / "scan.py", tmp_path / "_scan_c.so"
     source.write_text("")

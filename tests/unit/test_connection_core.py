@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from pgbarrier import accel
 from pgbarrier.backends.pg_relay import Upstream, UpstreamLost, frame
 from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.session.relay import SessionRelay
@@ -24,8 +25,13 @@ from pgbarrier.session.transaction import TxState
 
 
 def _implementations(name: str) -> list:
+    """The source and, where built and runnable beside the relay state that runs (the
+    compiled core is typed against the compiled state: pgbarrier.accel.REQUIRES), the
+    extension."""
     package, _, base = name.rpartition(".")
     found = [importlib.import_module(name)]
+    if not all(accel.COMPILED.get(r) for r in accel.REQUIRES.get(name, ())):
+        return found
     try:
         found.append(importlib.import_module(f"{package}._{base}_c"))
     except ImportError:

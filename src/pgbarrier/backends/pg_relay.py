@@ -59,7 +59,7 @@ from pgbarrier.backends.base import REPORTED_PARAMETERS, WireParams
 from pgbarrier.backends.upstream_session import UpstreamSession
 from pgbarrier.errors import Fatal, FeatureNotSupported, InFailedSqlTransaction, Notice, PgError
 from pgbarrier.relay.effects import NEED_BYTES, Spill
-from pgbarrier.relay import RelayState
+from pgbarrier.relay import RelayState, UpstreamCore
 from pgbarrier.pgproto.codes import (
     ASYNCHRONOUS,
     BIND,
@@ -229,32 +229,19 @@ def _row(payload: bytes) -> tuple[bytes | None, ...]:
 # --------------------------------------------------------------------------- the socket
 
 
-class Upstream:
+class Upstream(UpstreamCore):
     """The upstream socket after libpq's start-up, and what the relay must know of it.
-    Slotted: the relay reads its fields on every batch."""
+    The fields every relayed batch reads (``buf``, ``pos``, ``lost``, ``param_events``,
+    ``pending_writes``, ``blocking``, ``state``) are its base class's,
+    :class:`pgbarrier.relay.state.UpstreamCore` (C fields where compiled); slotted."""
 
-    __slots__ = ("sock", "buf", "pos", "params", "param_events", "state", "lost", "blocking",
-                 "pending_writes")
+    __slots__ = ("sock", "params")
 
     def __init__(self, sock: socket.socket, params: dict[str, str]) -> None:
+        UpstreamCore.__init__(self, RelayState())
         self.sock = sock
-        #: bytes read from the socket; ``buf[pos:]`` are not handled yet
-        self.buf = b""
-        self.pos = 0
         #: the upstream's current values of the reported parameters
         self.params: dict[str, str] = dict(params)
-        #: ParameterStatus (name, value) relayed to the client since the session last looked
-        self.param_events: list[tuple[str, str]] = []
-        #: the client's batch and the upstream's protocol (batch open, messages sent since
-        #: ReadyForQuery, skipping to Sync, transaction status, the replies counted, the
-        #: session waiting): read here, written only by its transitions
-        self.state = RelayState()
-        self.lost: UpstreamLost | None = None
-        #: True while a worker thread owns the socket (the full path): reads and writes
-        #: block; False while the event loop owns it (the relay)
-        self.blocking = True
-        #: relayed bytes for the event loop to write upstream (non-blocking mode)
-        self.pending_writes: list[bytes] = []
 
     @classmethod
     def of_connection(cls, conn: psycopg.Connection[Any]) -> Upstream:

@@ -11,13 +11,16 @@ relay step asks of the event loop, which the upstream's pump
 and the connection that carries the requests out (:mod:`pgbarrier.server.connection`,
 its fast path :mod:`pgbarrier.server.core`) all name. :data:`RelayState` is the state's
 class as :func:`pgbarrier.accel.load` picks it (the compiled extension type, or the
-source): the users take it from here. It imports only pgbarrier's foundations
+source), and :data:`UpstreamCore` the base class of the upstream (the fields every
+relayed batch reads): the users take them from here. It imports only pgbarrier's foundations
 (:mod:`pgbarrier.accel`, :mod:`pgbarrier.pgproto`) and the words of
 :mod:`pgbarrier.sql.route` that decide, from a text's bytes, that it is relayed.
 """
 
 from pgbarrier import accel
 
-RelayState = accel.load("pgbarrier.relay.state").RelayState
+_state = accel.load("pgbarrier.relay.state")
+RelayState = _state.RelayState
+UpstreamCore = _state.UpstreamCore
 
-__all__ = ["RelayState"]
+__all__ = ["RelayState", "UpstreamCore"]

@@ -32,6 +32,8 @@ cdef bint _one(int code, bytes data, Py_ssize_t pos, Py_ssize_t end, dict stmts,
                dict portals, dict verdicts, dict statements, dict held, object session,
                bint skipping, list expect) except -1
 
+cdef class UpstreamCore
+
 cdef class RelayState:
     cdef public bint in_batch, dirty, skipping, busy
     cdef public int status
@@ -60,9 +62,9 @@ cdef class RelayState:
     cpdef bint queue(self, object session, int code, bytes frame) except -1
     @cython.locals(n=Py_ssize_t, last=Py_ssize_t, length=Py_ssize_t, end=Py_ssize_t,
                    pos=Py_ssize_t, code=int, queued=bytes, wbuf=list, expect=list,
-                   statements=dict, held=dict, text=bytes)
-    cpdef Py_ssize_t fast_batch(self, object session, object relay, object up, bytes data,
-                                Py_ssize_t limit) except -2
+                   statements=dict, held=dict, text=bytes, buf=bytes)
+    cpdef Py_ssize_t fast_batch(self, object session, object relay, UpstreamCore up,
+                                bytes data, Py_ssize_t limit) except -2
     cpdef queued(self, bytes frame)
     cpdef bytes take_queued(self)
     @cython.locals(expected=list)
@@ -80,3 +82,10 @@ cdef class RelayState:
     @cython.locals(stop=int, start=Py_ssize_t, done=Py_ssize_t, commands=Py_ssize_t)
     cpdef tuple scan(self, bytes buf, Py_ssize_t pos, Py_ssize_t drain,
                      object on_parameter=*)
+
+cdef class UpstreamCore:
+    cdef public bytes buf
+    cdef public Py_ssize_t pos
+    cdef public object lost, state
+    cdef public list param_events, pending_writes
+    cdef public bint blocking

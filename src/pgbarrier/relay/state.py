@@ -315,8 +315,9 @@ class RelayState:
         feeding the messages one by one would leave up to that point."""
         wbuf = self.wbuf
         expect = self.expect
+        buf = up.buf
         if (self.copy_drain is not None or wbuf or expect or self.dirty
-                or session.skip_until_sync or up.lost is not None or up.pos < len(up.buf)):
+                or session.skip_until_sync or up.lost is not None or up.pos < len(buf)):
             return -1
         n = len(data)
         queued = _QUEUED
@@ -474,6 +475,34 @@ class RelayState:
                 on_parameter(buf[start + 5:pos - 1])
                 continue
             return stop, start, pos
+
+
+class UpstreamCore:
+    """The fields of an upstream that every relayed batch reads: the compiled base class
+    of :class:`pgbarrier.backends.pg_relay.Upstream` (which holds the rest and the
+    methods), so that the serving core and the upstream's reader, compiled against this
+    type (:data:`pgbarrier.accel.REQUIRES`), reach them without an attribute lookup."""
+
+    __slots__ = ("buf", "pos", "lost", "param_events", "pending_writes", "blocking",
+                 "state")
+
+    def __init__(self, state: RelayState) -> None:
+        #: bytes read from the socket; ``buf[pos:]`` are not handled yet
+        self.buf = b""
+        self.pos = 0
+        #: the upstream's loss (an ``UpstreamLost``) once its socket ended or failed
+        self.lost: Any = None
+        #: ParameterStatus (name, value) relayed to the client since the session last looked
+        self.param_events: list[tuple[str, str]] = []
+        #: relayed bytes for the event loop to write upstream (non-blocking mode)
+        self.pending_writes: list[bytes] = []
+        #: True while a worker thread owns the socket (the full path): reads and writes
+        #: block; False while the event loop owns it (the relay)
+        self.blocking = True
+        #: the client's batch and the upstream's protocol (batch open, messages sent since
+        #: ReadyForQuery, skipping to Sync, transaction status, the replies counted, the
+        #: session waiting): read here, written only by its transitions
+        self.state = state
 
 
 def _one(code: int, data: bytes, pos: int, end: int, stmts: dict[bytes, str],

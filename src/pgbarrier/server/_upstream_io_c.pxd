@@ -4,6 +4,9 @@
 import cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.errno cimport errno, EAGAIN, EINTR
+# the upstream's fields are reached in C: accel runs this extension only beside that one
+# (pgbarrier.accel.REQUIRES)
+from pgbarrier.relay._state_c cimport UpstreamCore
 
 cdef extern from "<sys/socket.h>" nogil:
     ssize_t recv(int fd, void *buf, size_t n, int flags)
@@ -19,5 +22,5 @@ cdef class UpstreamIO:
     cdef public int fd
     cdef public bint watching, fresh, paused
 
-    @cython.locals(got=Py_ssize_t, err=int, data=bytes)
+    @cython.locals(got=Py_ssize_t, err=int, data=bytes, up=UpstreamCore)
     cpdef _readable(self)

@@ -70,7 +70,8 @@ class ConnectionCore:
                  "xact_began", "last_batch", "_serving", "_busy", "_finished", "_idle",
                  "_idle_timer", "_read_paused", "_write_paused", "_on_writable", "_timing",
                  "_fast", "_fast_query", "_fast_replied_cb", "_up_fd", "_up", "_on_parameter",
-                 "_client_fd", "_state")
+                 "_client_fd", "_state", "_limit", "_log_durations", "_logs_statements",
+                 "_info", "_stats")
 
     def __init__(self, server: Any, loop: Any, frames: Any) -> None:
         self.server = server
@@ -78,6 +79,13 @@ class ConnectionCore:
         self.transport: Any = None
         self.session: Any = None
         self.frames = frames
+        #: fixed for the server's life, read once: the largest message a client may send,
+        #: whether each batch's duration is timed (log_min_duration_statement) and whether
+        #: each relayed statement is logged (the log level): the fast path reads these
+        #: at every batch
+        self._limit = frames.limit
+        self._log_durations = server.log_min_duration_ms >= 0
+        self._logs_statements = server.logs_statements
         #: the loop's side of the upstream socket, for a session relayed as bytes
         self.upstream_io: Any = None
         #: a batch of its messages is running
@@ -128,6 +136,10 @@ class ConnectionCore:
         #: the client socket's descriptor, for the replies' writes (-1: through the
         #: transport only, as over TLS)
         self._client_fd = -1
+        #: the session's SessionInfo (its idle timeouts) and statement counts (None:
+        #: metrics off), fixed once it is served: the fast path reads them at every batch
+        self._info: Any = None
+        self._stats: Any = None
 
     def relay_fast(self, relay: Any, io: Any, client_fd: int) -> None:
         """Serve a session relayed as bytes: ``relay`` its SessionRelay, ``io`` the loop's
@@ -141,6 +153,9 @@ class ConnectionCore:
         self._state = io.up.state
         self._on_parameter = io.up.parameter_status
         self._fast_replied_cb = self._fast_replied
+        session = self.session
+        self._info = session.executor.info
+        self._stats = session.stats
 
     # ------------------------------------------------------------------ the client's bytes
 
@@ -178,7 +193,7 @@ class ConnectionCore:
         first = batch[0]
         if len(batch) > 1 or first[0] != SYNC or len(first) > 5:  # not a lone Sync
             self.last_batch = batch
-        if self.server.log_min_duration_ms >= 0:
+        if self._log_durations:
             self._timing = (now, batch)
         if self.eof:  # it hung up before this batch began (behind its start-up, say)
             self.loop.call_later(HANGUP_GRACE_S, self._hung_up, self.batches)
@@ -211,12 +226,12 @@ class ConnectionCore:
         if frames.head:
             return False
         server = self.server
-        if server.terminating or server.logs_statements or server.log_min_duration_ms >= 0:
+        if self._logs_statements or self._log_durations or server.terminating:
             return False
         relay = self._fast
         session = self.session
         up = self._up
-        taken = self._state.fast_batch(session, relay, up, data, frames.limit)
+        taken = self._state.fast_batch(session, relay, up, data, self._limit)
         if taken < 0:
             return False
         n = len(data)
@@ -319,7 +334,7 @@ class ConnectionCore:
             elif up.param_events:  # the session relay passes them on
                 relay.fast_ready(self._fast_query)
             else:
-                stats = session.stats
+                stats = self._stats
                 if stats is not None:
                     relay.record(stats, self._fast_query)
                 self._state.fast_ready(session)
@@ -330,7 +345,7 @@ class ConnectionCore:
             if self.frames.head or self.eof or self.shut_read or self._write_paused:
                 self._advance()
             else:
-                info = session.executor.info
+                info = self._info
                 if info.idle_session_timeout_ms or info.idle_in_transaction_timeout_ms:
                     self._arm_idle_timer(session)
         except BaseException as err:  # noqa: BLE001 - run() sorts it out
