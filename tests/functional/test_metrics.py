@@ -397,6 +397,7 @@ def test_statements_relayed_as_bytes_to_an_upstream_are_counted():
         metrics = MetricsServer(srv)
         total = "pgbarrier_statements_total"
         before = metrics.scrape()
+        began = time.monotonic()
         with metrics.connect() as conn:
             conn.execute("SELECT 1; SELECT 2")  # one relayed Query, two statements
             conn.execute("SELECT %s::int", (3,))  # a relayed extended-protocol batch
@@ -405,12 +406,18 @@ def test_statements_relayed_as_bytes_to_an_upstream_are_counted():
             with pytest.raises(psycopg.errors.InvalidTextRepresentation):
                 conn.execute("SELECT %s::int", ("x",))
             conn.execute("SHOW DATABASES")  # control: the full path
+        took = time.monotonic() - began
         after = metrics.scrape()
 
         def moved(**labels: str) -> float:
             return after.value(total, database="dev", **labels) - \
                 before.value(total, database="dev", **labels)
 
+        # each relayed duration runs from when the connection read the batch: within the
+        # block's wall time, not from some earlier clock reading
+        durations = "pgbarrier_statement_duration_seconds_sum"
+        spent = after.value(durations, route="relayed") - before.value(durations, route="relayed")
+        assert 0 < spent <= took
         assert moved(route="relayed", sqlstate_class="00") == 3
         assert moved(route="relayed", sqlstate_class="42") == 1
         assert moved(route="relayed", sqlstate_class="22") == 1

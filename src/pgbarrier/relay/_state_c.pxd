@@ -44,6 +44,9 @@ cdef class RelayState:
     cdef public list wbuf, expect
     cdef public dict stmts, portals, verdicts, query_verdicts
     cdef public object copy_drain
+    cdef public double received_at
+
+    cpdef received(self, double now)
 
     cpdef batch_opened(self)
     cpdef batch_closed(self)

@@ -219,6 +219,13 @@ class RelayState:
         self.query_verdicts: dict[bytes, bool] = {}
         #: the pump's target while the client sends COPY data (None: not in COPY)
         self.copy_drain: int | None = None
+        #: ``time.monotonic()`` when the connection read the client's batch being relayed:
+        #: where a relayed statement's duration starts (metrics)
+        self.received_at = 0.0
+
+    def received(self, now: float) -> None:
+        """The connection read a client batch at ``now`` (``time.monotonic()``)."""
+        self.received_at = now
 
     def batch_opened(self) -> None:
         """A client extended-protocol message was taken: the batch lasts until its Sync."""

@@ -187,7 +187,8 @@ class ConnectionCore:
         self.batches += 1
         now = _monotonic()
         self.began = now
-        session.received_at = now
+        if self._state is not None:  # a relayed session's statement durations start here
+            self._state.received(now)
         if session.tx is _IDLE:
             self.xact_began = now
         first = batch[0]

@@ -319,9 +319,9 @@ class SessionRelay:
     def _count(self, stats: Any, ok: int) -> None:
         """Metrics: ``ok`` relayed statements succeeded, then one failed if the upstream
         said so. A relayed Query or batch is one duration observation, from when the
-        connection read it (``Session.received_at``) to its last reply."""
+        connection read it (``RelayState.received_at``) to its last reply."""
         state = self.up.state
-        seconds = monotonic() - self.session.received_at
+        seconds = monotonic() - state.received_at
         if state.failed_at is not None:
             if ok:
                 stats.ok_many(RELAYED, ok, seconds)
@@ -338,7 +338,7 @@ class SessionRelay:
         ok = state.take_commands()  # a later pump of the same batch counts only its own
         if state.failed_at is None:
             if ok:
-                stats.ok_many(RELAYED, ok, monotonic() - self.session.received_at)
+                stats.ok_many(RELAYED, ok, monotonic() - state.received_at)
             return
         self._count(stats, ok)
 

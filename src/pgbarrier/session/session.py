@@ -217,7 +217,7 @@ class Session:
     __slots__ = ("control", "server_parameters", "process_id", "secret_key", "out", "spill",
                  "tx", "skip_until_sync", "statements", "portals", "executor", "relay",
                  "closed", "reported", "_last_count", "_ext_implicit", "_ext_failed",
-                 "_timed_out", "statement_totals", "stats", "received_at", "_copy_in",
+                 "_timed_out", "statement_totals", "stats", "_copy_in",
                  "encoding", "_failing_sql", "_ahead")
 
     def __init__(self, control: ControlPlane, server_parameters: dict[str, str]) -> None:
@@ -256,9 +256,6 @@ class Session:
         #: counts, :mod:`pgbarrier.metrics.statements`) is opened there at start-up
         self.statement_totals: StatementTotals | None = None
         self.stats: SessionStatements | None = None
-        #: ``time.monotonic()`` when the connection read the batch being handled (set by
-        #: the connection): where a relayed statement's duration starts, for metrics
-        self.received_at = 0.0
         #: a COPY FROM STDIN waiting for its data (:mod:`pgbarrier.session.copy`)
         self._copy_in: CopyInState | None = None
         #: the client encoding the wire converts to and from (its ``codec`` None: nothing
