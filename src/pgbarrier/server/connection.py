@@ -9,7 +9,9 @@ relayed statement cost when each connection was a coroutine over a StreamReader.
 Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session` (and,
-  for an upstream read as bytes, :mod:`pgbarrier.session.relay`).
+  for an upstream read as bytes, :mod:`pgbarrier.session.relay`, whose steps
+  :mod:`pgbarrier.server.relay_driver` carries out; the whole-batch fast path is the
+  compiled base class's, :mod:`pgbarrier.server.core`).
 * Start-up is PostgreSQL 15's, step for step (:meth:`Connection._startup`). SSLRequest is
   answered ``S`` when the server has TLS (the handshake then runs on the same connection
   and the real StartupMessage is read over TLS), ``N`` otherwise; GSSENCRequest is always
@@ -50,7 +52,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import logging
 import socket
 import struct
@@ -73,18 +74,16 @@ from pgbarrier.errors import (
     TooManyConnections,
     as_pg_error,
 )
-from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.server.core import HANGUP_GRACE_S
 from pgbarrier.server.frames import FrameBuffer
+from pgbarrier.server.relay_driver import MAX_CHUNKS, RelayDriver
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
 from pgbarrier.pgproto.codes import (
     ANSWERED_WITH_READY,
-    EXTENDED,
     PASSWORD_MESSAGE,
-    SENDS_UPSTREAM,
     STARTS_STATEMENT,
     TERMINATE,
     WAITED_ON,
@@ -111,13 +110,9 @@ MAX_STARTUP_PACKET_BYTES = 10000
 _MAX_AUTH_MESSAGE_BYTES = 65535
 #: PostgreSQL's authentication_timeout (the default of --authentication-timeout-sec)
 STARTUP_TIMEOUT_S = 60.0
-#: output chunks gathered before they are written mid-batch
-_MAX_CHUNKS = 256
 _INT = struct.Struct("!i")
 #: how often pg_terminate_backend repeats its cancel while the batch has not ended
 _TERMINATE_REPEAT_S = 0.2
-#: a relay step that waits: it goes on from a callback
-_PENDING = object()
 #: PostgreSQL's DETAIL for bytes sent behind an SSLRequest or GSSENCRequest
 _MITM = ("This could be either a client-software bug or evidence of an attempted "
          "man-in-the-middle attack.")
@@ -135,7 +130,7 @@ class Connection(ConnectionCore, asyncio.Protocol):
     thousands at once, mostly idle, and a per-instance ``__dict__`` was 1.5 KB of each."""
 
     __slots__ = ("peer", "busy_at_shutdown", "told", "tls", "slot", "_want", "_waiter", "_done",
-                 "_drain_waiters", "_batch", "_next", "_steps", "started_at", "peer_addr",
+                 "_drain_waiters", "_driver", "started_at", "peer_addr",
                  "peer_port", "dead_end", "_notify_pending", "_worker_lock")
 
     def __init__(self, server: PgBarrierServer) -> None:
@@ -160,10 +155,8 @@ class Connection(ConnectionCore, asyncio.Protocol):
         self._done: asyncio.Future[None] | None = None
         #: workers' spills waiting for the client's socket to take writes again
         self._drain_waiters: list[concurrent.futures.Future[None]] = []
-        #: the relayed batch running: its frames, the next one's index, the step running
-        self._batch: list[bytes] = []
-        self._next = 0
-        self._steps: Any = None
+        #: carries out a relayed session's batches (None: the session is not relayed)
+        self._driver: RelayDriver | None = None
         #: for pg_stat_activity (server/activity.py): when it connected (wall clock), the
         #: peer's address and port (None for none)
         self.started_at = time.time()
@@ -594,6 +587,7 @@ class Connection(ConnectionCore, asyncio.Protocol):
             io = UpstreamIO(self.loop, session.relay.up)
             io.idle = self._upstream_spoke
             io.attach()
+            self._driver = RelayDriver(self, session.relay, io)
             sock = None if self.tls else self.transport.get_extra_info("socket")
             self.relay_fast(session.relay, io, sock.fileno() if sock is not None else -1)
         else:
@@ -625,10 +619,9 @@ class Connection(ConnectionCore, asyncio.Protocol):
                     self._deliver_notifications()
                 return
             self._batch_began(session, batch)
-            if session.relay is not None:
-                self._batch = batch
-                self._next = 0
-                self._relay_frames(None)
+            driver = self._driver
+            if driver is not None:
+                driver.run(batch)
             else:
                 self._busy = True
                 self.server.pool.call(self._run_batch_reported, session, batch)
@@ -789,161 +782,23 @@ class Connection(ConnectionCore, asyncio.Protocol):
             except Exception as exc:  # a bug must not kill the connection silently
                 log.exception("unexpected failure handling %s", type(msg).__name__)
                 out.add(session.error_message(as_pg_error(exc)))
-            if i < last and out.chunks and (code in WAITED_ON or len(out.chunks) > _MAX_CHUNKS):
+            if i < last and out.chunks and (code in WAITED_ON or len(out.chunks) > MAX_CHUNKS):
                 assert spill is not None
                 spill(out.take())
         return out.take(), code in ANSWERED_WITH_READY, False
 
-    # ------------------------------------------------------------------ the upstream relay
+    # ------------------------------------------------------------------ the relay driver's host
 
-    def _relay_frames(self, ended: Any) -> None:
-        """On the loop: the relayed batch's frames from ``_next`` on, each to the session's
-        relay, its steps driven by :meth:`_drive`. ``ended``: the answer of the step that
-        just ended after waiting (None: none did). Returns when the batch ends or a step
-        waits (``_busy``)."""
-        session = self.session
-        assert session is not None
-        relay = session.relay
-        assert relay is not None
-        out = session.out
-        server = self.server
-        relay_now = relay.relay_now
-        batch = self._batch
-        last = len(batch) - 1
-        while True:
-            if ended is not None:  # the frame before _next has been handled
-                if self._next <= last and out.chunks and (ended or len(out.chunks) > _MAX_CHUNKS):
-                    self._write(out.take())
-                    if self._write_paused:
-                        self._busy = True
-                        self._on_writable = functools.partial(self._step_ended, None)
-                        return
-                ended = None
-            i = self._next
-            if i > last:
-                break
-            frame = batch[i]
-            self._next = i + 1
-            code = frame[0]
-            if code in EXTENDED and relay_now(code, frame):
-                continue  # queued for the upstream until Sync or Flush: nothing to write
-            if code == TERMINATE:
-                self.in_batch = False
-                self._write(out.take())
-                self._end()
-                return
-            if code in SENDS_UPSTREAM and (server.terminating or server.logs_statements):
-                server.gate(self)
-            self._steps = relay.steps(code, frame)
-            ended = self._drive(None, None)
-            if ended is _PENDING:
-                self._busy = True
-                return
-        self._batch = []
-        self._batch_ended(out.take(), batch[-1][0] in ANSWERED_WITH_READY)
-        up = relay.up
-        if up.pos < len(up.buf) or up.lost is not None:  # it said more after its last reply
-            self._upstream_spoke()
+    def relay_waits(self, on_writable: Callable[[], None] | None = None) -> None:
+        """A relayed batch's step waits (the driver goes on from a callback); with
+        ``on_writable``, for the client's socket to take writes again."""
+        self._busy = True
+        if on_writable is not None:
+            self._on_writable = on_writable
 
-    def _step_ended(self, answer: Any) -> None:
+    def relay_goes_on(self) -> None:
+        """The waiting step of a relayed batch has ended."""
         self._busy = False
-        self._relay_frames(answer)
-        self._advance()
-
-    def _resume(self, value: Any = None, exc: BaseException | None = None) -> None:
-        """A waiting step goes on (a callback's entry point)."""
-        try:
-            answer = self._drive(value, exc)
-            if answer is not _PENDING:
-                self._step_ended(answer)
-        except BaseException as err:  # noqa: BLE001 - run() sorts it out
-            self._end(err)
-
-    def _drive(self, value: Any, exc: BaseException | None) -> Any:
-        """Run the step generator until it ends (its answer) or waits (``_PENDING``; a
-        callback resumes it). Its requests are the upstream's bytes (NEED_BYTES, after
-        writing what it queued), a client write (Spill) and full-path work (RunLocal, on a
-        worker that owns the upstream socket meanwhile)."""
-        io = self.upstream_io
-        assert io is not None
-        up = io.up
-        steps = self._steps
-        try:
-            try:
-                io.fresh = False
-                request = steps.throw(exc) if exc is not None else steps.send(value)
-                while True:
-                    if request is NEED_BYTES:
-                        if up.pending_writes and not io.send_now():
-                            io.send_later(self._sent_then_read)
-                            return _PENDING
-                        if not io.fresh and up.lost is None:
-                            io.waiting = self._resume
-                            return _PENDING
-                        io.fresh = False
-                        request = steps.send(None)
-                    elif type(request) is Spill:
-                        chunks = request.chunks
-                        self._write(b"".join(chunks))
-                        chunks.clear()
-                        if self.transport.is_closing():
-                            raise ClientGone()
-                        if self._write_paused:  # the client does not read: nor does the relay
-                            io.pause()
-                            self._on_writable = self._resume
-                            return _PENDING
-                        io.fresh = False
-                        request = steps.send(None)
-                    else:
-                        if up.pending_writes and not io.send_now():
-                            io.send_later(lambda: self._guard(self._run_local, request))
-                            return _PENDING
-                        self._run_local(request)
-                        return _PENDING
-            except StopIteration as stop:
-                self._steps = None
-                if up.pending_writes and not io.send_now():
-                    answer = stop.value
-                    io.send_later(lambda: self._guard(self._step_ended, answer))
-                    return _PENDING
-                return stop.value
-        except (Fatal, ClientGone):
-            raise
-        except Exception as err:  # a bug: the upstream stream cannot be trusted now
-            log.exception("unexpected failure relaying a message")
-            raise Fatal(f"internal error: {err}", sqlstate="XX000") from None
-
-    def _sent_then_read(self) -> None:
-        io = self.upstream_io
-        assert io is not None
-        if io.fresh or io.up.lost is not None:
-            self._resume()
-        else:
-            io.waiting = self._resume
-
-    def _run_local(self, request: Any) -> None:
-        io = self.upstream_io
-        assert io is not None
-        io.detach()
-        future = self.server.pool.submit(request.fn, *request.args)
-        future.add_done_callback(self._local_ran_threadsafe)
-
-    def _local_ran_threadsafe(self, future: concurrent.futures.Future[Any]) -> None:
-        try:
-            self.loop.call_soon_threadsafe(self._local_ran, future)
-        except RuntimeError:  # the loop is closed: the server is gone
-            pass
-
-    def _local_ran(self, future: concurrent.futures.Future[Any]) -> None:
-        io = self.upstream_io
-        assert io is not None
-        io.attach()
-        exc = future.exception()
-        if exc is not None:
-            self._resume(None, exc)
-        else:
-            self._resume(future.result())
-
 
 def _not_utf8(name: str) -> bool:
     """A start-up name holding bytes that are not UTF-8 (kept as surrogate escapes)."""

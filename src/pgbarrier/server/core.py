@@ -238,9 +238,7 @@ class ConnectionCore:
         n = len(data)
         self._batch_began(session, [data])
         if taken < n:  # the messages from ``taken`` on need the steps
-            self._batch = frames_of([data[taken:]])
-            self._next = 0
-            self._guard(self._relay_frames, None)
+            self._guard(self._driver.run, frames_of([data[taken:]]))
             if not self._busy:
                 self._guard(self._advance)
             return True
