@@ -14,12 +14,11 @@ beside its source (C types from the ``_<name>_c.pxd`` there). Rules this module 
   else the source module itself: the same code run as Python (the same answers, slower).
   A machine without a C compiler installs and runs; a source edited after the build is
   never shadowed by a stale extension (a warning says to reinstall: ``make install``).
-* An extension may be typed against another's extension type (``cimport``: the serving
-  core calls the relay state's methods and reads the upstream's fields in C):
-  :data:`REQUIRES` names those, and
-  :func:`load` runs such an extension only where every module it requires runs compiled
-  too, else its source. An extension that cannot load beside the others (a missing or mismatched one
-  it imports) is a source too.
+* An extension may be typed against another's extension types (``cimport``: the serving
+  core calls the relay state's methods and reads the upstream's fields in C).
+  :data:`REQUIRES` names those ties, and :func:`load` runs such an extension only where
+  every module it requires runs compiled too, else its source. An extension that cannot
+  load beside the others (one it imports is missing or was built apart) is a source too.
 * ``PGBARRIER_PURE_PYTHON=1`` in the environment loads the sources always (the tests run
   both implementations; a benchmark can compare them).
 * :data:`COMPILED` records what was loaded, for ``pgbarrier --version`` style reports and
