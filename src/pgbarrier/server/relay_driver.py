@@ -43,6 +43,7 @@ from pgbarrier.pgproto.codes import ANSWERED_WITH_READY, EXTENDED, SENDS_UPSTREA
 from pgbarrier.relay.effects import NEED_BYTES, Spill
 from pgbarrier.session.session import ClientGone
 
+#: the connection's logger: a relay failure is logged under the name it always had
 log = logging.getLogger("pgbarrier.server.connection")
 
 #: output chunks gathered before they are written mid-batch
