@@ -22,6 +22,7 @@ from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState
+from tests.relay_wire import SYNC, Loop, bind, cstr, execute
 
 
 def _implementations(name: str) -> list:
@@ -43,19 +44,6 @@ PAIRS = [(core, io) for core in _implementations("pgbarrier.server.core")
          for io in _implementations("pgbarrier.server.upstream_io")]
 
 
-def cstr(s: str) -> bytes:
-    return s.encode() + b"\0"
-
-
-def bind(portal: str = "", stmt: str = "") -> bytes:
-    return frame(b"B", cstr(portal) + cstr(stmt) + struct.pack("!hhh", 0, 0, 0))
-
-
-def execute(portal: str = "") -> bytes:
-    return frame(b"E", cstr(portal) + struct.pack("!i", 0))
-
-
-SYNC = frame(b"S")
 BATCH = bind(stmt="s1") + execute() + SYNC
 REPLIES = (frame(b"2") + frame(b"D", struct.pack("!hi", 1, 1) + b"7")
            + frame(b"C", cstr("SELECT 1")) + frame(b"Z", b"T"))
@@ -79,29 +67,6 @@ class Transport:
 
     def get_write_buffer_size(self) -> int:
         return self.held
-
-
-class Loop:
-    """What UpstreamIO asks of the event loop: the reader it would watch."""
-
-    def __init__(self) -> None:
-        self.readers: dict[int, object] = {}
-        self.writers: dict[int, object] = {}
-
-    def add_reader(self, fd: int, cb: object) -> None:
-        self.readers[fd] = cb
-
-    def remove_reader(self, fd: int) -> None:
-        self.readers.pop(fd, None)
-
-    def add_writer(self, fd: int, cb: object) -> None:
-        self.writers[fd] = cb
-
-    def remove_writer(self, fd: int) -> None:
-        self.writers.pop(fd, None)
-
-    def call_later(self, *args: object) -> None:
-        raise AssertionError("nothing here is timed")
 
 
 def _name(pair: tuple) -> str:

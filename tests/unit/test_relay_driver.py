@@ -23,6 +23,7 @@ from pgbarrier.server.relay_driver import RelayDriver
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState
+from tests.relay_wire import SYNC, Loop, bind, cstr, execute, parse, query, ready, row
 
 
 def _readers() -> list:
@@ -35,36 +36,7 @@ def _readers() -> list:
     return found
 
 
-def cstr(s: str) -> bytes:
-    return s.encode() + b"\0"
-
-
-def query(sql: str) -> bytes:
-    return frame(b"Q", cstr(sql))
-
-
-def parse(sql: str, name: str = "") -> bytes:
-    return frame(b"P", cstr(name) + cstr(sql) + struct.pack("!h", 0))
-
-
-def bind(portal: str = "", stmt: str = "") -> bytes:
-    return frame(b"B", cstr(portal) + cstr(stmt) + struct.pack("!hhh", 0, 0, 0))
-
-
-def execute(portal: str = "") -> bytes:
-    return frame(b"E", cstr(portal) + struct.pack("!i", 0))
-
-
-SYNC = frame(b"S")
 TERMINATE = frame(b"X")
-
-
-def row(value: bytes) -> bytes:
-    return frame(b"D", struct.pack("!hi", 1, len(value)) + value)
-
-
-def ready(status: bytes = b"I") -> bytes:
-    return frame(b"Z", status)
 
 
 class Transport:
@@ -76,26 +48,6 @@ class Transport:
 
     def is_closing(self) -> bool:
         return self.closing
-
-
-class Loop:
-    """What UpstreamIO asks of the event loop: the callbacks it would watch."""
-
-    def __init__(self) -> None:
-        self.readers: dict[int, object] = {}
-        self.writers: dict[int, object] = {}
-
-    def add_reader(self, fd: int, cb: object) -> None:
-        self.readers[fd] = cb
-
-    def remove_reader(self, fd: int) -> None:
-        self.readers.pop(fd, None)
-
-    def add_writer(self, fd: int, cb: object) -> None:
-        self.writers[fd] = cb
-
-    def remove_writer(self, fd: int) -> None:
-        self.writers.pop(fd, None)
 
 
 class Host:
@@ -198,7 +150,8 @@ def _upstream_says(w, data: bytes) -> None:
     w.loop.readers[w.io.fd]()  # the loop's reader callback, as epoll would call it
 
 
-SELECT_1 = (frame(b"T", struct.pack("!h", 1) + cstr("x") + struct.pack("!ihihih", 0, 0, 23, 4, -1, 0))
+SELECT_1 = (frame(b"T", struct.pack("!h", 1) + cstr("x")
+                  + struct.pack("!ihihih", 0, 0, 23, 4, -1, 0))
             + row(b"1") + frame(b"C", cstr("SELECT 1")))
 
 

@@ -16,38 +16,10 @@ from pgbarrier.relay.effects import NEED_BYTES, RunLocal, Spill
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState
+from tests.relay_wire import SYNC, bind, cstr, execute, parse, query, ready, row
 
 
-def cstr(s: str) -> bytes:
-    return s.encode() + b"\0"
-
-
-def query(sql: str) -> bytes:
-    return frame(b"Q", cstr(sql))
-
-
-def parse(sql: str, name: str = "") -> bytes:
-    return frame(b"P", cstr(name) + cstr(sql) + struct.pack("!h", 0))
-
-
-def bind(portal: str = "", stmt: str = "") -> bytes:
-    return frame(b"B", cstr(portal) + cstr(stmt) + struct.pack("!hhh", 0, 0, 0))
-
-
-def execute(portal: str = "") -> bytes:
-    return frame(b"E", cstr(portal) + struct.pack("!i", 0))
-
-
-SYNC = frame(b"S")
 PARSE_OK, BIND_OK = frame(b"1"), frame(b"2")
-
-
-def ready(status: bytes) -> bytes:
-    return frame(b"Z", status)
-
-
-def row(value: bytes) -> bytes:
-    return frame(b"D", struct.pack("!hi", 1, len(value)) + value)
 
 
 def complete(tag: str) -> bytes:
