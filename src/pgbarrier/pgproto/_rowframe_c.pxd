@@ -27,6 +27,22 @@ cpdef put_copy_fields(unsigned char[::1] buf, long long[::1] cursor, const long 
                       const unsigned char[::1] escapes, const unsigned char[::1] null,
                       unsigned char separator)
 
+@cython.locals(r=Py_ssize_t, i=cython.longlong, a=cython.longlong, b=cython.longlong,
+               more=cython.longlong, null_length=Py_ssize_t, quoted=bint)
+cpdef csv_sizes(long long[::1] sizes, long long[::1] extra, const long long[::1] offsets,
+                const unsigned char[::1] data, const unsigned char[::1] valid, Py_ssize_t n,
+                const unsigned char[::1] special, const unsigned char[::1] doubled,
+                const unsigned char[::1] null, bint scan, bint force, bint lone)
+
+@cython.locals(r=Py_ssize_t, i=cython.longlong, p=cython.longlong, a=cython.longlong,
+               length=cython.longlong, c=cython.uchar, quoted=cython.longlong,
+               null_length=Py_ssize_t)
+cpdef put_csv_fields(unsigned char[::1] buf, long long[::1] cursor, const long long[::1] extra,
+                     const long long[::1] offsets, const unsigned char[::1] data,
+                     const unsigned char[::1] valid, Py_ssize_t n,
+                     const unsigned char[::1] doubled, const unsigned char[::1] null,
+                     unsigned char quote, unsigned char escape, unsigned char separator)
+
 @cython.locals(point=Py_ssize_t)
 cdef str _pg_float(str s)
 

@@ -895,73 +895,55 @@ class CopyCsvRows:
     """Writes batches of one result as COPY TO's CSV-format CopyData messages (one a row,
     as :class:`pgbarrier.pgproto.copy_data.CsvWriter` writes them): each column's text
     (:func:`column_encoder`), quoted where ``CsvWriter.field`` quotes it (``force``
-    columns, the NULL string, a delimiter, quote, CR or LF; a lone column's ``\\.``), by
-    pyarrow's string kernels, joined with the delimiter and framed together."""
+    columns, the NULL string, a delimiter, quote, CR or LF; a lone column's ``\\.``),
+    sized and written by the compiled loops (``rowframe.csv_sizes``,
+    ``rowframe.put_csv_fields``) as the text format's are."""
 
     def __init__(self, columns: list[Column], delimiter: str, null: str, quote: str,
                  escape: str, force: set[int]) -> None:
-        import re
-
         self.columns = columns
-        self.delimiter, self.null, self.quote, self.escape = delimiter, null, quote, escape
-        self.force = force
-        self.needs = "[" + re.escape(delimiter + quote + "\r\n") + "]"
+        # COPY's delimiter, quote and escape are single one-byte characters
+        # (sql.copy_options checks): bytes here, as the loops compare them
+        d, q, e = delimiter.encode("utf-8")[0], quote.encode("utf-8")[0], \
+            escape.encode("utf-8")[0]
+        self.delimiter, self.quote, self.escape = d, q, e
+        self.special = np.zeros(256, dtype=np.uint8)
+        for byte in (d, q, 0x0A, 0x0D):
+            self.special[byte] = 1
+        self.doubled = np.zeros(256, dtype=np.uint8)
+        self.doubled[q] = self.doubled[e] = 1
+        encoded = null.encode("utf-8")
+        self.null = np.frombuffer(encoded or b"\0", dtype=np.uint8)[:len(encoded)].copy()
+        self.force = [i in force for i in range(len(columns))]
         self.lone = len(columns) == 1
         # the text of numbers, dates and times has no character to quote, unless the
         # delimiter or quote is one of its characters: only the NULL string to compare
         plain = not set(delimiter + quote) & set("0123456789 -+:.eEaINfinityt")
         self.scan = [not (plain and c.type_oid in _NO_ESCAPES) for c in columns]
-        self.no_escapes = np.zeros(256, dtype=np.uint8)
         self._encoders: list[Encode] | None = None
-
-    def _quoted(self, i: int, a: pa.Array) -> pa.Array:
-        q, e = self.quote, self.escape
-        if i in self.force:
-            need = None
-        elif not self.scan[i]:
-            if not self.null:  # a number's or a date's text is never empty
-                return a
-            need = pc.equal(a, self.null)
-            if not pc.any(need).as_py():
-                return a
-        else:
-            same = pc.is_in(a, pa.array([self.null, "\\."], pa.large_string())) \
-                if self.lone else pc.equal(a, self.null)
-            need = pc.or_(pc.match_substring_regex(a, self.needs), same)
-            if not pc.any(need).as_py():
-                return a
-        inner = a if e == q else pc.replace_substring(a, e, e + e)
-        inner = pc.replace_substring(inner, q, e + q)
-        lq = pa.scalar(q, pa.large_string())
-        wrapped = pc.binary_join_element_wise(lq, inner, lq, pa.scalar("", pa.large_string()))
-        return wrapped if need is None else pc.if_else(need, wrapped, a)
 
     def frame(self, batch: pa.RecordBatch) -> bytearray:
         n = batch.num_rows
+        ncols = batch.num_columns
         if self._encoders is None:
             self._encoders = [column_encoder(c, f.type, 0)
                               for c, f in zip(self.columns, batch.schema)]
-        texts = []
-        for i, (enc, col) in enumerate(zip(self._encoders, batch.columns)):
-            offsets, data, valid = enc(col)
-            nulls = n - int(valid.sum())
-            bitmap = None if not nulls else pa.py_buffer(np.packbits(valid, bitorder="little"))
-            text = pa.LargeStringArray.from_buffers(
-                n, pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
-                pa.py_buffer(data), bitmap, nulls)
-            texts.append(self._quoted(i, text))
-        line = pc.binary_join_element_wise(
-            *texts, pa.scalar(self.delimiter, pa.large_string()),
-            null_handling="replace", null_replacement=self.null) if len(texts) > 1 \
-            else pc.fill_null(texts[0], self.null)
-        offsets, data, valid = _strings(line)
+        wires = [enc(col) for enc, col in zip(self._encoders, batch.columns)]
         sizes = np.full(n, 5, dtype=np.int64)
-        extra = np.zeros(n, dtype=np.int64)
-        _frame.copy_sizes(sizes, extra, offsets, data, valid, n, self.no_escapes, 0, False)
+        extras = [np.empty(n, dtype=np.int64) for _ in wires]
+        for i, ((offsets, data, valid), extra) in enumerate(zip(wires, extras)):
+            _frame.csv_sizes(sizes, extra, offsets, data, valid, n, self.special,
+                             self.doubled, self.null, self.scan[i], self.force[i], self.lone)
+        if ncols == 0:
+            sizes += 1
         frames = bytearray(int(sizes.sum()))
         out = np.frombuffer(frames, dtype=np.uint8)
         cursor = np.empty(n, dtype=np.int64)
         _frame.put_headers(out, cursor, sizes, n, 0x64, -1)  # 'd'
-        _frame.put_copy_fields(out, cursor, extra, offsets, data, valid, n, self.no_escapes,
-                               np.zeros(0, dtype=np.uint8), 0x0A)
+        if ncols == 0:
+            out[cursor] = 0x0A
+        for i, ((offsets, data, valid), extra) in enumerate(zip(wires, extras)):
+            _frame.put_csv_fields(out, cursor, extra, offsets, data, valid, n, self.doubled,
+                                  self.null, self.quote, self.escape,
+                                  0x0A if i == ncols - 1 else self.delimiter)
         return frames

@@ -9,13 +9,14 @@ per value once that is done. Rules it keeps:
 
 * Pure functions over arrays (numpy, or anything with the buffer protocol): no I/O, no
   state, no knowledge of types beyond what each function's name says.
-* The writers (:func:`put_fields`, :func:`put_copy_fields`) fill a buffer whose size the
-  caller computed, at per-row positions ``cursor`` it advances: columns are written one
-  after the other, each row's fields landing in order. A DataRow field is a big-endian
-  int32 length (-1 for NULL) and the bytes; a COPY text field is the value escaped as
-  PostgreSQL's COPY TO escapes it (a byte table: 0 = as is, else the byte written after a
-  backslash) or the NULL string, then a separator byte (the delimiter, or the newline
-  after the last column).
+* The writers (:func:`put_fields`, :func:`put_copy_fields`, :func:`put_csv_fields`)
+  fill a buffer whose size the caller computed, at per-row positions ``cursor`` it
+  advances: columns are written one after the other, each row's fields landing in order.
+  A DataRow field is a big-endian int32 length (-1 for NULL) and the bytes; a COPY text
+  field is the value escaped as PostgreSQL's COPY TO escapes it (a byte table: 0 = as is,
+  else the byte written after a backslash) or the NULL string, then a separator byte (the
+  delimiter, or the newline after the last column); a CSV field is the value as it is or
+  quoted (:func:`csv_sizes` says which), or the NULL string, then the separator.
 * :func:`float8_text` is PostgreSQL's ``float8out`` with ``extra_float_digits`` > 0 (the
   shortest text that reads back, Python's ``repr``, printed in PostgreSQL's notation);
   :func:`numeric_binary` is ``numeric_send`` of decimals given as int64 unscaled values
@@ -133,6 +134,92 @@ def put_copy_fields(buf: Any, cursor: Any, extra: Any, offsets: Any, data: Any, 
                     else:
                         buf[p] = c
                         p += 1
+        else:
+            for i in range(null_length):
+                buf[p + i] = null[i]
+            p += null_length
+        buf[p] = separator
+        cursor[r] = p + 1
+
+
+def csv_sizes(sizes: Any, extra: Any, offsets: Any, data: Any, valid: Any, n: int,
+              special: Any, doubled: Any, null: Any, scan: bool, force: bool,
+              lone: bool) -> None:
+    """Add each row's COPY CSV field of one column and its separator byte to ``sizes``.
+    A value is quoted, as PostgreSQL's ``CopyAttributeOutCSV`` quotes it, where ``force``
+    says so, where it is the NULL string's bytes (``null``), where it is ``\\.`` alone on
+    its line (``lone``: the result's only column), or where one of its bytes is
+    ``special`` (the delimiter, the quote, CR, LF; ``scan`` False: the caller knows the
+    column has none). ``extra[r]``: 0 where the value is written as it is, else 1 plus
+    the escape bytes its quoting puts before each ``doubled`` byte (the quote and the
+    escape)."""
+    null_length = len(null)
+    for r in range(n):
+        if valid[r]:
+            a = offsets[r]
+            b = offsets[r + 1]
+            quoted = force
+            if not quoted and b - a == null_length:
+                quoted = True
+                for i in range(null_length):
+                    if data[a + i] != null[i]:
+                        quoted = False
+                        break
+            if not quoted and lone and b - a == 2 and data[a] == 0x5C and data[a + 1] == 0x2E:
+                quoted = True
+            if not quoted and scan:
+                for i in range(a, b):
+                    if special[data[i]]:
+                        quoted = True
+                        break
+            if quoted:
+                more = 0
+                for i in range(a, b):
+                    if doubled[data[i]]:
+                        more += 1
+                extra[r] = more + 1
+                sizes[r] += b - a + more + 3
+            else:
+                extra[r] = 0
+                sizes[r] += b - a + 1
+        else:
+            extra[r] = 0
+            sizes[r] += null_length + 1
+
+
+def put_csv_fields(buf: Any, cursor: Any, extra: Any, offsets: Any, data: Any, valid: Any,
+                   n: int, doubled: Any, null: Any, quote: int, escape: int,
+                   separator: int) -> None:
+    """COPY CSV fields of one column, each followed by ``separator`` (``extra``: from
+    :func:`csv_sizes`; ``null``: the NULL string's bytes, a uint8 array)."""
+    null_length = len(null)
+    for r in range(n):
+        p = cursor[r]
+        if valid[r]:
+            a = offsets[r]
+            length = offsets[r + 1] - a
+            quoted = extra[r]
+            if quoted:
+                buf[p] = quote
+                p += 1
+            if quoted <= 1:
+                if length:
+                    if _COMPILED:
+                        memcpy(cython.address(buf[p]), cython.address(data[a]), length)
+                    else:
+                        buf[p:p + length] = data[a:a + length]
+                    p += length
+            else:
+                for i in range(a, a + length):
+                    c = data[i]
+                    if doubled[c]:
+                        buf[p] = escape
+                        p += 1
+                    buf[p] = c
+                    p += 1
+            if quoted:
+                buf[p] = quote
+                p += 1
         else:
             for i in range(null_length):
                 buf[p + i] = null[i]
