@@ -200,6 +200,12 @@ EARLY_ROWS = 8192
 EARLY_BATCH_ROWS = 2048
 
 
+#: the most rows a stream reads or frames ahead for a suspended portal's next Execute
+#: (:meth:`BatchStream.read_ahead`, :meth:`BatchStream.frame_ahead`): a batch of DuckDB's
+#: (``duckdb_batches.BATCH_ROWS``); a larger fetch size streams the rest as any result does
+AHEAD_ROWS = 8192
+
+
 def write_now(sent: int, rows: int) -> bool:
     """Whether a batched result's batch of ``rows`` rows, ``sent`` rows in with it, is
     written out at once (see :data:`EARLY_ROWS`)."""
@@ -219,9 +225,9 @@ class BatchStream(RowStream):
         self._on_end = on_end
         self._batches: deque[Any] = deque()
         self._count = 0
-        #: rows framed ahead (:meth:`frame_ahead`): [framer key, messages, row ends,
-        #: rows taken, the batch they are]
-        self._ahead: list[Any] | None = None
+        #: rows framed ahead (:meth:`frame_ahead`), a batch each, in order: [framer key,
+        #: messages, row ends, rows taken, the batch they are]
+        self._ahead: deque[list[Any]] = deque()
 
     def _next(self) -> Any:
         batch = self._read()
@@ -277,47 +283,90 @@ class BatchStream(RowStream):
         while (batch := self.next_batch()) is not None:
             yield from self._to_rows(batch)
 
-    def frame_ahead(self, framer: Any) -> None:
-        """Frame the next batch already read (never a read from the backend: nothing of
-        the statement runs) with ``framer`` (``frame_rows``, ``key``:
+    def frame_ahead(self, framer: Any, rows: int = 0) -> None:
+        """Frame rows already read (never a read from the backend: nothing of the
+        statement runs) with ``framer`` (``frame_rows``, ``key``:
         :class:`pgbarrier.pgproto.columnar.DataRows`), for :meth:`take_framed`: a
-        suspended portal's next rows, framed while the client reads the last ones."""
-        if self._ahead is not None or not self._batches:
+        suspended portal's next rows, framed while the client reads the last ones.
+        ``rows``: what the next Execute or FETCH will likely ask for (the last one's
+        limit), framed from the front until that many are framed (at most
+        :data:`AHEAD_ROWS`); 0: the next batch whole. Only that much: the framing holds the session, and the next request
+        waits for it."""
+        batches = self._batches
+        ahead = self._ahead
+        if ahead and ahead[0][0] != framer.key:
             return
-        batch = self._batches[0]
-        data, ends = framer.frame_rows(batch)
-        self._batches.popleft()
-        self._ahead = [framer.key, data, ends, 0, batch]
+        framed = sum(len(a[2]) - a[3] for a in ahead)
+        rows = min(rows, AHEAD_ROWS)
+        while batches and (framed < rows or not rows and not framed):
+            batch = batches[0]
+            need = rows - framed
+            if rows and batch.num_rows > need:
+                batches[0] = batch.slice(need)
+                batch = batch.slice(0, need)
+            else:
+                batches.popleft()
+            data, ends = framer.frame_rows(batch)
+            ahead.append([framer.key, data, ends, 0, batch])
+            framed += batch.num_rows
 
     def take_framed(self, key: Any, max_rows: int = 0) -> tuple[memoryview, int] | None:
-        """Up to ``max_rows`` (0: all) of the rows framed ahead with a framer of ``key``,
-        as messages and their count; None when there are none (rows framed another way go
-        back to being rows)."""
-        ahead = self._ahead
-        if ahead is None:
+        """Up to ``max_rows`` (0: all) of the rows framed ahead with a framer of ``key``
+        (those of one batch at most), as messages and their count; None when there are
+        none (rows framed another way go back to being rows)."""
+        if not self._ahead:
             return None
-        if ahead[0] != key:
+        first_ahead = self._ahead[0]
+        if first_ahead[0] != key:
             self._unframe()
             return None
-        _key, data, ends, first, _batch = ahead
+        _key, data, ends, first, _batch = first_ahead
         left = len(ends) - first
         k = left if not max_rows or max_rows >= left else max_rows
         start = int(ends[first - 1]) if first else 0
         piece = memoryview(data)[start:int(ends[first + k - 1])]
         if k == left:
-            self._ahead = None
+            self._ahead.popleft()
         else:
-            ahead[3] = first + k
+            first_ahead[3] = first + k
         return piece, k
 
     def _unframe(self) -> None:
-        """Rows framed ahead and not taken go back to the front as rows of a batch."""
+        """Rows framed ahead and not taken go back to the front as rows of their batches."""
         ahead = self._ahead
-        if ahead is not None:
-            self._ahead = None
-            rest = ahead[4].slice(ahead[3])
+        while ahead:
+            segment = ahead.pop()
+            rest = segment[4].slice(segment[3])
             if rest.num_rows:
                 self._batches.appendleft(rest)
+
+    def held_rows(self) -> int:
+        """Rows read from the backend and not sent yet, framed ahead or not."""
+        return sum(len(a[2]) - a[3] for a in self._ahead) + \
+            sum(b.num_rows for b in self._batches)
+
+    def reads_ahead(self, rows: int) -> bool:
+        """Whether :meth:`read_ahead` of ``rows`` would read from the backend."""
+        return not self._exhausted and not self._cancelled \
+            and self.held_rows() < min(rows, AHEAD_ROWS)
+
+    def read_ahead(self, rows: int) -> None:
+        """Read from the backend until ``rows`` rows are held (:meth:`held_rows`; at most
+        :data:`AHEAD_ROWS`: a driver's fetch size of a million rows must not hold a
+        million rows between its round trips) or the result ends: called by the statement that suspended (a portal's Execute with a
+        row limit, once its rows are written), so the read runs under that statement's
+        cancel and timeout, and its next Execute finds its rows read and framed
+        (:meth:`frame_ahead`). An error is kept and raised where the rows reach it, as
+        :meth:`park` keeps it."""
+        while self.reads_ahead(rows):
+            try:
+                batch = self._next()
+            except Exception as exc:  # noqa: BLE001 - the backend's error, raised in its turn
+                self._exhausted = True
+                self._error = self._to_error(exc)
+                return
+            if batch is not None:
+                self._batches.append(batch)
 
     def batch_rows(self, batch: Any) -> list[tuple[Any, ...]]:
         """One of this stream's batches as rows of Python values."""
@@ -327,6 +376,11 @@ class BatchStream(RowStream):
         """Whether rows read already are left to frame ahead once a result of this
         stream's rows was sent (a cursor's next FETCH: :class:`StreamWindow`)."""
         return False
+
+    def window_rows(self) -> int:
+        """The rows a window of this stream asked for (a cursor's FETCH count; 0: all
+        or none)."""
+        return 0
 
 
 class StreamWindow(BatchStream):
@@ -339,6 +393,7 @@ class StreamWindow(BatchStream):
         super().__init__(lambda: None, stream._to_error, stream._to_rows)
         self._stream = stream
         self._left = rows
+        self._rows = rows or 0
         self._took = took
 
     def _want(self, max_rows: int) -> int:
@@ -369,11 +424,23 @@ class StreamWindow(BatchStream):
             self._taken(taken[1])
         return taken
 
-    def frame_ahead(self, framer: Any) -> None:
-        self._stream.frame_ahead(framer)
+    def frame_ahead(self, framer: Any, rows: int = 0) -> None:
+        self._stream.frame_ahead(framer, rows)
+
+    def held_rows(self) -> int:
+        return self._stream.held_rows()
+
+    def reads_ahead(self, rows: int) -> bool:
+        return self._stream.reads_ahead(rows)
+
+    def read_ahead(self, rows: int) -> None:
+        self._stream.read_ahead(rows)
 
     def continues(self) -> bool:
         return self._stream.pending or bool(self._stream._batches)
+
+    def window_rows(self) -> int:
+        return self._rows
 
     def park(self) -> None:
         pass  # the cursor's stream parks itself when the connection is needed

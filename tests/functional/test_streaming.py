@@ -375,3 +375,47 @@ def test_a_portal_parked_by_another_statement_fails_at_its_own_execute(server):
         assert out["status"] == "I"
     finally:
         client.close()
+
+
+def test_a_portal_read_ahead_fails_at_the_execute_that_reaches_the_bad_row(server):
+    """An Execute with a row limit reads the next rows ahead once its own are written
+    (``BatchStream.read_ahead``): an error met there is not this Execute's (it sends its
+    rows and PortalSuspended) but the Execute's whose rows reach it, as in PostgreSQL.
+    Every Execute before the error sends exactly its limit; the error comes after the rows
+    DuckDB gave before it, then the portal is gone."""
+    client = Client(server)
+    reader = client.reader
+    sync = _msg(b"S", b"")
+    bad = (b"SELECT (CASE WHEN range < 250000 THEN range::text ELSE 'x' END)::int AS v "
+           b"FROM range(400000)")
+    limit = 7000
+    try:
+        client.sock.sendall(
+            _msg(b"Q", b"BEGIN\x00")
+            + _msg(b"P", b"s\x00" + bad + b"\x00" + struct.pack("!h", 0))
+            + _msg(b"B", b"p\x00s\x00" + struct.pack("!hhh", 0, 0, 0)) + sync)
+        assert reader.until_ready()["status"] == "T"
+        assert reader.until_ready()["errors"] == []
+        sent = 0
+        for _ in range(400000 // limit + 2):
+            seen: list[bytes] = []
+            client.sock.sendall(_execute(b"p", limit) + sync)
+            out = reader.until_ready(lambda code: seen.append(code) if code != b"D" else None)
+            if out["errors"]:
+                assert [e["C"] for e in out["errors"]] == ["22P02"]
+                assert seen == [b"E", b"Z"] and out["status"] == "E"
+                # DuckDB gives whole vectors of 2,048 rows before its error, and no sum of
+                # them below 250,000 is a multiple of 7,000: an Execute that failed did
+                # not have all its rows (a failure of the read ahead would show here)
+                assert out["rows_before_error"] < limit
+                sent += out["rows_before_error"]
+                break
+            assert seen == [b"s", b"Z"] and out["rows"] == limit, (seen, out["rows"])
+            sent += limit
+        else:
+            raise AssertionError("the portal never failed")
+        assert 0 < sent <= 250000
+        client.query("ROLLBACK")
+        assert reader.until_ready()["status"] == "I"
+    finally:
+        client.close()

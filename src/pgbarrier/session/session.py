@@ -57,7 +57,13 @@ writes them. Rules this module keeps:
   client asks binary for every column relays the upstream's binary rows; with
   mixed formats the upstream's text is converted for the binary columns.
 * Execute with a row limit sends at most that many rows and PortalSuspended;
-  the next Execute resumes; a limit of 0 or less means every row (PostgreSQL's).
+  the next Execute resumes; a limit of 0 or less means every row (PostgreSQL's). On the
+  columnar path an Execute that suspends (and a SQL cursor's FETCH n) writes its rows,
+  then reads the next request's rows from the backend before its PortalSuspended
+  (:meth:`Session._read_ahead`: under its own cancel and timeout; an error there is kept
+  for the Execute whose rows reach it), and they are framed after the batch
+  (:meth:`Session.frame_ahead`): a driver's fetch size costs the client one framing it
+  does not wait for, not a read and a framing per round trip.
 * Bind keeps PostgreSQL's checks and answers: a named portal still open is 42P03
   ``cursor "p" already exists`` (the unnamed one is replaced); a parameter count the
   statement does not take is 08P01 ``bind message supplies 2 parameters, but prepared
@@ -237,7 +243,7 @@ class Session:
         self.portals: dict[str, Portal] = {}
         #: a portal's stream and framer whose next rows are framed after the batch
         #: (:meth:`frame_ahead`)
-        self._ahead: tuple[BatchStream, Any] | None = None
+        self._ahead: tuple[BatchStream, Any, int] | None = None
         self.executor: StatementExecutor | None = None
         #: set when the backend is an upstream read as raw bytes: messages that are not
         #: pgbarrier's are relayed (:mod:`pgbarrier.session.relay`)
@@ -705,7 +711,8 @@ class Session:
                 if limit and sent >= limit:
                     if portal is not None:
                         portal.sent += sent
-                        self._ahead = (stream, framer)
+                        self._ahead = (stream, framer, limit)
+                        self._read_ahead(stream, limit)
                     return False
         except Exception:  # an error after some rows: the block fails
             self.tx = after_error(self.tx)
@@ -716,8 +723,20 @@ class Session:
         else:
             self._last_count = sent
         if stream.continues():  # a cursor's FETCH: its next rows framed after the batch
-            self._ahead = (stream, framer)
+            self._ahead = (stream, framer, stream.window_rows())
+            self._read_ahead(stream, stream.window_rows())
         return True
+
+    def _read_ahead(self, stream: BatchStream, rows: int) -> None:
+        """A suspended portal's Execute (``rows``: its row limit) or a cursor's FETCH
+        (``rows``: its count) sent its rows: when fewer than that many are read and
+        not sent, those rows go out now and the next ones are read from the backend
+        meanwhile, under this statement's cancel and timeout (``BatchStream.read_ahead``),
+        for :meth:`frame_ahead` to frame after the batch: the next Execute or FETCH finds
+        them framed instead of reading and framing them while its client waits."""
+        if rows and self.spill is not None and stream.reads_ahead(rows):
+            self.spill(self.out.take())
+            stream.read_ahead(rows)
 
     def frame_ahead(self) -> None:
         """After a batch whose last Execute left a portal suspended (a driver's fetch size:
@@ -725,13 +744,14 @@ class Session:
         drivers' server-side cursors), on the worker, its output already on its way: the
         rows the portal or cursor holds already (read from the backend, not framed) are
         framed now, while the client reads, and its next Execute or FETCH sends them as
-        they are (``BatchStream.frame_ahead``). Nothing is read from the backend: the
-        statement does not run meanwhile, and a cancel has nothing to interrupt."""
+        they are (``BatchStream.frame_ahead``). Nothing is read from the backend here: the
+        statement does not run meanwhile, and a cancel has nothing to interrupt (what is
+        read ahead was read by the statement itself, :meth:`_read_ahead`)."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            stream, framer = ahead
+            stream, framer, rows = ahead
             try:
-                stream.frame_ahead(framer)
+                stream.frame_ahead(framer, rows)
             except Exception:  # noqa: BLE001 - its Execute frames them, and says what fails
                 pass
 
