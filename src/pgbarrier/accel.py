@@ -10,8 +10,9 @@ of the columnar result path, :mod:`pgbarrier.pgproto.rowframe`. ``setup.py`` com
 each with Cython, when pgbarrier is installed, into an extension named ``_<name>_c``
 beside its source (C types from the ``_<name>_c.pxd`` there). Rules this module keeps:
 
-* :func:`load` returns the extension when it was built and is not older than its source,
-  else the source module itself: the same code run as Python (the same answers, slower).
+* :func:`load` returns the extension when it was built and is not older than the files it
+  was built from (its source, its ``.pxd``, and the ``.pxd`` of each module it is typed
+  against), else the source module itself: the same code run as Python (the same answers, slower).
   A machine without a C compiler installs and runs; a source edited after the build is
   never shadowed by a stale extension (a warning says to reinstall: ``make install``).
 * An extension may be typed against another's extension types (``cimport``: the serving
@@ -59,7 +60,8 @@ def load(name: str) -> ModuleType:
             compiled = importlib.import_module(f"{package}._{base}_c")
         except (ImportError, ValueError):  # ValueError: a type's size differs (mismatched)
             compiled = None
-    if compiled is not None and _older(compiled, source):
+    if compiled is not None and _older(compiled, source, [
+            importlib.import_module(r) for r in REQUIRES.get(name, ())]):
         log.warning("%s: the compiled extension is older than its source; running the "
                     "source (reinstall to rebuild it: make install)", name)
         compiled = None
@@ -74,8 +76,27 @@ def _compiled(name: str) -> bool:
     return COMPILED[name]
 
 
-def _older(compiled: ModuleType, source: ModuleType) -> bool:
+def _inputs(source: ModuleType) -> list[str]:
+    """The files a module's extension is built from: its source and its ``.pxd``."""
+    path = source.__file__ or ""
+    head, tail = os.path.split(path)
+    return [path, os.path.join(head, f"_{tail.rpartition('.')[0]}_c.pxd")]
+
+
+def _older(compiled: ModuleType, source: ModuleType,
+           requires: list[ModuleType] | tuple[ModuleType, ...] = ()) -> bool:
+    """Whether the extension is older than a file it was built from: its source, its
+    ``.pxd``, and the ``.pxd`` of each module it is typed against (``requires``, their
+    source modules): an edited ``.pxd`` moves the fields the extension reads in C."""
     try:
-        return os.path.getmtime(compiled.__file__ or "") < os.path.getmtime(source.__file__ or "")
+        built = os.path.getmtime(compiled.__file__ or "")
     except OSError:
         return False
+    paths = _inputs(source) + [_inputs(module)[1] for module in requires]
+    for path in paths:
+        try:
+            if os.path.getmtime(path) > built:
+                return True
+        except OSError:  # no .pxd: nothing to compare
+            continue
+    return False

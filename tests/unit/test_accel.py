@@ -59,3 +59,32 @@ def test_an_extension_older_than_its_source_is_not_used(tmp_path):
     assert accel._older(compiled, plain)
     os.utime(built, (3_000, 3_000))
     assert not accel._older(compiled, plain)
+
+
+def test_an_extension_older_than_a_pxd_it_was_built_against_is_not_used(tmp_path):
+    """The serving core reads the relay state's fields at the offsets of the state's
+    ``.pxd``: an edited ``.pxd`` (its own, or one of a module it is typed against) makes
+    the extension stale though no ``.py`` changed."""
+    own, other = tmp_path / "own", tmp_path / "other"
+    own.mkdir()
+    other.mkdir()
+    files = {"built": own / "_core_c.so", "source": own / "core.py",
+             "pxd": own / "_core_c.pxd", "required": other / "state.py",
+             "required_pxd": other / "_state_c.pxd"}
+    for path in files.values():
+        path.write_text("")
+        os.utime(path, (1_000, 1_000))
+    os.utime(files["built"], (2_000, 2_000))
+    compiled, plain, state = (types.ModuleType(n) for n in ("c", "p", "s"))
+    compiled.__file__ = str(files["built"])
+    plain.__file__ = str(files["source"])
+    state.__file__ = str(files["required"])
+    assert not accel._older(compiled, plain, [state])
+    for key in ("pxd", "required_pxd", "source"):
+        os.utime(files[key], (3_000, 3_000))
+        assert accel._older(compiled, plain, [state]), key
+        os.utime(files[key], (1_000, 1_000))
+    os.utime(files["required"], (3_000, 3_000))  # its code, not its C layout: still good
+    assert not accel._older(compiled, plain, [state])
+    files["pxd"].unlink()  # a module compiled without a .pxd of its own
+    assert not accel._older(compiled, plain, [state])
