@@ -102,7 +102,7 @@ def test_a_prepared_statement_batch_is_taken_whole(q):
     assert [e[0] for e in relay.state.expect] == list(b"BDE")
     assert relay.state.portals == {b"": "SELECT $1::int"}
     up = relay.up
-    assert up.state.dirty and up.state.busy and up.state.in_batch and up.state.done == 0 and up.state.failed_at is None
+    assert up.state.open_upstream() and up.state.busy and up.state.in_batch and up.state.done == 0 and up.state.failed_at is None
 
 
 def test_a_parse_of_a_relayed_text_is_taken_and_names_its_statement(q):
@@ -297,3 +297,26 @@ def test_a_text_is_relayed_from_its_bytes_only_as_route_decides(q, encoding):
             assert relay.state.portals == {b"": sql}, (case, text)
         if plain:
             assert verdict.relayable_parse and taken == len(data), (case, text)
+
+
+def test_the_upstreams_phase_moves_only_by_its_transitions(q):
+    """``RelayState.phase`` is the upstream's batch, one :class:`Phase` at a time:
+    PostgreSQL's own states of a backend in the extended protocol."""
+    from pgbarrier.relay.state import Phase
+
+    state = q.module.RelayState()
+    assert state.phase == Phase.IDLE and not state.open_upstream() and not state.skipping()
+    state.sent(synced=True)  # a message with its own Sync leaves nothing open
+    assert state.phase == Phase.IDLE
+    state.sent()
+    assert state.phase == Phase.OPEN and state.open_upstream() and not state.skipping()
+    state.failed()
+    assert state.phase == Phase.SKIPPING and state.open_upstream() and state.skipping()
+    state.sent(synced=True)  # skipping lasts until its ReadyForQuery
+    assert state.phase == Phase.SKIPPING
+    state.ready(ord("E"))
+    assert state.phase == Phase.IDLE and state.status == ord("E")
+    state.batch_sent()
+    assert state.phase == Phase.OPEN and state.in_batch
+    state.ready(ord("I"))
+    assert Phase(state.phase) is Phase.IDLE

@@ -442,7 +442,7 @@ class RelaySession(UpstreamSession):
         up = self.upstream
         state = up.state
         sync = not state.in_batch
-        if state.skipping and not sync:
+        if state.skipping() and not sync:
             # the upstream discards everything until the client's Sync (an error in its open
             # batch): no reply would ever come, so PostgreSQL's answer for such a statement
             raise InFailedSqlTransaction(

@@ -1,8 +1,9 @@
 """The byte relay's own types, below the backends, the session and the server that share them.
 
 Issue 30 gathers the relay's protocol state here, one object written only by its
-transitions: :mod:`pgbarrier.relay.state` holds the client's batch, the upstream's open
-batch, skipping and transaction status, the replies' accounting, and the relay's own
+transitions: :mod:`pgbarrier.relay.state` holds the client's batch, the upstream's phase
+(an enum, :class:`pgbarrier.relay.state.Phase`: idle, batch open, skipping to Sync) and
+transaction status, the replies' accounting, and the relay's own
 bookkeeping (the client bytes queued for the upstream, the replies expected, the
 statements and portals that live upstream, the routed texts, COPY), with the queueing of
 relayed messages that every relayed batch runs. :mod:`pgbarrier.relay.effects` is what a

@@ -8,6 +8,7 @@ from libc.string cimport memchr
 cdef bint _COMPILED
 cdef object _scan
 cdef int _IDLE, READY, DRAINED, COPY_IN, PARAMETER, MORE, _ERROR
+cdef int _UP_IDLE, _UP_OPEN, _UP_SKIPPING
 cdef int _PARSE, _BIND, _DESCRIBE, _EXECUTE, _CLOSE, _SYNC, _QUERY, _STATEMENT, _PORTAL
 cdef bytes _QUEUED
 cdef tuple _WORDS
@@ -35,8 +36,8 @@ cdef bint _one(int code, bytes data, Py_ssize_t pos, Py_ssize_t end, dict stmts,
 cdef class UpstreamCore
 
 cdef class RelayState:
-    cdef public bint in_batch, dirty, skipping, busy
-    cdef public int status
+    cdef public bint in_batch, busy
+    cdef public int phase, status
     cdef public Py_ssize_t done, commands
     cdef public object failed_at
     cdef public str failed_sqlstate
@@ -54,6 +55,8 @@ cdef class RelayState:
     cpdef batch_sent(self)
     cpdef failed(self)
     cpdef ready(self, int status)
+    cpdef bint open_upstream(self)
+    cpdef bint skipping(self)
     cpdef exchange(self)
     cpdef counted(self, Py_ssize_t done, Py_ssize_t commands)
     cpdef errored(self, str sqlstate)

@@ -12,16 +12,22 @@ connection's fast path (:mod:`pgbarrier.server.core`) and the session relay
 
 Rules this module keeps:
 
+* ``phase``: the upstream's batch, one of :class:`Phase`: ``IDLE`` (nothing sent since
+  its last ReadyForQuery is left open: no batch, or one that ends with its own Sync,
+  ``sent(synced=True)``), ``OPEN`` (messages went up without a Sync after them, so a
+  batch is open upstream: :meth:`sent`, :meth:`batch_sent`) and ``SKIPPING`` (an error
+  in that batch: the upstream discards everything up to the next Sync, as PostgreSQL
+  does: :meth:`failed`). A ReadyForQuery (:meth:`ready`) makes it ``IDLE``. These are
+  PostgreSQL's own states of a backend in the extended protocol, and exclusive; what is
+  not the upstream's phase has its own field, as it varies apart from it: the client's
+  batch (``in_batch``: a client whose batch is open may have sent nothing up yet), the
+  session's wait (``busy``) and COPY (``copy_drain``: the client sends COPY data
+  whatever the upstream has said meanwhile).
 * ``in_batch``: the client sent extended-protocol messages since its last Sync, so the
   full path ends its own messages with Flush, not Sync, and they stay in the client's
   upstream transaction (:meth:`batch_opened`, :meth:`batch_closed`).
-* ``dirty``: messages went upstream since its last ReadyForQuery (:meth:`sent`; a
-  message sent with its own Sync leaves nothing open, ``sent(synced=True)``).
-* ``skipping``: an error in the upstream's open batch makes it discard everything up to
-  the next Sync (:meth:`failed`), as PostgreSQL does.
 * ``status``: the transaction status of the upstream's last ReadyForQuery (PostgreSQL's
-  ``I``, ``T`` or ``E``); a ReadyForQuery (:meth:`ready`) also ends ``dirty`` and
-  ``skipping``.
+  ``I``, ``T`` or ``E``).
 * The replies of one exchange (the messages sent since :meth:`exchange`): ``done``
   extended-protocol messages completed, ``commands`` CommandCompletes (metrics; taken
   with :meth:`take_commands`), ``failed_at`` the index of the first that failed (None:
@@ -56,6 +62,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 from pgbarrier import accel
@@ -86,6 +93,21 @@ _PARSE, _BIND, _DESCRIBE, _EXECUTE, _CLOSE, _SYNC, _QUERY = (
     codes.QUERY)
 #: what a Describe or Close names
 _STATEMENT, _PORTAL = codes.STATEMENT, codes.PORTAL
+
+
+class Phase(IntEnum):
+    """The upstream's batch (:attr:`RelayState.phase`; module rules)."""
+
+    #: nothing sent since its last ReadyForQuery is left open
+    IDLE = 0
+    #: messages went up without a Sync after them: a batch is open upstream
+    OPEN = 1
+    #: an error in its open batch: it discards everything up to the next Sync
+    SKIPPING = 2
+
+
+#: :class:`Phase` as the module names the compiled build declares ``cdef int``
+_UP_IDLE, _UP_OPEN, _UP_SKIPPING = int(Phase.IDLE), int(Phase.OPEN), int(Phase.SKIPPING)
 
 
 def _queued_types() -> bytes:
@@ -196,8 +218,8 @@ class RelayState:
 
     def __init__(self) -> None:
         self.in_batch = False
-        self.dirty = False
-        self.skipping = False
+        #: the upstream's batch, a :class:`Phase` (as its int)
+        self.phase = _UP_IDLE
         self.status = _IDLE
         self.done = 0
         self.commands = 0
@@ -236,25 +258,35 @@ class RelayState:
         self.in_batch = False
 
     def sent(self, synced: bool = False) -> None:
-        """Messages went upstream; ``synced``: they end with a Sync of their own, which
-        leaves nothing open once its ReadyForQuery is read."""
-        self.dirty = not synced
+        """Messages went upstream: a batch is open there (``OPEN``), unless ``synced``:
+        they end with a Sync of their own, which leaves nothing open (``IDLE``). A
+        batch that is ``SKIPPING`` stays so until its ReadyForQuery."""
+        if self.phase != _UP_SKIPPING:
+            self.phase = _UP_IDLE if synced else _UP_OPEN
 
     def batch_sent(self) -> None:
-        """A whole client batch, its Sync included, went upstream at once (the fast path)."""
+        """A whole client batch, its Sync included, went upstream at once (the fast path,
+        from ``IDLE``): open until its ReadyForQuery."""
         self.in_batch = True
-        self.dirty = True
+        self.phase = _UP_OPEN
 
     def failed(self) -> None:
         """The upstream answered an error in its open batch: it skips to the next Sync."""
-        self.skipping = True
+        self.phase = _UP_SKIPPING
 
     def ready(self, status: int) -> None:
         """The upstream's ReadyForQuery with transaction ``status``: nothing is open or
         skipped upstream any more."""
         self.status = status
-        self.dirty = False
-        self.skipping = False
+        self.phase = _UP_IDLE
+
+    def open_upstream(self) -> bool:
+        """Whether a batch is open upstream (``OPEN`` or ``SKIPPING``): a Sync must end it."""
+        return self.phase != _UP_IDLE
+
+    def skipping(self) -> bool:
+        """Whether the upstream discards everything up to the next Sync."""
+        return self.phase == _UP_SKIPPING
 
     def exchange(self) -> None:
         """Messages went upstream whose replies are counted from here: none completed yet,
@@ -323,7 +355,7 @@ class RelayState:
         wbuf = self.wbuf
         expect = self.expect
         buf = up.buf
-        if (self.copy_drain is not None or wbuf or expect or self.dirty
+        if (self.copy_drain is not None or wbuf or expect or self.phase != _UP_IDLE
                 or session.skip_until_sync or up.lost is not None or up.pos < len(buf)):
             return -1
         n = len(data)

@@ -220,7 +220,7 @@ class SessionRelay:
     def _sync(self, frame: bytes) -> Steps:
         up = self.up
         s = self.session
-        if self.state.wbuf or self.state.expect or up.state.dirty:
+        if self.state.wbuf or self.state.expect or up.state.open_upstream():
             self.state.queued(frame)
             self._send()
             up.state.exchange()
@@ -302,7 +302,7 @@ class SessionRelay:
         if sql is None:
             return (yield from self._local(QUERY, frame))
         up = self.up
-        if self.state.wbuf or self.state.expect or up.state.dirty:
+        if self.state.wbuf or self.state.expect or up.state.open_upstream():
             yield from self._end_batch()
         up.state.batch_closed()
         if not self.query_relayed(frame[5:-1], sql):
@@ -359,7 +359,7 @@ class SessionRelay:
         """A Query in an unfinished batch: end the batch upstream first (Sync), passing its
         replies on but not its ReadyForQuery."""
         up = self.up
-        if self.state.wbuf or self.state.expect or up.state.dirty:
+        if self.state.wbuf or self.state.expect or up.state.open_upstream():
             self.state.queued(_SYNC)
             self._send()
             out = self.session.out.chunks
@@ -457,7 +457,7 @@ class SessionRelay:
         """Fail the upstream's open batch or block after a full-path error, silently."""
         up = self.up
         state = up.state
-        if state.skipping or not (state.dirty or state.status == TX_IN_BLOCK):
+        if state.skipping() or not (state.open_upstream() or state.status == TX_IN_BLOCK):
             return
         if state.in_batch:
             up.send(_POISON + _FLUSH)
