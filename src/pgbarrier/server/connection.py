@@ -9,9 +9,10 @@ relayed statement cost when each connection was a coroutine over a StreamReader.
 Rules this module keeps:
 
 * Only framing and I/O live here; what messages mean is :mod:`pgbarrier.session` (and,
-  for an upstream read as bytes, :mod:`pgbarrier.session.relay`, whose steps
-  :mod:`pgbarrier.server.relay_driver` carries out; the whole-batch fast path is the
-  compiled base class's, :mod:`pgbarrier.server.core`).
+  for an upstream read as bytes, :mod:`pgbarrier.session.relay`). One driver carries out
+  each session's batches: :mod:`pgbarrier.server.worker_driver` hands them to workers,
+  :mod:`pgbarrier.server.relay_driver` runs a relayed session's steps, and the
+  whole-batch fast path is the compiled base class's, :mod:`pgbarrier.server.core`.
 * Start-up is PostgreSQL 15's, step for step (:meth:`Connection._startup`). SSLRequest is
   answered ``S`` when the server has TLS (the handshake then runs on the same connection
   and the real StartupMessage is read over TLS), ``N`` otherwise; GSSENCRequest is always
@@ -29,12 +30,11 @@ Rules this module keeps:
   (PostgreSQL's authentication_timeout).
 * A CancelRequest cancels the running statement of the session with that backend key and
   nothing else; a wrong key does nothing.
-* Messages are handed to the session in batches: every whole frame received so far goes,
-  in order, to one piece of work on the server's worker pool (blocking work never runs on
-  the loop). Output is written when the batch ends, and within it after each message the
-  client waits on (Query, Sync, Flush, FunctionCall) that has messages behind it, and
-  while rows are produced (the session's ``spill``, which waits while the client does not
-  read: a slow client holds its statement, not the server's memory).
+* Messages are handed to the session's driver in batches: every whole frame received so
+  far, in order (on a worker for a session that may block: blocking work never runs on
+  the loop). A worker's writes to the client while rows are produced are the session's
+  ``spill`` (:meth:`Connection._spill`), which waits while the client does not read: a
+  slow client holds its statement, not the server's memory.
 * The client is always read, up to ``_READ_AHEAD`` bytes held beyond the message being
   received (then reading pauses until the session takes frames). A client that hangs up
   while a batch runs has its running statement cancelled if the batch is still running
@@ -55,7 +55,6 @@ import concurrent.futures
 import logging
 import socket
 import struct
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -72,22 +71,16 @@ from pgbarrier.errors import (
     PgError,
     ProtocolViolation,
     TooManyConnections,
-    as_pg_error,
 )
 from pgbarrier.server.core import HANGUP_GRACE_S
 from pgbarrier.server.frames import FrameBuffer
-from pgbarrier.server.relay_driver import MAX_CHUNKS, RelayDriver
+from pgbarrier.server.relay_driver import RelayDriver
+from pgbarrier.server.worker_driver import WorkerDriver
 from pgbarrier.session.session import ClientGone, Session
 from pgbarrier.session.transaction import TxState
 from pgbarrier.sql.identifiers import truncate_identifier
 from pgbarrier.pgproto import messages as m
-from pgbarrier.pgproto.codes import (
-    ANSWERED_WITH_READY,
-    PASSWORD_MESSAGE,
-    STARTS_STATEMENT,
-    TERMINATE,
-    WAITED_ON,
-)
+from pgbarrier.pgproto.codes import PASSWORD_MESSAGE, TERMINATE
 from pgbarrier.logs import session_fields
 from pgbarrier.server.lognames import for_log
 from pgbarrier.server.statement_text import statement_text
@@ -131,7 +124,7 @@ class Connection(ConnectionCore, asyncio.Protocol):
 
     __slots__ = ("peer", "busy_at_shutdown", "told", "tls", "slot", "_want", "_waiter", "_done",
                  "_drain_waiters", "_driver", "started_at", "peer_addr",
-                 "peer_port", "dead_end", "_notify_pending", "_worker_lock")
+                 "peer_port", "dead_end", "_notify_pending")
 
     def __init__(self, server: PgBarrierServer) -> None:
         ConnectionCore.__init__(self, server, asyncio.get_running_loop(),
@@ -155,16 +148,14 @@ class Connection(ConnectionCore, asyncio.Protocol):
         self._done: asyncio.Future[None] | None = None
         #: workers' spills waiting for the client's socket to take writes again
         self._drain_waiters: list[concurrent.futures.Future[None]] = []
-        #: carries out a relayed session's batches (None: the session is not relayed)
-        self._driver: RelayDriver | None = None
+        #: carries out the session's batches: on workers (WorkerDriver), or relayed as
+        #: bytes (RelayDriver); None until the session serves
+        self._driver: RelayDriver | WorkerDriver | None = None
         #: for pg_stat_activity (server/activity.py): when it connected (wall clock), the
         #: peer's address and port (None for none)
         self.started_at = time.time()
         self.peer_addr: str | None = None
         self.peer_port: int | None = None
-        #: held by the worker running a batch of the session's messages, and by the framing
-        #: ahead after it (Session.frame_ahead): the next batch waits for that framing
-        self._worker_lock = threading.Lock()
         #: a notification wake-up is scheduled on the loop (one at a time)
         self._notify_pending = False
 
@@ -591,6 +582,7 @@ class Connection(ConnectionCore, asyncio.Protocol):
             sock = None if self.tls else self.transport.get_extra_info("socket")
             self.relay_fast(session.relay, io, sock.fileno() if sock is not None else -1)
         else:
+            self._driver = WorkerDriver(self, session)
             session.spill = self._spill
             assert session.executor is not None
             session.executor.backend.on_notification(self._notified_threadsafe)
@@ -620,11 +612,8 @@ class Connection(ConnectionCore, asyncio.Protocol):
                 return
             self._batch_began(session, batch)
             driver = self._driver
-            if driver is not None:
-                driver.run(batch)
-            else:
-                self._busy = True
-                self.server.pool.call(self._run_batch_reported, session, batch)
+            assert driver is not None
+            driver.run(batch)
 
     def _log_duration(self, session: Session, began: float, batch: list[bytes]) -> None:
         """log_min_duration_statement: a batch (a Query, or extended messages up to their
@@ -702,38 +691,7 @@ class Connection(ConnectionCore, asyncio.Protocol):
             assert io is not None
             io.pause()
 
-    # ------------------------------------------------------------------ the worker's batches
-
-    def _run_batch_reported(self, session: Session, batch: list[bytes]) -> None:
-        """On a worker thread: :meth:`_run_batch`, its outcome handed to the loop."""
-        ran: tuple[bytes, bool, bool] | None = None
-        failed: BaseException | None = None
-        with self._worker_lock:
-            try:
-                ran = self._run_batch(session, batch)
-            except BaseException as exc:  # noqa: BLE001 - raised again on the loop
-                failed = exc
-            try:
-                self.loop.call_soon_threadsafe(self._guard, self._batch_ran, ran, failed)
-            except RuntimeError:  # the loop is closed: the server is gone
-                pass
-            # its output is on its way: a suspended portal's next rows are framed while the
-            # client reads (the next batch, on another worker, waits for the lock)
-            session.frame_ahead()
-
-    def _batch_ran(self, ran: tuple[bytes, bool, bool] | None,
-                   failed: BaseException | None) -> None:
-        self._busy = False
-        if failed is not None:
-            self.in_batch = False
-            raise failed
-        assert ran is not None
-        out, idle, terminate = ran
-        self._batch_ended(out, idle)
-        if terminate:
-            self._end()
-            return
-        self._advance()
+    # ------------------------------------------------------------------ the worker's writes
 
     def _spill(self, data: bytes) -> None:
         """The worker's write to the client: waits until the loop has the bytes out (or
@@ -759,33 +717,6 @@ class Connection(ConnectionCore, asyncio.Protocol):
             self._drain_waiters.append(done)
         else:
             done.set_result(None)
-
-    def _run_batch(self, session: Session, batch: list[bytes]) -> tuple[bytes, bool, bool]:
-        """On a worker thread: hand each frame to the session; returns (output, idle,
-        terminate)."""
-        out = session.out
-        gate = self.server.gate
-        spill = session.spill
-        last = len(batch) - 1
-        code = 0
-        for i, frame in enumerate(batch):
-            code = frame[0]
-            if code == TERMINATE:
-                return out.take(), False, True
-            if code in STARTS_STATEMENT:
-                gate(self)
-            msg = m.decode_message(frame[:1], frame[5:], session.encoding.codec)
-            try:
-                session.handle(msg)
-            except Fatal:
-                raise
-            except Exception as exc:  # a bug must not kill the connection silently
-                log.exception("unexpected failure handling %s", type(msg).__name__)
-                out.add(session.error_message(as_pg_error(exc)))
-            if i < last and out.chunks and (code in WAITED_ON or len(out.chunks) > MAX_CHUNKS):
-                assert spill is not None
-                spill(out.take())
-        return out.take(), code in ANSWERED_WITH_READY, False
 
     # ------------------------------------------------------------------ the relay driver's host
 
