@@ -76,7 +76,6 @@ from pgbarrier.pgproto.codes import (
     DESCRIBE,
     ERROR_RESPONSE,
     EXECUTE,
-    FIELD_SQLSTATE,
     FLUSH,
     NOTICE_RESPONSE,
     PARAMETER_DESCRIPTION,
