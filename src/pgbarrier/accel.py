@@ -76,11 +76,10 @@ def _compiled(name: str) -> bool:
     return COMPILED[name]
 
 
-def _inputs(source: ModuleType) -> list[str]:
-    """The files a module's extension is built from: its source and its ``.pxd``."""
-    path = source.__file__ or ""
-    head, tail = os.path.split(path)
-    return [path, os.path.join(head, f"_{tail.rpartition('.')[0]}_c.pxd")]
+def _pxd(source: ModuleType) -> str:
+    """The ``.pxd`` of a module's extension (its C types), beside its source."""
+    head, tail = os.path.split(source.__file__ or "")
+    return os.path.join(head, f"_{tail.rpartition('.')[0]}_c.pxd")
 
 
 def _older(compiled: ModuleType, source: ModuleType,
@@ -92,8 +91,7 @@ def _older(compiled: ModuleType, source: ModuleType,
         built = os.path.getmtime(compiled.__file__ or "")
     except OSError:
         return False
-    paths = _inputs(source) + [_inputs(module)[1] for module in requires]
-    for path in paths:
+    for path in (source.__file__ or "", _pxd(source), *(_pxd(m) for m in requires)):
         try:
             if os.path.getmtime(path) > built:
                 return True

@@ -296,7 +296,7 @@ class BatchStream(RowStream):
         ahead = self._ahead
         if ahead and ahead[0][0] != framer.key:
             return
-        framed = sum(len(a[2]) - a[3] for a in ahead)
+        framed = self._framed_rows()
         rows = min(rows, AHEAD_ROWS)
         while batches and (framed < rows or not rows and not framed):
             batch = batches[0]
@@ -340,10 +340,13 @@ class BatchStream(RowStream):
             if rest.num_rows:
                 self._batches.appendleft(rest)
 
+    def _framed_rows(self) -> int:
+        """Rows framed ahead and not taken yet."""
+        return sum(len(a[2]) - a[3] for a in self._ahead)
+
     def held_rows(self) -> int:
         """Rows read from the backend and not sent yet, framed ahead or not."""
-        return sum(len(a[2]) - a[3] for a in self._ahead) + \
-            sum(b.num_rows for b in self._batches)
+        return self._framed_rows() + sum(b.num_rows for b in self._batches)
 
     def reads_ahead(self, rows: int) -> bool:
         """Whether :meth:`read_ahead` of ``rows`` would read from the backend."""
