@@ -116,6 +116,27 @@ def dev_backend():
 
 
 @pytest.fixture
+def plane():
+    """A control plane on :func:`dev_backend`'s kind of DuckDB (in memory, database ``dev``)
+    with a barrier manager whose clock never moves: what a session in process needs."""
+    pytest.importorskip("duckdb")
+    from pgbarrier.backends.duckdb import DuckDBBackend
+    from pgbarrier.barrier.clock import ManualClock
+    from pgbarrier.barrier.manager import BarrierManager
+    from pgbarrier.control import ControlPlane
+    from pgbarrier.jobs.registry import JobRegistry
+
+    backend = DuckDBBackend(":memory:")
+    backend.ensure_database("dev")
+    barrier = BarrierManager(ManualClock(1_750_000_000_000), barrier_interval_ms=3_600_000)
+    barrier.add_database("dev")
+    barrier.start()
+    yield ControlPlane(backend, barrier, JobRegistry(), ManualClock(1_750_000_000_000))
+    barrier.stop()
+    backend.close()
+
+
+@pytest.fixture
 def dev_session(dev_backend):
     """A session of ``root`` on :func:`dev_backend`, the columnar path open (until pyarrow
     is loaded, statements take the row path: ``duckdb_batches.load``)."""

@@ -12,12 +12,7 @@ import struct
 import pytest
 
 from pgbarrier.app import SERVER_PARAMETERS
-from pgbarrier.backends.duckdb import DuckDBBackend
-from pgbarrier.barrier.clock import ManualClock
-from pgbarrier.barrier.manager import BarrierManager
-from pgbarrier.control import ControlPlane
 from pgbarrier.errors import PgError
-from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.pgproto import encodings
 from pgbarrier.pgproto import messages as m
 from pgbarrier.session.session import Session
@@ -107,18 +102,6 @@ def column_names(resp: list[tuple[str, bytes]]) -> list[bytes]:
 
 def status(resp: list[tuple[str, bytes]]) -> dict[str, bytes]:
     return {b.split(b"\x00")[0].decode(): b.split(b"\x00")[1] for c, b in resp if c == "S"}
-
-
-@pytest.fixture
-def plane():
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    barrier = BarrierManager(ManualClock(1_750_000_000_000), barrier_interval_ms=3_600_000)
-    barrier.add_database("dev")
-    barrier.start()
-    yield ControlPlane(backend, barrier, JobRegistry(), ManualClock(1_750_000_000_000))
-    barrier.stop()
-    backend.close()
 
 
 def open_session(plane, client_encoding: str | None) -> tuple[Session, list[tuple[str, bytes]]]:

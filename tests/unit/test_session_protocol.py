@@ -13,12 +13,7 @@ import struct
 import pytest
 
 from pgbarrier.app import SERVER_PARAMETERS
-from pgbarrier.backends.duckdb import DuckDBBackend
-from pgbarrier.barrier.clock import ManualClock
-from pgbarrier.barrier.manager import BarrierManager
-from pgbarrier.control import ControlPlane
 from pgbarrier.errors import PgError, ProtocolViolation
-from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.session.session import Session
 from pgbarrier.pgproto import messages as m
 
@@ -76,18 +71,6 @@ def error_fields(payload: bytes) -> dict[str, str]:
         if part:
             fields[chr(part[0])] = part[1:].decode()
     return fields
-
-
-@pytest.fixture
-def plane():
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    barrier = BarrierManager(ManualClock(1_750_000_000_000), barrier_interval_ms=3_600_000)
-    barrier.add_database("dev")
-    barrier.start()
-    yield ControlPlane(backend, barrier, JobRegistry(), ManualClock(1_750_000_000_000))
-    barrier.stop()
-    backend.close()
 
 
 @pytest.fixture

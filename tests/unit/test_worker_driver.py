@@ -14,13 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from pgbarrier.app import SERVER_PARAMETERS
-from pgbarrier.backends.duckdb import DuckDBBackend
-from pgbarrier.barrier.clock import ManualClock
-from pgbarrier.barrier.manager import BarrierManager
 from pgbarrier.backends.pg_relay import frame
-from pgbarrier.control import ControlPlane
 from pgbarrier.errors import Fatal
-from pgbarrier.jobs.registry import JobRegistry
 from pgbarrier.pgproto import messages as m
 from pgbarrier.server.relay_driver import MAX_CHUNKS
 from pgbarrier.server.worker_driver import WorkerDriver
@@ -90,22 +85,14 @@ def codes(data: bytes) -> list[bytes]:
 
 
 @pytest.fixture
-def wired():
-    backend = DuckDBBackend(":memory:")
-    backend.ensure_database("dev")
-    barrier = BarrierManager(ManualClock(1_750_000_000_000), barrier_interval_ms=3_600_000)
-    barrier.add_database("dev")
-    barrier.start()
-    session = Session(ControlPlane(backend, barrier, JobRegistry(),
-                                   ManualClock(1_750_000_000_000)), SERVER_PARAMETERS)
+def wired(plane):
+    session = Session(plane, SERVER_PARAMETERS)
     session.start(m.StartupMessage({"user": "root", "database": "dev"}))
     session.out.take()
     host = Host()
     session.spill = host.spill
     yield SimpleNamespace(host=host, session=session, driver=WorkerDriver(host, session))
     session.close()
-    barrier.stop()
-    backend.close()
 
 
 def test_a_batch_runs_on_a_worker_and_its_output_ends_it_on_the_loop(wired):
