@@ -22,7 +22,7 @@ from pgbarrier.server.frames import FrameBuffer
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState
-from tests.relay_wire import SYNC, Loop, bind, cstr, execute
+from tests.relay_wire import SYNC, Loop, bind, cstr, execute, upstream_reads, upstream_says
 
 
 def _implementations(name: str) -> list:
@@ -135,24 +135,12 @@ def _wired(pair: tuple, direct: bool):
         sock.close()
 
 
-def _upstream_reads(w, n: int) -> bytes:
-    got = b""
-    while len(got) < n:
-        got += w.peer.recv(n - len(got))
-    return got
-
-
-def _upstream_says(w, data: bytes) -> None:
-    w.peer.sendall(data)
-    w.loop.readers[w.io.fd]()  # the loop's reader callback, as epoll would call it
-
-
 def test_a_whole_relayed_batch_goes_up_as_it_came_and_its_replies_come_back(wired):
     w = wired
     w.conn.data_received(BATCH)
     assert w.conn.usual == [] and w.conn._busy and w.conn.in_batch
-    assert _upstream_reads(w, len(BATCH)) == BATCH
-    _upstream_says(w, REPLIES)
+    assert upstream_reads(w, len(BATCH)) == BATCH
+    upstream_says(w, REPLIES)
     assert b"".join(w.conn.transport.written) == REPLIES
     assert not w.conn._busy and not w.conn.in_batch and w.conn.ends == []
     assert w.session.tx is TxState.IN_BLOCK
@@ -162,11 +150,11 @@ def test_a_whole_relayed_batch_goes_up_as_it_came_and_its_replies_come_back(wire
 def test_replies_are_passed_on_as_they_arrive_and_the_batch_ends_at_ready(wired):
     w = wired
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
-    _upstream_says(w, REPLIES[:9])  # BindComplete and part of the DataRow
+    upstream_reads(w, len(BATCH))
+    upstream_says(w, REPLIES[:9])  # BindComplete and part of the DataRow
     assert b"".join(w.conn.transport.written) == REPLIES[:5]
     assert w.conn._busy
-    _upstream_says(w, REPLIES[9:])
+    upstream_says(w, REPLIES[9:])
     assert b"".join(w.conn.transport.written) == REPLIES
     assert not w.conn._busy
 
@@ -184,9 +172,9 @@ def test_a_read_that_is_not_a_whole_batch_takes_the_usual_path_with_nothing_chan
 def test_a_client_that_does_not_read_holds_the_upstream_until_it_does(wired):
     w = wired
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
+    upstream_reads(w, len(BATCH))
     w.conn._write_paused = True  # the transport's pause_writing
-    _upstream_says(w, REPLIES[:9])
+    upstream_says(w, REPLIES[:9])
     assert w.io.paused and w.io.fd not in w.loop.readers
     assert w.conn._on_writable is not None
     w.peer.sendall(REPLIES[9:])
@@ -202,7 +190,7 @@ def test_a_client_that_does_not_read_holds_the_upstream_until_it_does(wired):
 def test_an_upstream_gone_mid_batch_ends_the_connection_with_what_it_said(wired):
     w = wired
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
+    upstream_reads(w, len(BATCH))
     w.peer.sendall(REPLIES[:5])
     w.peer.shutdown(socket.SHUT_WR)
     w.loop.readers[w.io.fd]()
@@ -226,7 +214,7 @@ def test_a_write_the_upstream_does_not_take_at_once_is_finished_when_it_is_writa
         if w.io.fd in w.loop.writers:
             w.loop.writers[w.io.fd]()
     assert got == big
-    _upstream_says(w, REPLIES)
+    upstream_says(w, REPLIES)
     assert b"".join(w.conn.transport.written) == REPLIES
     assert not w.conn._busy
 
@@ -245,8 +233,8 @@ def _client_reads(w, n: int) -> bytes:
 def test_replies_go_straight_to_the_client_socket_when_the_transport_holds_nothing(direct):
     w = direct
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
-    _upstream_says(w, REPLIES)
+    upstream_reads(w, len(BATCH))
+    upstream_says(w, REPLIES)
     assert _client_reads(w, len(REPLIES)) == REPLIES
     assert w.conn.transport.written == []
     assert not w.conn._busy
@@ -256,8 +244,8 @@ def test_replies_wait_behind_what_the_transport_has_not_written(direct):
     w = direct
     w.conn.transport.held = 10  # it still holds an earlier write: nothing may overtake it
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
-    _upstream_says(w, REPLIES)
+    upstream_reads(w, len(BATCH))
+    upstream_says(w, REPLIES)
     assert b"".join(w.conn.transport.written) == REPLIES
     assert _client_reads(w, 1) == b""
 
@@ -269,7 +257,7 @@ def test_what_the_client_socket_does_not_take_goes_to_the_transport_in_order(dir
                     for i in range(400))
     replies = frame(b"2") + rows + frame(b"C", cstr("SELECT 400")) + frame(b"Z", b"I")
     w.conn.data_received(BATCH)
-    _upstream_reads(w, len(BATCH))
+    upstream_reads(w, len(BATCH))
     w.peer.setblocking(False)
     rest = replies
     while w.conn._busy:

@@ -23,7 +23,8 @@ from pgbarrier.server.relay_driver import RelayDriver
 from pgbarrier.session.relay import SessionRelay
 from pgbarrier.session.session import Session
 from pgbarrier.session.transaction import TxState
-from tests.relay_wire import SYNC, Loop, bind, cstr, execute, parse, query, ready, row
+from tests.relay_wire import (SYNC, Loop, RecordedHost, bind, cstr, execute, parse, query,
+                              ready, row, upstream_reads, upstream_says)
 
 
 def _readers() -> list:
@@ -50,22 +51,19 @@ class Transport:
         return self.closing
 
 
-class Host:
+class Host(RecordedHost):
     """The connection's part (relay_driver.Host), recorded."""
 
     def __init__(self, loop: Loop) -> None:
+        super().__init__()
         self.server = SimpleNamespace(terminating=False, logs_statements=False)
         self.loop = loop
         self.transport = Transport()
-        self.in_batch = True
         self._write_paused = False
         #: a client that stops reading after this many bytes written (None: it reads)
         self.reads_up_to: int | None = None
         self.busy = False
         self.on_writable = None
-        self.ended: list[tuple[bytes | None, bool]] = []
-        self.ends: list[BaseException | None] = []
-        self.advanced = 0
         self.spoke = 0
         self.io = None
 
@@ -78,21 +76,8 @@ class Host:
             if self.reads_up_to is not None and len(self.written()) >= self.reads_up_to:
                 self._write_paused = True  # the transport's pause_writing
 
-    def _end(self, error: BaseException | None = None) -> None:
-        self.ends.append(error)
-
-    def _guard(self, fn, *args) -> None:
-        try:
-            fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - as the connection's
-            self._end(exc)
-
-    def _advance(self) -> None:
-        self.advanced += 1
-
     def _batch_ended(self, out: bytes | None, idle: bool) -> None:
-        self.in_batch = False
-        self.ended.append((out, idle))
+        super()._batch_ended(out, idle)
         if out:
             self._write(out)
 
@@ -138,18 +123,6 @@ def w(request):
         sock.close()
 
 
-def _upstream_reads(w, n: int) -> bytes:
-    got = b""
-    while len(got) < n:
-        got += w.peer.recv(n - len(got))
-    return got
-
-
-def _upstream_says(w, data: bytes) -> None:
-    w.peer.sendall(data)
-    w.loop.readers[w.io.fd]()  # the loop's reader callback, as epoll would call it
-
-
 SELECT_1 = (frame(b"T", struct.pack("!h", 1) + cstr("x")
                   + struct.pack("!ihihih", 0, 0, 23, 4, -1, 0))
             + row(b"1") + frame(b"C", cstr("SELECT 1")))
@@ -159,8 +132,8 @@ def test_a_query_waits_for_its_replies_and_the_batch_ends_at_ready(w):
     q = query("SELECT 1")
     w.driver.run([q])
     assert w.host.busy and w.host.ended == []  # waiting for the upstream
-    assert _upstream_reads(w, len(q)) == q
-    _upstream_says(w, SELECT_1 + ready(b"T"))
+    assert upstream_reads(w, len(q)) == q
+    upstream_says(w, SELECT_1 + ready(b"T"))
     assert w.host.written() == SELECT_1 + ready(b"T")
     assert not w.host.busy and w.host.ended == [(SELECT_1 + ready(b"T"), True)]
     assert w.host.advanced == 1 and w.host.ends == []
@@ -170,20 +143,20 @@ def test_a_query_waits_for_its_replies_and_the_batch_ends_at_ready(w):
 def test_replies_split_across_reads_are_waited_for(w):
     q = query("SELECT 1")
     w.driver.run([q])
-    _upstream_reads(w, len(q))
+    upstream_reads(w, len(q))
     whole = SELECT_1 + ready()
-    _upstream_says(w, whole[:7])
+    upstream_says(w, whole[:7])
     assert w.host.busy and w.host.ended == []
-    _upstream_says(w, whole[7:])
+    upstream_says(w, whole[7:])
     assert w.host.written() == whole and not w.host.busy and len(w.host.ended) == 1
 
 
 def test_extended_messages_are_queued_until_sync_then_go_up_in_one_write(w):
     msgs = [parse("SELECT 1"), bind(), execute(), SYNC]
     w.driver.run(msgs)
-    assert _upstream_reads(w, len(b"".join(msgs))) == b"".join(msgs)
+    assert upstream_reads(w, len(b"".join(msgs))) == b"".join(msgs)
     replies = frame(b"1") + frame(b"2") + row(b"1") + frame(b"C", cstr("SELECT 1")) + ready()
-    _upstream_says(w, replies)
+    upstream_says(w, replies)
     assert w.host.written() == replies
     assert len(w.host.ended) == 1 and w.host.ended[0][1]  # idle: the batch ended at Sync
     assert not w.up.state.busy and w.up.state.expect == []
@@ -192,11 +165,11 @@ def test_extended_messages_are_queued_until_sync_then_go_up_in_one_write(w):
 def test_frames_after_a_waited_on_query_go_on_once_it_is_answered(w):
     q1, q2 = query("SELECT 1"), query("SELECT 2")
     w.driver.run([q1, q2])
-    assert _upstream_reads(w, len(q1)) == q1
-    _upstream_says(w, SELECT_1 + ready())
+    assert upstream_reads(w, len(q1)) == q1
+    upstream_says(w, SELECT_1 + ready())
     assert w.host.ended == []  # the second Query is sent now
-    assert _upstream_reads(w, len(q2)) == q2
-    _upstream_says(w, SELECT_1 + ready())
+    assert upstream_reads(w, len(q2)) == q2
+    upstream_says(w, SELECT_1 + ready())
     assert w.host.written() == (SELECT_1 + ready()) * 2
     assert len(w.host.ended) == 1 and not w.host.busy
 
@@ -204,7 +177,7 @@ def test_frames_after_a_waited_on_query_go_on_once_it_is_answered(w):
 def test_a_client_that_does_not_read_holds_a_large_result_and_the_upstream(w):
     q = query("SELECT big")
     w.driver.run([q])
-    _upstream_reads(w, len(q))
+    upstream_reads(w, len(q))
     big = b"".join(row(b"x" * 1000) for _ in range(2 * SPILL_BYTES // 1000))
     replies = big + frame(b"C", cstr("SELECT 1")) + ready()
     w.host.reads_up_to = 1  # the first write fills the client's socket
@@ -265,7 +238,7 @@ def test_a_failure_that_is_not_the_sessions_ends_the_connection_with_xx000(w):
 def test_an_upstream_gone_while_a_step_waits_ends_it_with_what_it_said(w):
     q = query("SELECT 1")
     w.driver.run([q])
-    _upstream_reads(w, len(q))
+    upstream_reads(w, len(q))
     w.peer.sendall(SELECT_1[:5])
     w.peer.shutdown(socket.SHUT_WR)
     while w.host.ends == [] and w.io.fd in w.loop.readers:

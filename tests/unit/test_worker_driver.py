@@ -20,7 +20,7 @@ from pgbarrier.pgproto import messages as m
 from pgbarrier.server.relay_driver import MAX_CHUNKS
 from pgbarrier.server.worker_driver import WorkerDriver
 from pgbarrier.session.session import Session
-from tests.relay_wire import SYNC, bind, execute, parse, query
+from tests.relay_wire import SYNC, RecordedHost, bind, execute, parse, query
 
 TERMINATE = frame(b"X")
 
@@ -40,40 +40,21 @@ class Loop:
             fn(*args)
 
 
-class Host:
+class Host(RecordedHost):
     """The connection's part (worker_driver.Host), recorded."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.loop = Loop()
         self.gated: list[object] = []
         self.server = SimpleNamespace(gate=self.gated.append,
                                       pool=SimpleNamespace(call=lambda fn, *a: fn(*a)))
-        self.in_batch = True
         self._busy = False
         self.spilled: list[bytes] = []
-        self.ended: list[tuple[bytes | None, bool]] = []
-        self.ends: list[BaseException | None] = []
-        self.advanced = 0
 
     def spill(self, data: bytes) -> None:
         """The session's spill: the connection's blocking write, recorded."""
         self.spilled.append(data)
-
-    def _end(self, error: BaseException | None = None) -> None:
-        self.ends.append(error)
-
-    def _guard(self, fn, *args) -> None:
-        try:
-            fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - as the connection's
-            self._end(exc)
-
-    def _advance(self) -> None:
-        self.advanced += 1
-
-    def _batch_ended(self, out: bytes | None, idle: bool) -> None:
-        self.in_batch = False
-        self.ended.append((out, idle))
 
 
 def codes(data: bytes) -> list[bytes]:
