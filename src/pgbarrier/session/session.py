@@ -723,8 +723,9 @@ class Session:
         else:
             self._last_count = sent
         if stream.continues():  # a cursor's FETCH: its next rows framed after the batch
-            self._ahead = (stream, framer, stream.window_rows())
-            self._read_ahead(stream, stream.window_rows())
+            rows = stream.window_rows()
+            self._ahead = (stream, framer, rows)
+            self._read_ahead(stream, rows)
         return True
 
     def _read_ahead(self, stream: BatchStream, rows: int) -> None:
