@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 from test_session_protocol import (  # noqa: F401 - fixtures
-    SYNC, bind, codes, error_fields, execute, frame, parse, plane, query, send, session)
+    SYNC, bind, codes, error_fields, execute, frame, parse, query, send, session)
 
 
 def copy_data(data: bytes) -> tuple[bytes, bytes]:
